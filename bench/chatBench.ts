@@ -1,0 +1,325 @@
+/**
+ * `npm run bench:chat [-- --runs N] [--tokens N] [--quick]`
+ *
+ * Raw node-llama-cpp versus the same generation through the server's HTTP + SSE API, for the
+ * same model, threads, prompt tokens, seed, temperature and max_tokens. Raw runs first, in this
+ * process; then the server runs as a child process: never both at once (2-core machine).
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { bench50mbOptions, makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
+import { CpuMeter, type CpuReport } from "./cpuAccounting.js";
+import { loadRawLlama, RawLlama } from "./rawLlama.js";
+import { BenchServer } from "./serverClient.js";
+import {
+    aggregateTokensPerSecond, assertFixedLength, decodeTokensPerSecond, fixed, median, timeToFirstTokenMs,
+    type GenerationSettings, type RunResult, type StreamTiming
+} from "./stats.js";
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const threads = 1;
+const parallel = 4;
+const concurrencies = [1, 2, 4] as const;
+const maxContextSize = 2048;
+const temperature = 0.8;
+const topP = 1;
+const seed = 42;
+
+// Acceptance criteria.
+const targetDecodeRatio = 0.95;
+const targetTtftOverheadMs = 10;
+const targetConcurrencyGain = 2;
+
+type BenchModel = {name: string, path: string, prompt: string, note: string, generate?: boolean, gateConcurrency: boolean};
+
+const benchModels: BenchModel[] = [
+    {
+        name: "stories260K",
+        path: "/work/shared/models/stories260K.gguf",
+        prompt: "Once upon a time, there was a little girl named Lily. She",
+        note: "real 260K-param model, no chat template",
+        gateConcurrency: false
+    },
+    {
+        name: "bench50mb",
+        path: path.join(projectRoot, "test/.models/bench50mb.gguf"),
+        prompt: "Tell me a story about a cat and a dog.",
+        note: "generated random-weight ~50 MB F32 llama, ChatML template",
+        generate: true,
+        gateConcurrency: true
+    }
+];
+
+type Options = {runs: number, tokens: number, quick: boolean};
+
+function parseOptions(): Options {
+    const {values} = parseArgs({
+        args: process.argv.slice(2),
+        strict: true,
+        options: {
+            runs: {type: "string"},
+            tokens: {type: "string"},
+            quick: {type: "boolean", default: false},
+            help: {type: "boolean", default: false}
+        }
+    });
+    if (values.help) {
+        console.log("usage: npm run bench:chat -- [--runs N (default 5)] [--tokens N (default 128)] [--quick (runs 2, tokens 48)]");
+        process.exit(0);
+    }
+    const positive = (raw: string | undefined, name: string, fallback: number, max: number) => {
+        if (raw == null)
+            return fallback;
+        const value = Number(raw);
+        if (!Number.isInteger(value) || value < 1 || value > max)
+            throw new Error(`--${name} must be an integer from 1 to ${max}, got "${raw}"`);
+        return value;
+    };
+    const quick = values.quick;
+    return {
+        quick,
+        runs: positive(values.runs, "runs", quick ? 2 : 5, 50),
+        // At least 2: decode speed is measured over the tokens after the first.
+        tokens: Math.max(2, positive(values.tokens, "tokens", quick ? 48 : 128, 1024))
+    };
+}
+
+/** Every figure for one side (raw or server) of one model. */
+type SideFigures = {
+    decodeTps: number;
+    ttftMs: number;
+    aggregateTps: Record<number, number>;
+    /** Completion texts of the last measured run per concurrency, to check both sides sampled the same. */
+    texts: Record<number, string[]>;
+    /** CPU used during the measured runs per concurrency, and the tokens they generated. */
+    cpu: Record<number, CpuReport & {tokens: number}>;
+};
+
+type Runner = (streams: number, settings: GenerationSettings) => Promise<RunResult>;
+
+/** One warm-up run (not counted), then `runs` measured runs, for each concurrency. */
+async function measureSide(run: Runner, settings: GenerationSettings, options: Options, what: string, serverPid?: number): Promise<SideFigures> {
+    const figures: SideFigures = {decodeTps: NaN, ttftMs: NaN, aggregateTps: {}, texts: {}, cpu: {}};
+    for (const streams of concurrencies) {
+        assertFixedLength(await run(streams, settings), settings.maxTokens, `${what} warm-up, ${streams} streams`);
+        const decode: number[] = [];
+        const ttft: number[] = [];
+        const aggregate: number[] = [];
+        const meter = new CpuMeter(serverPid);
+        for (let index = 0; index < options.runs; index++) {
+            const result = await run(streams, settings);
+            assertFixedLength(result, settings.maxTokens, `${what}, ${streams} streams`);
+            aggregate.push(aggregateTokensPerSecond(result));
+            if (streams === 1) {
+                decode.push(decodeTokensPerSecond(result.streams[0]));
+                ttft.push(timeToFirstTokenMs(result.streams[0]));
+            }
+            figures.texts[streams] = result.streams.map((stream) => stream.text);
+        }
+        figures.cpu[streams] = {...meter.stop(), tokens: options.runs * streams * settings.maxTokens};
+        figures.aggregateTps[streams] = median(aggregate);
+        if (streams === 1) {
+            figures.decodeTps = median(decode);
+            figures.ttftMs = median(ttft);
+        }
+    }
+    return figures;
+}
+
+/** Diagnostic: the server's generateChoice in-process (no HTTP), single stream. */
+async function measureGenerateChoice(raw: RawLlama, settings: GenerationSettings, options: Options) {
+    const runs: StreamTiming[] = [];
+    await raw.runGenerateChoice(settings);
+    for (let index = 0; index < options.runs; index++)
+        runs.push(await raw.runGenerateChoice(settings));
+    return {decodeTps: median(runs.map(decodeTokensPerSecond)), ttftMs: median(runs.map(timeToFirstTokenMs))};
+}
+
+type ModelReport =
+    | {model: BenchModel, skipped: string}
+    | {
+        model: BenchModel, skipped?: undefined,
+        contextSize: number, promptTokens: number,
+        raw: SideFigures, server: SideFigures, engine: {decodeTps: number, ttftMs: number},
+        rawProcessRssMiB: number, serverMemory: {rssMiB: number, peakMiB: number},
+        serverLog: string
+    };
+
+async function benchModel(model: BenchModel, options: Options, llama: Awaited<ReturnType<typeof loadRawLlama>>, tmpDir: string): Promise<ModelReport> {
+    if (model.generate) {
+        fs.mkdirSync(path.dirname(model.path), {recursive: true});
+        await makeTestLlamaGguf(model.path, bench50mbOptions);
+    }
+    if (!fs.existsSync(model.path))
+        return {model, skipped: `${model.path} not found`};
+
+    log(`${model.name}: raw node-llama-cpp`);
+    const raw = await RawLlama.load(llama, model.path, {maxContextSize, threads, sequences: parallel});
+    let rawFigures: SideFigures, engine: {decodeTps: number, ttftMs: number}, promptTokens: number, eosToken: number;
+    const contextSize = raw.contextSize;
+    let rawProcessRssMiB: number;
+    try {
+        promptTokens = raw.promptTokens(model.prompt).length;
+        if (promptTokens + options.tokens > contextSize)
+            throw new Error(`${model.name}: ${promptTokens} prompt + ${options.tokens} tokens do not fit the context (${contextSize})`);
+        const eos = raw.model.tokens.eos;
+        if (eos == null)
+            throw new Error(`${model.name} has no EOS token`);
+        eosToken = eos;
+        const settings = generationSettings(model, options, eosToken);
+        rawFigures = await measureSide((streams, s) => raw.run(streams, s), settings, options, `${model.name} raw`);
+        log(`${model.name}: generateChoice in-process (diagnostic)`);
+        engine = await measureGenerateChoice(raw, settings, options);
+        rawProcessRssMiB = process.memoryUsage().rss / 2 ** 20;
+    } finally {
+        await raw.dispose();
+    }
+
+    log(`${model.name}: server (HTTP + SSE)`);
+    const manifestPath = path.join(tmpDir, `${model.name}.models.json`);
+    fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: model.path, contextSize}]}));
+    const server = await BenchServer.start({
+        cwd: projectRoot,
+        manifestPath,
+        keysFile: path.join(tmpDir, "no-api-keys.json"),
+        threads,
+        parallel,
+        startTimeoutMs: 60_000
+    });
+    try {
+        const settings = generationSettings(model, options, eosToken);
+        const first = await server.streamChat(settings);
+        if (first.promptTokens !== promptTokens)
+            throw new Error(`${model.name}: the server rendered ${first.promptTokens} prompt tokens, the raw side ${promptTokens}`);
+        const serverFigures = await measureSide((streams, s) => server.run(streams, s), settings, options, `${model.name} server`, server.pid);
+        return {
+            model, contextSize, promptTokens, raw: rawFigures, server: serverFigures, engine,
+            rawProcessRssMiB, serverMemory: server.memory(), serverLog: server.log.trim()
+        };
+    } finally {
+        await server.stop();
+    }
+}
+
+function generationSettings(model: BenchModel, options: Options, eosToken: number): GenerationSettings {
+    return {prompt: model.prompt, maxTokens: options.tokens, temperature, topP, seed, eosToken};
+}
+
+function verdict(pass: boolean) {
+    return pass ? "PASS" : "FAIL";
+}
+
+function report(reports: ModelReport[], options: Options) {
+    const rows: string[][] = [];
+    const notes: string[] = [];
+    for (const entry of reports) {
+        if (entry.skipped != null) {
+            rows.push([entry.model.name, `skipped (${entry.skipped})`, "", "", "", ""]);
+            continue;
+        }
+        const {raw, server} = entry;
+        const name = `${entry.model.name} (ctx ${entry.contextSize}, prompt ${entry.promptTokens} tok)`;
+        const decodeRatio = server.decodeTps / raw.decodeTps;
+        const ttftOverhead = server.ttftMs - raw.ttftMs;
+        rows.push([name, "decode tok/s, 1 stream", fixed(raw.decodeTps), fixed(server.decodeTps), fixed(decodeRatio, 2),
+            `>= ${targetDecodeRatio}: ${verdict(decodeRatio >= targetDecodeRatio)}`]);
+        rows.push(["", "TTFT ms (median)", fixed(raw.ttftMs), fixed(server.ttftMs), fixed(server.ttftMs / raw.ttftMs, 2),
+            `+${fixed(ttftOverhead)} ms, <= ${targetTtftOverheadMs}: ${verdict(ttftOverhead <= targetTtftOverheadMs)}`]);
+        for (const streams of concurrencies)
+            rows.push(["", `aggregate tok/s, ${streams} stream${streams > 1 ? "s" : ""}`, fixed(raw.aggregateTps[streams]),
+                fixed(server.aggregateTps[streams]), fixed(server.aggregateTps[streams] / raw.aggregateTps[streams], 2), ""]);
+        const rawGain = raw.aggregateTps[4] / raw.aggregateTps[1];
+        const serverGain = server.aggregateTps[4] / server.aggregateTps[1];
+        rows.push(["", "4 streams / 1 stream", `${fixed(rawGain, 2)}x`, `${fixed(serverGain, 2)}x`, fixed(serverGain / rawGain, 2),
+            entry.model.gateConcurrency ? `server >= ${targetConcurrencyGain}x: ${verdict(serverGain >= targetConcurrencyGain)}` : "(info)"]);
+        rows.push(["", "resident memory MiB", `${fixed(entry.rawProcessRssMiB, 0)} (bench process)`,
+            `${fixed(entry.serverMemory.rssMiB, 0)} (peak ${fixed(entry.serverMemory.peakMiB, 0)})`, "", "VmRSS of the server child"]);
+
+        const same = (streams: number) => raw.texts[streams].filter((text, index) => text === server.texts[streams][index]).length;
+        notes.push(`- ${entry.model.name}: identical completions raw vs server (same seeds): ` +
+            concurrencies.map((streams) => `${streams} stream${streams > 1 ? "s" : ""} ${same(streams)}/${streams}`).join(", ") +
+            `. In-process generateChoice (server engine, no HTTP): decode ${fixed(entry.engine.decodeTps)} tok/s ` +
+            `(${fixed(entry.engine.decodeTps / raw.decodeTps, 2)}x raw), TTFT ${fixed(entry.engine.ttftMs)} ms ` +
+            `(+${fixed(entry.engine.ttftMs - raw.ttftMs)} ms over raw).`);
+        const perToken = (cpu: CpuReport & {tokens: number}, ms: number) => fixed(ms / cpu.tokens, 2);
+        const cores = (cpu: CpuReport) => fixed(cpu.othersMs / cpu.wallMs, 2);
+        const byStreams = (pick: (streams: number) => string) => concurrencies.map(pick).join(" / ");
+        notes.push(`- ${entry.model.name}: CPU ms per generated token for ${concurrencies.join(" / ")} streams: ` +
+            `raw process ${byStreams((n) => perToken(raw.cpu[n], raw.cpu[n].selfMs))}; ` +
+            `server process ${byStreams((n) => perToken(server.cpu[n], server.cpu[n].childMs))} ` +
+            `+ bench client ${byStreams((n) => perToken(server.cpu[n], server.cpu[n].selfMs))}. ` +
+            `Other processes kept ${byStreams((n) => cores(raw.cpu[n]))} cores busy during the raw runs and ` +
+            `${byStreams((n) => cores(server.cpu[n]))} during the server runs (should be ~0).`);
+        if (entry.serverLog !== "")
+            notes.push(`- ${entry.model.name}: server output during the runs:\n\n${entry.serverLog.split("\n").map((line) => `    ${line}`).join("\n")}`);
+    }
+
+    const header = ["model", "figure", "raw node-llama-cpp", "server (HTTP+SSE)", "server/raw", "target"];
+    console.log("");
+    console.log(`| ${header.join(" | ")} |`);
+    console.log(`|${header.map(() => "---").join("|")}|`);
+    for (const row of rows)
+        console.log(`| ${row.join(" | ")} |`);
+    console.log("");
+    console.log(`Medians of ${options.runs} runs after 1 warm-up run; ${options.tokens} completion tokens per stream (EOS banned with ` +
+        `logit_bias -100 on both sides), temperature ${temperature}, top_p ${topP}, seed ${seed} (+i for stream i), threads ${threads}, ` +
+        `${parallel} sequences per context. Decode = tokens after the first / time after the first token; TTFT raw = evaluate() call ` +
+        `to first token, server = request sent to first non-empty content chunk; aggregate = all tokens / wall time of the run.`);
+    if (notes.length > 0) {
+        console.log("");
+        for (const note of notes)
+            console.log(note);
+    }
+}
+
+function log(message: string) {
+    process.stderr.write(`[bench] ${message}\n`);
+}
+
+async function main() {
+    const options = parseOptions();
+    const cpus = os.cpus();
+    console.log(`# Chat benchmark: raw node-llama-cpp vs server`);
+    console.log("");
+    console.log(`- command: \`npm run bench:chat${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\``);
+    console.log(`- machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${fixed(os.totalmem() / 2 ** 30, 1)} GiB RAM, ` +
+        `${os.type()} ${os.release()} ${os.arch()}, load average ${os.loadavg().map((value) => value.toFixed(2)).join(" ")}`);
+    console.log(`- node ${process.version}, node-llama-cpp ${nodeLlamaCppVersion()}`);
+
+    const llama = await loadRawLlama();
+    console.log(`- llama.cpp ${llama.llamaCppRelease.release}, backend ${llama.gpu === false ? "cpu" : llama.gpu} (${llama.buildType})`);
+    const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), "chat-bench-"));
+    const reports: ModelReport[] = [];
+    const started = performance.now();
+    try {
+        for (const model of benchModels)
+            reports.push(await benchModel(model, options, llama, tmpDir));
+    } finally {
+        fs.rmSync(tmpDir, {recursive: true, force: true});
+    }
+    for (const entry of reports)
+        console.log(`- ${entry.model.name}: ${entry.model.note}, ${entry.model.path}`);
+    report(reports, options);
+    console.log("");
+    console.log(`Bench took ${fixed((performance.now() - started) / 1000, 0)} s.`);
+}
+
+function nodeLlamaCppVersion(): string {
+    try {
+        const file = path.join(projectRoot, "node_modules/node-llama-cpp/package.json");
+        return String(JSON.parse(fs.readFileSync(file, "utf8")).version);
+    } catch {
+        return "unknown";
+    }
+}
+
+try {
+    await main();
+    process.exit(0);
+} catch (error) {
+    console.error(`bench failed: ${(error as Error)?.stack ?? String(error)}`);
+    process.exit(1);
+}

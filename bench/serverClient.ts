@@ -1,0 +1,212 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
+
+const requestTimeoutMs = 120_000;
+
+/** Children still alive; killed on any way out of the bench process. */
+const liveChildren = new Set<ChildProcess>();
+let exitHooksInstalled = false;
+
+function installExitHooks() {
+    if (exitHooksInstalled)
+        return;
+    exitHooksInstalled = true;
+    process.on("exit", () => {
+        for (const child of liveChildren)
+            child.kill("SIGKILL");
+    });
+    for (const signal of ["SIGINT", "SIGTERM"] as const)
+        process.once(signal, () => {
+            for (const child of liveChildren)
+                child.kill("SIGKILL");
+            process.exit(130);
+        });
+}
+
+export type ServerOptions = {
+    cwd: string;
+    manifestPath: string;
+    /** A keys file that does not exist, so auth is off (loopback) whatever the project folder holds. */
+    keysFile: string;
+    threads: number;
+    parallel: number;
+    startTimeoutMs: number;
+};
+
+/** The server under test, as a child process on a loopback port picked by the OS. */
+export class BenchServer {
+    private output = "";
+
+    private constructor(private readonly child: ChildProcess, readonly baseUrl: string) {}
+
+    get pid(): number {
+        return this.child.pid!;
+    }
+
+    get commandLine(): string {
+        return this.child.spawnargs.slice(1).join(" ");
+    }
+
+    static async start(options: ServerOptions): Promise<BenchServer> {
+        installExitHooks();
+        const env: NodeJS.ProcessEnv = {...process.env, LOG_LEVEL: "warn"};
+        delete env.API_KEYS;
+        delete env.API_KEYS_FILE;
+        const child = spawn(process.execPath, [
+            "--import", "tsx", "src/main.ts",
+            "--models", options.manifestPath,
+            "--host", "127.0.0.1",
+            "--port", "0",
+            "--threads", String(options.threads),
+            "--parallel", String(options.parallel),
+            "--keys-file", options.keysFile
+        ], {cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"]});
+        liveChildren.add(child);
+        child.once("exit", () => liveChildren.delete(child));
+
+        let output = "";
+        child.stdout!.setEncoding("utf8").on("data", (text: string) => output += text);
+        child.stderr!.setEncoding("utf8").on("data", (text: string) => output += text);
+        try {
+            const baseUrl = await waitFor(options.startTimeoutMs, "the server's 'listening on' line", () => {
+                if (child.exitCode != null)
+                    throw new Error(`The server exited with code ${child.exitCode}:\n${output}`);
+                return /listening on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(output)?.[1];
+            });
+            await waitFor(options.startTimeoutMs, "GET /health = 200", async () => {
+                if (child.exitCode != null)
+                    throw new Error(`The server exited with code ${child.exitCode}:\n${output}`);
+                const response = await fetch(`${baseUrl}/health`, {signal: AbortSignal.timeout(2000)}).catch(() => null);
+                await response?.body?.cancel();
+                return response?.status === 200 ? true : undefined;
+            });
+            const server = new BenchServer(child, baseUrl);
+            child.stdout!.on("data", (text: string) => server.output += text);
+            child.stderr!.on("data", (text: string) => server.output += text);
+            return server;
+        } catch (error) {
+            child.kill("SIGKILL");
+            throw error;
+        }
+    }
+
+    /** `streams` concurrent SSE requests, request `i` with seed `seed + i`. */
+    async run(streams: number, settings: GenerationSettings): Promise<RunResult> {
+        const start = performance.now();
+        const results = await Promise.all(Array.from({length: streams}, (_, index) =>
+            this.streamChat({...settings, seed: settings.seed + index}, start)));
+        return {start, streams: results};
+    }
+
+    /** One streamed chat completion, parsed by hand (no SDK) to keep client overhead small. */
+    async streamChat(settings: GenerationSettings, start = performance.now()): Promise<StreamTiming> {
+        const response = await fetch(`${this.baseUrl}/v1/chat/completions`, {
+            method: "POST",
+            // Bounded: no benchmark stream may hang the bench.
+            signal: AbortSignal.timeout(requestTimeoutMs),
+            headers: {"Content-Type": "application/json"},
+            body: JSON.stringify({
+                model: "bench",
+                messages: [{role: "user", content: settings.prompt}],
+                stream: true,
+                stream_options: {include_usage: true},
+                max_tokens: settings.maxTokens,
+                temperature: settings.temperature,
+                top_p: settings.topP,
+                seed: settings.seed,
+                logit_bias: {[String(settings.eosToken)]: -100}
+            })
+        });
+        if (response.status !== 200 || response.body == null)
+            throw new Error(`POST /v1/chat/completions: ${response.status} ${await response.text()}`);
+
+        let firstToken = NaN;
+        let end = NaN;
+        let text = "";
+        let completionTokens = -1;
+        let promptTokens = -1;
+        let done = false;
+        let buffer = "";
+        const decoder = new TextDecoder();
+        const reader = response.body.getReader();
+        while (!done) {
+            const {value, done: streamEnded} = await reader.read();
+            if (streamEnded)
+                break;
+            const now = performance.now();
+            buffer += decoder.decode(value, {stream: true});
+            let boundary: number;
+            while ((boundary = buffer.indexOf("\n\n")) >= 0) {
+                const event = buffer.slice(0, boundary);
+                buffer = buffer.slice(boundary + 2);
+                if (event.startsWith(":"))
+                    continue; // ping comment
+                if (event.startsWith("event: error"))
+                    throw new Error(`Error event in the stream: ${event}`);
+                if (!event.startsWith("data: "))
+                    continue;
+                const data = event.slice("data: ".length);
+                if (data === "[DONE]") {
+                    done = true;
+                    break;
+                }
+                const chunk = JSON.parse(data) as {
+                    choices: {delta: {content?: string}, finish_reason: string | null}[],
+                    usage?: {prompt_tokens: number, completion_tokens: number} | null
+                };
+                const choice = chunk.choices[0];
+                const content = choice?.delta.content;
+                if (content != null && content !== "") {
+                    if (text === "")
+                        firstToken = now;
+                    text += content;
+                }
+                if (choice?.finish_reason != null)
+                    end = now;
+                if (chunk.usage != null) {
+                    completionTokens = chunk.usage.completion_tokens;
+                    promptTokens = chunk.usage.prompt_tokens;
+                }
+            }
+        }
+        await reader.cancel().catch(() => {});
+        if (!done || completionTokens < 0)
+            throw new Error("The stream ended without usage or [DONE]");
+        return {start, firstToken, end, completionTokens, promptTokens, text};
+    }
+
+    /** VmRSS and VmHWM (peak) of the server process, in MiB. */
+    memory(): {rssMiB: number, peakMiB: number} {
+        const status = fs.readFileSync(`/proc/${this.pid}/status`, "utf8");
+        const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN);
+        return {rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024};
+    }
+
+    /** SIGTERM, then SIGKILL if it has not exited within `graceMs`. */
+    async stop(graceMs = 5000) {
+        if (this.child.exitCode != null || this.child.signalCode != null)
+            return;
+        const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+        this.child.kill("SIGTERM");
+        const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
+        await exited;
+        clearTimeout(timer);
+    }
+
+    /** The server's own output since it became ready (warnings and errors only, LOG_LEVEL=warn). */
+    get log(): string {
+        return this.output;
+    }
+}
+
+async function waitFor<T>(timeoutMs: number, what: string, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
+    const stepMs = 50;
+    for (let waited = 0; waited < timeoutMs; waited += stepMs) {
+        const value = await probe();
+        if (value != null)
+            return value;
+        await new Promise((resolve) => setTimeout(resolve, stepMs));
+    }
+    throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+}

@@ -1,0 +1,68 @@
+/** OpenAI wire types of /v1/chat/completions, as far as this server reads and writes them. */
+export type WireContentPart = {type: string, text?: string};
+
+export type WireMessage = {
+    role: "system" | "developer" | "user" | "assistant" | "tool" | "function";
+    content?: string | WireContentPart[] | null;
+    name?: string;
+    tool_calls?: unknown;
+    function_call?: unknown;
+};
+
+export type ChatCompletionRequest = {
+    model: string;
+    messages: WireMessage[];
+    frequency_penalty?: number | null;
+    presence_penalty?: number | null;
+    logit_bias?: Record<string, number> | null;
+    logprobs?: boolean | null;
+    top_logprobs?: number | null;
+    max_tokens?: number | null;
+    max_completion_tokens?: number | null;
+    n?: number | null;
+    response_format?: {type: "text" | "json_object" | "json_schema"} | null;
+    seed?: number | null;
+    stop?: string | string[] | null;
+    stream?: boolean | null;
+    stream_options?: {include_usage?: boolean} | null;
+    temperature?: number | null;
+    top_p?: number | null;
+    tools?: unknown[] | null;
+    tool_choice?: unknown;
+    parallel_tool_calls?: boolean | null;
+    functions?: unknown[] | null;
+    function_call?: unknown;
+    user?: string | null;
+};
+
+export type Usage = {prompt_tokens: number, completion_tokens: number, total_tokens: number};
+
+export type ChatCompletion = {
+    id: string;
+    object: "chat.completion";
+    created: number;
+    model: string;
+    system_fingerprint: string;
+    choices: {
+        index: number;
+        message: {role: "assistant", content: string, refusal: null};
+        logprobs: null;
+        finish_reason: "stop" | "length";
+    }[];
+    usage: Usage;
+};
+
+export type ChatCompletionChunk = {
+    id: string;
+    object: "chat.completion.chunk";
+    created: number;
+    model: string;
+    system_fingerprint: string;
+    choices: {
+        index: number;
+        delta: {role?: "assistant", content?: string};
+        logprobs: null;
+        finish_reason: "stop" | "length" | null;
+    }[];
+    usage?: Usage | null;
+};

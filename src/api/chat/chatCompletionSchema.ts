@@ -1,0 +1,76 @@
+/**
+ * JSON schema of a chat-completion request. Known fields are checked for type and range; unknown
+ * fields are allowed (clients send newer fields), and fields this server does not support yet are
+ * rejected by the mapper with a message that says so.
+ */
+const nullable = (schema: Record<string, unknown>) => ({...schema, type: [schema.type as string, "null"]});
+const maxSafe = Number.MAX_SAFE_INTEGER;
+
+const contentPart = {
+    type: "object",
+    required: ["type"],
+    properties: {
+        type: {type: "string"},
+        text: {type: "string"}
+    },
+    if: {properties: {type: {const: "text"}}},
+    then: {required: ["text"], properties: {text: {type: "string"}}}
+};
+
+export const chatCompletionSchema = {
+    type: "object",
+    required: ["model", "messages"],
+    properties: {
+        model: {type: "string", minLength: 1},
+        messages: {
+            type: "array",
+            minItems: 1,
+            items: {
+                type: "object",
+                required: ["role"],
+                properties: {
+                    role: {enum: ["system", "developer", "user", "assistant", "tool", "function"]},
+                    content: {type: ["string", "array", "null"], items: contentPart},
+                    name: {type: "string"}
+                }
+            }
+        },
+        frequency_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
+        presence_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
+        logit_bias: nullable({
+            type: "object",
+            propertyNames: {pattern: "^(0|[1-9][0-9]{0,9})$"},
+            additionalProperties: {type: "number", minimum: -100, maximum: 100}
+        }),
+        logprobs: {type: ["boolean", "null"]},
+        top_logprobs: nullable({type: "integer", minimum: 0, maximum: 20}),
+        max_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
+        max_completion_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
+        n: nullable({type: "integer", minimum: 1, maximum: 2}),
+        response_format: nullable({
+            type: "object",
+            required: ["type"],
+            properties: {type: {enum: ["text", "json_object", "json_schema"]}}
+        }),
+        seed: nullable({type: "integer", minimum: -maxSafe, maximum: maxSafe}),
+        stop: {
+            type: ["string", "array", "null"],
+            minLength: 1,
+            maxItems: 4,
+            items: {type: "string", minLength: 1}
+        },
+        stream: {type: ["boolean", "null"]},
+        stream_options: nullable({
+            type: "object",
+            properties: {include_usage: {type: "boolean"}}
+        }),
+        temperature: nullable({type: "number", minimum: 0, maximum: 2}),
+        top_p: nullable({type: "number", minimum: 0, maximum: 1}),
+        tools: {type: ["array", "null"]},
+        tool_choice: {type: ["string", "object", "null"]},
+        parallel_tool_calls: {type: ["boolean", "null"]},
+        functions: {type: ["array", "null"]},
+        function_call: {type: ["string", "object", "null"]},
+        user: {type: ["string", "null"], maxLength: 512}
+    }
+} as const;

@@ -1,0 +1,114 @@
+import { parseArgs } from "node:util";
+import path from "node:path";
+
+/**
+ * Every setting the server reads from the outside world, in one place.
+ * A flag wins over its environment variable, which wins over the default.
+ *
+ * | flag             | env                  | default              | meaning |
+ * |------------------|----------------------|----------------------|---------|
+ * | --host           | HOST                 | 127.0.0.1            | address to bind |
+ * | --port           | PORT                 | 8080                 | port to bind (0 = any free port) |
+ * | --models         | MODELS_CONFIG        | models/models.json   | model manifest |
+ * | --threads        | THREADS              | 1                    | CPU threads per model (a manifest entry may override) |
+ * | --parallel       | PARALLEL             | 4                    | concurrent sequences per chat model (manifest may override) |
+ * | --queue-size     | QUEUE_SIZE           | 32                   | requests that may wait per model before 503 |
+ * | --keys-file      | API_KEYS_FILE        | api-keys.json        | hashed keys managed by `npm run keys` |
+ * |                  | API_KEYS             | (none)               | comma-separated plain keys |
+ * | --body-limit     | BODY_LIMIT           | 10mb                 | largest accepted JSON body |
+ * |                  | SSE_PING_MS          | 5000                 | SSE comment ping interval while no token is flowing |
+ * |                  | SHUTDOWN_TIMEOUT_MS  | 10000                | how long shutdown waits for in-flight requests before aborting them |
+ * |                  | LOG_LEVEL            | info                 | `silent`, `error`, `warn`, `info` or `debug` |
+ */
+export type Config = {
+    host: string;
+    port: number;
+    modelsConfig: string;
+    threads: number;
+    parallel: number;
+    queueSize: number;
+    apiKeys: string[];
+    apiKeysFile: string;
+    bodyLimit: string;
+    ssePingMs: number;
+    shutdownTimeoutMs: number;
+    logLevel: LogLevel;
+};
+
+export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
+export type LogLevel = typeof logLevels[number];
+
+export class ConfigError extends Error {}
+
+/** Defaults, exported so tests and docs use the same numbers. */
+export const defaultConfig: Config = {
+    host: "127.0.0.1",
+    port: 8080,
+    modelsConfig: "models/models.json",
+    // Measured on a 2-core machine: node-llama-cpp's own default (4 threads) made small models
+    // 10-1000x slower, and 1 thread decoded small models faster than 2. See README "Benchmarks".
+    threads: 1,
+    parallel: 4,
+    queueSize: 32,
+    apiKeys: [],
+    apiKeysFile: "api-keys.json",
+    bodyLimit: "10mb",
+    ssePingMs: 5000,
+    shutdownTimeoutMs: 10_000,
+    logLevel: "info"
+};
+
+export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
+    const { values } = parseArgs({
+        args: argv,
+        allowPositionals: false,
+        strict: true,
+        options: {
+            host: { type: "string" },
+            port: { type: "string" },
+            models: { type: "string" },
+            threads: { type: "string" },
+            parallel: { type: "string" },
+            "queue-size": { type: "string" },
+            "keys-file": { type: "string" },
+            "body-limit": { type: "string" }
+        }
+    });
+    const pick = (flag: string | undefined, envName: string) => flag ?? nonEmpty(env[envName]);
+
+    return {
+        host: pick(values.host, "HOST") ?? defaultConfig.host,
+        port: integer(pick(values.port, "PORT"), "port", defaultConfig.port, 0, 65535),
+        modelsConfig: path.resolve(pick(values.models, "MODELS_CONFIG") ?? defaultConfig.modelsConfig),
+        threads: integer(pick(values.threads, "THREADS"), "threads", defaultConfig.threads, 1, 256),
+        parallel: integer(pick(values.parallel, "PARALLEL"), "parallel", defaultConfig.parallel, 1, 64),
+        queueSize: integer(pick(values["queue-size"], "QUEUE_SIZE"), "queue-size", defaultConfig.queueSize, 0, 100_000),
+        apiKeys: (nonEmpty(env.API_KEYS) ?? "").split(",").map((key) => key.trim()).filter((key) => key !== ""),
+        apiKeysFile: path.resolve(pick(values["keys-file"], "API_KEYS_FILE") ?? defaultConfig.apiKeysFile),
+        bodyLimit: pick(values["body-limit"], "BODY_LIMIT") ?? defaultConfig.bodyLimit,
+        ssePingMs: integer(nonEmpty(env.SSE_PING_MS), "SSE_PING_MS", defaultConfig.ssePingMs, 10, 3_600_000),
+        shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
+        logLevel: logLevel(nonEmpty(env.LOG_LEVEL))
+    };
+}
+
+function nonEmpty(value: string | undefined) {
+    return value == null || value.trim() === "" ? undefined : value.trim();
+}
+
+function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number) {
+    if (raw == null)
+        return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max)
+        throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    return value;
+}
+
+function logLevel(raw: string | undefined): LogLevel {
+    if (raw == null)
+        return defaultConfig.logLevel;
+    if (!(logLevels as readonly string[]).includes(raw))
+        throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${raw}"`);
+    return raw as LogLevel;
+}

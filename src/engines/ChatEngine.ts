@@ -1,0 +1,84 @@
+/**
+ * What the HTTP layer needs from a chat backend. Engine types are deliberately not the OpenAI wire
+ * types: `api/chat/mapper.ts` converts between the two, so the wire format can evolve without
+ * touching the engine and tests can fake an engine without a model.
+ */
+export type ChatRole = "system" | "user" | "assistant";
+
+export type ChatTurn = {role: ChatRole, content: string};
+
+export type SamplingOptions = {
+    /** 0 = greedy. */
+    temperature: number;
+    topP: number;
+    /** Seed of the first choice; the other choices derive theirs from it. */
+    seed: number;
+    frequencyPenalty: number;
+    presencePenalty: number;
+    /** token id -> value added to its logit; -100 bans, 100 forces. */
+    logitBias: ReadonlyMap<number, number>;
+};
+
+export type ChatJob = {
+    turns: ChatTurn[];
+    /** Number of choices, each on its own sequence. */
+    n: number;
+    /** null = until the context is full. */
+    maxTokens: number | null;
+    stop: string[];
+    sampling: SamplingOptions;
+    /** Constrain the output to a JSON object (JSON mode). */
+    jsonObject: boolean;
+};
+
+export type FinishReason = "stop" | "length";
+
+export type ChoiceResult = {
+    index: number;
+    text: string;
+    finishReason: FinishReason;
+    completionTokens: number;
+};
+
+export type ChatEngineInfo = {
+    id: string;
+    contextSize: number;
+    vocabularySize: number;
+    /** Identifies the backend configuration; see systemFingerprint.ts. */
+    fingerprint: string;
+};
+
+export type ChatRunHooks = {
+    signal: AbortSignal;
+    /** Text of choice `index` that is final (never a partial stop sequence, never half a UTF-8 character). */
+    onText?: (index: number, text: string) => void;
+    /** Called once per choice when it finishes (before the whole run settles). */
+    onFinish?: (result: ChoiceResult) => void;
+};
+
+export type ChatRun = {
+    promptTokens: number;
+    /** Settles when every choice finished; rejects with the first engine failure. */
+    done: Promise<ChoiceResult[]>;
+};
+
+export type EngineLoad = {
+    /** Sequences the model can run at once. */
+    parallel: number;
+    /** Sequences generating right now. */
+    busy: number;
+    /** Requests waiting for a sequence. */
+    waiting: number;
+};
+
+export interface ChatEngine {
+    readonly info: ChatEngineInfo;
+    load(): EngineLoad;
+    /**
+     * Renders and tokenizes the prompt and takes a place in the model's queue, synchronously, so
+     * that a prompt that does not fit (`ContextLengthExceededError`) or a full queue
+     * (`QueueFullError`) is reported before any response header is sent.
+     */
+    submit(job: ChatJob, hooks: ChatRunHooks): ChatRun;
+    dispose(): Promise<void>;
+}

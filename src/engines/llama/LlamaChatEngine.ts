@@ -1,0 +1,152 @@
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad } from "../ChatEngine.js";
+import { ContextLengthExceededError, EngineDisposedError, TooManyChoicesError } from "../EngineErrors.js";
+import { SlotPool } from "../SlotPool.js";
+import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
+import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
+import { generateChoice } from "./generateChoice.js";
+import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
+import { choiceSeed } from "./choiceSeed.js";
+import { systemFingerprint } from "./systemFingerprint.js";
+import { runtimeIdentity } from "./llamaRuntime.js";
+
+export type LlamaChatEngineOptions = {
+    id: string;
+    modelPath: string;
+    /** Tokens per sequence; null = the model's training context. */
+    contextSize: number | null;
+    threads: number;
+    /** Concurrent sequences (requests or choices) on the one context. */
+    parallel: number;
+    queueSize: number;
+};
+
+/**
+ * One GGUF chat model: one context with `parallel` sequences that node-llama-cpp decodes in shared
+ * batches, a bounded queue in front of them, and everything that is per-model (prompt renderer,
+ * JSON grammar, fingerprint) prepared once at load time.
+ */
+export class LlamaChatEngine implements ChatEngine {
+    readonly info: ChatEngineInfo;
+    private readonly pool: SlotPool<LlamaContextSequence>;
+    private readonly running = new Set<Promise<unknown>>();
+
+    private constructor(
+        private readonly model: LlamaModel,
+        private readonly context: LlamaContext,
+        private readonly renderer: ChatPromptRenderer,
+        private readonly jsonGrammar: LlamaGrammar,
+        options: LlamaChatEngineOptions,
+        fingerprint: string
+    ) {
+        const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
+        this.pool = new SlotPool(sequences, options.queueSize, options.id);
+        this.info = {
+            id: options.id,
+            contextSize: context.contextSize,
+            vocabularySize: vocabularySize(model),
+            fingerprint
+        };
+    }
+
+    static async load(llama: Llama, options: LlamaChatEngineOptions): Promise<LlamaChatEngine> {
+        const model = await llama.loadModel({modelPath: options.modelPath});
+        try {
+            assertLogitBiasSupported(model);
+            const context = await model.createContext({
+                contextSize: options.contextSize ?? model.trainContextSize,
+                sequences: options.parallel,
+                threads: options.threads,
+                // node-llama-cpp would otherwise shrink the context to fit memory without saying so.
+                failedCreationRemedy: false
+            });
+            const renderer = new ChatPromptRenderer(model);
+            const jsonGrammar = await llama.createGrammar({grammar: jsonObjectGrammar});
+            const fingerprint = systemFingerprint({
+                ...runtimeIdentity(llama),
+                modelPath: options.modelPath,
+                contextSize: context.contextSize,
+                threads: options.threads
+            });
+            return new LlamaChatEngine(model, context, renderer, jsonGrammar, options, fingerprint);
+        } catch (error) {
+            await model.dispose();
+            throw error;
+        }
+    }
+
+    load(): EngineLoad {
+        return {parallel: this.pool.capacity, busy: this.pool.capacity - this.pool.freeCount, waiting: this.pool.waitingCount};
+    }
+
+    submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
+        if (job.n > this.pool.capacity)
+            throw new TooManyChoicesError(this.info.id, job.n, this.pool.capacity);
+        const promptTokens = this.renderer.render(job.turns);
+        const contextSize = this.info.contextSize;
+        if (promptTokens.length >= contextSize)
+            throw new ContextLengthExceededError(contextSize, promptTokens.length);
+
+        const lease = this.pool.acquire(job.n, hooks.signal);
+        const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - promptTokens.length);
+        const tokenBias = createLogitBias(this.model, job.sampling.logitBias);
+
+        const done = lease.then(async ({slots, release}) => {
+            // One failing choice stops its siblings; the request's own signal stops them all.
+            const stopAll = new AbortController();
+            const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
+            const outcomes = await Promise.allSettled(slots.map(async (sequence, index): Promise<ChoiceResult> => {
+                try {
+                    const outcome = await generateChoice({
+                        model: this.model,
+                        sequence,
+                        promptTokens,
+                        maxTokens,
+                        stop: job.stop,
+                        temperature: job.sampling.temperature,
+                        topP: job.sampling.topP,
+                        seed: choiceSeed(job.sampling.seed, index),
+                        frequencyPenalty: job.sampling.frequencyPenalty,
+                        presencePenalty: job.sampling.presencePenalty,
+                        tokenBias,
+                        grammar: job.jsonObject ? this.jsonGrammar : undefined,
+                        promptChunkSize: this.context.batchSize,
+                        signal,
+                        onText: (text) => hooks.onText?.(index, text)
+                    });
+                    const result = {index, ...outcome};
+                    hooks.onFinish?.(result);
+                    return result;
+                } catch (error) {
+                    stopAll.abort(error);
+                    throw error;
+                }
+            }));
+            // Sequences go back only once every choice has let go of its own.
+            release();
+            const failure = outcomes.find((outcome) => outcome.status === "rejected");
+            if (failure != null)
+                throw hooks.signal.aborted ? hooks.signal.reason : failure.reason;
+            return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<ChoiceResult>).value);
+        });
+        this.track(done);
+        return {promptTokens: promptTokens.length, done};
+    }
+
+    async dispose() {
+        this.pool.close(new EngineDisposedError(this.info.id));
+        await Promise.allSettled([...this.running]);
+        await this.context.dispose();
+        await this.model.dispose();
+    }
+
+    private track(promise: Promise<unknown>) {
+        const settled = promise.then(() => undefined, () => undefined);
+        this.running.add(settled);
+        void settled.then(() => this.running.delete(settled));
+    }
+}
+
+function vocabularySize(model: LlamaModel) {
+    return model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+}

@@ -1,0 +1,113 @@
+import type { LlamaContextSequence, LlamaGrammar, LlamaModel, Token, TokenBias } from "node-llama-cpp";
+import { LlamaGrammarEvaluationState } from "node-llama-cpp";
+import type { FinishReason } from "../ChatEngine.js";
+import { StopSequenceFilter } from "../StopSequenceFilter.js";
+import { TokenTextDecoder } from "./TokenTextDecoder.js";
+
+export type ChoiceSettings = {
+    model: LlamaModel;
+    sequence: LlamaContextSequence;
+    promptTokens: readonly Token[];
+    /** Already clamped to what fits in the sequence's context. */
+    maxTokens: number;
+    stop: readonly string[];
+    temperature: number;
+    topP: number;
+    /** uint32 */
+    seed: number;
+    frequencyPenalty: number;
+    presencePenalty: number;
+    tokenBias?: TokenBias;
+    grammar?: LlamaGrammar;
+    /** Prompt tokens evaluated per step, so an abort is noticed between steps. */
+    promptChunkSize: number;
+    signal: AbortSignal;
+    onText: (text: string) => void;
+};
+
+export type ChoiceOutcome = {text: string, finishReason: FinishReason, completionTokens: number};
+
+/**
+ * Generates one choice on one context sequence, which it clears first. Sampling is configured for
+ * OpenAI semantics rather than node-llama-cpp's defaults: no top-k (0 = whole vocabulary), no
+ * min-p, no multiplicative repeat penalty, penalties counted over the generated tokens only.
+ */
+export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOutcome> {
+    const {model, sequence, promptTokens, signal} = settings;
+    await sequence.clearHistory();
+
+    // All prompt tokens but the last are evaluated in chunks without sampling; the last one is
+    // evaluated by the generator below, whose first sample is the first completion token.
+    for (let start = 0; start < promptTokens.length - 1; start += settings.promptChunkSize) {
+        signal.throwIfAborted();
+        const end = Math.min(promptTokens.length - 1, start + settings.promptChunkSize);
+        await sequence.evaluateWithoutGeneratingNewTokens(promptTokens.slice(start, end));
+    }
+    signal.throwIfAborted();
+
+    const generated: Token[] = [];
+    const decoder = new TokenTextDecoder(model, promptTokens);
+    const stopFilter = new StopSequenceFilter(settings.stop);
+    let text = "";
+    const emit = (piece: string) => {
+        if (piece === "")
+            return;
+        text += piece;
+        settings.onText(piece);
+    };
+    const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0;
+    let finishReason: FinishReason = "length";
+
+    const tokens = sequence.evaluate([promptTokens[promptTokens.length - 1]], {
+        temperature: settings.temperature,
+        topK: 0,
+        topP: settings.topP,
+        minP: 0,
+        seed: settings.seed,
+        tokenBias: settings.tokenBias,
+        grammarEvaluationState: settings.grammar == null
+            ? undefined
+            : new LlamaGrammarEvaluationState({model, grammar: settings.grammar}),
+        repeatPenalty: penalize
+            ? {
+                punishTokens: () => generated,
+                penalty: 1,
+                frequencyPenalty: settings.frequencyPenalty,
+                presencePenalty: settings.presencePenalty,
+                // A constant window (the whole completion) keeps the native sampler incremental.
+                maxPunishTokens: Math.max(1, settings.maxTokens)
+            }
+            : undefined,
+        yieldEogToken: true,
+        contextShift: {
+            // The token budget keeps generation inside the context; shifting would silently
+            // drop the start of the conversation, so it is a bug if it is ever asked for.
+            size: () => {
+                throw new Error("Context shift requested: the generation budget is wrong");
+            }
+        }
+    });
+
+    for await (const token of tokens) {
+        if (model.isEogToken(token)) {
+            finishReason = "stop";
+            break;
+        }
+        generated.push(token);
+        emit(stopFilter.push(decoder.push(token)));
+        if (stopFilter.hasStopped) {
+            finishReason = "stop";
+            break;
+        }
+        if (generated.length >= settings.maxTokens)
+            break;
+        signal.throwIfAborted();
+    }
+    if (!stopFilter.hasStopped) {
+        emit(stopFilter.push(decoder.flush()));
+        emit(stopFilter.flush());
+        if (stopFilter.hasStopped)
+            finishReason = "stop";
+    }
+    return {text, finishReason, completionTokens: generated.length};
+}

@@ -1,0 +1,44 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+
+const sampleBytes = 1 << 20;
+
+export type FingerprintInputs = {
+    serverVersion: string;
+    nodeLlamaCppVersion: string;
+    llamaCppRelease: string;
+    backend: string;
+    modelPath: string;
+    contextSize: number;
+    threads: number;
+};
+
+/**
+ * `system_fingerprint`: changes whenever something that can change outputs for a fixed seed
+ * changes (server or llama.cpp build, backend, model file, context size, threads), and stays the
+ * same across restarts otherwise. The model file is identified by its size and its first and
+ * last MiB rather than a full hash, which would take seconds on multi-GB files at every start;
+ * its path and modification time are left out so a copied folder keeps its fingerprint.
+ */
+export function systemFingerprint(inputs: FingerprintInputs): string {
+    const hash = crypto.createHash("sha256");
+    hash.update(JSON.stringify({...inputs, modelPath: undefined}));
+    hash.update(modelFileIdentity(inputs.modelPath));
+    return "fp_" + hash.digest("hex").slice(0, 12);
+}
+
+function modelFileIdentity(filePath: string) {
+    const fd = fs.openSync(filePath, "r");
+    try {
+        const size = fs.fstatSync(fd).size;
+        const hash = crypto.createHash("sha256").update(String(size));
+        const buffer = Buffer.alloc(Math.min(sampleBytes, size));
+        fs.readSync(fd, buffer, 0, buffer.length, 0);
+        hash.update(buffer);
+        fs.readSync(fd, buffer, 0, buffer.length, Math.max(0, size - buffer.length));
+        hash.update(buffer);
+        return hash.digest();
+    } finally {
+        fs.closeSync(fd);
+    }
+}

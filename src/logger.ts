@@ -1,0 +1,29 @@
+import type { LogLevel } from "./config.js";
+
+export type Logger = {
+    error(message: string, fields?: Record<string, unknown>): void;
+    warn(message: string, fields?: Record<string, unknown>): void;
+    info(message: string, fields?: Record<string, unknown>): void;
+    debug(message: string, fields?: Record<string, unknown>): void;
+};
+
+const rank: Record<LogLevel, number> = {silent: 0, error: 1, warn: 2, info: 3, debug: 4};
+
+/**
+ * Human-readable lines on stderr (stdout stays free for the startup banner and CLI output).
+ * Fields are appended as `key=value` so a line stays greppable.
+ */
+export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stderr.write(line + "\n")): Logger {
+    const log = (at: Exclude<LogLevel, "silent">) => (message: string, fields?: Record<string, unknown>) => {
+        if (rank[at] > rank[level])
+            return;
+        const suffix = fields == null
+            ? ""
+            : Object.entries(fields)
+                .filter(([, value]) => value !== undefined)
+                .map(([key, value]) => ` ${key}=${typeof value === "string" ? JSON.stringify(value) : String(value)}`)
+                .join("");
+        write(`${new Date().toISOString()} ${at.toUpperCase()} ${message}${suffix}`);
+    };
+    return {error: log("error"), warn: log("warn"), info: log("info"), debug: log("debug")};
+}

@@ -1,0 +1,118 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readSse } from "../support/startTestServer.js";
+import { runServerProcess, spawnServer } from "../support/spawnServer.js";
+import { tinyChatModelPath } from "../support/testModels.js";
+
+let dir: string;
+const manifest = (name: string, models: unknown) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, JSON.stringify(models));
+    return file;
+};
+const goodManifest = () => manifest("good.json", {models: [{id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 512, parallel: 2}]});
+
+beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-process-"));
+});
+afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
+
+describe("startup errors end the process with a clear message and exit code 1", () => {
+    it.each([
+        ["a field of the wrong type", {models: [{id: "x", task: "chat", path: "a.gguf", contextSize: "big"}]}, /Invalid model manifest .*'models\[0\]\.contextSize': expected an integer/],
+        ["an unknown task", {models: [{id: "x", task: "video", path: "a.gguf"}]}, /'models\[0\]\.task'/],
+        ["a misspelled field", {models: [{id: "x", task: "chat", path: "a.gguf", contextsize: 5}]}, /Unrecognized parameter: 'models\[0\]\.contextsize'/],
+        ["a missing model file", {models: [{id: "x", task: "chat", path: "nothing-here.gguf"}]}, /'models\[0\]\.path' points to .*nothing-here\.gguf, which does not exist/],
+        ["a duplicate name", {models: [{id: "x", task: "chat", path: tinyChatModelPath}, {id: "y", task: "chat", path: tinyChatModelPath, aliases: ["x"]}]}, /'models\[1\]\.aliases\[0\]' uses the name 'x'/]
+    ])("%s", async (_name, content, message) => {
+        const {exited, output} = runServerProcess(["--models", manifest("bad.json", content), "--port", "0"]);
+        expect(await exited).toBe(1);
+        expect(output()).toMatch(message);
+        expect(output()).not.toMatch(/\n\s+at /);
+    });
+
+    it("a missing manifest", async () => {
+        const {exited, output} = runServerProcess(["--models", path.join(dir, "none.json"), "--port", "0"]);
+        expect(await exited).toBe(1);
+        expect(output()).toMatch(/Model manifest not found: .*none\.json/);
+    });
+
+    it("a bad flag value", async () => {
+        const {exited, output} = runServerProcess(["--models", goodManifest(), "--port", "99999"]);
+        expect(await exited).toBe(1);
+        expect(output()).toContain("port must be an integer from 0 to 65535");
+    });
+
+    it("a non-loopback address without any API key", async () => {
+        const {exited, output} = runServerProcess(["--models", goodManifest(), "--port", "0", "--host", "0.0.0.0"]);
+        expect(await exited).toBe(1);
+        expect(output()).toContain("Refusing to listen on 0.0.0.0 without API keys");
+    });
+});
+
+describe("the server process", () => {
+    it("says when it runs open on loopback, and runs with auth on when keys exist", async () => {
+        const open = await spawnServer(["--models", goodManifest()]);
+        expect(open.output()).toContain("auth off");
+        expect(await open.stop()).toBe(0);
+        const keyed = await spawnServer(["--models", goodManifest(), "--host", "0.0.0.0"], {API_KEYS: "sk-a"});
+        expect(keyed.output()).toContain("auth on");
+        expect(await keyed.stop()).toBe(0);
+    });
+
+    it("gives the same output for the same seed across a restart, with a stable fingerprint that tracks the configuration", async () => {
+        const request = {model: "tiny", messages: [{role: "user", content: "Once upon a time"}], max_tokens: 40, temperature: 1, seed: 1234};
+        const ask = async (url: string) => (await fetch(`${url}/v1/chat/completions`, {
+            method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(request)
+        })).json() as Promise<{choices: {message: {content: string}}[], system_fingerprint: string}>;
+
+        const first = await spawnServer(["--models", goodManifest()]);
+        const a = await ask(first.url);
+        await first.stop();
+        const second = await spawnServer(["--models", goodManifest()]);
+        const b = await ask(second.url);
+        await second.stop();
+        expect(b.choices[0].message.content).toBe(a.choices[0].message.content);
+        expect(b.system_fingerprint).toBe(a.system_fingerprint);
+
+        const threads = await spawnServer(["--models", goodManifest(), "--threads", "2"]);
+        const c = await ask(threads.url);
+        await threads.stop();
+        expect(c.system_fingerprint).not.toBe(a.system_fingerprint);
+
+        const bigger = await spawnServer(["--models", manifest("ctx.json", {models: [{id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 2}]})]);
+        const d = await ask(bigger.url);
+        await bigger.stop();
+        expect(d.system_fingerprint).not.toBe(a.system_fingerprint);
+    }, 60_000);
+
+    it("on SIGTERM finishes in-flight streams, then exits 0", async () => {
+        const server = await spawnServer(["--models", goodManifest()]);
+        const response = await fetch(`${server.url}/v1/chat/completions`, {
+            method: "POST", headers: {"Content-Type": "application/json"},
+            body: JSON.stringify({model: "tiny", messages: [{role: "user", content: "hi"}], max_tokens: 300, stream: true})
+        });
+        server.child.kill("SIGTERM");
+        const {raw} = await readSse(response);
+        expect(raw.endsWith("data: [DONE]\n\n")).toBe(true);
+        expect(await server.exited).toBe(0);
+    });
+
+    it("on SIGTERM aborts in-flight work after SHUTDOWN_TIMEOUT_MS", async () => {
+        const server = await spawnServer(["--models", goodManifest()], {SHUTDOWN_TIMEOUT_MS: "300"});
+        const response = await fetch(`${server.url}/v1/chat/completions`, {
+            method: "POST", headers: {"Content-Type": "application/json"},
+            body: JSON.stringify({model: "tiny", messages: [{role: "user", content: "hi"}], stream: true})
+        });
+        const reader = response.body!.getReader();
+        await reader.read();
+        server.child.kill("SIGTERM");
+        expect(await server.exited).toBe(0);
+        let ended = false;
+        for (let i = 0; i < 10_000 && !ended; i++)
+            ended = (await reader.read().catch(() => ({done: true}))).done;
+        expect(ended).toBe(true);
+    });
+});

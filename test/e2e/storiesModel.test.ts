@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
+import { storiesGreedyText, storiesModelPath } from "../support/testModels.js";
+
+// stories260K: a real model whose greedy continuation of the bare prompt (BOS) is known.
+// Without a chat template, the prompt is BOS + the message contents (see ChatPromptRenderer).
+const eos = "2";
+
+describe.skipIf(storiesModelPath == null)("stories260K (real weights, from ../shared/models)", () => {
+    let server: TestServer;
+    beforeAll(async () => {
+        server = await startTestServer({
+            models: [{id: "stories-260k", task: "chat", path: storiesModelPath!, family: "stories", aliases: ["gpt-3.5-turbo"], contextSize: 512}]
+        });
+    });
+    afterAll(() => server?.stop());
+
+    const ask = (fields: Record<string, unknown>) => server.client.chat.completions.create({
+        model: "gpt-3.5-turbo", messages: [{role: "user", content: ""}], temperature: 0, max_tokens: 40, ...fields
+    });
+
+    it("reproduces the known greedy text", async () => {
+        const completion = await ask({max_tokens: 60});
+        expect(completion.model).toBe("stories-260k");
+        expect(completion.choices[0].message.content!.startsWith(storiesGreedyText)).toBe(true);
+        expect(completion.usage!.prompt_tokens).toBe(1);
+    });
+
+    it("cuts at a stop sequence, which is not part of the content", async () => {
+        const completion = await ask({stop: ["Lily", "never appears"]});
+        expect(completion.choices[0].message.content).toBe("Once upon a time, there was a little girl named ");
+        expect(completion.choices[0].finish_reason).toBe("stop");
+    });
+
+    it("never streams part of a stop sequence", async () => {
+        const response = await server.post("/v1/chat/completions", {
+            model: "stories-260k", messages: [{role: "user", content: ""}], temperature: 0, max_tokens: 40, stream: true,
+            stop: "named Lily"
+        });
+        const {events} = await readSse(response);
+        const deltas = events.slice(0, -1).map((event) => JSON.parse(event.data).choices[0]?.delta?.content ?? "");
+        expect(deltas.join("")).toBe("Once upon a time, there was a little girl ");
+        expect(deltas.some((delta: string) => delta.includes("named"))).toBe(false);
+        expect(JSON.parse(events.at(-2)!.data).choices[0].finish_reason).toBe("stop");
+    });
+
+    it("a stop sequence that only appears across the end of generation is still cut", async () => {
+        const completion = await ask({max_tokens: 12, stop: ["little"]});
+        expect(completion.choices[0].message.content).toBe("Once upon a time, there was a ");
+        expect(completion.choices[0].finish_reason).toBe("stop");
+    });
+
+    it("reports finish_reason length at max_tokens and counts the generated tokens", async () => {
+        // stories260K separates stories with BOS, which is not an end-of-generation token, so
+        // greedy decoding runs to the limit.
+        const completion = await ask({max_tokens: 300});
+        expect(completion.choices[0].finish_reason).toBe("length");
+        expect(completion.usage!.completion_tokens).toBe(300);
+        expect(completion.choices[0].message.content!.startsWith(storiesGreedyText)).toBe(true);
+    });
+
+    it("logit_bias 100 on EOS ends generation at once", async () => {
+        const completion = await ask({logit_bias: {[eos]: 100}});
+        expect(completion.choices[0]).toMatchObject({finish_reason: "stop", message: {content: ""}});
+    });
+
+    it("frequency and presence penalties change greedy output by discouraging repeats", async () => {
+        const countRepeats = (text: string) => {
+            const words = text.split(/\s+/).filter(Boolean);
+            return words.length - new Set(words).size;
+        };
+        const plain = (await ask({max_tokens: 120, logit_bias: {[eos]: -100}})).choices[0].message.content!;
+        const frequency = (await ask({max_tokens: 120, logit_bias: {[eos]: -100}, frequency_penalty: 2})).choices[0].message.content!;
+        const presence = (await ask({max_tokens: 120, logit_bias: {[eos]: -100}, presence_penalty: 2})).choices[0].message.content!;
+        const encouraged = (await ask({max_tokens: 120, logit_bias: {[eos]: -100}, frequency_penalty: -2})).choices[0].message.content!;
+        expect(frequency).not.toBe(plain);
+        expect(presence).not.toBe(plain);
+        expect(countRepeats(frequency)).toBeLessThan(countRepeats(plain));
+        expect(countRepeats(presence)).toBeLessThan(countRepeats(plain));
+        expect(countRepeats(encouraged)).toBeGreaterThan(countRepeats(plain));
+    });
+
+    it("continues the text of the messages, joined by a blank line", async () => {
+        const completion = await ask({messages: [{role: "user", content: "Once upon a time, there was a little girl named"}], max_tokens: 2});
+        expect(completion.choices[0].message.content).toBe(" Lily.");
+    });
+});

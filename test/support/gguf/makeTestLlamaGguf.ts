@@ -1,0 +1,273 @@
+import {GgufWriter} from "./GgufWriter.js";
+
+export type TestLlamaGgufOptions = {
+    nEmbd?: number,
+    nLayers?: number,
+    nHeads?: number,
+    nKvHeads?: number,
+    nFf?: number,
+    contextLength?: number,
+    /** Same options + same seed = byte-identical file. */
+    seed?: number,
+    /** `null` leaves out `tokenizer.chat_template` entirely. Defaults to {@link defaultTestChatTemplate}. */
+    chatTemplate?: string | null,
+    /** Additional normal pieces (`▁` marks a leading space); their prefixes are added too so the tokenizer can reach them. */
+    extraVocab?: readonly string[],
+    name?: string
+};
+
+/** ChatML template in the Qwen2.5 style, without tool support. */
+export const defaultTestChatTemplate =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+/**
+ * Fixed ids of the control tokens. `eos` is what `tokenizer.ggml.eos_token_id` points at: ChatML models end a turn
+ * with `<|im_end|>`, so that is the EOS token, while the SentencePiece `</s>` is only kept as a regular control token.
+ */
+export const testLlamaTokens = {
+    unk: {id: 0, text: "<unk>"},
+    bos: {id: 1, text: "<s>"},
+    endOfSentence: {id: 2, text: "</s>"},
+    imStart: {id: 3, text: "<|im_start|>"},
+    imEnd: {id: 4, text: "<|im_end|>"},
+    eos: {id: 4, text: "<|im_end|>"},
+    padding: {id: 2, text: "</s>"},
+    /** `<0x00>` has this id, `<0xFF>` has this id + 255. */
+    firstByte: {id: 5, text: "<0x00>"}
+} as const;
+
+/** Roughly 50 MB of F32 weights, for benchmarks that need a model that does real (if meaningless) work. */
+export const bench50mbOptions = {
+    nEmbd: 512,
+    nLayers: 4,
+    nHeads: 8,
+    nKvHeads: 4,
+    nFf: 1376,
+    contextLength: 4096,
+    name: "test-llama-bench-50mb"
+} as const satisfies TestLlamaGgufOptions;
+
+// llama.cpp token types (enum llama_token_type)
+const TOKEN_TYPE_NORMAL = 1;
+const TOKEN_TYPE_UNKNOWN = 2;
+const TOKEN_TYPE_CONTROL = 3;
+const TOKEN_TYPE_BYTE = 6;
+
+const SPACE = "\u2581";
+
+// Standard deviation of the output logits. ~3 over a ~1k vocab gives a top-1 probability of very roughly 0.1-0.4:
+// sampling at temperature 1 stays varied, while greedy decoding still has a clear winner at every step.
+const LOGIT_STD = 3;
+// Larger than the usual 1/sqrt(fan_in) so attention is peaky and the context (not only the last token) steers the
+// next token: 200 greedy tokens then have ~160 distinct ones instead of ~125, and no loop settles in.
+const QK_GAIN = 2;
+// Byte tokens get weaker output rows: random bytes decode to U+FFFD and control characters, so they should show up
+// only now and then when sampling (and never greedily) rather than in every other token.
+const BYTE_TOKEN_LOGIT_GAIN = 0.25;
+
+// Enough common words that ordinary English tokenizes into multi-character pieces.
+const words = `
+the a an and or of to in on at for with from by as is it was be are were been not but if then else so no yes
+this that these those there here what when where who how why which all some any each every other same than
+i you he she we they me him her us them my your his its our their one two three four five ten first last next
+new old good bad big small long short little great time day night year way man woman child people world life
+hand part place case week story once upon lived girl boy cat dog bird house tree sun moon king queen
+happy sad said say says go went come came see saw know knew think thought make made take took like love want give
+use find found tell told ask work call try need feel look looked help play run walk talk
+hello hi thanks thank please sorry ok okay assistant user system model answer question test json data text code
+value key name list number string true false null object array error result output input request response server
+function tool weather city today tomorrow very more most much many just only also well now about after before over
+under into out up down again never always because can will would should could do does did have has had get got
+`.trim().split(/\s+/);
+
+const capitalizedWords = ["The", "A", "Once", "Hello", "Hi", "I", "It", "This", "What", "How", "Yes", "No", "World",
+    "JSON", "You", "We", "He", "She", "They", "There", "Tell", "Write", "Say"];
+
+const suffixes = ["ing", "ed", "er", "es", "ly", "ion", "tion", "s", "'s", "n't"];
+
+// Pieces that show up in JSON / code output.
+const symbolPieces = ["{\"", "\":", "\",", "\"}", "},", "\":\"", "[{", "}]", `${SPACE}"`, `${SPACE}{`, `${SPACE}}`,
+    `${SPACE}[`, `${SPACE}(`, `${SPACE}-`, `${SPACE}=`, `${SPACE}0`, `${SPACE}1`, ".\n", "..", "..."];
+
+/** Writes a small random-weight `llama` model with a SentencePiece (byte-fallback) tokenizer. */
+export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGgufOptions = {}): Promise<void> {
+    const {
+        nEmbd = 64,
+        nLayers = 2,
+        nHeads = 4,
+        nKvHeads = 2,
+        nFf = 128,
+        contextLength = 2048,
+        seed = 1,
+        chatTemplate = defaultTestChatTemplate,
+        extraVocab = [],
+        name = "test-llama"
+    } = options;
+
+    if (nEmbd % nHeads !== 0)
+        throw new Error(`nEmbd (${nEmbd}) must be divisible by nHeads (${nHeads})`);
+    if (nHeads % nKvHeads !== 0)
+        throw new Error(`nHeads (${nHeads}) must be divisible by nKvHeads (${nKvHeads})`);
+
+    const headDim = nEmbd / nHeads;
+    if (headDim % 2 !== 0)
+        throw new Error(`The head dimension (${headDim}) must be even for RoPE`);
+
+    const vocab = buildVocab(extraVocab);
+    const nVocab = vocab.tokens.length;
+    const nEmbdKv = headDim * nKvHeads;
+
+    const writer = new GgufWriter()
+        .addString("general.architecture", "llama")
+        .addString("general.name", name)
+        .addUint32("general.file_type", 0) // ALL_F32
+        .addUint32("llama.context_length", contextLength)
+        .addUint32("llama.embedding_length", nEmbd)
+        .addUint32("llama.block_count", nLayers)
+        .addUint32("llama.feed_forward_length", nFf)
+        .addUint32("llama.attention.head_count", nHeads)
+        .addUint32("llama.attention.head_count_kv", nKvHeads)
+        .addUint32("llama.rope.dimension_count", headDim)
+        .addFloat32("llama.rope.freq_base", 10000)
+        .addFloat32("llama.attention.layer_norm_rms_epsilon", 1e-5)
+        .addUint32("llama.vocab_size", nVocab)
+        .addString("tokenizer.ggml.model", "llama")
+        .addStringArray("tokenizer.ggml.tokens", vocab.tokens)
+        .addFloat32Array("tokenizer.ggml.scores", vocab.scores)
+        .addInt32Array("tokenizer.ggml.token_type", vocab.types)
+        .addUint32("tokenizer.ggml.bos_token_id", testLlamaTokens.bos.id)
+        .addUint32("tokenizer.ggml.eos_token_id", testLlamaTokens.eos.id)
+        .addUint32("tokenizer.ggml.unknown_token_id", testLlamaTokens.unk.id)
+        .addUint32("tokenizer.ggml.padding_token_id", testLlamaTokens.padding.id)
+        .addBool("tokenizer.ggml.add_bos_token", true)
+        .addBool("tokenizer.ggml.add_eos_token", false)
+        .addBool("tokenizer.ggml.add_space_prefix", true);
+
+    if (chatTemplate != null)
+        writer.addString("tokenizer.chat_template", chatTemplate);
+
+    const random = (tensorName: string, std: number) => fillRandom(seed, tensorName, std);
+    const ones = (target: Float32Array) => target.fill(1);
+    const linear = (fanIn: number, gain = 1) => gain / Math.sqrt(fanIn);
+
+    writer.addF32Tensor("token_embd.weight", [nEmbd, nVocab], random("token_embd.weight", 1));
+    writer.addF32Tensor("output_norm.weight", [nEmbd], ones);
+    writer.addF32Tensor("output.weight", [nEmbd, nVocab], (target) => {
+        random("output.weight", linear(nEmbd, LOGIT_STD))(target);
+
+        // A zero row pins a token's logit at 0, far below the best of ~1k random logits: greedy decoding never
+        // picks a control token, so generations neither end nor emit `<s>` on their own (use token bias for that).
+        for (const id of vocab.controlTokenIds)
+            target.fill(0, id * nEmbd, (id + 1) * nEmbd);
+
+        for (const id of vocab.byteTokenIds) {
+            for (let i = id * nEmbd; i < (id + 1) * nEmbd; i++)
+                target[i] *= BYTE_TOKEN_LOGIT_GAIN;
+        }
+    });
+
+    for (let layer = 0; layer < nLayers; layer++) {
+        const blk = (tensor: string) => `blk.${layer}.${tensor}.weight`;
+
+        writer.addF32Tensor(blk("attn_norm"), [nEmbd], ones);
+        writer.addF32Tensor(blk("attn_q"), [nEmbd, nEmbd], random(blk("attn_q"), linear(nEmbd, QK_GAIN)));
+        writer.addF32Tensor(blk("attn_k"), [nEmbd, nEmbdKv], random(blk("attn_k"), linear(nEmbd, QK_GAIN)));
+        writer.addF32Tensor(blk("attn_v"), [nEmbd, nEmbdKv], random(blk("attn_v"), linear(nEmbd)));
+        writer.addF32Tensor(blk("attn_output"), [nEmbd, nEmbd], random(blk("attn_output"), linear(nEmbd)));
+        writer.addF32Tensor(blk("ffn_norm"), [nEmbd], ones);
+        writer.addF32Tensor(blk("ffn_gate"), [nEmbd, nFf], random(blk("ffn_gate"), linear(nEmbd)));
+        writer.addF32Tensor(blk("ffn_down"), [nFf, nEmbd], random(blk("ffn_down"), linear(nFf)));
+        writer.addF32Tensor(blk("ffn_up"), [nEmbd, nFf], random(blk("ffn_up"), linear(nEmbd)));
+    }
+
+    await writer.write(filePath);
+}
+
+type Vocab = {
+    tokens: string[],
+    scores: number[],
+    types: number[],
+    controlTokenIds: number[],
+    byteTokenIds: number[]
+};
+
+function buildVocab(extraVocab: readonly string[]): Vocab {
+    const vocab: Vocab = {tokens: [], scores: [], types: [], controlTokenIds: [], byteTokenIds: []};
+    const ids = new Map<string, number>();
+    const add = (piece: string, type: number, score: number) => {
+        if (ids.has(piece))
+            return;
+
+        ids.set(piece, vocab.tokens.length);
+        if (type === TOKEN_TYPE_BYTE)
+            vocab.byteTokenIds.push(vocab.tokens.length);
+        else if (type !== TOKEN_TYPE_NORMAL)
+            vocab.controlTokenIds.push(vocab.tokens.length);
+
+        vocab.tokens.push(piece);
+        vocab.scores.push(score);
+        vocab.types.push(type);
+    };
+
+    add(testLlamaTokens.unk.text, TOKEN_TYPE_UNKNOWN, 0);
+    for (const token of [testLlamaTokens.bos, testLlamaTokens.endOfSentence, testLlamaTokens.imStart, testLlamaTokens.imEnd]) {
+        if (vocab.tokens.length !== token.id)
+            throw new Error(`Special token ${token.text} would get id ${vocab.tokens.length} instead of ${token.id}`);
+
+        add(token.text, TOKEN_TYPE_CONTROL, 0);
+    }
+
+    // llama.cpp looks byte tokens up by this exact spelling (uppercase hex) for byte fallback.
+    for (let byte = 0; byte < 256; byte++)
+        add(`<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`, TOKEN_TYPE_BYTE, 0);
+
+    // SentencePiece merges the adjacent pair whose merged piece has the highest score, and only into pieces that
+    // exist; so every piece comes with all its prefixes, and longer pieces score higher to make merging greedy.
+    const addWithPrefixes = (piece: string) => {
+        const chars = [...piece];
+        for (let length = 1; length <= chars.length; length++)
+            add(chars.slice(0, length).join(""), TOKEN_TYPE_NORMAL, length - ids.size * 1e-4);
+    };
+
+    addWithPrefixes(SPACE);
+    for (let code = 0x21; code <= 0x7e; code++)
+        addWithPrefixes(String.fromCharCode(code));
+
+    for (const word of [...words, ...capitalizedWords])
+        addWithPrefixes(SPACE + word);
+
+    for (const piece of [...suffixes, ...symbolPieces, ...extraVocab])
+        addWithPrefixes(piece);
+
+    return vocab;
+}
+
+/** A fill function with deterministic, zero-mean, "normal-ish" (triangular) values of standard deviation `std`. */
+function fillRandom(seed: number, tensorName: string, std: number) {
+    return (target: Float32Array) => {
+        // Seeded per tensor so a tensor's values don't depend on the size or order of the tensors before it.
+        let state = hashString(tensorName, seed);
+
+        // The sum of two uniform 16-bit halves is triangular on (-1, 1) with variance 1/6.
+        const scale = std * Math.sqrt(6) / 65536;
+        for (let i = 0; i < target.length; i++) {
+            // mulberry32
+            state = (state + 0x6d2b79f5) | 0;
+            let t = Math.imul(state ^ (state >>> 15), 1 | state);
+            t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+            t = (t ^ (t >>> 14)) >>> 0;
+
+            target[i] = ((t & 0xffff) + (t >>> 16) - 65535) * scale;
+        }
+    };
+}
+
+/** FNV-1a, mixed with the seed. */
+function hashString(text: string, seed: number) {
+    let hash = (0x811c9dc5 ^ Math.imul(seed | 0, 0x9e3779b1)) >>> 0;
+    for (let i = 0; i < text.length; i++)
+        hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+
+    return hash >>> 0;
+}

@@ -1,0 +1,10 @@
+import fs from "node:fs";
+import { makeTestLlamaGguf } from "./gguf/makeTestLlamaGguf.js";
+import { testModelsDir, tinyChatModelPath, tinyPlainModelPath } from "./testModels.js";
+
+/** Writes the generated test models once per test run (a few tens of milliseconds). */
+export default async function globalSetup() {
+    fs.mkdirSync(testModelsDir, {recursive: true});
+    await makeTestLlamaGguf(tinyChatModelPath, {seed: 1});
+    await makeTestLlamaGguf(tinyPlainModelPath, {seed: 1, chatTemplate: null});
+}

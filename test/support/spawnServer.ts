@@ -1,0 +1,56 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export type SpawnedServer = {
+    child: ChildProcess;
+    url: string;
+    output: () => string;
+    /** Resolves with the exit code. */
+    exited: Promise<number | null>;
+    stop(signal?: NodeJS.Signals): Promise<number | null>;
+};
+
+/** Runs `npm start`'s entry point as a real process, as a user would. */
+export function runServerProcess(args: string[], env: Record<string, string> = {}) {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+        cwd: projectRoot,
+        env: {...process.env, LOG_LEVEL: "warn", API_KEYS: "", HOST: "", PORT: "", ...env},
+        stdio: ["ignore", "pipe", "pipe"]
+    });
+    let output = "";
+    child.stdout!.on("data", (data) => output += data);
+    child.stderr!.on("data", (data) => output += data);
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return {child, exited, output: () => output};
+}
+
+/** Starts the server process and waits until it is ready (or fails the test with its output). */
+export async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<SpawnedServer> {
+    const {child, exited, output} = runServerProcess(["--port", "0", ...args], env);
+    const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`server did not get ready:\n${output()}`)), 20_000);
+        const check = () => {
+            const match = /listening on (http:\/\/\S+)\/v1/.exec(output());
+            if (match != null && output().includes("Ready.")) {
+                clearTimeout(timer);
+                resolve(match[1]);
+            }
+        };
+        child.stdout!.on("data", check);
+        void exited.then((code) => {
+            clearTimeout(timer);
+            reject(new Error(`server exited with ${code}:\n${output()}`));
+        });
+    });
+    return {
+        child, url, output, exited,
+        stop: async (signal = "SIGTERM") => {
+            if (child.exitCode == null)
+                child.kill(signal);
+            return exited;
+        }
+    };
+}

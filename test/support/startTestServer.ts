@@ -1,0 +1,83 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import OpenAI from "openai";
+import { defaultConfig, type Config } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
+import type { EngineFactories } from "../../src/engines/EngineHost.js";
+import { startServer, type RunningServer } from "../../src/startServer.js";
+
+export type TestServer = RunningServer & {
+    dir: string;
+    client: OpenAI;
+    /** POST JSON (or a raw string body) to a /v1 path with fetch. */
+    post(pathName: string, body: unknown, init?: RequestInit): Promise<Response>;
+    stop(): Promise<void>;
+};
+
+export type TestServerOptions = {
+    models: Record<string, unknown>[];
+    config?: Partial<Config>;
+    apiKey?: string;
+    factories?: EngineFactories;
+    waitUntilReady?: boolean;
+};
+
+/** Starts the real server in-process on a free loopback port with a manifest written to a temp dir. */
+export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-test-"));
+    const manifest = path.join(dir, "models.json");
+    fs.writeFileSync(manifest, JSON.stringify({models: options.models}));
+    const config: Config = {
+        ...defaultConfig,
+        port: 0,
+        modelsConfig: manifest,
+        apiKeysFile: path.join(dir, "api-keys.json"),
+        logLevel: process.env.TEST_LOG_LEVEL as Config["logLevel"] ?? "silent",
+        ...options.config
+    };
+    const server = await startServer(config, createLogger(config.logLevel), options.factories);
+    if (options.waitUntilReady !== false)
+        await server.ready;
+    const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: options.apiKey ?? "unused", maxRetries: 0});
+    return {
+        ...server,
+        dir,
+        client,
+        post: (pathName, body, init) => fetch(`${server.url}${pathName}`, {
+            method: "POST",
+            headers: {"Content-Type": "application/json", ...(options.apiKey ? {Authorization: `Bearer ${options.apiKey}`} : {})},
+            body: typeof body === "string" ? body : JSON.stringify(body),
+            ...init
+        }),
+        stop: async () => {
+            await server.close();
+            fs.rmSync(dir, {recursive: true, force: true});
+        }
+    };
+}
+
+/** Reads a whole SSE response into its events (`data` lines and comments). */
+export async function readSse(response: Response): Promise<{events: {event?: string, data: string}[], comments: string[], raw: string}> {
+    const raw = await response.text();
+    const events: {event?: string, data: string}[] = [];
+    const comments: string[] = [];
+    for (const block of raw.split("\n\n").filter((part) => part !== "")) {
+        let event: string | undefined;
+        const data: string[] = [];
+        for (const line of block.split("\n")) {
+            if (line.startsWith(":")) comments.push(line);
+            else if (line.startsWith("event: ")) event = line.slice(7);
+            else if (line.startsWith("data: ")) data.push(line.slice(6));
+        }
+        if (data.length > 0)
+            events.push({event, data: data.join("\n")});
+    }
+    return {events, comments, raw};
+}
+
+/** `response.json()` typed loosely, for assertions on response bodies. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function jsonOf(response: Response): Promise<any> {
+    return response.json();
+}

@@ -1,0 +1,23 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Where generated test models live (git-ignored). */
+export const testModelsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../.models");
+
+/** Tiny random-weight llama with a ChatML template (written by globalSetup). */
+export const tinyChatModelPath = path.join(testModelsDir, "tiny-chatml.gguf");
+/** The same architecture without any chat template (written by globalSetup). */
+export const tinyPlainModelPath = path.join(testModelsDir, "tiny-plain.gguf");
+
+/** The real stories260K model from ../shared, or null when this checkout has no shared folder. */
+export const storiesModelPath: string | null = (() => {
+    const candidate = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/models/stories260K.gguf");
+    return fs.existsSync(candidate) ? candidate : null;
+})();
+
+export const storiesGreedyText =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.";
+
+if (storiesModelPath == null)
+    console.warn("SKIPPING tests that need ../shared/models/stories260K.gguf: the file is not there.");
