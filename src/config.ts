@@ -59,7 +59,7 @@ export const defaultConfig: Config = {
 };
 
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
-    const { values } = parseArgs({
+    const { values } = parseFlags({
         args: argv,
         allowPositionals: false,
         strict: true,
@@ -74,7 +74,11 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
             "body-limit": { type: "string" }
         }
     });
-    const pick = (flag: string | undefined, envName: string) => flag ?? nonEmpty(env[envName]);
+    const pick = (flag: string | undefined, envName: string) => {
+        if (flag != null && flag.trim() === "")
+            throw new ConfigError(`--${flagOf(envName)} needs a value`);
+        return flag ?? nonEmpty(env[envName]);
+    };
 
     return {
         host: pick(values.host, "HOST") ?? defaultConfig.host,
@@ -92,14 +96,33 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     };
 }
 
+/** node's parseArgs, with its usage errors (unknown flag, missing value) turned into ConfigErrors. */
+const parseFlags: typeof parseArgs = (options) => {
+    try {
+        return parseArgs(options);
+    } catch (error) {
+        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit`);
+    }
+};
+
 function nonEmpty(value: string | undefined) {
     return value == null || value.trim() === "" ? undefined : value.trim();
+}
+
+const flagByEnv: Record<string, string> = {
+    HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
+    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit"
+};
+
+function flagOf(envName: string) {
+    return flagByEnv[envName] ?? envName;
 }
 
 function integer(raw: string | undefined, name: string, fallback: number, min: number, max: number) {
     if (raw == null)
         return fallback;
-    const value = Number(raw);
+    // Plain decimal digits only: Number() would also take "", "0x1F90" and "1e3".
+    const value = /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN;
     if (!Number.isInteger(value) || value < min || value > max)
         throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
     return value;

@@ -3,8 +3,6 @@ import type { AddressInfo } from "node:net";
 import { ApiKeyStore } from "./auth/ApiKeyStore.js";
 import type { Config } from "./config.js";
 import { EngineHost, type EngineFactories } from "./engines/EngineHost.js";
-import { LlamaChatEngine } from "./engines/llama/LlamaChatEngine.js";
-import { loadLlamaRuntime } from "./engines/llama/llamaRuntime.js";
 import type { Logger } from "./logger.js";
 import { loadManifest } from "./registry/loadManifest.js";
 import { ModelRegistry } from "./registry/ModelRegistry.js";
@@ -29,17 +27,24 @@ export type RunningServer = {
     close(): Promise<void>;
 };
 
-/** The real engines; tests may pass fakes instead. */
+/**
+ * The real engines; tests may pass fakes instead. node-llama-cpp is imported on first use, so a
+ * configuration error is reported without waiting for the native bindings to load.
+ */
 export function llamaEngineFactories(config: Config): EngineFactories {
     return {
-        chat: async (entry) => LlamaChatEngine.load(await loadLlamaRuntime(), {
-            id: entry.id,
-            modelPath: entry.path,
-            contextSize: entry.contextSize,
-            threads: entry.threads ?? config.threads,
-            parallel: entry.parallel ?? config.parallel,
-            queueSize: config.queueSize
-        })
+        chat: async (entry) => {
+            const {LlamaChatEngine} = await import("./engines/llama/LlamaChatEngine.js");
+            const {loadLlamaRuntime} = await import("./engines/llama/llamaRuntime.js");
+            return LlamaChatEngine.load(await loadLlamaRuntime(), {
+                id: entry.id,
+                modelPath: entry.path,
+                contextSize: entry.contextSize,
+                threads: entry.threads ?? config.threads,
+                parallel: entry.parallel ?? config.parallel,
+                queueSize: config.queueSize
+            });
+        }
     };
 }
 

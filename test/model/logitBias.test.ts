@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getLlama, LlamaLogLevel, type LlamaContext, type LlamaModel } from "node-llama-cpp";
+import { getLlama, LlamaLogLevel, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { createLogitBias } from "../../src/engines/llama/createLogitBias.js";
 import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
 import { tinyChatModelPath } from "../support/testModels.js";
@@ -21,7 +21,7 @@ describe("logit_bias reaches the native sampler, end-of-generation tokens includ
     async function distribution(bias: Map<number, number>) {
         const sequence = context.getSequence();
         try {
-            const tokens = sequence.evaluateWithMetadata([1, 300, 301], {probabilities: true}, {
+            const tokens = sequence.evaluateWithMetadata([1, 300, 301] as Token[], {probabilities: true}, {
                 temperature: 1, topK: 0, topP: 1, minP: 0, seed: 1, yieldEogToken: true,
                 tokenBias: createLogitBias(model, bias)
             });
@@ -33,7 +33,7 @@ describe("logit_bias reaches the native sampler, end-of-generation tokens includ
         }
     }
 
-    const eos = testLlamaTokens.eos.id;
+    const eos = testLlamaTokens.eos.id as Token;
 
     it("-100 on the EOS token makes its probability exactly 0 (node-llama-cpp's TokenBias would skip it)", async () => {
         expect(model.isEogToken(eos)).toBe(true);

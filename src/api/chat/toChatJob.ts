@@ -70,7 +70,7 @@ function toTurn(message: WireMessage, index: number, modelId: string): ChatTurn 
             `${param}.role`, "unsupported_parameter");
     if (message.role === "assistant" && (message.tool_calls != null || message.function_call != null))
         throw ApiError.invalidRequest("Assistant messages with tool calls are not supported by this server yet.",
-            `${param}.tool_calls`, "unsupported_parameter");
+            `${param}.${message.tool_calls != null ? "tool_calls" : "function_call"}`, "unsupported_parameter");
 
     const role = message.role === "developer" ? "system" : message.role;
     if (message.content == null) {

@@ -1,4 +1,4 @@
-import { JinjaTemplateChatWrapper, LlamaText, SpecialToken, type ChatHistoryItem, type LlamaModel, type Token } from "node-llama-cpp";
+import { JinjaTemplateChatWrapper, type ChatHistoryItem, type LlamaModel, type Token } from "node-llama-cpp";
 import type { ChatTurn } from "../ChatEngine.js";
 
 /**
@@ -30,13 +30,13 @@ export class ChatPromptRenderer {
     }
 
     render(turns: readonly ChatTurn[]): Token[] {
-        const text = this.wrapper == null
-            ? LlamaText([new SpecialToken("BOS"), turns.map((turn) => turn.content).join("\n\n")])
-            : this.wrapper.generateContextState({chatHistory: toChatHistory(turns)}).contextText;
-        const tokens = text.tokenize(this.model.tokenizer);
-        // llama.cpp adds BOS to a templated prompt when the model asks for it and the template did not.
+        // Plain text is tokenized as llama.cpp tokenizes a prompt (SentencePiece space prefix included).
+        const tokens = this.wrapper == null
+            ? this.model.tokenize(turns.map((turn) => turn.content).join("\n\n"))
+            : this.wrapper.generateContextState({chatHistory: toChatHistory(turns)}).contextText.tokenize(this.model.tokenizer);
+        // Like llama.cpp: BOS goes first when the model asks for it and the template did not write it.
         const bos = this.model.tokens.bos;
-        if (this.wrapper != null && bos != null && this.model.tokens.shouldPrependBosToken && tokens[0] !== bos)
+        if (bos != null && this.model.tokens.shouldPrependBosToken && tokens[0] !== bos)
             tokens.unshift(bos);
         return tokens;
     }

@@ -36,12 +36,12 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     const {model, sequence, promptTokens, signal} = settings;
     await sequence.clearHistory();
 
-    // All prompt tokens but the last are evaluated in chunks without sampling; the last one is
-    // evaluated by the generator below, whose first sample is the first completion token.
-    for (let start = 0; start < promptTokens.length - 1; start += settings.promptChunkSize) {
+    // The prompt is evaluated in chunks so an abort is noticed between them; the last chunk goes
+    // to the generator below, whose first sample is the first completion token.
+    const lastChunkStart = Math.max(0, promptTokens.length - settings.promptChunkSize);
+    for (let start = 0; start < lastChunkStart; start += settings.promptChunkSize) {
         signal.throwIfAborted();
-        const end = Math.min(promptTokens.length - 1, start + settings.promptChunkSize);
-        await sequence.evaluateWithoutGeneratingNewTokens(promptTokens.slice(start, end));
+        await sequence.evaluateWithoutGeneratingNewTokens(promptTokens.slice(start, Math.min(lastChunkStart, start + settings.promptChunkSize)));
     }
     signal.throwIfAborted();
 
@@ -58,7 +58,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0;
     let finishReason: FinishReason = "length";
 
-    const tokens = sequence.evaluate([promptTokens[promptTokens.length - 1]], {
+    const tokens = sequence.evaluate(promptTokens.slice(lastChunkStart), {
         temperature: settings.temperature,
         topK: 0,
         topP: settings.topP,

@@ -1,0 +1,50 @@
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad } from "../../src/engines/ChatEngine.js";
+
+/**
+ * A scripted chat engine for testing the HTTP layer without a model: it "generates" the given
+ * pieces with a delay between them, then finishes or fails as told.
+ */
+export class FakeChatEngine implements ChatEngine {
+    readonly info: ChatEngineInfo;
+    readonly jobs: ChatJob[] = [];
+    private busy = 0;
+
+    constructor(id: string, private readonly script: {pieces: string[], delayMs?: number, failWith?: Error}) {
+        this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake"};
+    }
+
+    load(): EngineLoad {
+        return {parallel: 2, busy: this.busy, waiting: 0};
+    }
+
+    submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
+        this.jobs.push(job);
+        this.busy++;
+        const done = (async () => {
+            try {
+                const results: ChoiceResult[] = [];
+                for (let index = 0; index < job.n; index++) {
+                    let text = "";
+                    for (const piece of this.script.pieces) {
+                        await new Promise((resolve) => setTimeout(resolve, this.script.delayMs ?? 1));
+                        hooks.signal.throwIfAborted();
+                        text += piece;
+                        hooks.onText?.(index, piece);
+                    }
+                    if (this.script.failWith != null)
+                        throw this.script.failWith;
+                    const result: ChoiceResult = {index, text, finishReason: "stop", completionTokens: this.script.pieces.length};
+                    hooks.onFinish?.(result);
+                    results.push(result);
+                }
+                return results;
+            } finally {
+                this.busy--;
+            }
+        })();
+        done.catch(() => {});
+        return {promptTokens: 3, done};
+    }
+
+    async dispose() {}
+}

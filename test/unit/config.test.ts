@@ -1,0 +1,163 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, defaultConfig, loadConfig } from "../../src/config.js";
+
+/** The ConfigError message thrown by loadConfig (fails when nothing or something else is thrown). */
+function configErrorOf(argv: string[], env: NodeJS.ProcessEnv = {}): string {
+    try {
+        loadConfig(argv, env);
+    } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+    }
+    throw new Error("loadConfig accepted the settings");
+}
+
+describe("loadConfig", () => {
+    it("uses the defaults when nothing is set, with paths made absolute", () => {
+        expect(loadConfig([], {})).toEqual({
+            ...defaultConfig,
+            modelsConfig: path.resolve("models/models.json"),
+            apiKeysFile: path.resolve("api-keys.json")
+        });
+        expect(defaultConfig).toMatchObject({
+            host: "127.0.0.1", port: 8080, threads: 1, parallel: 4, queueSize: 32, apiKeys: [],
+            bodyLimit: "10mb", ssePingMs: 5000, shutdownTimeoutMs: 10_000, logLevel: "info"
+        });
+    });
+
+    it("does not read process.env when an env object is given", () => {
+        const saved = process.env.PORT;
+        process.env.PORT = "1234";
+        try {
+            expect(loadConfig([], {}).port).toBe(8080);
+        } finally {
+            if (saved === undefined)
+                delete process.env.PORT;
+            else
+                process.env.PORT = saved;
+        }
+    });
+
+    it("reads every setting from the environment when no flag is given", () => {
+        const config = loadConfig([], {
+            HOST: "0.0.0.0", PORT: "9000", MODELS_CONFIG: "/etc/models.json", THREADS: "3", PARALLEL: "2",
+            QUEUE_SIZE: "0", API_KEYS_FILE: "/etc/keys.json", BODY_LIMIT: "1mb", SSE_PING_MS: "250",
+            SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1"
+        });
+        expect(config).toEqual({
+            host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
+            apiKeys: ["k1"], apiKeysFile: "/etc/keys.json", bodyLimit: "1mb", ssePingMs: 250, shutdownTimeoutMs: 0,
+            logLevel: "debug"
+        });
+    });
+
+    it("a flag wins over its environment variable", () => {
+        const env = {HOST: "0.0.0.0", PORT: "9000", MODELS_CONFIG: "/env/models.json", THREADS: "3", PARALLEL: "2",
+            QUEUE_SIZE: "5", API_KEYS_FILE: "/env/keys.json", BODY_LIMIT: "1mb"};
+        const config = loadConfig([
+            "--host", "::1", "--port", "0", "--models", "/flag/models.json", "--threads", "2", "--parallel", "8",
+            "--queue-size", "7", "--keys-file", "/flag/keys.json", "--body-limit", "2mb"
+        ], env);
+        expect(config).toMatchObject({
+            host: "::1", port: 0, modelsConfig: "/flag/models.json", threads: 2, parallel: 8, queueSize: 7,
+            apiKeysFile: "/flag/keys.json", bodyLimit: "2mb"
+        });
+    });
+
+    it("accepts the --flag=value form", () => {
+        expect(loadConfig(["--port=1234"], {}).port).toBe(1234);
+    });
+
+    it("ignores empty or blank environment variables and trims the others", () => {
+        const config = loadConfig([], {PORT: "", HOST: "   ", THREADS: " 2 ", LOG_LEVEL: ""});
+        expect(config.port).toBe(8080);
+        expect(config.host).toBe("127.0.0.1");
+        expect(config.threads).toBe(2);
+        expect(config.logLevel).toBe("info");
+    });
+
+    it("resolves relative paths to absolute ones against the working directory", () => {
+        const config = loadConfig(["--models", "conf/m.json"], {API_KEYS_FILE: "../keys.json"});
+        expect(config.modelsConfig).toBe(path.join(process.cwd(), "conf/m.json"));
+        expect(config.apiKeysFile).toBe(path.resolve(process.cwd(), "../keys.json"));
+    });
+
+    it("splits API_KEYS on commas, trims them and drops empty entries", () => {
+        expect(loadConfig([], {API_KEYS: " sk-a , sk-b,,  ,sk-c "}).apiKeys).toEqual(["sk-a", "sk-b", "sk-c"]);
+        expect(loadConfig([], {API_KEYS: " , "}).apiKeys).toEqual([]);
+        expect(loadConfig([], {API_KEYS: ""}).apiKeys).toEqual([]);
+    });
+
+    it.each([
+        ["--port", "PORT", "port", "65536"],
+        ["--port", "PORT", "port", "-1"],
+        ["--port", "PORT", "port", "80.5"],
+        ["--port", "PORT", "port", "http"],
+        ["--threads", "THREADS", "threads", "0"],
+        ["--threads", "THREADS", "threads", "257"],
+        ["--parallel", "PARALLEL", "parallel", "0"],
+        ["--parallel", "PARALLEL", "parallel", "65"],
+        ["--queue-size", "QUEUE_SIZE", "queue-size", "-3"],
+        ["--queue-size", "QUEUE_SIZE", "queue-size", "many"]
+    ])("%s / %s = %s... rejects %s with a ConfigError naming the setting", (flag, envName, name, value) => {
+        // `--port=-1`: parseArgs would read `--port -1` as a flag missing its value.
+        for (const message of [configErrorOf([`${flag}=${value}`]), configErrorOf([], {[envName]: value})]) {
+            expect(message).toContain(name);
+            expect(message).toContain(`"${value}"`);
+        }
+    });
+
+    it.each([
+        ["SSE_PING_MS", "9"],
+        ["SSE_PING_MS", "1s"],
+        ["SHUTDOWN_TIMEOUT_MS", "-1"],
+        ["SHUTDOWN_TIMEOUT_MS", "3600001"]
+    ])("%s=%s is a ConfigError naming the setting", (envName, value) => {
+        const message = configErrorOf([], {[envName]: value});
+        expect(message).toContain(envName);
+        expect(message).toContain(`"${value}"`);
+    });
+
+    it("an empty flag value is an error, not port 0 or queue size 0", () => {
+        // Number("") is 0: `--port=$PORT` with PORT unset would silently bind a random port.
+        expect(configErrorOf(["--port="])).toContain("port");
+        expect(configErrorOf(["--queue-size="])).toContain("queue-size");
+    });
+
+    it("the error gives the allowed range", () => {
+        expect(configErrorOf(["--port", "70000"])).toBe('port must be an integer from 0 to 65535, got "70000"');
+    });
+
+    it("accepts the range limits", () => {
+        expect(loadConfig(["--port", "65535", "--threads", "256", "--parallel", "64", "--queue-size", "100000"], {
+            SSE_PING_MS: "10", SHUTDOWN_TIMEOUT_MS: "3600000"
+        })).toMatchObject({port: 65535, threads: 256, parallel: 64, queueSize: 100_000, ssePingMs: 10, shutdownTimeoutMs: 3_600_000});
+    });
+
+    it("throws on an unknown flag and on a positional argument", () => {
+        expect(() => loadConfig(["--prot", "80"], {})).toThrow(/--prot/);
+        expect(() => loadConfig(["serve"], {})).toThrow();
+    });
+
+    it("throws when a flag misses its value", () => {
+        expect(() => loadConfig(["--port"], {})).toThrow();
+    });
+
+    it("command-line mistakes are ConfigErrors, so main.ts prints a message instead of a stack trace", () => {
+        expect(configErrorOf(["--prot", "80"])).toContain("--prot");
+        expect(configErrorOf(["serve"])).toContain("serve");
+        expect(configErrorOf(["--port"])).toContain("--port");
+    });
+
+    it.each(["silent", "error", "warn", "info", "debug"])("LOG_LEVEL=%s is accepted", (level) => {
+        expect(loadConfig([], {LOG_LEVEL: level}).logLevel).toBe(level);
+    });
+
+    it.each(["verbose", "INFO", "2"])("LOG_LEVEL=%s is a ConfigError listing the levels", (level) => {
+        const message = configErrorOf([], {LOG_LEVEL: level});
+        expect(message).toContain("LOG_LEVEL");
+        expect(message).toContain("silent, error, warn, info, debug");
+        expect(message).toContain(`"${level}"`);
+    });
+});

@@ -1,0 +1,299 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadManifest } from "../../src/registry/loadManifest.js";
+import { ManifestError } from "../../src/registry/ManifestError.js";
+import type { ModelEntry } from "../../src/registry/ModelEntry.js";
+import { ModelRegistry } from "../../src/registry/ModelRegistry.js";
+
+let dir: string;
+
+beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "registry-test-"));
+});
+
+afterEach(() => {
+    fs.rmSync(dir, {recursive: true, force: true});
+});
+
+/** Creates an empty file (only its existence is checked) and returns its absolute path. */
+function touch(relativePath: string) {
+    const filePath = path.join(dir, relativePath);
+    fs.mkdirSync(path.dirname(filePath), {recursive: true});
+    fs.writeFileSync(filePath, "");
+    return filePath;
+}
+
+/** Writes `models.json` (or `name`) into the temp dir and returns its path. */
+function writeManifest(content: unknown, name = "models.json") {
+    const filePath = path.join(dir, name);
+    fs.mkdirSync(path.dirname(filePath), {recursive: true});
+    fs.writeFileSync(filePath, typeof content === "string" ? content : JSON.stringify(content));
+    return filePath;
+}
+
+/** The ManifestError message thrown by loadManifest (fails when nothing or something else is thrown). */
+function manifestErrorOf(manifestPath: string): string {
+    try {
+        loadManifest(manifestPath);
+    } catch (error) {
+        expect(error).toBeInstanceOf(ManifestError);
+        return (error as Error).message;
+    }
+    throw new Error("loadManifest accepted the manifest");
+}
+
+describe("loadManifest", () => {
+    it("resolves a relative model path against the manifest's folder, not the working directory", () => {
+        const modelPath = touch("config/weights/a.gguf");
+        const manifest = writeManifest({models: [{id: "a", task: "chat", path: "weights/a.gguf"}]}, "config/models.json");
+        const [entry] = loadManifest(manifest);
+        expect(entry.path).toBe(modelPath);
+        expect(path.isAbsolute(entry.path)).toBe(true);
+    });
+
+    it("resolves relative to the folder also when the manifest path itself is relative", () => {
+        const modelPath = touch("config/a.gguf");
+        const manifest = writeManifest({models: [{id: "a", task: "chat", path: "./a.gguf"}]}, "config/models.json");
+        const relativeManifest = path.relative(process.cwd(), manifest);
+        expect(loadManifest(relativeManifest)[0].path).toBe(modelPath);
+    });
+
+    it("keeps an absolute model path", () => {
+        const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "registry-abs-"));
+        try {
+            const modelPath = path.join(elsewhere, "b.gguf");
+            fs.writeFileSync(modelPath, "");
+            const manifest = writeManifest({models: [{id: "b", task: "chat", path: modelPath}]});
+            expect(loadManifest(manifest)[0].path).toBe(modelPath);
+        } finally {
+            fs.rmSync(elsewhere, {recursive: true, force: true});
+        }
+    });
+
+    it("fills in the defaults of optional fields", () => {
+        touch("a.gguf");
+        const [entry] = loadManifest(writeManifest({models: [{id: "a", task: "chat", path: "a.gguf"}]}));
+        expect(entry).toEqual({
+            id: "a", task: "chat", path: path.join(dir, "a.gguf"),
+            family: null, released: null, aliases: [], ownedBy: "local",
+            contextSize: null, threads: null, parallel: null
+        } satisfies ModelEntry);
+    });
+
+    it("keeps every optional field that is given", () => {
+        touch("a.gguf");
+        const [entry] = loadManifest(writeManifest({models: [{
+            id: "a", task: "chat", path: "a.gguf", family: "fam", released: "2024-05-01", aliases: ["x", "y"],
+            ownedBy: "me", description: "a model", contextSize: 512, threads: 2, parallel: 3
+        }]}));
+        expect(entry).toMatchObject({family: "fam", released: "2024-05-01", aliases: ["x", "y"], ownedBy: "me", contextSize: 512, threads: 2, parallel: 3});
+    });
+
+    it("accepts an empty model list and a $schema key", () => {
+        expect(loadManifest(writeManifest({$schema: "./schema.json", models: []}))).toEqual([]);
+    });
+
+    it("a missing manifest file is a ManifestError naming the path", () => {
+        const missing = path.join(dir, "nope.json");
+        expect(manifestErrorOf(missing)).toBe(`Model manifest not found: ${missing}`);
+    });
+
+    it("a manifest that is a folder cannot be read", () => {
+        fs.mkdirSync(path.join(dir, "folder.json"));
+        expect(manifestErrorOf(path.join(dir, "folder.json"))).toMatch(/^Cannot read model manifest/);
+    });
+
+    it("invalid JSON is a ManifestError naming the file", () => {
+        const manifest = writeManifest("{models: [");
+        expect(manifestErrorOf(manifest)).toMatch(new RegExp(`^Model manifest ${escapeRegExp(manifest)} is not valid JSON: `));
+    });
+
+    it.each([
+        ["a missing 'models'", {}, "'models'"],
+        ["a misspelt key", {models: [{id: "a", task: "chat", path: "a.gguf", contextsize: 512}]}, "'models[0].contextsize'"],
+        ["a missing id", {models: [{task: "chat", path: "a.gguf"}]}, "'models[0].id'"],
+        ["an unknown task", {models: [{id: "a", task: "dance", path: "a.gguf"}]}, "'models[0].task'"],
+        ["a too small contextSize", {models: [{id: "a", task: "chat", path: "a.gguf", contextSize: 8}]}, "'models[0].contextSize'"],
+        ["a decimal threads", {models: [{id: "a", task: "chat", path: "a.gguf", threads: 1.5}]}, "'models[0].threads'"],
+        ["a malformed released date", {models: [{id: "a", task: "chat", path: "a.gguf", released: "May 2024"}]}, "'models[0].released'"],
+        ["an alias with a space", {models: [{id: "a", task: "chat", path: "a.gguf", aliases: ["my model"]}]}, "'models[0].aliases[0]'"],
+        ["an id with a space", {models: [{id: "a b", task: "chat", path: "a.gguf"}]}, "'models[0].id'"]
+    ])("a schema error (%s) names the field", (_name, content, field) => {
+        touch("a.gguf");
+        const manifest = writeManifest(content);
+        const message = manifestErrorOf(manifest);
+        expect(message).toMatch(new RegExp(`^Invalid model manifest ${escapeRegExp(manifest)}: `));
+        expect(message).toContain(field);
+    });
+
+    it("a schema error message quotes the offending value", () => {
+        touch("a.gguf");
+        const manifest = writeManifest({models: [{id: "a", task: "chat", path: "a.gguf", contextSize: 8}]});
+        expect(manifestErrorOf(manifest))
+            .toBe(`Invalid model manifest ${manifest}: Invalid value for 'models[0].contextSize': 8 is below the minimum of 16.`);
+    });
+
+    it("a model path that does not exist is a ManifestError naming the entry and the resolved path", () => {
+        touch("a.gguf");
+        const manifest = writeManifest({models: [
+            {id: "a", task: "chat", path: "a.gguf"},
+            {id: "b", task: "chat", path: "missing/b.gguf"}
+        ]});
+        const message = manifestErrorOf(manifest);
+        expect(message).toContain("'models[1].path'");
+        expect(message).toContain(path.join(dir, "missing/b.gguf"));
+    });
+
+    describe("every name must resolve to exactly one model", () => {
+        beforeEach(() => {
+            touch("a.gguf");
+            touch("b.gguf");
+        });
+        const a = {id: "a", task: "chat", path: "a.gguf"};
+        const b = {id: "b", task: "chat", path: "b.gguf"};
+
+        it("a duplicate id", () => {
+            const message = manifestErrorOf(writeManifest({models: [a, {...b, id: "a"}]}));
+            expect(message).toContain("'models[1].id' uses the name 'a', already taken by models[0].id");
+        });
+
+        it("an alias equal to another model's id", () => {
+            const message = manifestErrorOf(writeManifest({models: [a, {...b, aliases: ["a"]}]}));
+            expect(message).toContain("'models[1].aliases[0]' uses the name 'a', already taken by models[0].id");
+        });
+
+        it("an alias equal to a later model's id", () => {
+            const message = manifestErrorOf(writeManifest({models: [{...a, aliases: ["b"]}, b]}));
+            expect(message).toContain("'models[0].aliases[0]' uses the name 'b', already taken by models[1].id");
+        });
+
+        it("an alias equal to the model's own id", () => {
+            const message = manifestErrorOf(writeManifest({models: [{...a, aliases: ["a"]}]}));
+            expect(message).toContain("'models[0].aliases[0]' uses the name 'a'");
+        });
+
+        it("the same alias on two models", () => {
+            const message = manifestErrorOf(writeManifest({models: [{...a, aliases: ["shared"]}, {...b, aliases: ["x", "shared"]}]}));
+            expect(message).toContain("'models[1].aliases[1]' uses the name 'shared', already taken by models[0].aliases[0]");
+        });
+
+        it("an alias equal to <family>-latest", () => {
+            const message = manifestErrorOf(writeManifest({models: [
+                {...a, family: "fam"},
+                {...b, aliases: ["fam-latest"]}
+            ]}));
+            expect(message).toContain("the name 'fam-latest' is reserved for the newest model of family 'fam'");
+            expect(message).toContain("models[1].aliases[0]");
+        });
+
+        it("an id equal to <family>-latest", () => {
+            const message = manifestErrorOf(writeManifest({models: [{...a, family: "fam"}, {...b, id: "fam-latest"}]}));
+            expect(message).toContain("reserved for the newest model of family 'fam'");
+            expect(message).toContain("models[1].id");
+        });
+
+        it("a name that only looks like a -latest of no family is fine", () => {
+            const entries = loadManifest(writeManifest({models: [{...a, aliases: ["other-latest"]}, {...b, family: "fam"}]}));
+            expect(entries.map((entry) => entry.id)).toEqual(["a", "b"]);
+        });
+    });
+});
+
+function entry(id: string, extra: Partial<ModelEntry> = {}): ModelEntry {
+    return {
+        id, task: "chat", path: `/models/${id}.gguf`, family: null, released: null, aliases: [], ownedBy: "local",
+        contextSize: null, threads: null, parallel: null, ...extra
+    };
+}
+
+describe("ModelRegistry", () => {
+    it("resolves ids and aliases to the entry; unknown names to undefined", () => {
+        const a = entry("a", {aliases: ["alpha", "first"]});
+        const b = entry("b");
+        const registry = new ModelRegistry([a, b]);
+        expect(registry.resolve("a")).toBe(a);
+        expect(registry.resolve("alpha")).toBe(a);
+        expect(registry.resolve("first")).toBe(a);
+        expect(registry.resolve("b")).toBe(b);
+        expect(registry.resolve("c")).toBeUndefined();
+        expect(registry.resolve("A")).toBeUndefined();
+    });
+
+    it("<family>-latest resolves to the variant released last, whatever the manifest order", () => {
+        const mid = entry("fam-2", {family: "fam", released: "2024-06-01"});
+        const newest = entry("fam-3", {family: "fam", released: "2025-01-15"});
+        const oldest = entry("fam-1", {family: "fam", released: "2023-12-31"});
+        const registry = new ModelRegistry([mid, newest, oldest]);
+        expect(registry.resolve("fam-latest")).toBe(newest);
+    });
+
+    it("each family has its own -latest; a model without family has none", () => {
+        const x = entry("x1", {family: "x", released: "2024-01-01"});
+        const y = entry("y1", {family: "y", released: "2020-01-01"});
+        const lone = entry("lone", {released: "2030-01-01"});
+        const registry = new ModelRegistry([x, y, lone]);
+        expect(registry.resolve("x-latest")).toBe(x);
+        expect(registry.resolve("y-latest")).toBe(y);
+        expect(registry.resolve("lone-latest")).toBeUndefined();
+        expect(registry.resolve("null-latest")).toBeUndefined();
+    });
+
+    it("same release date: the later manifest entry wins", () => {
+        const first = entry("first", {family: "fam", released: "2024-01-01"});
+        const second = entry("second", {family: "fam", released: "2024-01-01"});
+        expect(new ModelRegistry([first, second]).resolve("fam-latest")).toBe(second);
+    });
+
+    it("all undated: the later manifest entry wins", () => {
+        const first = entry("first", {family: "fam"});
+        const second = entry("second", {family: "fam"});
+        expect(new ModelRegistry([first, second]).resolve("fam-latest")).toBe(second);
+    });
+
+    it("a dated variant beats an undated one in either manifest order", () => {
+        // Undated counts as older than any date: an undated variant listed last does not become -latest.
+        const dated = entry("dated", {family: "fam", released: "2020-01-01"});
+        const undated = entry("undated", {family: "fam"});
+        expect(new ModelRegistry([dated, undated]).resolve("fam-latest")).toBe(dated);
+        expect(new ModelRegistry([undated, dated]).resolve("fam-latest")).toBe(dated);
+    });
+
+    it("aliasesOf lists the aliases, plus <family>-latest only for the newest variant", () => {
+        const old = entry("fam-1", {family: "fam", released: "2023-01-01", aliases: ["fam-old"]});
+        const latest = entry("fam-2", {family: "fam", released: "2024-01-01", aliases: ["fam-new", "fam-stable"]});
+        const other = entry("other");
+        const registry = new ModelRegistry([old, latest, other]);
+        expect(registry.aliasesOf(old)).toEqual(["fam-old"]);
+        expect(registry.aliasesOf(latest).sort()).toEqual(["fam-latest", "fam-new", "fam-stable"]);
+        expect(registry.aliasesOf(other)).toEqual([]);
+    });
+
+    it("ofTask filters by task and keeps the manifest order", () => {
+        const c1 = entry("c1");
+        const e1 = entry("e1", {task: "embeddings"});
+        const c2 = entry("c2");
+        const registry = new ModelRegistry([c1, e1, c2]);
+        expect(registry.ofTask("chat")).toEqual([c1, c2]);
+        expect(registry.ofTask("embeddings")).toEqual([e1]);
+        expect(registry.ofTask("image")).toEqual([]);
+    });
+
+    it("works on what loadManifest returns", () => {
+        touch("m/a.gguf");
+        touch("m/b.gguf");
+        const entries = loadManifest(writeManifest({models: [
+            {id: "tiny-1", task: "chat", path: "m/a.gguf", family: "tiny", released: "2024-01-01", aliases: ["tiny"]},
+            {id: "tiny-2", task: "chat", path: "m/b.gguf", family: "tiny", released: "2024-02-01"}
+        ]}));
+        const registry = new ModelRegistry(entries);
+        expect(registry.resolve("tiny")?.id).toBe("tiny-1");
+        expect(registry.resolve("tiny-latest")?.id).toBe("tiny-2");
+        expect(registry.resolve("tiny-latest")?.path).toBe(path.join(dir, "m/b.gguf"));
+    });
+});
+
+function escapeRegExp(text: string) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,240 @@
+import { describe, expect, it } from "vitest";
+import type { ChatCompletionRequest } from "../../src/api/chat/ChatCompletionWire.js";
+import { toChatJob } from "../../src/api/chat/toChatJob.js";
+import type { ChatEngineInfo } from "../../src/engines/ChatEngine.js";
+import { ApiError } from "../../src/server/ApiError.js";
+
+const engine: ChatEngineInfo = {id: "tiny-chat", contextSize: 2048, vocabularySize: 1000, fingerprint: "fp_test"};
+
+function request(extra: Partial<ChatCompletionRequest> = {}): ChatCompletionRequest {
+    return {model: "tiny-chat", messages: [{role: "user", content: "Hi"}], ...extra};
+}
+
+/** The ApiError thrown by toChatJob (fails the test when nothing or something else is thrown). */
+function errorOf(body: ChatCompletionRequest): ApiError {
+    try {
+        toChatJob(body, engine);
+    } catch (error) {
+        expect(error).toBeInstanceOf(ApiError);
+        return error as ApiError;
+    }
+    throw new Error("toChatJob accepted the request");
+}
+
+describe("toChatJob defaults", () => {
+    it("applies OpenAI's defaults to a minimal request", () => {
+        const job = toChatJob(request(), engine);
+        expect(job.turns).toEqual([{role: "user", content: "Hi"}]);
+        expect(job.n).toBe(1);
+        expect(job.maxTokens).toBeNull();
+        expect(job.stop).toEqual([]);
+        expect(job.jsonObject).toBe(false);
+        expect(job.sampling).toMatchObject({temperature: 1, topP: 1, frequencyPenalty: 0, presencePenalty: 0});
+        expect(job.sampling.logitBias.size).toBe(0);
+    });
+
+    it("treats explicit nulls like absent fields", () => {
+        const job = toChatJob(request({
+            temperature: null, top_p: null, n: null, max_tokens: null, max_completion_tokens: null, stop: null,
+            frequency_penalty: null, presence_penalty: null, logit_bias: null, seed: null, response_format: null,
+            logprobs: null, top_logprobs: null, tools: null, tool_choice: null, functions: null, function_call: null
+        }), engine);
+        expect(job.n).toBe(1);
+        expect(job.maxTokens).toBeNull();
+        expect(job.stop).toEqual([]);
+        expect(job.sampling).toMatchObject({temperature: 1, topP: 1, frequencyPenalty: 0, presencePenalty: 0});
+    });
+
+    it("copies the sampling settings that were given, 0 included", () => {
+        const job = toChatJob(request({temperature: 0, top_p: 0.5, frequency_penalty: -1.5, presence_penalty: 2, n: 2}), engine);
+        expect(job.n).toBe(2);
+        expect(job.sampling).toMatchObject({temperature: 0, topP: 0.5, frequencyPenalty: -1.5, presencePenalty: 2});
+    });
+});
+
+describe("toChatJob token limit and stop", () => {
+    it("reads max_tokens and its newer name max_completion_tokens", () => {
+        expect(toChatJob(request({max_tokens: 7}), engine).maxTokens).toBe(7);
+        expect(toChatJob(request({max_completion_tokens: 9}), engine).maxTokens).toBe(9);
+        expect(toChatJob(request({max_tokens: 5, max_completion_tokens: 5}), engine).maxTokens).toBe(5);
+    });
+
+    it("rejects max_tokens and max_completion_tokens with different values", () => {
+        const error = errorOf(request({max_tokens: 5, max_completion_tokens: 6}));
+        expect(error.status).toBe(400);
+        expect(error.param).toBe("max_completion_tokens");
+    });
+
+    it("turns a string stop into a one-element list and copies a list", () => {
+        expect(toChatJob(request({stop: "END"}), engine).stop).toEqual(["END"]);
+        const stops = ["a", "b"];
+        const job = toChatJob(request({stop: stops}), engine);
+        expect(job.stop).toEqual(["a", "b"]);
+        expect(job.stop).not.toBe(stops);
+    });
+
+    it("allows stream_options only when streaming", () => {
+        expect(errorOf(request({stream_options: {include_usage: true}})).param).toBe("stream_options");
+        expect(errorOf(request({stream: false, stream_options: {include_usage: true}})).param).toBe("stream_options");
+        expect(() => toChatJob(request({stream: true, stream_options: {include_usage: true}}), engine)).not.toThrow();
+    });
+});
+
+describe("toChatJob messages", () => {
+    it("maps developer to system and keeps the order of the messages", () => {
+        const job = toChatJob(request({messages: [
+            {role: "developer", content: "Be brief."},
+            {role: "system", content: "Sys"},
+            {role: "user", content: "Q"},
+            {role: "assistant", content: "A"},
+            {role: "user", content: "Q2"}
+        ]}), engine);
+        expect(job.turns).toEqual([
+            {role: "system", content: "Be brief."},
+            {role: "system", content: "Sys"},
+            {role: "user", content: "Q"},
+            {role: "assistant", content: "A"},
+            {role: "user", content: "Q2"}
+        ]);
+    });
+
+    it("joins text content parts without a separator", () => {
+        const job = toChatJob(request({messages: [
+            {role: "user", content: [{type: "text", text: "Hello, "}, {type: "text", text: "world"}]}
+        ]}), engine);
+        expect(job.turns).toEqual([{role: "user", content: "Hello, world"}]);
+    });
+
+    it("an assistant message without content becomes an empty turn", () => {
+        const job = toChatJob(request({messages: [
+            {role: "user", content: "Q"},
+            {role: "assistant", content: null},
+            {role: "assistant"}
+        ]}), engine);
+        expect(job.turns.slice(1)).toEqual([{role: "assistant", content: ""}, {role: "assistant", content: ""}]);
+    });
+
+    it("a user or system message without content is a missing parameter", () => {
+        const error = errorOf(request({messages: [{role: "user", content: "Q"}, {role: "system", content: null}]}));
+        expect(error.status).toBe(400);
+        expect(error.param).toBe("messages[1].content");
+        expect(error.message).toContain("messages[1].content");
+    });
+
+    it("an image part says the model is not multimodal, naming the model and the part", () => {
+        const error = errorOf(request({messages: [
+            {role: "user", content: [{type: "text", text: "What is this?"}, {type: "image_url"}]}
+        ]}));
+        expect(error.status).toBe(400);
+        expect(error.code).toBe("model_not_multimodal");
+        expect(error.param).toBe("messages[0].content[1].type");
+        expect(error.message).toContain("'tiny-chat' is not multimodal");
+        expect(error.message).toContain("image_url");
+    });
+
+    it.each(["input_image", "input_audio", "file"])("a '%s' part is refused as not multimodal", (type) => {
+        const error = errorOf(request({messages: [{role: "user", content: [{type}]}]}));
+        expect(error.code).toBe("model_not_multimodal");
+        expect(error.param).toBe("messages[0].content[0].type");
+    });
+
+    it("an unknown part type is an invalid value, not a multimodal refusal", () => {
+        const error = errorOf(request({messages: [{role: "user", content: [{type: "hologram"}]}]}));
+        expect(error.code).toBeNull();
+        expect(error.param).toBe("messages[0].content[0].type");
+        expect(error.message).toContain("hologram");
+    });
+});
+
+describe("toChatJob seed", () => {
+    it("keeps a given seed, 0 and negative ones included", () => {
+        expect(toChatJob(request({seed: 42}), engine).sampling.seed).toBe(42);
+        expect(toChatJob(request({seed: 0}), engine).sampling.seed).toBe(0);
+        expect(toChatJob(request({seed: -5}), engine).sampling.seed).toBe(-5);
+    });
+
+    it("gives unseeded requests random seeds in 0..2^48", () => {
+        const seeds = Array.from({length: 20}, () => toChatJob(request(), engine).sampling.seed);
+        for (const seed of seeds) {
+            expect(Number.isInteger(seed)).toBe(true);
+            expect(seed).toBeGreaterThanOrEqual(0);
+            expect(seed).toBeLessThan(2 ** 48);
+        }
+        expect(new Set(seeds).size).toBe(seeds.length);
+    });
+});
+
+describe("toChatJob logit_bias", () => {
+    it("converts the map to token ids and drops zero values", () => {
+        const job = toChatJob(request({logit_bias: {"0": 5, "17": -100, "999": 100, "42": 0}}), engine);
+        expect([...job.sampling.logitBias].sort((a, b) => a[0] - b[0])).toEqual([[0, 5], [17, -100], [999, 100]]);
+    });
+
+    it("rejects a token id outside the vocabulary, naming the key", () => {
+        const error = errorOf(request({logit_bias: {"5": 1, "1000": 2}}));
+        expect(error.status).toBe(400);
+        expect(error.type).toBe("invalid_request_error");
+        expect(error.param).toBe("logit_bias.1000");
+        expect(error.message).toContain("1000");
+    });
+
+    it("rejects an out-of-vocabulary id even with a zero bias", () => {
+        expect(errorOf(request({logit_bias: {"123456": 0}})).param).toBe("logit_bias.123456");
+    });
+});
+
+describe("toChatJob JSON mode", () => {
+    const jsonMode = {response_format: {type: "json_object" as const}};
+
+    it("requires the word json in some message", () => {
+        const error = errorOf(request({...jsonMode, messages: [{role: "user", content: "Give me an object"}]}));
+        expect(error.status).toBe(400);
+        expect(error.param).toBe("messages");
+        expect(error.message).toContain("json");
+    });
+
+    it("accepts the word in any case and in any message", () => {
+        const job = toChatJob(request({...jsonMode, messages: [
+            {role: "system", content: "Reply in Json."},
+            {role: "user", content: "Hi"}
+        ]}), engine);
+        expect(job.jsonObject).toBe(true);
+        expect(toChatJob(request({...jsonMode, messages: [{role: "user", content: [{type: "text", text: "JSON please"}]}]}), engine).jsonObject)
+            .toBe(true);
+    });
+
+    it("a text response format does not need the word", () => {
+        expect(toChatJob(request({response_format: {type: "text"}}), engine).jsonObject).toBe(false);
+    });
+});
+
+describe("toChatJob unsupported parameters", () => {
+    const cases: [string, Partial<ChatCompletionRequest>, string][] = [
+        ["logprobs true", {logprobs: true}, "logprobs"],
+        ["top_logprobs", {top_logprobs: 2}, "top_logprobs"],
+        ["tools", {tools: [{type: "function", function: {name: "f"}}]}, "tools"],
+        ["tool_choice auto", {tool_choice: "auto"}, "tool_choice"],
+        ["tool_choice object", {tool_choice: {type: "function", function: {name: "f"}}}, "tool_choice"],
+        ["functions", {functions: [{name: "f"}]}, "functions"],
+        ["function_call auto", {function_call: "auto"}, "function_call"],
+        ["json_schema", {response_format: {type: "json_schema"}}, "response_format.type"],
+        ["tool message", {messages: [{role: "user", content: "Q"}, {role: "tool", content: "42"}]}, "messages[1].role"],
+        ["function message", {messages: [{role: "function", content: "42"}]}, "messages[0].role"],
+        ["assistant tool_calls", {messages: [{role: "user", content: "Q"}, {role: "assistant", content: null, tool_calls: []}]}, "messages[1].tool_calls"],
+        ["assistant function_call", {messages: [{role: "user", content: "Q"}, {role: "assistant", content: null, function_call: {name: "f", arguments: "{}"}}]}, "messages[1].function_call"]
+    ];
+
+    it.each(cases)("%s is refused as unsupported_parameter", (_name, extra, param) => {
+        const error = errorOf(request(extra));
+        expect(error.status).toBe(400);
+        expect(error.type).toBe("invalid_request_error");
+        expect(error.code).toBe("unsupported_parameter");
+        expect(error.param).toBe(param);
+        expect(error.message).toMatch(/not supported by this server yet/);
+    });
+
+    it("accepts the harmless forms of those fields", () => {
+        expect(() => toChatJob(request({logprobs: false, tools: [], tool_choice: "none", functions: [], function_call: "none"}), engine))
+            .not.toThrow();
+    });
+});
