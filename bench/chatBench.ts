@@ -1,9 +1,10 @@
 /**
- * `npm run bench:chat [-- --runs N] [--tokens N] [--quick]`
+ * `npm run bench:chat [-- --runs N] [--tokens N] [--quick] [--idle-wait S]`
  *
  * Raw node-llama-cpp versus the same generation through the server's HTTP + SSE API, for the
- * same model, threads, prompt tokens, seed, temperature and max_tokens. Raw runs first, in this
- * process; then the server runs as a child process: never both at once (2-core machine).
+ * same model, threads, prompt tokens, seed, temperature and max_tokens. The raw side runs in this
+ * process, the server as a child process; both have the model loaded, but only one of them
+ * generates at any time (2-core machine): their runs alternate.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -11,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { bench50mbOptions, makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
-import { CpuMeter, type CpuReport } from "./cpuAccounting.js";
+import { CpuMeter, waitForIdleMachine, type CpuReport } from "./cpuAccounting.js";
 import { loadRawLlama, RawLlama } from "./rawLlama.js";
 import { BenchServer } from "./serverClient.js";
 import {
@@ -53,7 +54,7 @@ const benchModels: BenchModel[] = [
     }
 ];
 
-type Options = {runs: number, tokens: number, quick: boolean};
+type Options = {runs: number, tokens: number, quick: boolean, idleWait: number};
 
 function parseOptions(): Options {
     const {values} = parseArgs({
@@ -63,19 +64,21 @@ function parseOptions(): Options {
             runs: {type: "string"},
             tokens: {type: "string"},
             quick: {type: "boolean", default: false},
+            "idle-wait": {type: "string"},
             help: {type: "boolean", default: false}
         }
     });
     if (values.help) {
-        console.log("usage: npm run bench:chat -- [--runs N (default 5)] [--tokens N (default 128)] [--quick (runs 2, tokens 48)]");
+        console.log("usage: npm run bench:chat -- [--runs N (default 5)] [--tokens N (default 128)] [--quick (runs 2, tokens 48)]\n" +
+            "       [--idle-wait S (default 30): before each side, wait up to S seconds for other processes to go idle; 0 = don't]");
         process.exit(0);
     }
-    const positive = (raw: string | undefined, name: string, fallback: number, max: number) => {
+    const positive = (raw: string | undefined, name: string, fallback: number, max: number, min = 1) => {
         if (raw == null)
             return fallback;
         const value = Number(raw);
-        if (!Number.isInteger(value) || value < 1 || value > max)
-            throw new Error(`--${name} must be an integer from 1 to ${max}, got "${raw}"`);
+        if (!Number.isInteger(value) || value < min || value > max)
+            throw new Error(`--${name} must be an integer from ${min} to ${max}, got "${raw}"`);
         return value;
     };
     const quick = values.quick;
@@ -83,7 +86,8 @@ function parseOptions(): Options {
         quick,
         runs: positive(values.runs, "runs", quick ? 2 : 5, 50),
         // At least 2: decode speed is measured over the tokens after the first.
-        tokens: Math.max(2, positive(values.tokens, "tokens", quick ? 48 : 128, 1024))
+        tokens: Math.max(2, positive(values.tokens, "tokens", quick ? 48 : 128, 1024)),
+        idleWait: positive(values["idle-wait"], "idle-wait", 30, 600, 0)
     };
 }
 
@@ -100,33 +104,54 @@ type SideFigures = {
 
 type Runner = (streams: number, settings: GenerationSettings) => Promise<RunResult>;
 
-/** One warm-up run (not counted), then `runs` measured runs, for each concurrency. */
-async function measureSide(run: Runner, settings: GenerationSettings, options: Options, what: string, serverPid?: number): Promise<SideFigures> {
-    const figures: SideFigures = {decodeTps: NaN, ttftMs: NaN, aggregateTps: {}, texts: {}, cpu: {}};
+/**
+ * For each concurrency: one warm-up run per side (not counted), then `runs` measured runs per
+ * side, the sides alternating run by run (and swapping who goes first), so a change in the
+ * machine's background load hits both sides alike instead of skewing their ratio.
+ */
+async function measureInterleaved(sides: {raw: Runner, server: Runner}, serverPid: number, settings: GenerationSettings, options: Options, what: string) {
+    const names = ["raw", "server"] as const;
+    const figures = {raw: emptyFigures(), server: emptyFigures()};
     for (const streams of concurrencies) {
-        assertFixedLength(await run(streams, settings), settings.maxTokens, `${what} warm-up, ${streams} streams`);
-        const decode: number[] = [];
-        const ttft: number[] = [];
-        const aggregate: number[] = [];
-        const meter = new CpuMeter(serverPid);
+        for (const name of names)
+            assertFixedLength(await sides[name](streams, settings), settings.maxTokens, `${what} ${name} warm-up, ${streams} streams`);
+        const samples = {raw: {decode: [] as number[], ttft: [] as number[], aggregate: [] as number[]}, server: {decode: [] as number[], ttft: [] as number[], aggregate: [] as number[]}};
         for (let index = 0; index < options.runs; index++) {
-            const result = await run(streams, settings);
-            assertFixedLength(result, settings.maxTokens, `${what}, ${streams} streams`);
-            aggregate.push(aggregateTokensPerSecond(result));
-            if (streams === 1) {
-                decode.push(decodeTokensPerSecond(result.streams[0]));
-                ttft.push(timeToFirstTokenMs(result.streams[0]));
+            for (const name of index % 2 === 0 ? names : [...names].reverse()) {
+                const meter = new CpuMeter(serverPid);
+                const result = await sides[name](streams, settings);
+                addCpu(figures[name], streams, meter.stop(), streams * settings.maxTokens);
+                assertFixedLength(result, settings.maxTokens, `${what} ${name}, ${streams} streams`);
+                samples[name].aggregate.push(aggregateTokensPerSecond(result));
+                if (streams === 1) {
+                    samples[name].decode.push(decodeTokensPerSecond(result.streams[0]));
+                    samples[name].ttft.push(timeToFirstTokenMs(result.streams[0]));
+                }
+                figures[name].texts[streams] = result.streams.map((stream) => stream.text);
             }
-            figures.texts[streams] = result.streams.map((stream) => stream.text);
         }
-        figures.cpu[streams] = {...meter.stop(), tokens: options.runs * streams * settings.maxTokens};
-        figures.aggregateTps[streams] = median(aggregate);
-        if (streams === 1) {
-            figures.decodeTps = median(decode);
-            figures.ttftMs = median(ttft);
+        for (const name of names) {
+            figures[name].aggregateTps[streams] = median(samples[name].aggregate);
+            if (streams === 1) {
+                figures[name].decodeTps = median(samples[name].decode);
+                figures[name].ttftMs = median(samples[name].ttft);
+            }
         }
     }
     return figures;
+}
+
+function emptyFigures(): SideFigures {
+    return {decodeTps: NaN, ttftMs: NaN, aggregateTps: {}, texts: {}, cpu: {}};
+}
+
+function addCpu(figures: SideFigures, streams: number, report: CpuReport, tokens: number) {
+    const sum = figures.cpu[streams] ??= {wallMs: 0, selfMs: 0, childMs: 0, othersMs: 0, tokens: 0};
+    sum.wallMs += report.wallMs;
+    sum.selfMs += report.selfMs;
+    sum.childMs += report.childMs;
+    sum.othersMs += report.othersMs;
+    sum.tokens += tokens;
 }
 
 /** Diagnostic: the server's generateChoice in-process (no HTTP), single stream. */
@@ -144,6 +169,8 @@ type ModelReport =
         model: BenchModel, skipped?: undefined,
         contextSize: number, promptTokens: number,
         raw: SideFigures, server: SideFigures, engine: {decodeTps: number, ttftMs: number},
+        /** Raw side: generation tokens per llama_decode call, by concurrency. */
+        tokensPerBatch: Record<number, number>,
         rawProcessRssMiB: number, serverMemory: {rssMiB: number, peakMiB: number},
         serverLog: string
     };
@@ -156,51 +183,55 @@ async function benchModel(model: BenchModel, options: Options, llama: Awaited<Re
     if (!fs.existsSync(model.path))
         return {model, skipped: `${model.path} not found`};
 
-    log(`${model.name}: raw node-llama-cpp`);
+    log(`${model.name}: loading the model in-process and in the server`);
     const raw = await RawLlama.load(llama, model.path, {maxContextSize, threads, sequences: parallel});
-    let rawFigures: SideFigures, engine: {decodeTps: number, ttftMs: number}, promptTokens: number, eosToken: number;
-    const contextSize = raw.contextSize;
-    let rawProcessRssMiB: number;
+    let server: BenchServer | undefined;
     try {
-        promptTokens = raw.promptTokens(model.prompt).length;
+        const contextSize = raw.contextSize;
+        const promptTokens = raw.promptTokens(model.prompt).length;
         if (promptTokens + options.tokens > contextSize)
             throw new Error(`${model.name}: ${promptTokens} prompt + ${options.tokens} tokens do not fit the context (${contextSize})`);
-        const eos = raw.model.tokens.eos;
-        if (eos == null)
+        const eosToken = raw.model.tokens.eos;
+        if (eosToken == null)
             throw new Error(`${model.name} has no EOS token`);
-        eosToken = eos;
         const settings = generationSettings(model, options, eosToken);
-        rawFigures = await measureSide((streams, s) => raw.run(streams, s), settings, options, `${model.name} raw`);
-        log(`${model.name}: generateChoice in-process (diagnostic)`);
-        engine = await measureGenerateChoice(raw, settings, options);
-        rawProcessRssMiB = process.memoryUsage().rss / 2 ** 20;
-    } finally {
-        await raw.dispose();
-    }
 
-    log(`${model.name}: server (HTTP + SSE)`);
-    const manifestPath = path.join(tmpDir, `${model.name}.models.json`);
-    fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: model.path, contextSize}]}));
-    const server = await BenchServer.start({
-        cwd: projectRoot,
-        manifestPath,
-        keysFile: path.join(tmpDir, "no-api-keys.json"),
-        threads,
-        parallel,
-        startTimeoutMs: 60_000
-    });
-    try {
-        const settings = generationSettings(model, options, eosToken);
+        const manifestPath = path.join(tmpDir, `${model.name}.models.json`);
+        fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: model.path, contextSize}]}));
+        server = await BenchServer.start({
+            cwd: projectRoot,
+            manifestPath,
+            keysFile: path.join(tmpDir, "no-api-keys.json"),
+            threads,
+            parallel,
+            startTimeoutMs: 60_000
+        });
         const first = await server.streamChat(settings);
         if (first.promptTokens !== promptTokens)
             throw new Error(`${model.name}: the server rendered ${first.promptTokens} prompt tokens, the raw side ${promptTokens}`);
-        const serverFigures = await measureSide((streams, s) => server.run(streams, s), settings, options, `${model.name} server`, server.pid);
+
+        await settle(options, model.name);
+        log(`${model.name}: generateChoice in-process (diagnostic)`);
+        const engine = await measureGenerateChoice(raw, settings, options);
+        log(`${model.name}: raw node-llama-cpp and server (HTTP + SSE), run by run`);
+        const tokensPerBatch: Record<number, number> = {};
+        for (const streams of concurrencies) {
+            const counted = await raw.countBatches(streams, settings);
+            tokensPerBatch[streams] = counted == null ? NaN : counted.tokens / counted.batches;
+        }
+        const running = server;
+        const figures = await measureInterleaved({
+            raw: (streams, s) => raw.run(streams, s),
+            server: (streams, s) => running.run(streams, s)
+        }, server.pid, settings, options, model.name);
         return {
-            model, contextSize, promptTokens, raw: rawFigures, server: serverFigures, engine,
-            rawProcessRssMiB, serverMemory: server.memory(), serverLog: server.log.trim()
+            model, contextSize, promptTokens, raw: figures.raw, server: figures.server, engine, tokensPerBatch,
+            rawProcessRssMiB: process.memoryUsage().rss / 2 ** 20,
+            serverMemory: server.memory(), serverLog: server.log.trim()
         };
     } finally {
-        await server.stop();
+        await server?.stop();
+        await raw.dispose();
     }
 }
 
@@ -235,7 +266,7 @@ function report(reports: ModelReport[], options: Options) {
         const serverGain = server.aggregateTps[4] / server.aggregateTps[1];
         rows.push(["", "4 streams / 1 stream", `${fixed(rawGain, 2)}x`, `${fixed(serverGain, 2)}x`, fixed(serverGain / rawGain, 2),
             entry.model.gateConcurrency ? `server >= ${targetConcurrencyGain}x: ${verdict(serverGain >= targetConcurrencyGain)}` : "(info)"]);
-        rows.push(["", "resident memory MiB", `${fixed(entry.rawProcessRssMiB, 0)} (bench process)`,
+        rows.push(["", "resident memory MiB", `${fixed(entry.rawProcessRssMiB, 0)} (whole bench process)`,
             `${fixed(entry.serverMemory.rssMiB, 0)} (peak ${fixed(entry.serverMemory.peakMiB, 0)})`, "", "VmRSS of the server child"]);
 
         const same = (streams: number) => raw.texts[streams].filter((text, index) => text === server.texts[streams][index]).length;
@@ -253,6 +284,11 @@ function report(reports: ModelReport[], options: Options) {
             `+ bench client ${byStreams((n) => perToken(server.cpu[n], server.cpu[n].selfMs))}. ` +
             `Other processes kept ${byStreams((n) => cores(raw.cpu[n]))} cores busy during the raw runs and ` +
             `${byStreams((n) => cores(server.cpu[n]))} during the server runs (should be ~0).`);
+        const busiest = Math.max(...concurrencies.flatMap((n) => [raw.cpu[n], server.cpu[n]].map((cpu) => cpu.othersMs / cpu.wallMs)));
+        if (busiest > 0.2)
+            idleWarnings.push(`${entry.model.name}: other processes used up to ${fixed(busiest, 2)} cores during the measured runs`);
+        notes.push(`- ${entry.model.name}: raw node-llama-cpp, tokens per llama_decode batch while generating with ${concurrencies.join(" / ")} ` +
+            `streams: ${byStreams((n) => fixed(entry.tokensPerBatch[n], 2))} (ideal ${concurrencies.join(" / ")}).`);
         if (entry.serverLog !== "")
             notes.push(`- ${entry.model.name}: server output during the runs:\n\n${entry.serverLog.split("\n").map((line) => `    ${line}`).join("\n")}`);
     }
@@ -264,15 +300,27 @@ function report(reports: ModelReport[], options: Options) {
     for (const row of rows)
         console.log(`| ${row.join(" | ")} |`);
     console.log("");
-    console.log(`Medians of ${options.runs} runs after 1 warm-up run; ${options.tokens} completion tokens per stream (EOS banned with ` +
+    console.log(`Medians of ${options.runs} runs per side after 1 warm-up run, raw and server runs alternating; ${options.tokens} completion tokens per stream (EOS banned with ` +
         `logit_bias -100 on both sides), temperature ${temperature}, top_p ${topP}, seed ${seed} (+i for stream i), threads ${threads}, ` +
         `${parallel} sequences per context. Decode = tokens after the first / time after the first token; TTFT raw = evaluate() call ` +
         `to first token, server = request sent to first non-empty content chunk; aggregate = all tokens / wall time of the run.`);
+    for (const warning of idleWarnings)
+        notes.push(`- WARNING, machine not idle: ${warning}; the figures are unreliable.`);
     if (notes.length > 0) {
         console.log("");
         for (const note of notes)
             console.log(note);
     }
+}
+
+const idleWarnings: string[] = [];
+
+async function settle(options: Options, what: string) {
+    if (options.idleWait === 0)
+        return;
+    const others = await waitForIdleMachine(options.idleWait);
+    if (!(others < 0.15))
+        idleWarnings.push(`${what}: other processes still used ${fixed(others, 2)} cores after waiting ${options.idleWait} s`);
 }
 
 function log(message: string) {
@@ -304,7 +352,8 @@ async function main() {
         console.log(`- ${entry.model.name}: ${entry.model.note}, ${entry.model.path}`);
     report(reports, options);
     console.log("");
-    console.log(`Bench took ${fixed((performance.now() - started) / 1000, 0)} s.`);
+    console.log(`Bench took ${fixed((performance.now() - started) / 1000, 0)} s; load average at the end ` +
+        `${os.loadavg().map((value) => value.toFixed(2)).join(" ")}.`);
 }
 
 function nodeLlamaCppVersion(): string {

@@ -53,3 +53,21 @@ export class CpuMeter {
 }
 
 export type CpuReport = {wallMs: number, selfMs: number, childMs: number, othersMs: number};
+
+/**
+ * Waits (at most `maxSeconds`, in 1 s samples) until processes other than this one use less than
+ * `maxCores` of CPU, so other people's test runs do not skew a side of the bench. Returns the
+ * last sample's load from others, in cores; the caller proceeds (with a warning) if it never settled.
+ */
+export async function waitForIdleMachine(maxSeconds: number, maxCores = 0.15): Promise<number> {
+    let others = NaN;
+    for (let second = 0; second < maxSeconds; second++) {
+        const meter = new CpuMeter();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        const report = meter.stop();
+        others = report.othersMs / report.wallMs;
+        if (others < maxCores)
+            return others;
+    }
+    return others;
+}

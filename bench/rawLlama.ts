@@ -2,6 +2,7 @@ import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaConte
 import { ChatPromptRenderer } from "../src/engines/llama/ChatPromptRenderer.js";
 import { choiceSeed } from "../src/engines/llama/choiceSeed.js";
 import { createLogitBias } from "../src/engines/llama/createLogitBias.js";
+import { DecodeStepBarrier } from "../src/engines/llama/DecodeStepBarrier.js";
 import { generateChoice } from "../src/engines/llama/generateChoice.js";
 import { TokenTextDecoder } from "../src/engines/llama/TokenTextDecoder.js";
 import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
@@ -109,8 +110,8 @@ export class RawLlama {
 
     /**
      * Diagnostic: the server's own generation function (src/engines/llama/generateChoice.ts) on a
-     * raw sequence, without HTTP: prompt split into evaluateWithoutGeneratingNewTokens + evaluate
-     * of the last token, incremental detokenization, stop filter. First token = first text piece.
+     * raw sequence, without HTTP (its prompt chunking, incremental detokenization, stop filter),
+     * to tell engine overhead from HTTP/SSE overhead. First token = first text piece.
      */
     async runGenerateChoice(settings: GenerationSettings): Promise<StreamTiming> {
         const promptTokens = this.promptTokens(settings.prompt);
@@ -131,6 +132,7 @@ export class RawLlama {
             presencePenalty: 0,
             tokenBias: this.eosBan(settings),
             promptChunkSize: this.context.batchSize,
+            stepBarrier: new DecodeStepBarrier(),
             signal: new AbortController().signal,
             onText: (piece) => {
                 if (text === "")
@@ -139,6 +141,40 @@ export class RawLlama {
             }
         });
         return {start, firstToken, end: performance.now(), completionTokens: outcome.completionTokens, promptTokens: promptTokens.length, text};
+    }
+
+    /**
+     * Diagnostic, not timed: one more run of `streams` streams that counts llama_decode batches by
+     * wrapping node-llama-cpp's internal native context (`_ctx.initBatch`), to see whether
+     * concurrent sequences really share batches. Undefined when the internals are not there.
+     */
+    async countBatches(streams: number, settings: GenerationSettings): Promise<{batches: number, tokens: number} | undefined> {
+        const holder = this.context as unknown as {_ctx?: {initBatch?: (size: number) => void}};
+        const native = holder._ctx;
+        if (native == null || typeof native.initBatch !== "function")
+            return undefined;
+        const sizes: number[] = [];
+        holder._ctx = new Proxy(native, {
+            get(target, key) {
+                const value = Reflect.get(target, key);
+                if (typeof value !== "function")
+                    return value;
+                if (key === "initBatch")
+                    return (size: number) => {
+                        sizes.push(size);
+                        return value.call(target, size);
+                    };
+                return value.bind(target);
+            }
+        });
+        try {
+            await this.run(streams, settings);
+        } finally {
+            holder._ctx = native;
+        }
+        // The first batch holds the prompts; count the generation batches only.
+        const generation = sizes.slice(1);
+        return {batches: generation.length, tokens: generation.reduce((sum, size) => sum + size, 0)};
     }
 
     async dispose() {

@@ -3,8 +3,10 @@ import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, Choice
 import { ContextLengthExceededError, EngineDisposedError, TooManyChoicesError } from "../EngineErrors.js";
 import { SlotPool } from "../SlotPool.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
+import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
 import { generateChoice } from "./generateChoice.js";
+import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { choiceSeed } from "./choiceSeed.js";
 import { systemFingerprint } from "./systemFingerprint.js";
@@ -30,6 +32,7 @@ export class LlamaChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
     private readonly pool: SlotPool<LlamaContextSequence>;
     private readonly running = new Set<Promise<unknown>>();
+    private readonly stepBarrier = new DecodeStepBarrier();
 
     private constructor(
         private readonly model: LlamaModel,
@@ -53,10 +56,12 @@ export class LlamaChatEngine implements ChatEngine {
         const model = await llama.loadModel({modelPath: options.modelPath});
         try {
             assertLogitBiasSupported(model);
-            const context = await model.createContext({
+            let created: LlamaContext | undefined;
+            const context = created = await model.createContext({
                 contextSize: options.contextSize ?? model.trainContextSize,
                 sequences: options.parallel,
                 threads: options.threads,
+                batching: {itemPrioritizationStrategy: sequenceOrderedBatching(() => created)},
                 // node-llama-cpp would otherwise shrink the context to fit memory without saying so.
                 failedCreationRemedy: false
             });
@@ -111,6 +116,7 @@ export class LlamaChatEngine implements ChatEngine {
                         tokenBias,
                         grammar: job.jsonObject ? this.jsonGrammar : undefined,
                         promptChunkSize: this.context.batchSize,
+                        stepBarrier: this.stepBarrier,
                         signal,
                         onText: (text) => hooks.onText?.(index, text)
                     });

@@ -2,6 +2,7 @@ import type { LlamaContextSequence, LlamaGrammar, LlamaModel, Token, TokenBias }
 import { LlamaGrammarEvaluationState } from "node-llama-cpp";
 import type { FinishReason } from "../ChatEngine.js";
 import { StopSequenceFilter } from "../StopSequenceFilter.js";
+import type { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { TokenTextDecoder } from "./TokenTextDecoder.js";
 
 export type ChoiceSettings = {
@@ -21,6 +22,8 @@ export type ChoiceSettings = {
     grammar?: LlamaGrammar;
     /** Prompt tokens evaluated per step, so an abort is noticed between steps. */
     promptChunkSize: number;
+    /** Shared by the sequences of one context, to decode in shared batches. */
+    stepBarrier: DecodeStepBarrier;
     signal: AbortSignal;
     onText: (text: string) => void;
 };
@@ -88,20 +91,31 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         }
     });
 
-    for await (const token of tokens) {
-        if (model.isEogToken(token)) {
-            finishReason = "stop";
-            break;
+    let joined = false;
+    try {
+        for await (const token of tokens) {
+            if (model.isEogToken(token)) {
+                finishReason = "stop";
+                break;
+            }
+            generated.push(token);
+            emit(stopFilter.push(decoder.push(token)));
+            if (stopFilter.hasStopped) {
+                finishReason = "stop";
+                break;
+            }
+            if (generated.length >= settings.maxTokens)
+                break;
+            signal.throwIfAborted();
+            if (!joined) {
+                settings.stepBarrier.join();
+                joined = true;
+            }
+            await settings.stepBarrier.arrive();
         }
-        generated.push(token);
-        emit(stopFilter.push(decoder.push(token)));
-        if (stopFilter.hasStopped) {
-            finishReason = "stop";
-            break;
-        }
-        if (generated.length >= settings.maxTokens)
-            break;
-        signal.throwIfAborted();
+    } finally {
+        if (joined)
+            settings.stepBarrier.leave();
     }
     if (!stopFilter.hasStopped) {
         emit(stopFilter.push(decoder.flush()));

@@ -12,6 +12,21 @@ const enum ValueType {
 }
 
 const GGML_TYPE_F32 = 0;
+const GGML_TYPE_F16 = 1;
+const GGML_TYPE_Q8_0 = 8;
+const Q8_0_BLOCK = 32;
+const Q8_0_BLOCK_BYTES = 2 + Q8_0_BLOCK;
+
+/** How a tensor's values are stored in the file: plain floats, half floats, or llama.cpp's 8-bit blocks. */
+export type TensorStorage = "f32" | "f16" | "q8_0";
+
+const ggmlTypeOf: Record<TensorStorage, number> = {f32: GGML_TYPE_F32, f16: GGML_TYPE_F16, q8_0: GGML_TYPE_Q8_0};
+
+function storedBytes(storage: TensorStorage, elementCount: number) {
+    if (storage === "q8_0")
+        return elementCount / Q8_0_BLOCK * Q8_0_BLOCK_BYTES;
+    return elementCount * (storage === "f16" ? 2 : 4);
+}
 const GGUF_MAGIC = "GGUF";
 const GGUF_VERSION = 3;
 const DEFAULT_ALIGNMENT = 32;
@@ -30,6 +45,7 @@ type TensorEntry = {
     shape: readonly number[],
     elementCount: number,
     data: F32TensorData,
+    storage: TensorStorage,
     offset: number
 };
 
@@ -103,7 +119,7 @@ export class GgufWriter {
      * @param shape GGUF order: `shape[0]` is the fastest-varying dimension (ggml's `ne[0]`),
      * so a `[rows, cols]` row-major matrix is `[cols, rows]` here.
      */
-    addF32Tensor(name: string, shape: readonly number[], data: F32TensorData): this {
+    addF32Tensor(name: string, shape: readonly number[], data: F32TensorData, storage: TensorStorage = "f32"): this {
         if (this.tensors.some((tensor) => tensor.name === name))
             throw new Error(`Duplicate tensor name: ${name}`);
 
@@ -114,8 +130,12 @@ export class GgufWriter {
         if (data instanceof Float32Array && data.length !== elementCount)
             throw new Error(`Tensor ${name} has ${data.length} values but its shape needs ${elementCount}`);
 
-        this.tensors.push({name, shape: [...shape], elementCount, data, offset: this.nextTensorOffset});
-        this.nextTensorOffset += alignUp(elementCount * Float32Array.BYTES_PER_ELEMENT, this.alignment);
+        if (storage === "f16" && shape[0] % 2 !== 0)
+            throw new Error(`Tensor ${name}: f16 rows need an even length`);
+        if (storage === "q8_0" && shape[0] % Q8_0_BLOCK !== 0)
+            throw new Error(`Tensor ${name}: q8_0 rows need a multiple of ${Q8_0_BLOCK} values`);
+        this.tensors.push({name, shape: [...shape], elementCount, data, storage, offset: this.nextTensorOffset});
+        this.nextTensorOffset += alignUp(storedBytes(storage, elementCount), this.alignment);
 
         return this;
     }
@@ -145,7 +165,8 @@ export class GgufWriter {
             // Overlap producing tensor N+1 (CPU) with writing tensor N (libuv thread pool).
             let pendingWrite: Promise<void> = Promise.resolve();
             for (const tensor of this.tensors) {
-                const values = resolveTensorData(tensor);
+                const floats = resolveTensorData(tensor);
+                const values = tensor.storage === "f16" ? toFloat16(floats) : tensor.storage === "q8_0" ? toQ8_0(floats) : floats;
                 await pendingWrite;
 
                 const byteLength = values.byteLength;
@@ -202,7 +223,7 @@ export class GgufWriter {
             for (const dim of tensor.shape)
                 out.uint64(dim);
 
-            out.uint32(GGML_TYPE_F32);
+            out.uint32(ggmlTypeOf[tensor.storage]);
             out.uint64(tensor.offset);
         }
 
@@ -220,6 +241,62 @@ function resolveTensorData(tensor: TensorEntry): Float32Array {
     const values = new Float32Array(tensor.elementCount);
     tensor.data(values);
     return values;
+}
+
+/** llama.cpp's Q8_0: per 32 values, an f16 scale d = max|x| / 127, then round(x / d) as int8. */
+function toQ8_0(values: Float32Array): Uint8Array {
+    const blocks = values.length / Q8_0_BLOCK;
+    const out = new Uint8Array(blocks * Q8_0_BLOCK_BYTES);
+    const view = new DataView(out.buffer);
+    const scale = new Float32Array(1);
+    for (let block = 0; block < blocks; block++) {
+        const start = block * Q8_0_BLOCK;
+        let max = 0;
+        for (let i = 0; i < Q8_0_BLOCK; i++)
+            max = Math.max(max, Math.abs(values[start + i]));
+        const d = max / 127;
+        scale[0] = d;
+        view.setUint16(block * Q8_0_BLOCK_BYTES, toFloat16(scale)[0], true);
+        const inverse = d === 0 ? 0 : 1 / d;
+        for (let i = 0; i < Q8_0_BLOCK; i++)
+            view.setInt8(block * Q8_0_BLOCK_BYTES + 2 + i, Math.round(values[start + i] * inverse));
+    }
+    return out;
+}
+
+/** IEEE 754 half precision, round to nearest even (values here are small, so no overflow handling is needed beyond clamping). */
+function toFloat16(values: Float32Array): Uint16Array {
+    const out = new Uint16Array(values.length);
+    const f32 = new Float32Array(1);
+    const u32 = new Uint32Array(f32.buffer);
+    for (let i = 0; i < values.length; i++) {
+        f32[0] = values[i];
+        const bits = u32[0];
+        const sign = (bits >>> 16) & 0x8000;
+        const exponent = ((bits >>> 23) & 0xff) - 127 + 15;
+        let mantissa = bits & 0x7fffff;
+        if (exponent <= 0) {
+            // subnormal or zero in half precision
+            if (exponent < -10) {
+                out[i] = sign;
+                continue;
+            }
+            mantissa |= 0x800000;
+            const shift = 14 - exponent;
+            let half = mantissa >> shift;
+            if ((mantissa >> (shift - 1)) & 1 && ((mantissa & ((1 << (shift - 1)) - 1)) !== 0 || (half & 1)))
+                half++;
+            out[i] = sign | half;
+        } else if (exponent >= 31) {
+            out[i] = sign | 0x7bff;
+        } else {
+            let half = (exponent << 10) | (mantissa >> 13);
+            if ((mantissa & 0x1000) && ((mantissa & 0x2fff) !== 0))
+                half++;
+            out[i] = sign | half;
+        }
+    }
+    return out;
 }
 
 function writeScalar(out: ByteSink, type: ScalarType, value: number | boolean | string) {

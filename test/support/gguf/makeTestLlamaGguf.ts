@@ -1,4 +1,4 @@
-import {GgufWriter} from "./GgufWriter.js";
+import {GgufWriter, type TensorStorage} from "./GgufWriter.js";
 
 export type TestLlamaGgufOptions = {
     nEmbd?: number,
@@ -13,7 +13,9 @@ export type TestLlamaGgufOptions = {
     chatTemplate?: string | null,
     /** Additional normal pieces (`▁` marks a leading space); their prefixes are added too so the tokenizer can reach them. */
     extraVocab?: readonly string[],
-    name?: string
+    name?: string,
+    /** Storage of the weight matrices (norms stay f32). f16 halves the file and is how small models often ship. */
+    weightStorage?: TensorStorage
 };
 
 /** ChatML template in the Qwen2.5 style, without tool support. */
@@ -102,7 +104,8 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         seed = 1,
         chatTemplate = defaultTestChatTemplate,
         extraVocab = [],
-        name = "test-llama"
+        name = "test-llama",
+        weightStorage = "f32"
     } = options;
 
     if (nEmbd % nHeads !== 0)
@@ -151,7 +154,7 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
     const ones = (target: Float32Array) => target.fill(1);
     const linear = (fanIn: number, gain = 1) => gain / Math.sqrt(fanIn);
 
-    writer.addF32Tensor("token_embd.weight", [nEmbd, nVocab], random("token_embd.weight", 1));
+    writer.addF32Tensor("token_embd.weight", [nEmbd, nVocab], random("token_embd.weight", 1), weightStorage);
     writer.addF32Tensor("output_norm.weight", [nEmbd], ones);
     writer.addF32Tensor("output.weight", [nEmbd, nVocab], (target) => {
         random("output.weight", linear(nEmbd, LOGIT_STD))(target);
@@ -165,20 +168,20 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
             for (let i = id * nEmbd; i < (id + 1) * nEmbd; i++)
                 target[i] *= BYTE_TOKEN_LOGIT_GAIN;
         }
-    });
+    }, weightStorage);
 
     for (let layer = 0; layer < nLayers; layer++) {
         const blk = (tensor: string) => `blk.${layer}.${tensor}.weight`;
 
         writer.addF32Tensor(blk("attn_norm"), [nEmbd], ones);
-        writer.addF32Tensor(blk("attn_q"), [nEmbd, nEmbd], random(blk("attn_q"), linear(nEmbd, QK_GAIN)));
-        writer.addF32Tensor(blk("attn_k"), [nEmbd, nEmbdKv], random(blk("attn_k"), linear(nEmbd, QK_GAIN)));
-        writer.addF32Tensor(blk("attn_v"), [nEmbd, nEmbdKv], random(blk("attn_v"), linear(nEmbd)));
-        writer.addF32Tensor(blk("attn_output"), [nEmbd, nEmbd], random(blk("attn_output"), linear(nEmbd)));
+        writer.addF32Tensor(blk("attn_q"), [nEmbd, nEmbd], random(blk("attn_q"), linear(nEmbd, QK_GAIN)), weightStorage);
+        writer.addF32Tensor(blk("attn_k"), [nEmbd, nEmbdKv], random(blk("attn_k"), linear(nEmbd, QK_GAIN)), weightStorage);
+        writer.addF32Tensor(blk("attn_v"), [nEmbd, nEmbdKv], random(blk("attn_v"), linear(nEmbd)), weightStorage);
+        writer.addF32Tensor(blk("attn_output"), [nEmbd, nEmbd], random(blk("attn_output"), linear(nEmbd)), weightStorage);
         writer.addF32Tensor(blk("ffn_norm"), [nEmbd], ones);
-        writer.addF32Tensor(blk("ffn_gate"), [nEmbd, nFf], random(blk("ffn_gate"), linear(nEmbd)));
-        writer.addF32Tensor(blk("ffn_down"), [nFf, nEmbd], random(blk("ffn_down"), linear(nFf)));
-        writer.addF32Tensor(blk("ffn_up"), [nEmbd, nFf], random(blk("ffn_up"), linear(nEmbd)));
+        writer.addF32Tensor(blk("ffn_gate"), [nEmbd, nFf], random(blk("ffn_gate"), linear(nEmbd)), weightStorage);
+        writer.addF32Tensor(blk("ffn_down"), [nFf, nEmbd], random(blk("ffn_down"), linear(nFf)), weightStorage);
+        writer.addF32Tensor(blk("ffn_up"), [nEmbd, nFf], random(blk("ffn_up"), linear(nEmbd)), weightStorage);
     }
 
     await writer.write(filePath);
