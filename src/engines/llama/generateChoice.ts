@@ -1,9 +1,8 @@
 import type { LlamaContextSequence, LlamaGrammar, LlamaModel, Token, TokenBias } from "node-llama-cpp";
 import { LlamaGrammarEvaluationState } from "node-llama-cpp";
 import type { FinishReason } from "../ChatEngine.js";
-import { StopSequenceFilter } from "../StopSequenceFilter.js";
 import type { DecodeStepBarrier } from "./DecodeStepBarrier.js";
-import { TokenTextDecoder } from "./TokenTextDecoder.js";
+import { ChoiceText } from "./ChoiceText.js";
 
 export type ChoiceSettings = {
     model: LlamaModel;
@@ -49,15 +48,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     signal.throwIfAborted();
 
     const generated: Token[] = [];
-    const decoder = new TokenTextDecoder(model, promptTokens);
-    const stopFilter = new StopSequenceFilter(settings.stop);
-    let text = "";
-    const emit = (piece: string) => {
-        if (piece === "")
-            return;
-        text += piece;
-        settings.onText(piece);
-    };
+    const output = new ChoiceText(model, promptTokens, settings.stop, settings.onText);
     const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0;
     let finishReason: FinishReason = "length";
 
@@ -91,19 +82,22 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         }
     });
 
+    const iterator = tokens[Symbol.asyncIterator]();
     let joined = false;
+    let pending: Promise<IteratorResult<Token>> | undefined = iterator.next();
     try {
-        for await (const token of tokens) {
-            if (model.isEogToken(token)) {
+        while (pending != null) {
+            const result = await pending;
+            pending = undefined;
+            if (result.done)
+                break;
+            const token = result.value;
+            if (model.isEogToken(token) || output.stopped) {
                 finishReason = "stop";
                 break;
             }
             generated.push(token);
-            emit(stopFilter.push(decoder.push(token)));
-            if (stopFilter.hasStopped) {
-                finishReason = "stop";
-                break;
-            }
+            output.add(token);
             if (generated.length >= settings.maxTokens)
                 break;
             signal.throwIfAborted();
@@ -112,16 +106,20 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 joined = true;
             }
             await settings.stepBarrier.arrive();
+            pending = iterator.next();
         }
+        output.finish();
+        if (output.stopped)
+            finishReason = "stop";
+    } catch (error) {
+        output.close();
+        throw error;
     } finally {
         if (joined)
             settings.stepBarrier.leave();
+        // Let go of the sequence only once its generator is done with it.
+        void pending?.catch(() => {});
+        await iterator.return(undefined).catch(() => {});
     }
-    if (!stopFilter.hasStopped) {
-        emit(stopFilter.push(decoder.flush()));
-        emit(stopFilter.flush());
-        if (stopFilter.hasStopped)
-            finishReason = "stop";
-    }
-    return {text, finishReason, completionTokens: generated.length};
+    return {text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length};
 }
