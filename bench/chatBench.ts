@@ -21,7 +21,6 @@ import {
 } from "./stats.js";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const threads = 1;
 const parallel = 4;
 const concurrencies = [1, 2, 4] as const;
 const maxContextSize = 2048;
@@ -54,7 +53,7 @@ const benchModels: BenchModel[] = [
     }
 ];
 
-type Options = {runs: number, tokens: number, quick: boolean, idleWait: number};
+type Options = {runs: number, tokens: number, quick: boolean, idleWait: number, threads: number};
 
 function parseOptions(): Options {
     const {values} = parseArgs({
@@ -65,11 +64,13 @@ function parseOptions(): Options {
             tokens: {type: "string"},
             quick: {type: "boolean", default: false},
             "idle-wait": {type: "string"},
+            threads: {type: "string"},
             help: {type: "boolean", default: false}
         }
     });
     if (values.help) {
         console.log("usage: npm run bench:chat -- [--runs N (default 5)] [--tokens N (default 128)] [--quick (runs 2, tokens 48)]\n" +
+            "       [--threads N (default 1, the server's default: compare with 2 to see why)]\n" +
             "       [--idle-wait S (default 30): before each side, wait up to S seconds for other processes to go idle; 0 = don't]");
         process.exit(0);
     }
@@ -87,7 +88,8 @@ function parseOptions(): Options {
         runs: positive(values.runs, "runs", quick ? 2 : 5, 50),
         // At least 2: decode speed is measured over the tokens after the first.
         tokens: Math.max(2, positive(values.tokens, "tokens", quick ? 48 : 128, 1024)),
-        idleWait: positive(values["idle-wait"], "idle-wait", 30, 600, 0)
+        idleWait: positive(values["idle-wait"], "idle-wait", 30, 600, 0),
+        threads: positive(values.threads, "threads", 1, 64)
     };
 }
 
@@ -184,7 +186,7 @@ async function benchModel(model: BenchModel, options: Options, llama: Awaited<Re
         return {model, skipped: `${model.path} not found`};
 
     log(`${model.name}: loading the model in-process and in the server`);
-    const raw = await RawLlama.load(llama, model.path, {maxContextSize, threads, sequences: parallel});
+    const raw = await RawLlama.load(llama, model.path, {maxContextSize, threads: options.threads, sequences: parallel});
     let server: BenchServer | undefined;
     try {
         const contextSize = raw.contextSize;
@@ -202,7 +204,7 @@ async function benchModel(model: BenchModel, options: Options, llama: Awaited<Re
             cwd: projectRoot,
             manifestPath,
             keysFile: path.join(tmpDir, "no-api-keys.json"),
-            threads,
+            threads: options.threads,
             parallel,
             startTimeoutMs: 60_000
         });
@@ -301,7 +303,7 @@ function report(reports: ModelReport[], options: Options) {
         console.log(`| ${row.join(" | ")} |`);
     console.log("");
     console.log(`Medians of ${options.runs} runs per side after 1 warm-up run, raw and server runs alternating; ${options.tokens} completion tokens per stream (EOS banned with ` +
-        `logit_bias -100 on both sides), temperature ${temperature}, top_p ${topP}, seed ${seed} (+i for stream i), threads ${threads}, ` +
+        `logit_bias -100 on both sides), temperature ${temperature}, top_p ${topP}, seed ${seed} (+i for stream i), threads ${options.threads}, ` +
         `${parallel} sequences per context. Decode = tokens after the first / time after the first token; TTFT raw = evaluate() call ` +
         `to first token, server = request sent to first non-empty content chunk; aggregate = all tokens / wall time of the run.`);
     for (const warning of idleWarnings)
