@@ -29,6 +29,8 @@ export type ChatJob = {
     sampling: SamplingOptions;
     /** Constrain the output to a JSON object (JSON mode). */
     jsonObject: boolean;
+    /** Constrain the output to this JSON schema (already checked to be enforceable); wins over `jsonObject`. */
+    jsonSchema: Record<string, unknown> | null;
 };
 
 export type FinishReason = "stop" | "length";

@@ -54,7 +54,9 @@ const badRequests: [string, Record<string, unknown>, string | null, string?][] =
     ["tool_choice (not supported yet)", {tool_choice: "required"}, "tool_choice", "unsupported_parameter"],
     ["functions (not supported yet)", {functions: [{name: "f"}]}, "functions", "unsupported_parameter"],
     ["function_call (not supported yet)", {function_call: {name: "f"}}, "function_call", "unsupported_parameter"],
-    ["json_schema (not supported yet)", {response_format: {type: "json_schema", json_schema: {name: "x", schema: {}}}}, "response_format.type", "unsupported_parameter"],
+    ["json_schema without json_schema", {response_format: {type: "json_schema"}}, "response_format.json_schema"],
+    ["json_schema with a bad name", {response_format: {type: "json_schema", json_schema: {name: "a b"}}}, "response_format.json_schema.name"],
+    ["json_schema with an unenforceable keyword", {response_format: {type: "json_schema", json_schema: {name: "x", schema: {type: "string", pattern: "a+"}}}}, "response_format.json_schema.schema.pattern", "unsupported_json_schema"],
     ["tool message (not supported yet)", {messages: [{role: "tool", content: "x", tool_call_id: "a"}]}, "messages[0].role", "unsupported_parameter"]
 ];
 

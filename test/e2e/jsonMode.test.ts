@@ -79,6 +79,21 @@ describe("response_format json_object", () => {
         expect(text).toBe(whole.choices[0].message.content);
     });
 
+    it("banning every token the grammar allows cannot hang or crash a request: the grammar wins", async () => {
+        // Once the object is closed only end-of-generation tokens are allowed, and both are banned here.
+        const logit_bias = {...await closingBias(tinyChatModelPath, 4), "2": -100, "4": -100};
+        for (let seed = 0; seed < 6; seed++) {
+            const completion = await server.client.chat.completions.create({
+                model: "tiny", seed, temperature: 1, max_tokens: 120, logit_bias,
+                response_format: {type: "json_object"}, messages: [{role: "user", content: "json"}]
+            });
+            const choice = completion.choices[0];
+            if (choice.finish_reason === "stop")
+                expect(typeof JSON.parse(choice.message.content!)).toBe("object");
+        }
+        expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    });
+
     it("response_format text is plain generation", async () => {
         const completion = await server.client.chat.completions.create({
             model: "tiny", seed: 1, max_tokens: 5, response_format: {type: "text"}, messages: [{role: "user", content: "hi"}]

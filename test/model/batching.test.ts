@@ -36,7 +36,7 @@ describe("concurrent generations are decoded in shared, ordered batches", () => 
     afterAll(() => engine?.dispose());
 
     const job = (seed: number): ChatJob => ({
-        turns: [{role: "user", content: "hi"}], n: 1, maxTokens: 40, stop: [], jsonObject: false,
+        turns: [{role: "user", content: "hi"}], n: 1, maxTokens: 40, stop: [], jsonObject: false, jsonSchema: null,
         sampling: {temperature: 1, topP: 1, seed, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}
     });
 

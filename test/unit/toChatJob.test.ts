@@ -208,6 +208,39 @@ describe("toChatJob JSON mode", () => {
     });
 });
 
+describe("toChatJob json_schema", () => {
+    const format = (schema: unknown) => ({response_format: {type: "json_schema", json_schema: {name: "answer", schema}}} as Partial<ChatCompletionRequest>);
+
+    it("passes an enforceable schema on, anyOf read as oneOf and annotations dropped", () => {
+        const job = toChatJob(request(format({
+            type: "object", title: "Answer", description: "d",
+            properties: {n: {type: "integer"}, v: {anyOf: [{type: "string"}, {type: "null"}]}},
+            required: ["n"], additionalProperties: false
+        })), engine);
+        expect(job.jsonSchema).toEqual({
+            type: "object",
+            properties: {n: {type: "integer"}, v: {oneOf: [{type: "string"}, {type: "null"}]}},
+            required: ["n"], additionalProperties: false
+        });
+    });
+
+    it.each([
+        ["pattern", {type: "object", properties: {s: {type: "string", pattern: "^a"}}}, "response_format.json_schema.schema.properties.s.pattern"],
+        ["minimum", {type: "object", properties: {n: {type: "integer", minimum: 3}}}, "response_format.json_schema.schema.properties.n.minimum"],
+        ["allOf", {allOf: [{type: "string"}]}, "response_format.json_schema.schema.allOf"],
+        ["email format", {type: "string", format: "email"}, "response_format.json_schema.schema.format"],
+        ["definitions ref", {$ref: "#/definitions/x"}, "response_format.json_schema.schema.$ref"],
+        ["untyped property", {type: "object", properties: {x: {}}}, "response_format.json_schema.schema.properties.x"],
+        ["nested in items", {type: "array", items: {type: "number", multipleOf: 2}}, "response_format.json_schema.schema.items.multipleOf"]
+    ])("refuses %s with a 400 naming the construct", (_name, schema, param) => {
+        const error = errorOf(request(format(schema)));
+        expect(error.status).toBe(400);
+        expect(error.code).toBe("unsupported_json_schema");
+        expect(error.param).toBe(param);
+        expect(error.message).toContain(param);
+    });
+});
+
 describe("toChatJob unsupported parameters", () => {
     const cases: [string, Partial<ChatCompletionRequest>, string][] = [
         ["logprobs true", {logprobs: true}, "logprobs"],
@@ -217,7 +250,6 @@ describe("toChatJob unsupported parameters", () => {
         ["tool_choice object", {tool_choice: {type: "function", function: {name: "f"}}}, "tool_choice"],
         ["functions", {functions: [{name: "f"}]}, "functions"],
         ["function_call auto", {function_call: "auto"}, "function_call"],
-        ["json_schema", {response_format: {type: "json_schema"}}, "response_format.type"],
         ["tool message", {messages: [{role: "user", content: "Q"}, {role: "tool", content: "42"}]}, "messages[1].role"],
         ["function message", {messages: [{role: "function", content: "42"}]}, "messages[0].role"],
         ["assistant tool_calls", {messages: [{role: "user", content: "Q"}, {role: "assistant", content: null, tool_calls: []}]}, "messages[1].tool_calls"],

@@ -20,7 +20,7 @@ export type ChatCompletionRequest = {
     max_tokens?: number | null;
     max_completion_tokens?: number | null;
     n?: number | null;
-    response_format?: {type: "text" | "json_object" | "json_schema"} | null;
+    response_format?: {type: "text" | "json_object" | "json_schema", json_schema?: {name: string, schema?: Record<string, unknown>, strict?: boolean | null, description?: string}} | null;
     seed?: number | null;
     stop?: string | string[] | null;
     stream?: boolean | null;

@@ -50,7 +50,21 @@ export const chatCompletionSchema = {
         response_format: nullable({
             type: "object",
             required: ["type"],
-            properties: {type: {enum: ["text", "json_object", "json_schema"]}}
+            properties: {
+                type: {enum: ["text", "json_object", "json_schema"]},
+                json_schema: {
+                    type: "object",
+                    required: ["name"],
+                    properties: {
+                        name: {type: "string", pattern: "^[a-zA-Z0-9_-]{1,64}$"},
+                        description: {type: "string"},
+                        schema: {type: "object"},
+                        strict: {type: ["boolean", "null"]}
+                    }
+                }
+            },
+            if: {properties: {type: {const: "json_schema"}}},
+            then: {required: ["json_schema"], properties: {json_schema: {type: "object"}}}
         }),
         seed: nullable({type: "integer", minimum: -maxSafe, maximum: maxSafe}),
         stop: {

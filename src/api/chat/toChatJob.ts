@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type { ChatEngineInfo, ChatJob, ChatTurn } from "../../engines/ChatEngine.js";
 import { ApiError } from "../../server/ApiError.js";
 import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
+import { checkJsonSchema } from "./checkJsonSchema.js";
 
 /**
  * Converts a validated OpenAI request into an engine job, applying OpenAI's defaults and the
@@ -12,6 +13,10 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
 
     const turns = request.messages.map((message, index) => toTurn(message, index, engine.id));
     const jsonObject = request.response_format?.type === "json_object";
+    const jsonSchemaFormat = request.response_format?.type === "json_schema" ? request.response_format.json_schema : undefined;
+    const jsonSchema = jsonSchemaFormat == null
+        ? null
+        : checkJsonSchema(jsonSchemaFormat.schema ?? {type: "object"}, "response_format.json_schema.schema");
     if (jsonObject && !turns.some((turn) => /json/i.test(turn.content)))
         throw ApiError.invalidRequest(
             "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.",
@@ -31,6 +36,7 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
         maxTokens: request.max_completion_tokens ?? request.max_tokens ?? null,
         stop: request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : [...request.stop],
         jsonObject,
+        jsonSchema,
         sampling: {
             temperature: request.temperature ?? 1,
             topP: request.top_p ?? 1,
@@ -59,8 +65,6 @@ function rejectUnsupported(request: ChatCompletionRequest) {
         throw notYet("functions", "Function calling ('functions')");
     if (request.function_call != null && request.function_call !== "none")
         throw notYet("function_call", "'function_call'");
-    if (request.response_format?.type === "json_schema")
-        throw notYet("response_format.type", "'response_format' of type 'json_schema'");
 }
 
 function toTurn(message: WireMessage, index: number, modelId: string): ChatTurn {

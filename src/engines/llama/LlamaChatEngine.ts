@@ -8,6 +8,9 @@ import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js"
 import { generateChoice } from "./generateChoice.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
+import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
+
+const maxCachedSchemaGrammars = 32;
 import { choiceSeed } from "./choiceSeed.js";
 import { systemFingerprint } from "./systemFingerprint.js";
 import { runtimeIdentity } from "./llamaRuntime.js";
@@ -33,8 +36,10 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly pool: SlotPool<LlamaContextSequence>;
     private readonly running = new Set<Promise<unknown>>();
     private readonly stepBarrier = new DecodeStepBarrier();
+    private readonly schemaGrammars = new Map<string, LlamaGrammar>();
 
     private constructor(
+        private readonly llama: Llama,
         private readonly model: LlamaModel,
         private readonly context: LlamaContext,
         private readonly renderer: ChatPromptRenderer,
@@ -73,7 +78,7 @@ export class LlamaChatEngine implements ChatEngine {
                 contextSize: context.contextSize,
                 threads: options.threads
             });
-            return new LlamaChatEngine(model, context, renderer, jsonGrammar, options, fingerprint);
+            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint);
         } catch (error) {
             await model.dispose();
             throw error;
@@ -95,6 +100,7 @@ export class LlamaChatEngine implements ChatEngine {
         const lease = this.pool.acquire(job.n, hooks.signal);
         const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - promptTokens.length);
         const tokenBias = createLogitBias(this.model, job.sampling.logitBias);
+        const grammar = job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
 
         const done = lease.then(async ({slots, release}) => {
             // One failing choice stops its siblings; the request's own signal stops them all.
@@ -114,7 +120,7 @@ export class LlamaChatEngine implements ChatEngine {
                         frequencyPenalty: job.sampling.frequencyPenalty,
                         presencePenalty: job.sampling.presencePenalty,
                         tokenBias,
-                        grammar: job.jsonObject ? this.jsonGrammar : undefined,
+                        grammar,
                         promptChunkSize: this.context.batchSize,
                         stepBarrier: this.stepBarrier,
                         signal,
@@ -144,6 +150,20 @@ export class LlamaChatEngine implements ChatEngine {
         await Promise.allSettled([...this.running]);
         await this.context.dispose();
         await this.model.dispose();
+    }
+
+    /** Compiled once per distinct schema: clients tend to send the same few schemas again and again. */
+    private schemaGrammar(schema: Record<string, unknown>) {
+        const key = JSON.stringify(schema);
+        let grammar = this.schemaGrammars.get(key);
+        if (grammar == null) {
+            grammar = createJsonSchemaGrammar(this.llama, schema);
+            if (this.schemaGrammars.size >= maxCachedSchemaGrammars)
+                this.schemaGrammars.delete(this.schemaGrammars.keys().next().value!);
+        } else
+            this.schemaGrammars.delete(key);
+        this.schemaGrammars.set(key, grammar);
+        return grammar;
     }
 
     private track(promise: Promise<unknown>) {

@@ -1,0 +1,86 @@
+import { ApiError } from "../../server/ApiError.js";
+
+/** Keywords that only annotate a schema: safe to ignore when building the grammar. */
+const annotations = new Set(["title", "description", "$comment", "examples", "default", "$schema", "$id", "deprecated", "readOnly", "writeOnly"]);
+
+/** Keywords the grammar enforces, per node-llama-cpp's JSON-schema grammar (anyOf is read as oneOf). */
+const enforced = new Set([
+    "type", "const", "enum", "oneOf", "anyOf", "$defs", "$ref",
+    "properties", "additionalProperties", "required", "minProperties", "maxProperties",
+    "items", "prefixItems", "minItems", "maxItems", "minLength", "maxLength", "format"
+]);
+
+const types = new Set(["string", "number", "integer", "boolean", "null", "object", "array"]);
+const formats = new Set(["date", "time", "date-time"]);
+
+/**
+ * Checks that every keyword of a `json_schema` can be enforced by the grammar, so no constraint is
+ * silently dropped (a `pattern` or `minimum` the output would not honour is a 400 naming it), and
+ * returns the schema in the dialect node-llama-cpp reads (`anyOf` -> `oneOf`, annotations removed).
+ */
+export function checkJsonSchema(schema: unknown, param: string): Record<string, unknown> {
+    return visit(schema, param) as Record<string, unknown>;
+}
+
+function visit(node: unknown, at: string): unknown {
+    if (node === true || (isObject(node) && Object.keys(node).every((key) => annotations.has(key))))
+        throw unsupported(at, "a schema that allows any value (give it a 'type')");
+    if (!isObject(node))
+        throw ApiError.invalidRequest(`Invalid JSON schema at '${at}': expected an object.`, at, "invalid_json_schema");
+
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) {
+        const here = `${at}.${key}`;
+        if (annotations.has(key))
+            continue;
+        if (!enforced.has(key))
+            throw unsupported(here, `the keyword '${key}'`);
+        switch (key) {
+            case "type": {
+                const list = Array.isArray(value) ? value : [value];
+                for (const type of list)
+                    if (typeof type !== "string" || !types.has(type))
+                        throw unsupported(here, `the type ${JSON.stringify(type)}`);
+                out.type = value;
+                break;
+            }
+            case "format":
+                if (typeof value !== "string" || !formats.has(value))
+                    throw unsupported(here, `the format ${JSON.stringify(value)} (supported: date, time, date-time)`);
+                out.format = value;
+                break;
+            case "$ref":
+                if (typeof value !== "string" || !/^#\/\$defs\/[^/]+$/.test(value))
+                    throw unsupported(here, `the reference ${JSON.stringify(value)} (only '#/$defs/<name>' is supported)`);
+                out.$ref = value;
+                break;
+            case "properties": case "$defs":
+                if (!isObject(value))
+                    throw ApiError.invalidRequest(`Invalid JSON schema at '${here}': expected an object.`, here, "invalid_json_schema");
+                out[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, visit(child, `${here}.${name}`)]));
+                break;
+            case "items": case "additionalProperties":
+                out[key] = typeof value === "boolean" && key === "additionalProperties" ? value : visit(value, here);
+                break;
+            case "oneOf": case "anyOf": case "prefixItems":
+                if (!Array.isArray(value) || value.length === 0)
+                    throw ApiError.invalidRequest(`Invalid JSON schema at '${here}': expected a non-empty array.`, here, "invalid_json_schema");
+                out[key === "anyOf" ? "oneOf" : key] = value.map((child, index) => visit(child, `${here}[${index}]`));
+                break;
+            default:
+                out[key] = value;
+        }
+    }
+    if (out.type == null && out.const === undefined && out.enum == null && out.oneOf == null && out.$ref == null)
+        throw unsupported(at, "a schema without 'type', 'const', 'enum', 'anyOf'/'oneOf' or '$ref'");
+    return out;
+}
+
+function unsupported(param: string, what: string) {
+    return ApiError.invalidRequest(`Unsupported JSON schema construct at '${param}': ${what} cannot be enforced by this server's grammar.`,
+        param, "unsupported_json_schema");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+    return value != null && typeof value === "object" && !Array.isArray(value);
+}
