@@ -26,3 +26,19 @@ export class TooManyChoicesError extends Error {
         this.name = "TooManyChoicesError";
     }
 }
+
+/** An embeddings input with more tokens than the model accepts (inputs are never truncated). */
+export class InputTooLongError extends Error {
+    constructor(readonly inputIndex: number, readonly tokens: number, readonly maxInputTokens: number) {
+        super(`This model's maximum input length is ${maxInputTokens} tokens, but input ${inputIndex} has ${tokens} tokens. Please shorten the input.`);
+        this.name = "InputTooLongError";
+    }
+}
+
+/** A response_format JSON schema that passed the server's checks but could not be turned into a grammar. */
+export class InvalidJsonSchemaError extends Error {
+    constructor(detail: string) {
+        super(`The JSON schema in 'response_format' cannot be used: ${detail}`);
+        this.name = "InvalidJsonSchemaError";
+    }
+}

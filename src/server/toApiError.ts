@@ -1,4 +1,4 @@
-import { ContextLengthExceededError, EngineDisposedError, QueueFullError, TooManyChoicesError } from "../engines/EngineErrors.js";
+import { ContextLengthExceededError, EngineDisposedError, InputTooLongError, InvalidJsonSchemaError, QueueFullError, TooManyChoicesError } from "../engines/EngineErrors.js";
 import { ApiError } from "./ApiError.js";
 
 /** Seconds a client should wait after a full queue; the openai client honours Retry-After. */
@@ -17,6 +17,10 @@ export function toApiError(error: unknown, context: {bodyLimit: string}): ApiErr
         return ApiError.invalidRequest(error.message, "messages", "context_length_exceeded");
     if (error instanceof TooManyChoicesError)
         return ApiError.invalidRequest(error.message, "n");
+    if (error instanceof InputTooLongError)
+        return ApiError.invalidRequest(error.message, `input[${error.inputIndex}]`, "context_length_exceeded");
+    if (error instanceof InvalidJsonSchemaError)
+        return ApiError.invalidRequest(error.message, "response_format.json_schema.schema", "invalid_json_schema");
     if (error instanceof EngineDisposedError)
         return ApiError.unavailable(error.message, 5);
 

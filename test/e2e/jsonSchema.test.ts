@@ -82,6 +82,19 @@ describe("response_format json_schema", () => {
         expect(text).toBe((whole as {choices: {message: {content: string}}[]}).choices[0].message.content);
     });
 
+    it("a $ref to a missing definition is a 400 naming it, and holds no sequence", async () => {
+        const response = await server.post("/v1/chat/completions", {
+            model: "tiny", max_tokens: 5, messages: [{role: "user", content: "x"}],
+            response_format: {type: "json_schema", json_schema: {name: "r", schema: {type: "object", properties: {a: {$ref: "#/$defs/missing"}}}}}
+        });
+        expect(response.status).toBe(400);
+        const body = await response.json() as {error: {code: string, param: string}};
+        expect(body.error.code).toBe("invalid_json_schema");
+        expect(body.error.param).toBe("response_format.json_schema.schema.properties.a.$ref");
+        const health = await (await fetch(`${server.url}/health`)).json() as {models: Record<string, {busy: number}>};
+        expect(health.models.tiny.busy).toBe(0);
+    });
+
     it("a top-level non-object schema works too", async () => {
         const completion = await server.client.chat.completions.create({
             model: "tiny", seed: 1, temperature: 1, max_tokens: 40,

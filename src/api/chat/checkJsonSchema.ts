@@ -19,10 +19,11 @@ const formats = new Set(["date", "time", "date-time"]);
  * returns the schema in the dialect node-llama-cpp reads (`anyOf` -> `oneOf`, annotations removed).
  */
 export function checkJsonSchema(schema: unknown, param: string): Record<string, unknown> {
-    return visit(schema, param) as Record<string, unknown>;
+    const rootDefs = isObject(schema) && isObject(schema.$defs) ? new Set(Object.keys(schema.$defs)) : new Set<string>();
+    return visit(schema, param, rootDefs) as Record<string, unknown>;
 }
 
-function visit(node: unknown, at: string): unknown {
+function visit(node: unknown, at: string, rootDefs: ReadonlySet<string>): unknown {
     if (node === true || (isObject(node) && Object.keys(node).every((key) => annotations.has(key))))
         throw unsupported(at, "a schema that allows any value (give it a 'type')");
     if (!isObject(node))
@@ -52,20 +53,23 @@ function visit(node: unknown, at: string): unknown {
             case "$ref":
                 if (typeof value !== "string" || !/^#\/\$defs\/[^/]+$/.test(value))
                     throw unsupported(here, `the reference ${JSON.stringify(value)} (only '#/$defs/<name>' is supported)`);
+                if (!rootDefs.has(value.slice("#/$defs/".length)))
+                    throw ApiError.invalidRequest(`Invalid JSON schema at '${here}': ${JSON.stringify(value)} points to no definition in the schema's '$defs'.`,
+                        here, "invalid_json_schema");
                 out.$ref = value;
                 break;
             case "properties": case "$defs":
                 if (!isObject(value))
                     throw ApiError.invalidRequest(`Invalid JSON schema at '${here}': expected an object.`, here, "invalid_json_schema");
-                out[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, visit(child, `${here}.${name}`)]));
+                out[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, visit(child, `${here}.${name}`, rootDefs)]));
                 break;
             case "items": case "additionalProperties":
-                out[key] = typeof value === "boolean" && key === "additionalProperties" ? value : visit(value, here);
+                out[key] = typeof value === "boolean" && key === "additionalProperties" ? value : visit(value, here, rootDefs);
                 break;
             case "oneOf": case "anyOf": case "prefixItems":
                 if (!Array.isArray(value) || value.length === 0)
                     throw ApiError.invalidRequest(`Invalid JSON schema at '${here}': expected a non-empty array.`, here, "invalid_json_schema");
-                out[key === "anyOf" ? "oneOf" : key] = value.map((child, index) => visit(child, `${here}[${index}]`));
+                out[key === "anyOf" ? "oneOf" : key] = value.map((child, index) => visit(child, `${here}[${index}]`, rootDefs));
                 break;
             default:
                 out[key] = value;

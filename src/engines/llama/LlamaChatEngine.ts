@@ -1,19 +1,19 @@
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad } from "../ChatEngine.js";
-import { ContextLengthExceededError, EngineDisposedError, TooManyChoicesError } from "../EngineErrors.js";
+import { ContextLengthExceededError, EngineDisposedError, InvalidJsonSchemaError, TooManyChoicesError } from "../EngineErrors.js";
 import { SlotPool } from "../SlotPool.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
+import { choiceSeed } from "./choiceSeed.js";
 import { generateChoice } from "./generateChoice.js";
-import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
+import { runtimeIdentity } from "./llamaRuntime.js";
+import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
+import { systemFingerprint } from "./systemFingerprint.js";
 
 const maxCachedSchemaGrammars = 32;
-import { choiceSeed } from "./choiceSeed.js";
-import { systemFingerprint } from "./systemFingerprint.js";
-import { runtimeIdentity } from "./llamaRuntime.js";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -28,8 +28,9 @@ export type LlamaChatEngineOptions = {
 
 /**
  * One GGUF chat model: one context with `parallel` sequences that node-llama-cpp decodes in shared
- * batches, a bounded queue in front of them, and everything that is per-model (prompt renderer,
- * JSON grammar, fingerprint) prepared once at load time.
+ * batches (kept in step and in order: DecodeStepBarrier, sequenceOrderedBatching), a bounded queue
+ * in front of them, and everything that is per-model (prompt renderer, JSON grammar, fingerprint)
+ * prepared once at load time.
  */
 export class LlamaChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
@@ -61,6 +62,7 @@ export class LlamaChatEngine implements ChatEngine {
         const model = await llama.loadModel({modelPath: options.modelPath});
         try {
             assertLogitBiasSupported(model);
+            // The batching strategy needs the context it belongs to, which exists only after this call.
             let created: LlamaContext | undefined;
             const context = created = await model.createContext({
                 contextSize: options.contextSize ?? model.trainContextSize,
@@ -97,10 +99,11 @@ export class LlamaChatEngine implements ChatEngine {
         if (promptTokens.length >= contextSize)
             throw new ContextLengthExceededError(contextSize, promptTokens.length);
 
-        const lease = this.pool.acquire(job.n, hooks.signal);
         const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - promptTokens.length);
         const tokenBias = createLogitBias(this.model, job.sampling.logitBias);
         const grammar = job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
+        // Last: from here on the request holds (or waits for) sequences.
+        const lease = this.pool.acquire(job.n, hooks.signal);
 
         const done = lease.then(async ({slots, release}) => {
             // One failing choice stops its siblings; the request's own signal stops them all.
@@ -157,7 +160,11 @@ export class LlamaChatEngine implements ChatEngine {
         const key = JSON.stringify(schema);
         let grammar = this.schemaGrammars.get(key);
         if (grammar == null) {
-            grammar = createJsonSchemaGrammar(this.llama, schema);
+            try {
+                grammar = createJsonSchemaGrammar(this.llama, schema);
+            } catch (error) {
+                throw new InvalidJsonSchemaError((error as Error).message);
+            }
             if (this.schemaGrammars.size >= maxCachedSchemaGrammars)
                 this.schemaGrammars.delete(this.schemaGrammars.keys().next().value!);
         } else
