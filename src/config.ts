@@ -19,6 +19,14 @@ import path from "node:path";
  * |                  | SSE_PING_MS          | 5000                 | SSE comment ping interval while no token is flowing |
  * |                  | SHUTDOWN_TIMEOUT_MS  | 10000                | how long shutdown waits for in-flight requests before aborting them |
  * |                  | LOG_LEVEL            | info                 | `silent`, `error`, `warn`, `info` or `debug` |
+ * | --download       |                      | off                  | `npm start`: fetch the default models first (see HubConfig) |
+ * | --embed-workers  | EMBED_WORKERS        | 2                    | worker threads running ONNX embedding models (transformers.js) |
+ * |                  | ONNX_THREADS         | 1                    | ONNX Runtime intra-op threads per worker (a manifest entry's `threads` overrides) |
+ *
+ * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
+ *
+ * |                  | HF_ENDPOINT          | https://huggingface.co | base URL of the Hugging Face hub or a mirror |
+ * |                  | HF_TOKEN             | (none)               | access token, needed for gated or private models |
  */
 export type Config = {
     host: string;
@@ -33,6 +41,10 @@ export type Config = {
     ssePingMs: number;
     shutdownTimeoutMs: number;
     logLevel: LogLevel;
+    /** Worker threads of the ONNX embeddings pool. */
+    embedWorkers: number;
+    /** ONNX Runtime intra-op threads per worker and model. */
+    onnxThreads: number;
 };
 
 export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
@@ -55,10 +67,22 @@ export const defaultConfig: Config = {
     bodyLimit: "10mb",
     ssePingMs: 5000,
     shutdownTimeoutMs: 10_000,
-    logLevel: "info"
+    logLevel: "info",
+    // Measured on a 2-core machine (README "Embeddings"): 2 workers with 1 intra-op thread each
+    // (spinning off) beat every other combination.
+    embedWorkers: 2,
+    onnxThreads: 1
 };
 
+/** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
+export type StartOptions = {config: Config; download: boolean};
+
+/** The server's settings; also accepts (and ignores) `--download`, so one command line parses everywhere. */
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
+    return loadStartOptions(argv, env).config;
+}
+
+export function loadStartOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): StartOptions {
     const { values } = parseFlags({
         args: argv,
         allowPositionals: false,
@@ -71,7 +95,9 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
             parallel: { type: "string" },
             "queue-size": { type: "string" },
             "keys-file": { type: "string" },
-            "body-limit": { type: "string" }
+            "body-limit": { type: "string" },
+            download: { type: "boolean" },
+            "embed-workers": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -80,7 +106,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
         return flag ?? nonEmpty(env[envName]);
     };
 
-    return {
+    const config: Config = {
         host: pick(values.host, "HOST") ?? defaultConfig.host,
         port: integer(pick(values.port, "PORT"), "port", defaultConfig.port, 0, 65535),
         modelsConfig: path.resolve(pick(values.models, "MODELS_CONFIG") ?? defaultConfig.modelsConfig),
@@ -92,8 +118,37 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
         bodyLimit: pick(values["body-limit"], "BODY_LIMIT") ?? defaultConfig.bodyLimit,
         ssePingMs: integer(nonEmpty(env.SSE_PING_MS), "SSE_PING_MS", defaultConfig.ssePingMs, 10, 3_600_000),
         shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
-        logLevel: logLevel(nonEmpty(env.LOG_LEVEL))
+        logLevel: logLevel(nonEmpty(env.LOG_LEVEL)),
+        embedWorkers: integer(pick(values["embed-workers"], "EMBED_WORKERS"), "embed-workers", defaultConfig.embedWorkers, 1, 64),
+        onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256)
     };
+    return {config, download: values.download === true};
+}
+
+/**
+ * Where models are downloaded from. Kept out of Config because the server itself never talks to
+ * the hub: only the downloader (`npm run download-models`, `npm start -- --download`) reads these.
+ */
+export type HubConfig = {
+    /** Base URL without a trailing slash; files are at `<hfEndpoint>/<repo>/resolve/<revision>/<file>`. */
+    hfEndpoint: string;
+    /** Sent as `Authorization: Bearer` to the hub (never to the CDN it redirects to); null = anonymous. */
+    hfToken: string | null;
+};
+
+export const defaultHubConfig: HubConfig = {hfEndpoint: "https://huggingface.co", hfToken: null};
+
+export function loadHubConfig(env: NodeJS.ProcessEnv = process.env): HubConfig {
+    const endpoint = nonEmpty(env.HF_ENDPOINT) ?? defaultHubConfig.hfEndpoint;
+    let url: URL | null = null;
+    try {
+        url = new URL(endpoint);
+    } catch {
+        // reported below
+    }
+    if (url == null || (url.protocol !== "https:" && url.protocol !== "http:"))
+        throw new ConfigError(`HF_ENDPOINT must be an http(s) URL such as ${defaultHubConfig.hfEndpoint}, got "${endpoint}"`);
+    return {hfEndpoint: endpoint.replace(/\/+$/, ""), hfToken: nonEmpty(env.HF_TOKEN) ?? null};
 }
 
 /** node's parseArgs, with its usage errors (unknown flag, missing value) turned into ConfigErrors. */
@@ -101,7 +156,7 @@ const parseFlags: typeof parseArgs = (options) => {
     try {
         return parseArgs(options);
     } catch (error) {
-        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit`);
+        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit, --download, --embed-workers`);
     }
 };
 
@@ -111,7 +166,7 @@ function nonEmpty(value: string | undefined) {
 
 const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
-    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit"
+    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", EMBED_WORKERS: "embed-workers"
 };
 
 function flagOf(envName: string) {

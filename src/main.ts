@@ -1,4 +1,6 @@
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadHubConfig, loadStartOptions } from "./config.js";
+import { DownloadError } from "./download/DownloadError.js";
+import { ensureModels } from "./download/ensureModels.js";
 import { createLogger } from "./logger.js";
 import { ManifestError } from "./registry/ManifestError.js";
 import { StartupError, startServer } from "./startServer.js";
@@ -6,13 +8,27 @@ import { serverVersion } from "./version.js";
 
 /** `npm start`: configuration problems end the process with a message and exit code 1, never a stack trace. */
 async function main() {
-    let config;
+    let config, download;
     try {
-        config = loadConfig();
+        ({config, download} = loadStartOptions());
     } catch (error) {
         return fail(error);
     }
     const logger = createLogger(config.logLevel);
+
+    // First run: no models yet means "here is how to get them", or with --download, getting them.
+    try {
+        const ready = await ensureModels({
+            modelsConfig: config.modelsConfig, download, hub: () => loadHubConfig(), out: process.stdout,
+            error: (text) => console.error(text)
+        });
+        if (!ready) {
+            process.exitCode = 1;
+            return;
+        }
+    } catch (error) {
+        return fail(error);
+    }
 
     let server;
     try {
@@ -34,6 +50,8 @@ async function main() {
             process.exit(1);
         });
     };
+    // A last line of defence: an unexpected rejection is logged, it does not take every other request down with it.
+    process.on("unhandledRejection", (reason) => logger.error("Unhandled rejection", {error: (reason as Error)?.stack ?? String(reason)}));
     process.on("SIGINT", () => stop("SIGINT"));
     process.on("SIGTERM", () => stop("SIGTERM"));
 
@@ -54,7 +72,7 @@ async function main() {
 }
 
 function fail(error: unknown) {
-    const known = error instanceof ConfigError || error instanceof ManifestError || error instanceof StartupError
+    const known = error instanceof ConfigError || error instanceof ManifestError || error instanceof StartupError || error instanceof DownloadError
         || (error as NodeJS.ErrnoException)?.code === "EADDRINUSE";
     console.error(`error: ${known ? (error as Error).message : (error as Error)?.stack ?? String(error)}`);
     process.exitCode = 1;

@@ -32,7 +32,31 @@ export type RunningServer = {
  * configuration error is reported without waiting for the native bindings to load.
  */
 export function llamaEngineFactories(config: Config): EngineFactories {
+    // One worker pool for every ONNX embeddings model, created with the first one.
+    let onnxPool: import("./engines/onnx/OnnxWorkerPool.js").OnnxWorkerPool | undefined;
     return {
+        embeddings: async (entry) => {
+            const settings = entry.embedding!;
+            if (entry.path.toLowerCase().endsWith(".gguf")) {
+                const {LlamaEmbeddingsEngine} = await import("./engines/llama/LlamaEmbeddingsEngine.js");
+                const {loadLlamaRuntime} = await import("./engines/llama/llamaRuntime.js");
+                return LlamaEmbeddingsEngine.load(await loadLlamaRuntime(), {
+                    id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
+                    matryoshka: settings.matryoshka, normalize: settings.normalize,
+                    threads: entry.threads ?? config.threads, queueSize: config.queueSize
+                });
+            }
+            const {OnnxWorkerPool} = await import("./engines/onnx/OnnxWorkerPool.js");
+            const {OnnxEmbeddingsEngine} = await import("./engines/onnx/OnnxEmbeddingsEngine.js");
+            const {onnxModelSpec} = await import("./engines/onnx/onnxModelSpec.js");
+            const spec = onnxModelSpec(entry.id, entry.path, settings, entry.threads ?? config.onnxThreads);
+            if (onnxPool == null || onnxPool.closed)
+                onnxPool = new OnnxWorkerPool({workers: config.embedWorkers});
+            return OnnxEmbeddingsEngine.load(onnxPool, entry.id, {
+                spec, maxInputTokens: settings.maxInputTokens, matryoshka: settings.matryoshka,
+                normalize: settings.normalize, queueSize: config.queueSize
+            });
+        },
         chat: async (entry) => {
             const {LlamaChatEngine} = await import("./engines/llama/LlamaChatEngine.js");
             const {loadLlamaRuntime} = await import("./engines/llama/llamaRuntime.js");

@@ -4,14 +4,18 @@ import { createAjv } from "../validation/createAjv.js";
 import { describeAjvError } from "../validation/describeAjvError.js";
 import { manifestSchema } from "./manifestSchema.js";
 import { ManifestError } from "./ManifestError.js";
-import type { ModelEntry, ModelTask } from "./ModelEntry.js";
+import type { Pooling } from "../engines/onnx/pooling.js";
+import type { EmbeddingSettings, ModelEntry, ModelTask } from "./ModelEntry.js";
 
 const validateManifest = createAjv().compile(manifestSchema);
 
 type RawModel = {
     id: string, task: ModelTask, path: string, family?: string, released?: string, aliases?: string[],
-    ownedBy?: string, contextSize?: number, threads?: number, parallel?: number
+    ownedBy?: string, contextSize?: number, threads?: number, parallel?: number,
+    maxInputTokens?: number, pooling?: Pooling, normalize?: boolean, matryoshka?: boolean | number[], dtype?: string, onnxFile?: string
 };
+
+const embeddingFields = ["maxInputTokens", "pooling", "normalize", "matryoshka", "dtype", "onnxFile"] as const;
 
 /**
  * Reads and validates a model manifest. Every problem that would otherwise surface on the first
@@ -42,6 +46,9 @@ export function loadManifest(manifestPath: string): ModelEntry[] {
     const raw = (data as {models: RawModel[]}).models;
     const folder = path.dirname(path.resolve(manifestPath));
     const entries = raw.map((model, index): ModelEntry => {
+        const misplaced = embeddingFields.find((field) => model.task !== "embeddings" && model[field] != null);
+        if (misplaced != null)
+            throw new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].${misplaced}' applies only to models with task "embeddings".`);
         const modelPath = path.resolve(folder, model.path);
         if (!fs.existsSync(modelPath))
             throw new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].path' points to ${modelPath}, which does not exist.`);
@@ -55,12 +62,26 @@ export function loadManifest(manifestPath: string): ModelEntry[] {
             ownedBy: model.ownedBy ?? "local",
             contextSize: model.contextSize ?? null,
             threads: model.threads ?? null,
-            parallel: model.parallel ?? null
+            parallel: model.parallel ?? null,
+            ...(model.task === "embeddings" ? {embedding: embeddingSettings(model, index, manifestPath)} : {})
         };
     });
 
     assertUniqueNames(entries, manifestPath);
     return entries;
+}
+
+function embeddingSettings(model: RawModel, index: number, manifestPath: string): EmbeddingSettings {
+    if (model.onnxFile != null && model.dtype != null)
+        throw new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].onnxFile' names the file itself; leave out 'dtype'.`);
+    return {
+        maxInputTokens: model.maxInputTokens ?? null,
+        pooling: model.pooling ?? "mean",
+        normalize: model.normalize ?? true,
+        matryoshka: model.matryoshka ?? false,
+        dtype: model.dtype ?? null,
+        onnxFile: model.onnxFile ?? null
+    };
 }
 
 /** Every name a client can send (ids, aliases, `<family>-latest`) must resolve to exactly one model. */

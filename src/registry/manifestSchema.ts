@@ -1,4 +1,8 @@
+import { poolingModes } from "../engines/onnx/pooling.js";
 import { modelTasks } from "./ModelEntry.js";
+
+/** transformers.js dtypes (each selects a file name suffix in the model's onnx/ folder). */
+export const onnxDtypes = ["fp32", "fp16", "q8", "int8", "uint8", "q4", "bnb4", "q4f16"] as const;
 
 /**
  * JSON schema of `models.json`. Unknown keys are rejected so a typo (`contextsize`) is an error at
@@ -31,7 +35,19 @@ export const manifestSchema = {
                     description: {type: "string"},
                     contextSize: {type: "integer", minimum: 16, maximum: 1048576},
                     threads: {type: "integer", minimum: 1, maximum: 256},
-                    parallel: {type: "integer", minimum: 1, maximum: 64}
+                    parallel: {type: "integer", minimum: 1, maximum: 64},
+                    // Embeddings models only (see README "Embeddings").
+                    maxInputTokens: {type: "integer", minimum: 1, maximum: 1048576},
+                    pooling: {enum: [...poolingModes]},
+                    normalize: {type: "boolean"},
+                    matryoshka: {
+                        type: ["boolean", "array"],
+                        minItems: 1,
+                        uniqueItems: true,
+                        items: {type: "integer", minimum: 1, maximum: 65536}
+                    },
+                    dtype: {enum: [...onnxDtypes]},
+                    onnxFile: {type: "string", pattern: "^[^/\\\\]+\\.onnx$"}
                 }
             }
         }

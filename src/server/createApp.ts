@@ -1,6 +1,7 @@
 import Koa from "koa";
 import Router from "@koa/router";
 import { chatCompletionsHandler } from "../api/chat/chatCompletionsHandler.js";
+import { embeddingsHandler } from "../api/embeddings/embeddingsHandler.js";
 import { listModelsHandler, retrieveModelHandler } from "../api/models/modelsHandlers.js";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
 import type { EngineHost } from "../engines/EngineHost.js";
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): Koa {
     v1.get("/models", listModelsHandler(deps.registry, deps.engines));
     v1.get("/models/:id", retrieveModelHandler(deps.registry, deps.engines));
     v1.post("/chat/completions", jsonBody(deps.bodyLimit), chatCompletionsHandler(deps));
+    v1.post("/embeddings", jsonBody(deps.bodyLimit), embeddingsHandler(deps));
 
     app.use(requestContext(deps.logger, deps.shutdownSignal));
     app.use(errorMiddleware(deps.logger, deps.bodyLimit));

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { runKeysCli } from "../../src/auth/keysCli.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinyChatModelPath, tinyPlainModelPath } from "../support/testModels.js";
+import { tinyBertPath, tinyChatModelPath, tinyPlainModelPath } from "../support/testModels.js";
 
 const models = [
     {id: "tiny-2024", task: "chat", path: tinyChatModelPath, family: "tiny", released: "2024-05-01", aliases: ["gpt-4o-mini"], contextSize: 128, parallel: 1},
     {id: "tiny-2023", task: "chat", path: tinyPlainModelPath, family: "tiny", released: "2023-01-01", aliases: ["gpt-3.5-turbo"], contextSize: 128, parallel: 1},
-    {id: "tiny-embed", task: "embeddings", path: tinyChatModelPath}
+    {id: "tiny-embed", task: "embeddings", path: tinyBertPath}
 ];
 
 describe("API keys", () => {
@@ -79,8 +79,8 @@ describe("/v1/models and name resolution", () => {
         expect(response.status).toBe(200);
         const body = await jsonOf(response);
         expect(body.object).toBe("list");
-        // The embeddings model is not served by this version, so it is not listed.
-        expect(body.data.map((model: {id: string}) => model.id)).toEqual(["tiny-2024", "tiny-2023"]);
+        expect(body.data.map((model: {id: string}) => model.id)).toEqual(["tiny-2024", "tiny-2023", "tiny-embed"]);
+        expect(body.data[2]).toMatchObject({id: "tiny-embed", task: "embeddings", endpoints: ["/v1/embeddings"]});
         expect(body.data[0]).toEqual({
             id: "tiny-2024", object: "model", created: Date.UTC(2024, 4, 1) / 1000, owned_by: "local",
             task: "chat", endpoints: ["/v1/chat/completions"], aliases: ["gpt-4o-mini", "tiny-latest"], family: "tiny"

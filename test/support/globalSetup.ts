@@ -1,10 +1,12 @@
 import fs from "node:fs";
 import { makeTestLlamaGguf } from "./gguf/makeTestLlamaGguf.js";
-import { testModelsDir, tinyChatModelPath, tinyPlainModelPath } from "./testModels.js";
+import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyPlainModelPath } from "./testModels.js";
 
 /** Writes the generated test models once per test run (a few tens of milliseconds). */
 export default async function globalSetup() {
     fs.mkdirSync(testModelsDir, {recursive: true});
     await makeTestLlamaGguf(tinyChatModelPath, {seed: 1});
     await makeTestLlamaGguf(tinyPlainModelPath, {seed: 1, chatTemplate: null});
+    makeTestBertOnnx(tinyBertPath, {seed: 1, hiddenSize: 32, maxPositions: 64});
 }

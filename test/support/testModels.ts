@@ -21,3 +21,6 @@ export const storiesGreedyText =
 
 if (storiesModelPath == null)
     console.warn("SKIPPING tests that need ../shared/models/stories260K.gguf: the file is not there.");
+
+/** Tiny random-weight BERT-like ONNX embeddings model folder (written by globalSetup). */
+export const tinyBertPath = path.join(testModelsDir, "tiny-bert");

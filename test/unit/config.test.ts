@@ -43,12 +43,12 @@ describe("loadConfig", () => {
         const config = loadConfig([], {
             HOST: "0.0.0.0", PORT: "9000", MODELS_CONFIG: "/etc/models.json", THREADS: "3", PARALLEL: "2",
             QUEUE_SIZE: "0", API_KEYS_FILE: "/etc/keys.json", BODY_LIMIT: "1mb", SSE_PING_MS: "250",
-            SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1"
+            SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", EMBED_WORKERS: "3", ONNX_THREADS: "2"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
             apiKeys: ["k1"], apiKeysFile: "/etc/keys.json", bodyLimit: "1mb", ssePingMs: 250, shutdownTimeoutMs: 0,
-            logLevel: "debug"
+            logLevel: "debug", embedWorkers: 3, onnxThreads: 2
         });
     });
 
@@ -63,6 +63,12 @@ describe("loadConfig", () => {
             host: "::1", port: 0, modelsConfig: "/flag/models.json", threads: 2, parallel: 8, queueSize: 7,
             apiKeysFile: "/flag/keys.json", bodyLimit: "2mb"
         });
+    });
+
+    it("--embed-workers wins over EMBED_WORKERS; both are range-checked", () => {
+        expect(loadConfig(["--embed-workers", "4"], {EMBED_WORKERS: "3"}).embedWorkers).toBe(4);
+        expect(() => loadConfig(["--embed-workers", "0"], {})).toThrow(ConfigError);
+        expect(() => loadConfig([], {ONNX_THREADS: "x"})).toThrow(ConfigError);
     });
 
     it("accepts the --flag=value form", () => {

@@ -1,0 +1,77 @@
+// `npm run download-models`: fetches models from the Hugging Face hub into models/ and updates
+// models/models.json. See `--help`.
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, defaultConfig, loadHubConfig } from "../../src/config.js";
+import { downloadModels } from "../../src/download/downloadModels.js";
+import { DownloadError } from "../../src/download/DownloadError.js";
+import { listCatalogue } from "../../src/download/listCatalogue.js";
+import { loadCatalogue } from "../../src/download/loadCatalogue.js";
+import { selectModels } from "../../src/download/selectModels.js";
+
+const usage = `Usage: npm run download-models -- [options]
+
+Downloads the default models (or those picked with --only) from the Hugging Face hub into the
+models folder, verifies their sha256, and adds them to the manifest the server reads.
+
+  --only <task|model>   a task (chat, embeddings, ...) picks its default model; a model id or
+                        alias picks that model. Repeatable.
+  --list                show the catalogue and what is installed
+  --dry-run             show what would be downloaded, download nothing
+  --models-dir <dir>    where model files go (default: the manifest's folder)
+  --manifest <file>     manifest to create or update (default: ${defaultConfig.modelsConfig})
+  -h, --help            this text
+
+Environment: HF_ENDPOINT (hub or mirror base URL, default https://huggingface.co),
+HF_TOKEN (access token for gated or private models).
+An interrupted download resumes on the next run; a second run downloads nothing.`;
+
+async function main(argv: string[]): Promise<number> {
+    let values;
+    try {
+        ({values} = parseArgs({args: argv, allowPositionals: false, strict: true, options: {
+            only: {type: "string", multiple: true},
+            list: {type: "boolean"},
+            "dry-run": {type: "boolean"},
+            "models-dir": {type: "string"},
+            manifest: {type: "string"},
+            // Not in --help: tests point the CLI at a catalogue of fixtures.
+            catalogue: {type: "string"},
+            help: {type: "boolean", short: "h"}
+        }}));
+    } catch (error) {
+        process.stderr.write(`error: ${(error as Error).message}\n\n${usage}\n`);
+        return 2;
+    }
+    if (values.help) {
+        process.stdout.write(`${usage}\n`);
+        return 0;
+    }
+    const manifestPath = path.resolve(values.manifest ?? defaultConfig.modelsConfig);
+    const modelsDir = path.resolve(values["models-dir"] ?? path.dirname(manifestPath));
+    try {
+        const catalogue = loadCatalogue(...(values.catalogue != null ? [path.resolve(values.catalogue)] : []));
+        if (values.list) {
+            process.stdout.write(await listCatalogue(values.only != null ? selectModels(catalogue, values.only) : catalogue, modelsDir));
+            return 0;
+        }
+        await downloadModels({
+            catalogue, modelsDir, manifestPath, only: values.only ?? [], dryRun: values["dry-run"] === true,
+            hub: loadHubConfig(), out: process.stdout
+        });
+        return 0;
+    } catch (error) {
+        // Known failures carry an actionable message; anything else is a bug, whose stack LOG_LEVEL=debug shows.
+        const known = error instanceof DownloadError || error instanceof ConfigError;
+        process.stderr.write(`error: ${known || process.env.LOG_LEVEL !== "debug" ? (error as Error).message : (error as Error).stack}\n`);
+        return error instanceof DownloadError && error.kind === "usage" ? 2 : 1;
+    }
+}
+
+// Ctrl+C: finished files are installed, the current one stays as `.part` and resumes next time.
+process.on("SIGINT", () => {
+    process.stdout.write("\nInterrupted: run the same command again to resume.\n");
+    process.exit(130);
+});
+
+process.exitCode = await main(process.argv.slice(2));

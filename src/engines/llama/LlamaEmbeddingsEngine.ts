@@ -1,0 +1,92 @@
+import type { Llama, LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
+import type { EngineLoad } from "../ChatEngine.js";
+import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
+import { EngineDisposedError, InputTooLongError, QueueFullError } from "../EngineErrors.js";
+import { finishVector } from "../onnx/pooling.js";
+
+export type LlamaEmbeddingsOptions = {
+    id: string;
+    modelPath: string;
+    /** null = the model's training context. */
+    maxInputTokens: number | null;
+    matryoshka: boolean | number[];
+    normalize: boolean;
+    /** CPU threads of the embedding context (1 by default: see README "Why threads default to 1"). */
+    threads: number;
+    queueSize: number;
+};
+
+/**
+ * A GGUF embedding model (nomic-embed, bge, ...) on node-llama-cpp's embedding context. Inputs are
+ * evaluated one after another on the context's one sequence; pooling is the model's own (llama.cpp
+ * reads it from the GGUF), normalisation and Matryoshka truncation are the server's, as for ONNX.
+ * Token counts include the BOS/EOS tokens the context adds.
+ */
+export class LlamaEmbeddingsEngine implements EmbeddingsEngine {
+    private readonly active = new Set<Promise<unknown>>();
+    private disposed: Promise<void> | null = null;
+    private queue: Promise<unknown> = Promise.resolve();
+
+    private constructor(readonly info: EmbeddingsEngineInfo, private readonly model: LlamaModel, private readonly context: LlamaEmbeddingContext, private readonly queueSize: number) {}
+
+    static async load(llama: Llama, options: LlamaEmbeddingsOptions): Promise<LlamaEmbeddingsEngine> {
+        const model = await llama.loadModel({modelPath: options.modelPath});
+        try {
+            const maxInputTokens = Math.min(options.maxInputTokens ?? model.trainContextSize, model.trainContextSize);
+            // getEmbeddingFor needs the input to be shorter than the context.
+            const context = await model.createEmbeddingContext({contextSize: maxInputTokens + 1, batchSize: maxInputTokens + 1, threads: options.threads});
+            const probe = await context.getEmbeddingFor("a");
+            const info: EmbeddingsEngineInfo = {
+                id: options.id, maxInputTokens, dimensions: probe.vector.length, vocabularySize: model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0,
+                matryoshka: options.matryoshka, normalize: options.normalize
+            };
+            return new LlamaEmbeddingsEngine(info, model, context, options.queueSize);
+        } catch (error) {
+            await model.dispose();
+            throw error;
+        }
+    }
+
+    load(): EngineLoad {
+        const busy = Math.min(this.active.size, 1);
+        return {parallel: 1, busy, waiting: this.active.size - busy};
+    }
+
+    embed(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
+        if (this.disposed != null)
+            return Promise.reject(new EngineDisposedError(this.info.id));
+        if (this.active.size >= 1 + this.queueSize)
+            return Promise.reject(new QueueFullError(this.info.id, this.queueSize));
+        // One request at a time: the embedding context has one sequence.
+        const run = this.queue.then(() => this.run(inputs, options));
+        this.queue = run.catch(() => {});
+        this.active.add(run);
+        const forget = () => this.active.delete(run);
+        run.then(forget, forget);
+        return run;
+    }
+
+    private async run(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
+        options.signal.throwIfAborted();
+        const tokenized = inputs.map((input) => typeof input === "string" ? input : [...input] as Token[]);
+        const lengths = tokenized.map((input) => this.context.calculateInputLength(typeof input === "string" ? input : [...input]));
+        const tooLong = lengths.findIndex((length) => length > this.info.maxInputTokens);
+        if (tooLong >= 0)
+            throw new InputTooLongError(tooLong, lengths[tooLong], this.info.maxInputTokens);
+        const vectors: Float32Array[] = [];
+        for (const input of tokenized) {
+            options.signal.throwIfAborted();
+            const embedding = await this.context.getEmbeddingFor(input);
+            vectors.push(finishVector(Float32Array.from(embedding.vector), {dimensions: options.dimensions, normalize: this.info.normalize}));
+        }
+        return {vectors, promptTokens: lengths.reduce((sum, length) => sum + length, 0)};
+    }
+
+    dispose(): Promise<void> {
+        return this.disposed ??= (async () => {
+            await Promise.allSettled([...this.active]);
+            await this.context.dispose();
+            await this.model.dispose();
+        })();
+    }
+}
