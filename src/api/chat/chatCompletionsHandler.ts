@@ -8,8 +8,7 @@ import { ApiError } from "../../server/ApiError.js";
 import type { RequestState } from "../../server/RequestState.js";
 import { SseStream } from "../../server/SseStream.js";
 import { toApiError } from "../../server/toApiError.js";
-import { createAjv } from "../../validation/createAjv.js";
-import { describeAjvError } from "../../validation/describeAjvError.js";
+import { compileRequestValidator } from "../../validation/compileRequestValidator.js";
 import { resolveModelFor } from "../resolveModelFor.js";
 import type { ChatCompletionRequest } from "./ChatCompletionWire.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
@@ -26,16 +25,11 @@ export type ChatCompletionsDeps = {
 
 /** POST /v1/chat/completions: validate, resolve the model, run the job, answer as JSON or SSE. */
 export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
-    const validate = createAjv().compile<ChatCompletionRequest>(chatCompletionSchema);
+    const validate = compileRequestValidator<ChatCompletionRequest>(chatCompletionSchema);
 
     return async (ctx) => {
         const state = ctx.state as RequestState;
-        const body: unknown = ctx.request.body;
-        if (!validate(body)) {
-            const {message, param} = describeAjvError(validate.errors?.[0], body);
-            throw ApiError.invalidRequest(message, param);
-        }
-        const request = body;
+        const request = validate(ctx.request.body);
 
         const entry = resolveModelFor(deps.registry, request.model, "chat");
         const engine = deps.engines.chat(entry.id);

@@ -4,8 +4,7 @@ import { InputTooLongError } from "../../engines/EngineErrors.js";
 import type { ModelRegistry } from "../../registry/ModelRegistry.js";
 import { ApiError } from "../../server/ApiError.js";
 import type { RequestState } from "../../server/RequestState.js";
-import { createAjv } from "../../validation/createAjv.js";
-import { describeAjvError } from "../../validation/describeAjvError.js";
+import { compileRequestValidator } from "../../validation/compileRequestValidator.js";
 import { resolveModelFor } from "../resolveModelFor.js";
 import { embeddingsSchema } from "./embeddingsSchema.js";
 import { toEmbeddingsResponse } from "./embeddingsResponse.js";
@@ -19,16 +18,11 @@ export type EmbeddingsDeps = {
 
 /** POST /v1/embeddings: validate, resolve the model, embed every input, answer floats or base64. */
 export function embeddingsHandler(deps: EmbeddingsDeps): Middleware {
-    const validate = createAjv().compile<EmbeddingsRequest>(embeddingsSchema);
+    const validate = compileRequestValidator<EmbeddingsRequest>(embeddingsSchema);
 
     return async (ctx) => {
         const state = ctx.state as RequestState;
-        const body: unknown = ctx.request.body;
-        if (!validate(body)) {
-            const {message, param} = describeAjvError(validate.errors?.[0], body);
-            throw ApiError.invalidRequest(message, param);
-        }
-        const request = body;
+        const request = validate(ctx.request.body);
         const entry = resolveModelFor(deps.registry, request.model, "embeddings");
         const engine = deps.engines.embeddings(entry.id);
         if (engine == null)
