@@ -14,6 +14,6 @@ export function compileRequestValidator<T>(schema: AnySchema): (body: unknown) =
             const {message, param} = describeAjvError(validate.errors?.[0], body);
             throw ApiError.invalidRequest(message, param);
         }
-        return body;
+        return body as T;
     };
 }
