@@ -63,7 +63,7 @@ export function loadManifest(manifestPath: string): ModelEntry[] {
             contextSize: model.contextSize ?? null,
             threads: model.threads ?? null,
             parallel: model.parallel ?? null,
-            ...(model.task === "embeddings" ? {embedding: embeddingSettings(model, index, manifestPath)} : {})
+            ...(model.task === "embeddings" ? {embedding: embeddingSettings(model, modelPath, index, manifestPath)} : {})
         };
     });
 
@@ -71,7 +71,12 @@ export function loadManifest(manifestPath: string): ModelEntry[] {
     return entries;
 }
 
-function embeddingSettings(model: RawModel, index: number, manifestPath: string): EmbeddingSettings {
+function embeddingSettings(model: RawModel, modelPath: string, index: number, manifestPath: string): EmbeddingSettings {
+    if (modelPath.endsWith(".gguf"))
+        for (const field of ["pooling", "dtype", "onnxFile"] as const)
+            if (model[field] != null)
+                throw new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].${field}' does not apply to a GGUF model ` +
+                    "(llama.cpp pools as the GGUF itself says); leave it out.");
     if (model.onnxFile != null && model.dtype != null)
         throw new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].onnxFile' names the file itself; leave out 'dtype'.`);
     return {

@@ -28,6 +28,38 @@ const models = [
     {id: "tiny-chat", task: "chat", path: tinyChatModelPath, contextSize: 128, parallel: 1}
 ];
 
+describe("embeddings load does not starve chat streaming", () => {
+    let server: TestServer;
+    beforeAll(async () => {
+        server = await startTestServer({models, config: {embedWorkers: 2}});
+    });
+    afterAll(() => server.stop());
+
+    it("a chat stream started during a large embeddings request finishes before it", async () => {
+        // The embeddings work runs in worker threads; the event loop that streams tokens stays free.
+        const events: string[] = [];
+        const bigInput = Array.from({length: 2048}, (_, index) => `${texts[index % texts.length]} ${index}`);
+        const embedding = server.post("/v1/embeddings", {model: "tiny-bert", input: bigInput}).then(async (response) => {
+            expect(response.status).toBe(200);
+            await response.arrayBuffer();
+            events.push("embeddings done");
+        });
+        // Let the embeddings request reach the pool first.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const stream = await server.client.chat.completions.create({
+            model: "tiny-chat", messages: [{role: "user", content: "hi"}], max_tokens: 24, stream: true, seed: 1
+        });
+        let chunks = 0;
+        for await (const chunk of stream)
+            if (chunk.choices[0]?.delta?.content)
+                chunks++;
+        events.push("chat done");
+        await embedding;
+        expect(chunks).toBeGreaterThan(0);
+        expect(events).toEqual(["chat done", "embeddings done"]);
+    });
+});
+
 describe("/v1/embeddings with an ONNX model in the worker pool", () => {
     let server: TestServer;
     const embed = async (body: Record<string, unknown>) => {

@@ -60,6 +60,13 @@ describe("loadManifest", () => {
         expect(loadManifest(relativeManifest)[0].path).toBe(modelPath);
     });
 
+    it.each(["pooling", "dtype", "onnxFile"])("refuses '%s' on a GGUF embeddings model: llama.cpp pools as the GGUF says", (field) => {
+        touch("e.gguf");
+        const value = field === "pooling" ? "cls" : field === "dtype" ? "q8" : "model.onnx";
+        const manifest = writeManifest({models: [{id: "e", task: "embeddings", path: "e.gguf", [field]: value}]});
+        expect(() => loadManifest(manifest)).toThrow(new RegExp(`'models\\[0\\]\\.${field}' does not apply to a GGUF model`));
+    });
+
     it("keeps an absolute model path", () => {
         const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), "registry-abs-"));
         try {
