@@ -1,5 +1,5 @@
 /**
- * `npm run bench:embeddings [-- --quick]`: texts/s of transformers.js called directly in this process
+ * `npm run bench:embeddings [-- --quick] [--workers N] [--onnx-threads N]`: texts/s of transformers.js called directly in this process
  * versus through the server (HTTP + worker pool), batch sizes 1, 32 and 256, side by side in one run;
  * then chat time-to-first-token with and without an embeddings load running.
  * Models: a generated random-weight BERT-like ONNX model (hidden 384) and the generated tiny chat GGUF.
@@ -17,6 +17,13 @@ import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { makeTestBertOnnx } from "../test/support/onnx/makeTestBertOnnx.js";
 
 const quick = process.argv.includes("--quick");
+/** `--name N` from the command line, else the server's default. */
+const flag = (name: string, fallback: number) => {
+    const at = process.argv.indexOf(`--${name}`);
+    return at === -1 ? fallback : Number(process.argv[at + 1]);
+};
+const workers = flag("workers", defaultConfig.embedWorkers);
+const onnxThreads = flag("onnx-threads", defaultConfig.onnxThreads);
 const seconds = quick ? 1.5 : 5;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "embed-bench-"));
 const bertPath = path.join(dir, "bert");
@@ -40,7 +47,7 @@ fs.writeFileSync(manifest, JSON.stringify({models: [
     {id: "bert", task: "embeddings", path: bertPath},
     {id: "chat", task: "chat", path: chatPath, contextSize: 512, parallel: 2}
 ]}));
-const server = await startServer({...defaultConfig, port: 0, modelsConfig: manifest, apiKeysFile: path.join(dir, "keys.json"), logLevel: "error"}, createLogger("error"));
+const server = await startServer({...defaultConfig, embedWorkers: workers, onnxThreads, port: 0, modelsConfig: manifest, apiKeysFile: path.join(dir, "keys.json"), logLevel: "error"}, createLogger("error"));
 await server.ready;
 const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "none", maxRetries: 0});
 
@@ -98,7 +105,7 @@ for (let i = 0; i < 10; i++) {
 loading = false;
 await load;
 
-console.log(`embeddings texts/s (generated BERT-like ONNX, hidden 384, ${os.cpus().length} cores, pool ${defaultConfig.embedWorkers} workers x ${defaultConfig.onnxThreads} thread)`);
+console.log(`embeddings texts/s (generated BERT-like ONNX, hidden 384, ${os.cpus().length} cores, pool ${workers} workers x ${onnxThreads} thread(s))`);
 console.log("| | transformers.js direct | server | server/direct |\n|---|---|---|---|");
 console.log(rows.join("\n"));
 console.log(`chat TTFT ms (median of 10): idle ${median(idle).toFixed(1)}, under embeddings load ${median(busy).toFixed(1)}; 16-token stream under load ${median(busyTotal).toFixed(1)} ms`);
