@@ -32,6 +32,7 @@ const seed = 42;
 const targetDecodeRatio = 0.95;
 const targetTtftOverheadMs = 10;
 const targetConcurrencyGain = 2;
+const targetLogprobsCost = 1.5;
 
 type BenchModel = {name: string, path: string, prompt: string, note: string, generate?: boolean, gateConcurrency: boolean};
 
@@ -156,6 +157,35 @@ function addCpu(figures: SideFigures, streams: number, report: CpuReport, tokens
     sum.tokens += tokens;
 }
 
+/**
+ * One streamed request with `logprobs: true, top_logprobs: 5` against the same request without,
+ * alternating (and swapping who goes first), after one warm-up each: medians of the whole request
+ * time, and whether both sampled the same text (logprobs must not change sampling).
+ */
+async function measureLogprobsCost(server: BenchServer, settings: GenerationSettings, options: Options) {
+    const withLogprobs = {...settings, topLogprobs: 5};
+    const time = async (s: GenerationSettings) => {
+        const stream = await server.streamChat(s);
+        return {ms: stream.end - stream.start, text: stream.text};
+    };
+    await time(settings);
+    await time(withLogprobs);
+    const plain: number[] = [];
+    const logprobs: number[] = [];
+    let same = true;
+    for (let index = 0; index < options.runs; index++) {
+        const order = index % 2 === 0 ? [false, true] : [true, false];
+        const texts: string[] = [];
+        for (const withThem of order) {
+            const result = await time(withThem ? withLogprobs : settings);
+            (withThem ? logprobs : plain).push(result.ms);
+            texts.push(result.text);
+        }
+        same &&= texts[0] === texts[1];
+    }
+    return {plainMs: median(plain), logprobsMs: median(logprobs), same};
+}
+
 /** Diagnostic: the server's generateChoice in-process (no HTTP), single stream. */
 async function measureGenerateChoice(raw: RawLlama, settings: GenerationSettings, options: Options) {
     const runs: StreamTiming[] = [];
@@ -171,6 +201,7 @@ type ModelReport =
         model: BenchModel, skipped?: undefined,
         contextSize: number, promptTokens: number,
         raw: SideFigures, server: SideFigures, engine: {decodeTps: number, ttftMs: number},
+        logprobs: {plainMs: number, logprobsMs: number, same: boolean},
         /** Raw side: generation tokens per llama_decode call, by concurrency. */
         tokensPerBatch: Record<number, number>,
         rawProcessRssMiB: number, serverMemory: {rssMiB: number, peakMiB: number},
@@ -226,8 +257,10 @@ async function benchModel(model: BenchModel, options: Options, llama: Awaited<Re
             raw: (streams, s) => raw.run(streams, s),
             server: (streams, s) => running.run(streams, s)
         }, server.pid, settings, options, model.name);
+        log(`${model.name}: server request with and without logprobs + top_logprobs 5, run by run`);
+        const logprobs = await measureLogprobsCost(server, settings, options);
         return {
-            model, contextSize, promptTokens, raw: figures.raw, server: figures.server, engine, tokensPerBatch,
+            model, contextSize, promptTokens, raw: figures.raw, server: figures.server, engine, tokensPerBatch, logprobs,
             rawProcessRssMiB: process.memoryUsage().rss / 2 ** 20,
             serverMemory: server.memory(), serverLog: server.log.trim()
         };
@@ -268,6 +301,10 @@ function report(reports: ModelReport[], options: Options) {
         const serverGain = server.aggregateTps[4] / server.aggregateTps[1];
         rows.push(["", "4 streams / 1 stream", `${fixed(rawGain, 2)}x`, `${fixed(serverGain, 2)}x`, fixed(serverGain / rawGain, 2),
             entry.model.gateConcurrency ? `server >= ${targetConcurrencyGain}x: ${verdict(serverGain >= targetConcurrencyGain)}` : "(info)"]);
+        const logprobsCost = entry.logprobs.logprobsMs / entry.logprobs.plainMs;
+        rows.push(["", "request ms, 1 stream: logprobs + top_logprobs 5 / without", "",
+            `${fixed(entry.logprobs.logprobsMs)} / ${fixed(entry.logprobs.plainMs)}`, fixed(logprobsCost, 2),
+            `<= ${targetLogprobsCost}: ${verdict(logprobsCost <= targetLogprobsCost)}${entry.logprobs.same ? "" : " (SAMPLED TEXT DIFFERED)"}`]);
         rows.push(["", "resident memory MiB", `${fixed(entry.rawProcessRssMiB, 0)} (whole bench process)`,
             `${fixed(entry.serverMemory.rssMiB, 0)} (peak ${fixed(entry.serverMemory.peakMiB, 0)})`, "", "VmRSS of the server child"]);
 

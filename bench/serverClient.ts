@@ -115,7 +115,8 @@ export class BenchServer {
                 temperature: settings.temperature,
                 top_p: settings.topP,
                 seed: settings.seed,
-                logit_bias: {[String(settings.eosToken)]: -100}
+                logit_bias: {[String(settings.eosToken)]: -100},
+                ...(settings.topLogprobs == null ? {} : {logprobs: true, top_logprobs: settings.topLogprobs})
             })
         });
         if (response.status !== 200 || response.body == null)

@@ -63,4 +63,6 @@ export type GenerationSettings = {
     seed: number;
     /** Ban the model's EOS token (logit bias -100) so every stream generates exactly `maxTokens`. */
     eosToken: number;
+    /** Server only: ask for `logprobs: true` with this many `top_logprobs`. */
+    topLogprobs?: number;
 };

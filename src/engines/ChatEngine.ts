@@ -31,7 +31,23 @@ export type ChatJob = {
     jsonObject: boolean;
     /** Constrain the output to this JSON schema (already checked to be enforceable); wins over `jsonObject`. */
     jsonSchema: Record<string, unknown> | null;
+    /**
+     * null: no logprobs. Otherwise every generated token gets a logprobs entry with this many
+     * (0..5) most likely alternatives, from the model's raw distribution (see RawDistributionTap).
+     */
+    logprobs?: number | null;
 };
+
+export type TopLogprob = {
+    /** The token's text (U+FFFD where its bytes are not a whole UTF-8 character). */
+    token: string;
+    /** Natural log of its probability under the model's softmax, before sampling transformations. */
+    logprob: number;
+    /** The exact bytes the token stands for. */
+    bytes: number[];
+};
+
+export type TokenLogprob = TopLogprob & {topLogprobs: TopLogprob[]};
 
 export type FinishReason = "stop" | "length";
 
@@ -40,6 +56,8 @@ export type ChoiceResult = {
     text: string;
     finishReason: FinishReason;
     completionTokens: number;
+    /** One entry per token whose text is in `text` (when the job asked for logprobs). */
+    logprobs?: TokenLogprob[];
 };
 
 export type ChatEngineInfo = {
@@ -52,8 +70,12 @@ export type ChatEngineInfo = {
 
 export type ChatRunHooks = {
     signal: AbortSignal;
-    /** Text of choice `index` that is final (never a partial stop sequence, never half a UTF-8 character). */
-    onText?: (index: number, text: string) => void;
+    /**
+     * Text of choice `index` that is final (never a partial stop sequence, never half a UTF-8
+     * character), with the logprobs entries of the tokens whose text it completes (when asked for;
+     * then `text` may be "" for tokens whose text is empty).
+     */
+    onText?: (index: number, text: string, logprobs?: TokenLogprob[]) => void;
     /** Called once per choice when it finishes (before the whole run settles). */
     onFinish?: (result: ChoiceResult) => void;
 };

@@ -243,8 +243,6 @@ describe("toChatJob json_schema", () => {
 
 describe("toChatJob unsupported parameters", () => {
     const cases: [string, Partial<ChatCompletionRequest>, string][] = [
-        ["logprobs true", {logprobs: true}, "logprobs"],
-        ["top_logprobs", {top_logprobs: 2}, "top_logprobs"],
         ["tools", {tools: [{type: "function", function: {name: "f"}}]}, "tools"],
         ["tool_choice auto", {tool_choice: "auto"}, "tool_choice"],
         ["tool_choice object", {tool_choice: {type: "function", function: {name: "f"}}}, "tool_choice"],
@@ -263,6 +261,17 @@ describe("toChatJob unsupported parameters", () => {
         expect(error.code).toBe("unsupported_parameter");
         expect(error.param).toBe(param);
         expect(error.message).toMatch(/not supported by this server yet/);
+    });
+
+    it("maps logprobs / top_logprobs to the job, and refuses top_logprobs without logprobs", () => {
+        expect(toChatJob(request({}), engine).logprobs).toBeNull();
+        expect(toChatJob(request({logprobs: false}), engine).logprobs).toBeNull();
+        expect(toChatJob(request({logprobs: true}), engine).logprobs).toBe(0);
+        expect(toChatJob(request({logprobs: true, top_logprobs: 5}), engine).logprobs).toBe(5);
+        const error = errorOf(request({top_logprobs: 2}));
+        expect(error.status).toBe(400);
+        expect(error.param).toBe("top_logprobs");
+        expect(error.message).toMatch(/requires 'logprobs' to be set to true/);
     });
 
     it("accepts the harmless forms of those fields", () => {

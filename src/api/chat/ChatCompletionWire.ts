@@ -35,6 +35,10 @@ export type ChatCompletionRequest = {
     user?: string | null;
 };
 
+export type WireTopLogprob = {token: string, logprob: number, bytes: number[] | null};
+export type WireTokenLogprob = WireTopLogprob & {top_logprobs: WireTopLogprob[]};
+export type WireLogprobs = {content: WireTokenLogprob[] | null, refusal: null};
+
 export type Usage = {prompt_tokens: number, completion_tokens: number, total_tokens: number};
 
 export type ChatCompletion = {
@@ -46,7 +50,7 @@ export type ChatCompletion = {
     choices: {
         index: number;
         message: {role: "assistant", content: string, refusal: null};
-        logprobs: null;
+        logprobs: WireLogprobs | null;
         finish_reason: "stop" | "length";
     }[];
     usage: Usage;
@@ -61,7 +65,7 @@ export type ChatCompletionChunk = {
     choices: {
         index: number;
         delta: {role?: "assistant", content?: string};
-        logprobs: null;
+        logprobs: WireLogprobs | null;
         finish_reason: "stop" | "length" | null;
     }[];
     usage?: Usage | null;

@@ -43,7 +43,7 @@ export const chatCompletionSchema = {
             additionalProperties: {type: "number", minimum: -100, maximum: 100}
         }),
         logprobs: {type: ["boolean", "null"]},
-        top_logprobs: nullable({type: "integer", minimum: 0, maximum: 20}),
+        top_logprobs: nullable({type: "integer", minimum: 0, maximum: 5}),
         max_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
         max_completion_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
         n: nullable({type: "integer", minimum: 1, maximum: 2}),

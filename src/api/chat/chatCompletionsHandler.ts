@@ -13,6 +13,7 @@ import { resolveModelFor } from "../resolveModelFor.js";
 import type { ChatCompletionRequest } from "./ChatCompletionWire.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
 import { toChatCompletion, toChunk, toUsage, type CompletionEnvelope } from "./chatResponses.js";
+import { toWireLogprobs } from "./toWireLogprobs.js";
 import { toChatJob } from "./toChatJob.js";
 
 export type ChatCompletionsDeps = {
@@ -61,7 +62,8 @@ export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
 
         const run = engine.submit(job, {
             signal: state.signal,
-            onText: (index, text) => send(toChunk(envelope, {index, delta: {content: text}, logprobs: null, finish_reason: null}, usageField)),
+            onText: (index, text, logprobs) =>
+                send(toChunk(envelope, {index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField)),
             onFinish: (choice) => send(toChunk(envelope, {index: choice.index, delta: {}, logprobs: null, finish_reason: choice.finishReason}, usageField))
         });
 

@@ -1,5 +1,6 @@
 import type { ChoiceResult } from "../../engines/ChatEngine.js";
 import type { ChatCompletion, ChatCompletionChunk, Usage } from "./ChatCompletionWire.js";
+import { toWireLogprobs } from "./toWireLogprobs.js";
 
 /** The fields every response and every chunk of one completion share. */
 export type CompletionEnvelope = {id: string, created: number, model: string, systemFingerprint: string};
@@ -19,7 +20,7 @@ export function toChatCompletion(envelope: CompletionEnvelope, promptTokens: num
         choices: [...choices].sort((a, b) => a.index - b.index).map((choice) => ({
             index: choice.index,
             message: {role: "assistant", content: choice.text, refusal: null},
-            logprobs: null,
+            logprobs: toWireLogprobs(choice.logprobs),
             finish_reason: choice.finishReason
         })),
         usage: toUsage(promptTokens, choices)

@@ -27,6 +27,9 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
             "'max_tokens' and 'max_completion_tokens' are the same setting and were given different values; send only 'max_completion_tokens'.",
             "max_completion_tokens");
 
+    if (request.top_logprobs != null && request.logprobs !== true)
+        throw ApiError.invalidRequest("Invalid value: 'top_logprobs' requires 'logprobs' to be set to true.", "top_logprobs");
+
     if (request.stream_options != null && request.stream !== true)
         throw ApiError.invalidRequest("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options");
 
@@ -37,6 +40,7 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
         stop: request.stop == null ? [] : typeof request.stop === "string" ? [request.stop] : [...request.stop],
         jsonObject,
         jsonSchema,
+        logprobs: request.logprobs === true ? request.top_logprobs ?? 0 : null,
         sampling: {
             temperature: request.temperature ?? 1,
             topP: request.top_p ?? 1,
@@ -53,10 +57,6 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
 function rejectUnsupported(request: ChatCompletionRequest) {
     const notYet = (param: string, what: string) =>
         ApiError.invalidRequest(`${what} is not supported by this server yet.`, param, "unsupported_parameter");
-    if (request.logprobs === true)
-        throw notYet("logprobs", "'logprobs'");
-    if (request.top_logprobs != null)
-        throw notYet("top_logprobs", "'top_logprobs'");
     if (request.tools != null && request.tools.length > 0)
         throw notYet("tools", "Tool calling ('tools')");
     if (request.tool_choice != null && request.tool_choice !== "none")

@@ -7,6 +7,8 @@ import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
 import { choiceSeed } from "./choiceSeed.js";
 import { generateChoice } from "./generateChoice.js";
+import { RawDistributionTap } from "./RawDistributionTap.js";
+import { TokenBytes } from "./TokenBytes.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { runtimeIdentity } from "./llamaRuntime.js";
@@ -38,6 +40,8 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly running = new Set<Promise<unknown>>();
     private readonly stepBarrier = new DecodeStepBarrier();
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
+    private readonly distributionTap: RawDistributionTap;
+    private readonly tokenBytes: TokenBytes;
 
     private constructor(
         private readonly llama: Llama,
@@ -49,6 +53,8 @@ export class LlamaChatEngine implements ChatEngine {
         fingerprint: string
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
+        this.distributionTap = RawDistributionTap.install(context, model);
+        this.tokenBytes = new TokenBytes(model);
         this.pool = new SlotPool(sequences, options.queueSize, options.id);
         this.info = {
             id: options.id,
@@ -127,7 +133,8 @@ export class LlamaChatEngine implements ChatEngine {
                         promptChunkSize: this.context.batchSize,
                         stepBarrier: this.stepBarrier,
                         signal,
-                        onText: (text) => hooks.onText?.(index, text)
+                        logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
+                        onText: (text, logprobs) => hooks.onText?.(index, text, logprobs)
                     });
                     const result = {index, ...outcome};
                     hooks.onFinish?.(result);

@@ -22,6 +22,11 @@ export class TokenTextDecoder {
         this.previous = promptTail.slice(-contextTail);
     }
 
+    /** Tokens pushed whose text has not been returned yet. */
+    get pendingCount() {
+        return this.pending.length;
+    }
+
     push(token: Token): string {
         this.pending.push(token);
         const text = this.decode(this.pending);

@@ -1,8 +1,11 @@
 import type { LlamaContextSequence, LlamaGrammar, LlamaModel, Token, TokenBias } from "node-llama-cpp";
 import { LlamaGrammarEvaluationState } from "node-llama-cpp";
-import type { FinishReason } from "../ChatEngine.js";
+import type { FinishReason, TokenLogprob } from "../ChatEngine.js";
 import type { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { ChoiceText } from "./ChoiceText.js";
+import type { RawDistribution, RawDistributionTap } from "./RawDistributionTap.js";
+import type { TokenBytes } from "./TokenBytes.js";
+import { toTokenLogprob } from "./toTokenLogprob.js";
 
 export type ChoiceSettings = {
     model: LlamaModel;
@@ -24,10 +27,12 @@ export type ChoiceSettings = {
     /** Shared by the sequences of one context, to decode in shared batches. */
     stepBarrier: DecodeStepBarrier;
     signal: AbortSignal;
-    onText: (text: string) => void;
+    /** Report a logprobs entry (with this many alternatives) for every token; needs `tap`. */
+    logprobs?: {topLogprobs: number, tap: RawDistributionTap, bytes: TokenBytes};
+    onText: (text: string, logprobs?: TokenLogprob[]) => void;
 };
 
-export type ChoiceOutcome = {text: string, finishReason: FinishReason, completionTokens: number};
+export type ChoiceOutcome = {text: string, finishReason: FinishReason, completionTokens: number, logprobs?: TokenLogprob[]};
 
 /**
  * Generates one choice on one context sequence, which it clears first. Sampling is configured for
@@ -51,6 +56,8 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     const output = new ChoiceText(model, promptTokens, settings.stop, settings.onText);
     const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0;
     let finishReason: FinishReason = "length";
+    // The distribution of the token the sequence samples next, reported just before the generator yields that token.
+    let sampled: {token: Token, distribution: RawDistribution} | undefined;
 
     const tokens = sequence.evaluate(promptTokens.slice(lastChunkStart), {
         temperature: settings.temperature,
@@ -82,6 +89,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         }
     });
 
+    const unwatch = settings.logprobs?.tap.watch(sequence, (token, distribution) => sampled = {token, distribution});
     const iterator = tokens[Symbol.asyncIterator]();
     let joined = false;
     let pending: Promise<IteratorResult<Token>> | undefined = iterator.next();
@@ -97,7 +105,16 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 break;
             }
             generated.push(token);
-            output.add(token);
+            if (settings.logprobs == null)
+                output.add(token);
+            else {
+                if (sampled?.token !== token)
+                    throw new Error(`No raw distribution was reported for sampled token ${token}`);
+                const {distribution} = sampled;
+                const {topLogprobs, bytes} = settings.logprobs;
+                output.add(token, () => toTokenLogprob(token, distribution, topLogprobs, bytes));
+            }
+            sampled = undefined;
             if (generated.length >= settings.maxTokens)
                 break;
             signal.throwIfAborted();
@@ -120,6 +137,10 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         // Let go of the sequence only once its generator is done with it.
         void pending?.catch(() => {});
         await iterator.return(undefined).catch(() => {});
+        unwatch?.();
     }
-    return {text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length};
+    return {
+        text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length,
+        ...(settings.logprobs == null ? {} : {logprobs: output.logprobs})
+    };
 }

@@ -1,0 +1,110 @@
+import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+
+/**
+ * The model's own next-token distribution (softmax of the raw logits, before any sampling
+ * transformation) as node-llama-cpp's native sampler returns it: `[token, probability, ...]`,
+ * most likely first, over the whole vocabulary.
+ */
+export type RawDistribution = ArrayLike<number>;
+
+type NativeSampler = {applyConfig(config: Record<string, unknown>): void, dispose(): void};
+type NativeContext = {
+    initBatch(size: number): unknown;
+    addToBatch(sequenceId: number, firstTokenIndex: number, tokens: Uint32Array, logitIndexes: Uint32Array): ArrayLike<number>;
+    sampleToken(batchLogitIndex: number, sampler: unknown, probabilities?: boolean, confidence?: boolean): Promise<unknown>;
+};
+type ContextInternals = {_ctx: NativeContext};
+type ModelInternals = {_llama: {_bindings: {AddonSampler: new (model: unknown) => NativeSampler}}, _model: unknown};
+
+type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: RawDistribution) => void};
+
+/**
+ * Hands the raw next-token distribution of chosen sequences to a listener, without changing what
+ * they sample.
+ *
+ * Why this design: node-llama-cpp's `LlamaChat` exposes no probabilities, and the probabilities
+ * its lower layer returns (`evaluateWithMetadata`) are taken after the sampler chain (logit bias,
+ * penalties, top-p, temperature), i.e. not the model's distribution OpenAI clients expect. So the
+ * native context's `sampleToken` is wrapped: for a watched sequence, a second native sampler of its
+ * own, configured as plain greedy (no bias, penalties or grammar, so the candidates keep the raw
+ * logits; greedy draws no random number), is run on the same logits right before the real sampler,
+ * with `probabilities` on. The real sampler, its configuration and its random number stream are
+ * untouched, so the sampled tokens are the same as without logprobs; the only cost is one native
+ * sort + softmax over the vocabulary per token (no second decode, unlike a shadow sequence).
+ * The batch's logits stay valid until node-llama-cpp has awaited every sampling of the batch
+ * (it does, before the next `initBatch`). Which sequence a logit row belongs to is read from what
+ * `addToBatch` returns. The wrapping only reads internals that the model tests pin down;
+ * `RawDistributionTap.install` fails at startup if they are not there.
+ */
+export class RawDistributionTap {
+    private readonly watchers = new Map<number, Watcher>();
+    private readonly sequenceOfLogit = new Map<number, number>();
+
+    private constructor(private readonly model: LlamaModel, private readonly native: NativeContext) {}
+
+    static install(context: LlamaContext, model: LlamaModel): RawDistributionTap {
+        const holder = context as unknown as ContextInternals;
+        const native = holder._ctx;
+        const bindings = (model as unknown as Partial<ModelInternals>)._llama?._bindings;
+        if (native == null || typeof native.sampleToken !== "function" || typeof native.addToBatch !== "function" ||
+            typeof native.initBatch !== "function" || typeof bindings?.AddonSampler !== "function")
+            throw new Error("This node-llama-cpp version's native context has no initBatch/addToBatch/sampleToken; logprobs need updating.");
+        const tap = new RawDistributionTap(model, native);
+        holder._ctx = new Proxy(native, {
+            get(target, property) {
+                if (property === "initBatch")
+                    return (size: number) => {
+                        tap.sequenceOfLogit.clear();
+                        return target.initBatch(size);
+                    };
+                if (property === "addToBatch")
+                    return (sequenceId: number, first: number, tokens: Uint32Array, logitIndexes: Uint32Array) => {
+                        const rows = target.addToBatch(sequenceId, first, tokens, logitIndexes);
+                        if (tap.watchers.size > 0)
+                            for (let index = 0; index < rows.length; index++)
+                                tap.sequenceOfLogit.set(rows[index], sequenceId);
+                        return rows;
+                    };
+                if (property === "sampleToken")
+                    return (row: number, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sample(row, sampler, rest);
+                const value = Reflect.get(target, property);
+                return typeof value === "function" ? value.bind(target) : value;
+            }
+        });
+        return tap;
+    }
+
+    /** Until the returned function is called, every token `sequence` samples is reported with its raw distribution first. */
+    watch(sequence: LlamaContextSequence, onSample: Watcher["onSample"]): () => void {
+        const sequenceId = (sequence as unknown as {_sequenceId: number})._sequenceId;
+        if (typeof sequenceId !== "number")
+            throw new Error("This node-llama-cpp version's sequences have no _sequenceId; logprobs need updating.");
+        if (this.watchers.has(sequenceId))
+            throw new Error(`Sequence ${sequenceId} is already watched`);
+        const internals = this.model as unknown as ModelInternals;
+        const probe = new internals._llama._bindings.AddonSampler(internals._model);
+        // temperature 0 = llama.cpp's greedy sampler alone: it only picks the arg max, leaving the logits as they are.
+        probe.applyConfig({temperature: 0});
+        this.watchers.set(sequenceId, {probe, onSample});
+        return () => {
+            if (this.watchers.get(sequenceId)?.probe === probe)
+                this.watchers.delete(sequenceId);
+            // Not while a native sampling may still use it: after the sequence's generator is done.
+            probe.dispose();
+        };
+    }
+
+    private async sample(row: number, sampler: unknown, rest: [boolean?, boolean?]) {
+        const sequenceId = this.sequenceOfLogit.get(row);
+        const watcher = sequenceId == null ? undefined : this.watchers.get(sequenceId);
+        if (watcher == null)
+            return this.native.sampleToken(row, sampler, ...rest);
+        // One after the other, not concurrently: llama.cpp may reorder its output buffer on the first read of a batch.
+        const [, distribution] = await this.native.sampleToken(row, watcher.probe, true, false) as [number, RawDistribution?];
+        const result = await this.native.sampleToken(row, sampler, ...rest);
+        const token = (Array.isArray(result) ? result[0] : result) as number;
+        if (distribution != null && token >= 0)
+            watcher.onSample(token as Token, distribution);
+        return result;
+    }
+}

@@ -1,0 +1,35 @@
+import type { Token } from "node-llama-cpp";
+import type { TokenLogprob, TopLogprob } from "../ChatEngine.js";
+import type { RawDistribution } from "./RawDistributionTap.js";
+import type { TokenBytes } from "./TokenBytes.js";
+
+/** What a probability that underflowed float32 (exactly 0) is reported as, since JSON has no -Infinity; OpenAI uses the same floor. */
+const minLogprob = -9999;
+const lenientUtf8 = new TextDecoder("utf-8", {fatal: false});
+
+/**
+ * One generated token's logprobs entry from the raw distribution it was sampled from (sorted, most
+ * likely first). `token` is the text of the token's bytes; a byte that is only part of a UTF-8
+ * character reads as U+FFFD there, and `bytes` has the exact bytes.
+ */
+export function toTokenLogprob(token: Token, distribution: RawDistribution, topLogprobs: number, bytes: TokenBytes): TokenLogprob {
+    let probability = 0;
+    for (let index = 0; index < distribution.length; index += 2)
+        if (distribution[index] === token) {
+            probability = distribution[index + 1];
+            break;
+        }
+    const top: TopLogprob[] = [];
+    for (let index = 0; index < topLogprobs && index * 2 < distribution.length; index++)
+        top.push(entry(distribution[index * 2] as Token, distribution[index * 2 + 1], bytes));
+    return {...entry(token, probability, bytes), topLogprobs: top};
+}
+
+function entry(token: Token, probability: number, bytes: TokenBytes): TopLogprob {
+    const tokenBytes = bytes.of(token);
+    return {
+        token: lenientUtf8.decode(Uint8Array.from(tokenBytes)),
+        logprob: probability > 0 ? Math.max(minLogprob, Math.log(probability)) : minLogprob,
+        bytes: [...tokenBytes]
+    };
+}
