@@ -5,7 +5,35 @@
  */
 export type ChatRole = "system" | "user" | "assistant";
 
-export type ChatTurn = {role: ChatRole, content: string};
+/** A call the assistant made in an earlier turn, with the result the client sent back for it. */
+export type ChatToolCallTurn = {name: string, arguments: unknown, result: string};
+
+/**
+ * `toolCalls` only on assistant turns: the calls it made (after `content`), each with its result.
+ * An assistant turn that follows one with tool calls continues the same model response.
+ */
+export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCallTurn[]};
+
+/** A function the model may call: `parameters` as the client sent it (rendered into the prompt). */
+export type ChatToolFunction = {name: string, description?: string, parameters: Record<string, unknown>};
+
+export type ChatTools = {
+    functions: ChatToolFunction[];
+    /**
+     * `none`: the tools are in the prompt, the output is text. `auto`: calls the model writes in the
+     * template's format are parsed out. `forced`: the output is constrained to calls of these
+     * functions (each with its checked argument schema); one call, or several when `parallel`.
+     */
+    choice: {type: "none"} | {type: "auto"} | {type: "forced", functions: {name: string, schema: Record<string, unknown>}[], parallel: boolean};
+};
+
+/** How a model's template writes a call: prefix + name + paramsPrefix + JSON arguments + suffix, calls joined by `betweenCalls`. */
+export type ToolCallFormat = {prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string};
+
+export type GeneratedToolCall = {name: string, arguments: string};
+
+/** `index` counts the calls of one choice. */
+export type ToolCallEvent = {type: "call", index: number, name: string} | {type: "arguments", index: number, fragment: string};
 
 export type SamplingOptions = {
     /** 0 = greedy. */
@@ -36,6 +64,8 @@ export type ChatJob = {
      * (0..5) most likely alternatives, from the model's raw distribution (see RawDistributionTap).
      */
     logprobs?: number | null;
+    /** Tools offered to the model; absent or null = none. */
+    tools?: ChatTools | null;
 };
 
 export type TopLogprob = {
@@ -49,7 +79,7 @@ export type TopLogprob = {
 
 export type TokenLogprob = TopLogprob & {topLogprobs: TopLogprob[]};
 
-export type FinishReason = "stop" | "length";
+export type FinishReason = "stop" | "length" | "tool_calls";
 
 export type ChoiceResult = {
     index: number;
@@ -58,6 +88,11 @@ export type ChoiceResult = {
     completionTokens: number;
     /** One entry per token whose text is in `text` (when the job asked for logprobs). */
     logprobs?: TokenLogprob[];
+    /**
+     * Calls parsed out of `text` (finishReason "tool_calls"); `text` is then only what came before
+     * the first call, trimmed.
+     */
+    toolCalls?: GeneratedToolCall[];
 };
 
 export type ChatEngineInfo = {
@@ -66,6 +101,8 @@ export type ChatEngineInfo = {
     vocabularySize: number;
     /** Identifies the backend configuration; see systemFingerprint.ts. */
     fingerprint: string;
+    /** How the model's chat template writes tool calls; absent or null = the model has no tool support. */
+    toolCallFormat?: ToolCallFormat | null;
 };
 
 export type ChatRunHooks = {
@@ -76,6 +113,12 @@ export type ChatRunHooks = {
      * then `text` may be "" for tokens whose text is empty).
      */
     onText?: (index: number, text: string, logprobs?: TokenLogprob[]) => void;
+    /**
+     * With tools (tool_choice auto or forced) the text is parsed as it comes: `onText` gets only the
+     * content, and calls arrive here: a `call` event when a call starts (its name), then its
+     * `arguments` fragments, which concatenate to the call's final `arguments`.
+     */
+    onToolCall?: (index: number, event: ToolCallEvent, logprobs?: TokenLogprob[]) => void;
     /** Called once per choice when it finishes (before the whole run settles). */
     onFinish?: (result: ChoiceResult) => void;
 };

@@ -52,14 +52,14 @@ const badRequests: [string, Record<string, unknown>, string | null, string?][] =
     ["top_logprobs above 5", {logprobs: true, top_logprobs: 6}, "top_logprobs"],
     ["top_logprobs negative", {logprobs: true, top_logprobs: -1}, "top_logprobs"],
     ["logprobs not boolean", {logprobs: 1}, "logprobs"],
-    ["tools (not supported yet)", {tools: [{type: "function", function: {name: "f"}}]}, "tools", "unsupported_parameter"],
-    ["tool_choice (not supported yet)", {tool_choice: "required"}, "tool_choice", "unsupported_parameter"],
-    ["functions (not supported yet)", {functions: [{name: "f"}]}, "functions", "unsupported_parameter"],
-    ["function_call (not supported yet)", {function_call: {name: "f"}}, "function_call", "unsupported_parameter"],
+    ["tools (the ChatML model has no tool support)", {tools: [{type: "function", function: {name: "f"}}]}, "tools", "unsupported_parameter"],
+    ["tool_choice (the ChatML model has no tool support)", {tool_choice: "required"}, "tool_choice", "unsupported_parameter"],
+    ["functions (the ChatML model has no tool support)", {functions: [{name: "f"}]}, "functions", "unsupported_parameter"],
+    ["function_call (the ChatML model has no tool support)", {function_call: {name: "f"}}, "function_call", "unsupported_parameter"],
     ["json_schema without json_schema", {response_format: {type: "json_schema"}}, "response_format.json_schema"],
     ["json_schema with a bad name", {response_format: {type: "json_schema", json_schema: {name: "a b"}}}, "response_format.json_schema.name"],
     ["json_schema with an unenforceable keyword", {response_format: {type: "json_schema", json_schema: {name: "x", schema: {type: "string", pattern: "a+"}}}}, "response_format.json_schema.schema.pattern", "unsupported_json_schema"],
-    ["tool message (not supported yet)", {messages: [{role: "tool", content: "x", tool_call_id: "a"}]}, "messages[0].role", "unsupported_parameter"]
+    ["tool message (the ChatML model has no tool support)", {messages: [{role: "tool", content: "x", tool_call_id: "a"}]}, "messages[0].role", "unsupported_parameter"]
 ];
 
 describe("chat request validation", () => {

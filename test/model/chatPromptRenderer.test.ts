@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
 import type { ChatTurn } from "../../src/engines/ChatEngine.js";
 import { ChatPromptRenderer } from "../../src/engines/llama/ChatPromptRenderer.js";
-import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
-import { tinyChatModelPath, tinyPlainModelPath } from "../support/testModels.js";
+import { Template } from "@huggingface/jinja";
+import { testLlamaTokens, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { tinyChatModelPath, tinyPlainModelPath, tinyToolsModelPath } from "../support/testModels.js";
 
 const imStart = testLlamaTokens.imStart.id as Token;
 const imEnd = testLlamaTokens.imEnd.id as Token;
@@ -117,5 +118,68 @@ describe("ChatPromptRenderer without a template", () => {
         // A base model such as stories260K was trained on that tokenization ("▁Once", not "O" "n" "ce").
         const tokens = new ChatPromptRenderer(plainModel).render(turns);
         expect(tokens).toEqual([bos, ...plainModel.tokenize("S\n\nU\n\nA")]);
+    });
+});
+
+describe("ChatPromptRenderer with the Qwen2.5 tools template", () => {
+    const parameters = {type: "object", properties: {city: {type: "string"}}, required: ["city"]};
+    const functions = [{name: "get_weather", description: "Weather of a city", parameters}];
+    const tools = [{type: "function", function: {name: "get_weather", description: "Weather of a city", parameters}}];
+    let toolsModel: LlamaModel;
+    beforeAll(async () => {
+        toolsModel = await llama.loadModel({modelPath: tinyToolsModelPath});
+    });
+    afterAll(async () => {
+        await toolsModel?.dispose();
+    });
+
+    /**
+     * The template rendered directly by @huggingface/jinja. Compared as text: node-llama-cpp tokenizes the
+     * message texts and the template's own text separately, which with this SentencePiece test tokenizer
+     * (space prefix) can split a boundary differently than tokenizing the whole string (Qwen2.5's BPE does not).
+     */
+    const direct = (messages: object[]) => new Template(toolsChatTemplate).render({messages, tools, add_generation_prompt: true});
+
+    it("detects the Hermes <tool_call> format", () => {
+        expect(new ChatPromptRenderer(toolsModel).toolCallFormat).toEqual({
+            prefix: "<tool_call>\n{\"name\": \"", paramsPrefix: "\", \"arguments\": ", suffix: "}\n</tool_call>", betweenCalls: "\n"
+        });
+        expect(new ChatPromptRenderer(chatModel).toolCallFormat).toBeNull();
+    });
+
+    it("renders tools, assistant tool calls, tool results and a later answer as the template does", () => {
+        const turns: ChatTurn[] = [
+            {role: "system", content: "S"},
+            {role: "user", content: "U"},
+            {role: "assistant", content: "pre", toolCalls: [
+                {name: "get_weather", arguments: {city: "Paris"}, result: "sunny"},
+                {name: "get_weather", arguments: {city: "Rome"}, result: "{\"t\": 3}"}
+            ]},
+            {role: "assistant", content: "After"},
+            {role: "user", content: "U2"}
+        ];
+        const rendered = new ChatPromptRenderer(toolsModel).renderText(turns, functions);
+        expect(rendered).toBe(direct([
+            {role: "system", content: "S"}, {role: "user", content: "U"},
+            {role: "assistant", content: "pre", tool_calls: [
+                {type: "function", function: {name: "get_weather", arguments: {city: "Paris"}}},
+                {type: "function", function: {name: "get_weather", arguments: {city: "Rome"}}}
+            ]},
+            {role: "tool", content: "sunny"}, {role: "tool", content: "{\"t\": 3}"},
+            {role: "assistant", content: "After"}, {role: "user", content: "U2"}
+        ]));
+    });
+
+    it("ends with the generation prompt right after tool results", () => {
+        const turns: ChatTurn[] = [
+            {role: "user", content: "U"},
+            {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]}
+        ];
+        const rendered = new ChatPromptRenderer(toolsModel).renderText(turns, functions);
+        expect(rendered).toBe(direct([
+            {role: "user", content: "U"},
+            {role: "assistant", content: null, tool_calls: [{type: "function", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+            {role: "tool", content: "sunny"}
+        ]));
     });
 });

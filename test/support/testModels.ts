@@ -10,6 +10,9 @@ export const tinyChatModelPath = path.join(testModelsDir, "tiny-chatml.gguf");
 /** The same architecture without any chat template (written by globalSetup). */
 export const tinyPlainModelPath = path.join(testModelsDir, "tiny-plain.gguf");
 
+/** The same architecture with the Qwen2.5 tool-calling template and `<tool_call>` pieces in the vocabulary (written by globalSetup). */
+export const tinyToolsModelPath = path.join(testModelsDir, "tiny-tools.gguf");
+
 /** The real stories260K model from ../shared, or null when this checkout has no shared folder. */
 export const storiesModelPath: string | null = (() => {
     const candidate = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/models/stories260K.gguf");

@@ -260,7 +260,8 @@ describe("toChatJob unsupported parameters", () => {
         expect(error.type).toBe("invalid_request_error");
         expect(error.code).toBe("unsupported_parameter");
         expect(error.param).toBe(param);
-        expect(error.message).toMatch(/not supported by this server yet/);
+        // The model has no tool support (its template has none), and the message says so.
+        expect(error.message).toMatch(/not supported .*'tiny-chat'/);
     });
 
     it("maps logprobs / top_logprobs to the job, and refuses top_logprobs without logprobs", () => {
@@ -277,5 +278,38 @@ describe("toChatJob unsupported parameters", () => {
     it("accepts the harmless forms of those fields", () => {
         expect(() => toChatJob(request({logprobs: false, tools: [], tool_choice: "none", functions: [], function_call: "none"}), engine))
             .not.toThrow();
+    });
+});
+
+describe("toChatJob tools on a model with tool support", () => {
+    const toolEngine: ChatEngineInfo = {...engine, toolCallFormat: {prefix: "<tool_call>\n{\"name\": \"", paramsPrefix: "\", \"arguments\": ", suffix: "}\n</tool_call>", betweenCalls: "\n"}};
+    const tools = [{type: "function", function: {name: "f", description: "F", parameters: {type: "object", properties: {a: {type: "string"}}, required: ["a"]}}}];
+
+    it("maps tools, tool_choice and the calls + results of earlier turns", () => {
+        const job = toChatJob(request({
+            tools, tool_choice: {type: "function", function: {name: "f"}}, parallel_tool_calls: false,
+            messages: [
+                {role: "user", content: "Q"},
+                {role: "assistant", content: null, tool_calls: [{id: "call_1", type: "function", function: {name: "f", arguments: "{\"a\":\"x\"}"}}]},
+                {role: "tool", tool_call_id: "call_1", content: "42"} as never
+            ]
+        }), toolEngine);
+        expect(job.turns).toEqual([
+            {role: "user", content: "Q"},
+            {role: "assistant", content: "", toolCalls: [{name: "f", arguments: {a: "x"}, result: "42"}]}
+        ]);
+        expect(job.tools).toEqual({
+            functions: [{name: "f", description: "F", parameters: tools[0].function.parameters}],
+            choice: {type: "forced", functions: [{name: "f", schema: tools[0].function.parameters}], parallel: false}
+        });
+        expect(toChatJob(request({tools}), toolEngine).tools?.choice).toEqual({type: "auto"});
+        expect(toChatJob(request({tools, tool_choice: "none"}), toolEngine).tools?.choice).toEqual({type: "none"});
+    });
+
+    it("refuses a tool_choice without tools, an unknown function, bad arguments JSON", () => {
+        expect(() => toChatJob(request({tool_choice: "auto"}), toolEngine)).toThrow(/only allowed when 'tools' are specified/);
+        expect(() => toChatJob(request({tools, tool_choice: {type: "function", function: {name: "g"}}}), toolEngine)).toThrow(/no function named 'g'/);
+        expect(() => toChatJob(request({messages: [{role: "assistant", content: null, tool_calls: [{id: "c", type: "function", function: {name: "f", arguments: "{"}}]}]}), toolEngine))
+            .toThrow(/not valid JSON/);
     });
 });

@@ -6,8 +6,15 @@ export type WireMessage = {
     content?: string | WireContentPart[] | null;
     name?: string;
     tool_calls?: unknown;
+    tool_call_id?: string;
     function_call?: unknown;
 };
+
+/** `function_call` only in answers to the deprecated `functions`. */
+export type WireFinishReason = "stop" | "length" | "tool_calls" | "function_call";
+
+export type WireToolCall = {id: string, type: "function", function: {name: string, arguments: string}};
+export type WireToolCallDelta = {index: number, id?: string, type?: "function", function: {name?: string, arguments: string}};
 
 export type ChatCompletionRequest = {
     model: string;
@@ -49,9 +56,9 @@ export type ChatCompletion = {
     system_fingerprint: string;
     choices: {
         index: number;
-        message: {role: "assistant", content: string, refusal: null};
+        message: {role: "assistant", content: string | null, refusal: null, tool_calls?: WireToolCall[], function_call?: {name: string, arguments: string}};
         logprobs: WireLogprobs | null;
-        finish_reason: "stop" | "length";
+        finish_reason: WireFinishReason;
     }[];
     usage: Usage;
 };
@@ -64,9 +71,9 @@ export type ChatCompletionChunk = {
     system_fingerprint: string;
     choices: {
         index: number;
-        delta: {role?: "assistant", content?: string};
+        delta: {role?: "assistant", content?: string, tool_calls?: WireToolCallDelta[], function_call?: {name?: string, arguments: string}};
         logprobs: WireLogprobs | null;
-        finish_reason: "stop" | "length" | null;
+        finish_reason: WireFinishReason | null;
     }[];
     usage?: Usage | null;
 };

@@ -12,9 +12,9 @@ import { compileRequestValidator } from "../../validation/compileRequestValidato
 import { resolveModelFor } from "../resolveModelFor.js";
 import type { ChatCompletionRequest } from "./ChatCompletionWire.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
-import { toChatCompletion, toChunk, toUsage, type CompletionEnvelope } from "./chatResponses.js";
+import { toChatCompletion, toChunk, toFinishReason, toToolCallDelta, toUsage, type CompletionEnvelope } from "./chatResponses.js";
 import { toWireLogprobs } from "./toWireLogprobs.js";
-import { toChatJob } from "./toChatJob.js";
+import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
 
 export type ChatCompletionsDeps = {
     registry: ModelRegistry;
@@ -37,6 +37,7 @@ export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
         if (engine == null)
             throw ApiError.unavailable(`Model '${entry.id}' is still loading.`, 5);
         const job = toChatJob(request, engine.info);
+        const deprecatedFunctions = usesDeprecatedFunctions(request);
         Object.assign(state.logFields, {model: entry.id, user: request.user ?? undefined, n: job.n, stream: request.stream === true});
 
         const envelope: CompletionEnvelope = {
@@ -50,7 +51,7 @@ export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
             const run = engine.submit(job, {signal: state.signal});
             const choices = await run.done;
             logUsage(state, run, choices);
-            ctx.body = toChatCompletion(envelope, run.promptTokens, choices);
+            ctx.body = toChatCompletion(envelope, run.promptTokens, choices, deprecatedFunctions);
             return;
         }
 
@@ -64,7 +65,16 @@ export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
             signal: state.signal,
             onText: (index, text, logprobs) =>
                 send(toChunk(envelope, {index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField)),
-            onFinish: (choice) => send(toChunk(envelope, {index: choice.index, delta: {}, logprobs: null, finish_reason: choice.finishReason}, usageField))
+            onToolCall: (index, event, logprobs) => {
+                if (!deprecatedFunctions)
+                    send(toChunk(envelope, {index, delta: {tool_calls: [toToolCallDelta(event)]}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField));
+                else if (event.index === 0) {
+                    const functionCall = event.type === "call" ? {name: event.name, arguments: ""} : {arguments: event.fragment};
+                    send(toChunk(envelope, {index, delta: {function_call: functionCall}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField));
+                }
+            },
+            onFinish: (choice) => send(toChunk(envelope,
+                {index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, deprecatedFunctions)}, usageField))
         });
 
         // From here on the status is 200 and errors travel inside the stream.

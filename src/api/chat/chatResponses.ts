@@ -1,5 +1,6 @@
-import type { ChoiceResult } from "../../engines/ChatEngine.js";
-import type { ChatCompletion, ChatCompletionChunk, Usage } from "./ChatCompletionWire.js";
+import type { ChoiceResult, ToolCallEvent } from "../../engines/ChatEngine.js";
+import crypto from "node:crypto";
+import type { ChatCompletion, ChatCompletionChunk, Usage, WireFinishReason, WireToolCall, WireToolCallDelta } from "./ChatCompletionWire.js";
 import { toWireLogprobs } from "./toWireLogprobs.js";
 
 /** The fields every response and every chunk of one completion share. */
@@ -10,7 +11,12 @@ export function toUsage(promptTokens: number, choices: readonly ChoiceResult[]):
     return {prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion};
 }
 
-export function toChatCompletion(envelope: CompletionEnvelope, promptTokens: number, choices: readonly ChoiceResult[]): ChatCompletion {
+/** A choice's finish reason on the wire; `deprecatedFunctions`: the request used `functions` (then `function_call`). */
+export function toFinishReason(finishReason: ChoiceResult["finishReason"], deprecatedFunctions: boolean): WireFinishReason {
+    return deprecatedFunctions && finishReason === "tool_calls" ? "function_call" : finishReason;
+}
+
+export function toChatCompletion(envelope: CompletionEnvelope, promptTokens: number, choices: readonly ChoiceResult[], deprecatedFunctions = false): ChatCompletion {
     return {
         id: envelope.id,
         object: "chat.completion",
@@ -19,12 +25,33 @@ export function toChatCompletion(envelope: CompletionEnvelope, promptTokens: num
         system_fingerprint: envelope.systemFingerprint,
         choices: [...choices].sort((a, b) => a.index - b.index).map((choice) => ({
             index: choice.index,
-            message: {role: "assistant", content: choice.text, refusal: null},
+            message: choice.toolCalls == null
+                ? {role: "assistant", content: choice.text, refusal: null}
+                : deprecatedFunctions
+                    // One call at most (parallel_tool_calls is off for them); a further one from tool_choice auto is dropped.
+                    ? {role: "assistant", content: choice.text === "" ? null : choice.text, refusal: null, function_call: choice.toolCalls[0]}
+                    : {role: "assistant", content: choice.text === "" ? null : choice.text, refusal: null, tool_calls: choice.toolCalls.map(toWireToolCall)},
             logprobs: toWireLogprobs(choice.logprobs),
-            finish_reason: choice.finishReason
+            finish_reason: toFinishReason(choice.finishReason, deprecatedFunctions)
         })),
         usage: toUsage(promptTokens, choices)
     };
+}
+
+function toWireToolCall(call: {name: string, arguments: string}): WireToolCall {
+    return {id: toolCallId(), type: "function", function: {name: call.name, arguments: call.arguments}};
+}
+
+/** `call_` + 16 random URL-safe characters. */
+export function toolCallId() {
+    return "call_" + crypto.randomBytes(12).toString("base64url");
+}
+
+/** The streamed delta of a tool-call event: the start carries id, type and name, then argument fragments. */
+export function toToolCallDelta(event: ToolCallEvent): WireToolCallDelta {
+    return event.type === "call"
+        ? {index: event.index, id: toolCallId(), type: "function", function: {name: event.name, arguments: ""}}
+        : {index: event.index, function: {arguments: event.fragment}};
 }
 
 export function toChunk(

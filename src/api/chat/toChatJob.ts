@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { ChatEngineInfo, ChatJob, ChatTurn } from "../../engines/ChatEngine.js";
+import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatTools, ChatTurn } from "../../engines/ChatEngine.js";
 import { ApiError } from "../../server/ApiError.js";
 import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
 import { checkJsonSchema } from "./checkJsonSchema.js";
@@ -9,9 +9,17 @@ import { checkJsonSchema } from "./checkJsonSchema.js";
  * checks a schema cannot express. Pure: it needs only the engine's static info.
  */
 export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo): ChatJob {
-    rejectUnsupported(request);
+    rejectUnsupported(request, engine);
+    if (usesDeprecatedFunctions(request)) {
+        try {
+            return toChatJob(fromDeprecatedFunctions(request), engine);
+        } catch (error) {
+            throw error instanceof ApiError ? toDeprecatedError(error) : error;
+        }
+    }
 
-    const turns = request.messages.map((message, index) => toTurn(message, index, engine.id));
+    const turns = toTurns(request.messages, engine);
+    const tools = toTools(request, engine);
     const jsonObject = request.response_format?.type === "json_object";
     const jsonSchemaFormat = request.response_format?.type === "json_schema" ? request.response_format.json_schema : undefined;
     const jsonSchema = jsonSchemaFormat == null
@@ -41,6 +49,7 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
         jsonObject,
         jsonSchema,
         logprobs: request.logprobs === true ? request.top_logprobs ?? 0 : null,
+        tools,
         sampling: {
             temperature: request.temperature ?? 1,
             topP: request.top_p ?? 1,
@@ -54,27 +63,222 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
     };
 }
 
-function rejectUnsupported(request: ChatCompletionRequest) {
-    const notYet = (param: string, what: string) =>
-        ApiError.invalidRequest(`${what} is not supported by this server yet.`, param, "unsupported_parameter");
-    if (request.tools != null && request.tools.length > 0)
-        throw notYet("tools", "Tool calling ('tools')");
-    if (request.tool_choice != null && request.tool_choice !== "none")
-        throw notYet("tool_choice", "'tool_choice'");
-    if (request.functions != null && request.functions.length > 0)
-        throw notYet("functions", "Function calling ('functions')");
-    if (request.function_call != null && request.function_call !== "none")
-        throw notYet("function_call", "'function_call'");
+function rejectUnsupported(request: ChatCompletionRequest, engine: ChatEngineInfo) {
+    if (engine.toolCallFormat == null) {
+        const noTools = (param: string, what: string) => ApiError.invalidRequest(
+            `${what} is not supported by the model '${engine.id}': its chat template has no tool support.`, param, "unsupported_parameter");
+        if (request.tools != null && request.tools.length > 0)
+            throw noTools("tools", "Tool calling ('tools')");
+        if (request.tool_choice != null && request.tool_choice !== "none")
+            throw noTools("tool_choice", "'tool_choice'");
+    }
+    if (engine.toolCallFormat == null) {
+        const noFunctions = (param: string, what: string) => ApiError.invalidRequest(
+            `${what} is not supported by the model '${engine.id}': its chat template has no tool support.`, param, "unsupported_parameter");
+        if (request.functions != null && request.functions.length > 0)
+            throw noFunctions("functions", "Function calling ('functions')");
+        if (request.function_call != null && request.function_call !== "none")
+            throw noFunctions("function_call", "'function_call'");
+    }
 }
 
-function toTurn(message: WireMessage, index: number, modelId: string): ChatTurn {
+/** The deprecated `functions` / `function_call` (or `function` messages), answered in their own response shape. */
+export function usesDeprecatedFunctions(request: ChatCompletionRequest) {
+    return (request.functions != null && request.functions.length > 0) || (request.function_call != null && request.function_call !== "none")
+        || request.messages.some((message) => message.role === "function" || (message.role === "assistant" && message.function_call != null));
+}
+
+const deprecatedCallId = "deprecated_function_call";
+
+/**
+ * `functions` -> `tools`, `function_call` -> `tool_choice` (one call at most), an assistant's
+ * `function_call` -> its one tool call, a `function` message -> the tool message answering it.
+ */
+function fromDeprecatedFunctions(request: ChatCompletionRequest): ChatCompletionRequest {
+    if (request.tools != null && request.tools.length > 0)
+        throw ApiError.invalidRequest("Use either 'tools' or the deprecated 'functions', not both.", "functions");
+    const functionCall = request.function_call;
+    let toolChoice: unknown;
+    if (functionCall == null || functionCall === "none" || functionCall === "auto")
+        toolChoice = functionCall ?? undefined;
+    else if (isObject(functionCall) && typeof functionCall.name === "string")
+        toolChoice = {type: "function", function: {name: functionCall.name}};
+    else
+        throw ApiError.invalidRequest("Invalid value for 'function_call': expected 'none', 'auto' or {\"name\": ...}.", "function_call");
+    const messages = request.messages.map((message) => {
+        if (message.role === "assistant" && message.function_call != null) {
+            const call = message.function_call as {name?: unknown, arguments?: unknown};
+            return {...message, function_call: undefined, tool_calls: [{id: deprecatedCallId, type: "function", function: {name: call?.name, arguments: call?.arguments}}]};
+        }
+        if (message.role === "function")
+            return {...message, role: "tool" as const, tool_call_id: deprecatedCallId};
+        return message;
+    });
+    return {
+        ...request,
+        messages,
+        tools: request.functions?.map((fn) => ({type: "function", function: fn})) ?? null,
+        tool_choice: toolChoice,
+        functions: null,
+        function_call: null,
+        parallel_tool_calls: false
+    };
+}
+
+/** An error about the mapped request, told in terms of the deprecated fields the client sent. */
+function toDeprecatedError(error: ApiError) {
+    const rename = (text: string) => text
+        .replace(/tools\[(\d+)\]\.function/g, "functions[$1]")
+        .replace(/'tools'/g, "'functions'")
+        .replace(/tool_choice/g, "function_call")
+        .replace(/(messages\[\d+\])\.tool_calls(\[0\]\.function)?/g, "$1.function_call")
+        .replace(/(messages\[\d+\])\.tool_call_id/g, "$1.role");
+    return new ApiError(error.status, error.type, rename(error.message), {code: error.code, param: error.param == null ? null : rename(error.param), headers: error.headers});
+}
+
+const functionName = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function toTools(request: ChatCompletionRequest, engine: ChatEngineInfo): ChatTools | null {
+    const wireTools = request.tools ?? [];
+    const choice = request.tool_choice ?? (wireTools.length > 0 ? "auto" : "none");
+    if (wireTools.length === 0) {
+        if (choice !== "none")
+            throw ApiError.invalidRequest("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice");
+        return null;
+    }
+    const functions = wireTools.map((tool, index): ChatToolFunction => {
+        const param = `tools[${index}]`;
+        if (!isObject(tool) || tool.type !== "function")
+            throw ApiError.invalidRequest(`Invalid value for '${param}.type': only tools of type 'function' are supported.`, `${param}.type`);
+        const fn = tool.function;
+        if (!isObject(fn))
+            throw ApiError.invalidRequest(`Missing required parameter: '${param}.function'.`, `${param}.function`);
+        if (typeof fn.name !== "string" || !functionName.test(fn.name))
+            throw ApiError.invalidRequest(`Invalid '${param}.function.name': expected 1 to 64 characters a-z, A-Z, 0-9, '_' or '-'.`, `${param}.function.name`);
+        if (fn.description != null && typeof fn.description !== "string")
+            throw ApiError.invalidRequest(`Invalid type for '${param}.function.description': expected a string.`, `${param}.function.description`);
+        if (fn.parameters != null && !isObject(fn.parameters))
+            throw ApiError.invalidRequest(`Invalid type for '${param}.function.parameters': expected a JSON schema object.`, `${param}.function.parameters`);
+        return {
+            name: fn.name,
+            ...(fn.description == null ? {} : {description: fn.description as string}),
+            parameters: (fn.parameters as Record<string, unknown> | undefined) ?? {type: "object", properties: {}}
+        };
+    });
+    const names = functions.map((fn) => fn.name);
+    const duplicate = names.findIndex((name, index) => names.indexOf(name) !== index);
+    if (duplicate >= 0)
+        throw ApiError.invalidRequest(`Duplicate function name '${names[duplicate]}' in 'tools'.`, `tools[${duplicate}].function.name`);
+
+    let forced: number[];
+    if (choice === "none" || choice === "auto")
+        forced = [];
+    else if (choice === "required")
+        forced = functions.map((_fn, index) => index);
+    else if (isObject(choice) && choice.type === "function" && isObject(choice.function) && typeof choice.function.name === "string") {
+        const index = names.indexOf(choice.function.name);
+        if (index < 0)
+            throw ApiError.invalidRequest(
+                `Invalid value for 'tool_choice': no function named '${choice.function.name}' in 'tools'.`, "tool_choice");
+        forced = [index];
+    } else
+        throw ApiError.invalidRequest(
+            "Invalid value for 'tool_choice': expected 'none', 'auto', 'required' or {\"type\": \"function\", \"function\": {\"name\": ...}}.",
+            "tool_choice");
+
+    if (choice === "none" || choice === "auto")
+        return {functions, choice: {type: choice}};
+    return {
+        functions,
+        choice: {
+            type: "forced",
+            functions: forced.map((index) => ({
+                name: functions[index].name,
+                schema: checkJsonSchema(functions[index].parameters, `tools[${index}].function.parameters`)
+            })),
+            parallel: request.parallel_tool_calls !== false
+        }
+    };
+}
+
+/** Messages -> turns: `tool` messages become the results of the calls of the assistant message before them. */
+function toTurns(messages: readonly WireMessage[], engine: ChatEngineInfo): ChatTurn[] {
+    const turns: ChatTurn[] = [];
+    // Calls of the last assistant message that still wait for their `tool` message, by id.
+    let waiting = new Map<string, ChatToolCallTurn>();
+    let waitingFrom = -1;
+    const checkAnswered = () => {
+        if (waiting.size > 0)
+            throw ApiError.invalidRequest(
+                `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. Missing: ${[...waiting.keys()].join(", ")}.`,
+                `messages[${waitingFrom}].tool_calls`);
+    };
+    messages.forEach((message, index) => {
+        const param = `messages[${index}]`;
+        if (engine.toolCallFormat != null && message.role === "tool") {
+            const call = message.tool_call_id == null ? undefined : waiting.get(message.tool_call_id);
+            if (call == null)
+                throw ApiError.invalidRequest(
+                    `Invalid '${param}.tool_call_id': a 'tool' message must answer a tool call of the assistant message before it.`, `${param}.tool_call_id`);
+            waiting.delete(message.tool_call_id!);
+            call.result = toTurn({...message, role: "user"}, index, engine.id).content;
+            return;
+        }
+        checkAnswered();
+        const turn = toTurn(message, index, engine);
+        if (turn.toolCalls != null) {
+            waiting = new Map(turn.toolCalls.map((call, callIndex) => [toolCallIds(message)[callIndex], call]));
+            waitingFrom = index;
+        }
+        turns.push(turn);
+    });
+    checkAnswered();
+    return turns;
+}
+
+function toolCallIds(message: WireMessage): string[] {
+    return (message.tool_calls as {id: string}[]).map((call) => call.id);
+}
+
+function toToolCalls(message: WireMessage, param: string): ChatToolCallTurn[] {
+    if (!Array.isArray(message.tool_calls))
+        throw ApiError.invalidRequest(`Invalid type for '${param}.tool_calls': expected an array.`, `${param}.tool_calls`);
+    const ids = new Set<string>();
+    return message.tool_calls.map((call: unknown, index) => {
+        const at = `${param}.tool_calls[${index}]`;
+        if (!isObject(call) || typeof call.id !== "string" || call.id === "" || call.type !== "function" || !isObject(call.function)
+            || typeof call.function.name !== "string" || typeof call.function.arguments !== "string")
+            throw ApiError.invalidRequest(
+                `Invalid '${at}': expected {id, type: 'function', function: {name, arguments}} with string id, name and arguments.`, at);
+        if (ids.has(call.id))
+            throw ApiError.invalidRequest(`Duplicate tool call id '${call.id}' in '${param}.tool_calls'.`, `${at}.id`);
+        ids.add(call.id);
+        let args: unknown;
+        try {
+            args = JSON.parse(call.function.arguments);
+        } catch {
+            throw ApiError.invalidRequest(`Invalid '${at}.function.arguments': not valid JSON.`, `${at}.function.arguments`);
+        }
+        return {name: call.function.name, arguments: args, result: ""};
+    });
+}
+
+function toTurn(message: WireMessage, index: number, engine: ChatEngineInfo | string): ChatTurn {
     const param = `messages[${index}]`;
+    const modelId = typeof engine === "string" ? engine : engine.id;
+    const toolSupport = typeof engine !== "string" && engine.toolCallFormat != null;
+    const why = toolSupport ? "(deprecated function calling; use 'tool' messages)" : `(the model '${modelId}' has no tool support)`;
     if (message.role === "tool" || message.role === "function")
-        throw ApiError.invalidRequest(`Messages with role '${message.role}' are not supported by this server yet (tool calling).`,
+        throw ApiError.invalidRequest(`Messages with role '${message.role}' are not supported ${why}.`,
             `${param}.role`, "unsupported_parameter");
-    if (message.role === "assistant" && (message.tool_calls != null || message.function_call != null))
-        throw ApiError.invalidRequest("Assistant messages with tool calls are not supported by this server yet.",
-            `${param}.${message.tool_calls != null ? "tool_calls" : "function_call"}`, "unsupported_parameter");
+    if (message.role === "assistant" && (message.function_call != null || (message.tool_calls != null && !toolSupport)))
+        throw ApiError.invalidRequest(`Assistant messages with tool calls are not supported ${why}.`,
+            `${param}.${message.function_call != null ? "function_call" : "tool_calls"}`, "unsupported_parameter");
+    const toolCalls = message.role === "assistant" && message.tool_calls != null ? toToolCalls(message, param) : undefined;
+    if (toolCalls != null && toolCalls.length > 0) {
+        const text = message.content == null ? "" : toTurn({...message, tool_calls: undefined}, index, engine).content;
+        return {role: "assistant", content: text, toolCalls};
+    }
 
     const role = message.role === "developer" ? "system" : message.role;
     if (message.content == null) {
@@ -110,4 +314,8 @@ function toLogitBias(logitBias: Record<string, number> | null | undefined, vocab
             biases.set(token, value);
     }
     return biases;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+    return value != null && typeof value === "object" && !Array.isArray(value);
 }

@@ -1,5 +1,5 @@
-import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad } from "../ChatEngine.js";
+import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad, TokenLogprob } from "../ChatEngine.js";
 import { ContextLengthExceededError, EngineDisposedError, InvalidJsonSchemaError, TooManyChoicesError } from "../EngineErrors.js";
 import { SlotPool } from "../SlotPool.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
@@ -11,6 +11,9 @@ import { RawDistributionTap } from "./RawDistributionTap.js";
 import { TokenBytes } from "./TokenBytes.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
+import { parseToolCalls } from "./parseToolCalls.js";
+import { ToolCallStream } from "./ToolCallStream.js";
+import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "./llamaRuntime.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { systemFingerprint } from "./systemFingerprint.js";
@@ -60,7 +63,8 @@ export class LlamaChatEngine implements ChatEngine {
             id: options.id,
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
-            fingerprint
+            fingerprint,
+            toolCallFormat: renderer.toolCallFormat
         };
     }
 
@@ -100,14 +104,22 @@ export class LlamaChatEngine implements ChatEngine {
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
         if (job.n > this.pool.capacity)
             throw new TooManyChoicesError(this.info.id, job.n, this.pool.capacity);
-        const promptTokens = this.renderer.render(job.turns);
+        const tools = job.tools ?? null;
+        const toolCallFormat = this.renderer.toolCallFormat;
+        if (tools != null && tools.functions.length > 0 && toolCallFormat == null)
+            throw new Error(`Model '${this.info.id}' has no tool support; the request should have been refused`);
+        const promptTokens = this.renderer.render(job.turns, tools?.functions);
         const contextSize = this.info.contextSize;
         if (promptTokens.length >= contextSize)
             throw new ContextLengthExceededError(contextSize, promptTokens.length);
 
         const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - promptTokens.length);
         const tokenBias = createLogitBias(this.model, job.sampling.logitBias);
-        const grammar = job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
+        const forced = tools?.choice.type === "forced" ? tools.choice : null;
+        const grammar = forced != null
+            ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => toolCallGrammarText(this.llama, toolCallFormat!, forced.functions, forced.parallel))
+            : job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
+        const toolNames = tools != null && tools.choice.type !== "none" ? new Set(tools.functions.map((fn) => fn.name)) : null;
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
 
@@ -117,6 +129,14 @@ export class LlamaChatEngine implements ChatEngine {
             const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
             const outcomes = await Promise.allSettled(slots.map(async (sequence, index): Promise<ChoiceResult> => {
                 try {
+                    // Streaming with tools: the text goes through the call parser; logprobs entries go with whatever comes out next.
+                    const entries: TokenLogprob[] = [];
+                    const takeEntries = () => job.logprobs == null ? undefined : entries.splice(0);
+                    const toolStream = toolNames == null || (hooks.onText == null && hooks.onToolCall == null)
+                        ? null
+                        : new ToolCallStream(toolCallFormat!, toolNames, forced == null, (event) => event.type === "content"
+                            ? hooks.onText?.(index, event.text, takeEntries())
+                            : hooks.onToolCall?.(index, event, takeEntries()));
                     const outcome = await generateChoice({
                         model: this.model,
                         sequence,
@@ -134,9 +154,28 @@ export class LlamaChatEngine implements ChatEngine {
                         stepBarrier: this.stepBarrier,
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
-                        onText: (text, logprobs) => hooks.onText?.(index, text, logprobs)
+                        onText: toolStream == null
+                            ? (text, logprobs) => hooks.onText?.(index, text, logprobs)
+                            : (text, logprobs) => {
+                                entries.push(...logprobs ?? []);
+                                toolStream.push(text);
+                            }
                     });
-                    const result = {index, ...outcome};
+                    if (toolStream != null) {
+                        toolStream.finish();
+                        if (entries.length > 0)
+                            hooks.onText?.(index, "", takeEntries());
+                    }
+                    // Forced calls are well-formed by grammar, so they can only be cut short (token limit, stop sequence).
+                    const calls = toolNames == null ? null : parseToolCalls(outcome.text, toolCallFormat!, toolNames, forced != null);
+                    const result: ChoiceResult = calls == null
+                        ? {index, ...outcome}
+                        : calls.calls.length === 0
+                            ? {index, ...outcome, text: calls.content}
+                            : {
+                                index, ...outcome, text: calls.content, toolCalls: calls.calls,
+                                finishReason: calls.complete && outcome.finishReason !== "length" ? "tool_calls" : outcome.finishReason
+                            };
                     hooks.onFinish?.(result);
                     return result;
                 } catch (error) {
@@ -164,11 +203,15 @@ export class LlamaChatEngine implements ChatEngine {
 
     /** Compiled once per distinct schema: clients tend to send the same few schemas again and again. */
     private schemaGrammar(schema: Record<string, unknown>) {
-        const key = JSON.stringify(schema);
+        return this.cachedGrammar(JSON.stringify(schema), () => createJsonSchemaGrammar(this.llama, schema));
+    }
+
+    private cachedGrammar(key: string, create: () => LlamaGrammar | string) {
         let grammar = this.schemaGrammars.get(key);
         if (grammar == null) {
             try {
-                grammar = createJsonSchemaGrammar(this.llama, schema);
+                const created = create();
+                grammar = typeof created === "string" ? new LlamaGrammar(this.llama, {grammar: created}) : created;
             } catch (error) {
                 throw new InvalidJsonSchemaError((error as Error).message);
             }

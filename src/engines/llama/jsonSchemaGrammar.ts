@@ -13,6 +13,11 @@ import { LlamaGrammar, LlamaJsonSchemaGrammar, type Llama } from "node-llama-cpp
  *   every generated date is valid.
  */
 export function createJsonSchemaGrammar(llama: Llama, schema: Record<string, unknown>): LlamaGrammar {
+    return new LlamaGrammar(llama, {grammar: jsonSchemaGrammarText(llama, schema)});
+}
+
+/** The GBNF text of {@link createJsonSchemaGrammar} (its `root` rule is the value, nothing after it). */
+export function jsonSchemaGrammarText(llama: Llama, schema: Record<string, unknown>): string {
     // The deprecated constructors are the synchronous way to build these grammars.
     const original = new LlamaJsonSchemaGrammar(llama, schema as never).grammar;
     const grammar = replaceOnce(
@@ -22,7 +27,7 @@ export function createJsonSchemaGrammar(llama: Llama, schema: Record<string, unk
             /^(fractional-number-rule ::= .*?) \(\[eE\] \[-\+\]\? \("0" \| \[1-9\] \[0-9\]\{0,15\}\)\)\?$/m, "$1 ([eE] [-+]? [0-9]{1,2})?"),
         /^(root ::= .*?) "\\n\\n\\n\\n" \[\\n\]\*$/m, "$1"
     );
-    return new LlamaGrammar(llama, {grammar: withCalendarDays(grammar)});
+    return withCalendarDays(grammar);
 }
 
 const anyMonthDay = '"-" ("0" [1-9] | "1" [012]) "-" ("0" [1-9] | [12] [0-9] | "3" [01])';

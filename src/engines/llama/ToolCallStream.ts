@@ -1,0 +1,188 @@
+import type { ToolCallFormat } from "../ChatEngine.js";
+import { isJsonObject } from "./parseToolCalls.js";
+
+export type ToolCallStreamEvent =
+    | {type: "content", text: string}
+    | {type: "call", index: number, name: string}
+    | {type: "arguments", index: number, fragment: string};
+
+/**
+ * The streaming counterpart of parseToolCalls: text pieces in; content, call starts and argument
+ * fragments out, such that the content is the non-streamed content and each call's concatenated
+ * fragments are its non-streamed `arguments`.
+ *
+ * Text that could be the start of a call prefix is held back (like a stop sequence), and so is
+ * whitespace before it (the content before a call is trimmed at its end). With `hold` (tool_choice
+ * auto, where a call may turn out malformed and then, as in the non-streamed answer, everything is
+ * content), a call goes out only once it is complete and well-formed: its start, then its whole
+ * arguments as one fragment. Without (grammar-forced calls, which can only be cut short, never
+ * malformed), argument fragments go out as they are generated.
+ */
+export class ToolCallStream {
+    private buffer = "";
+    private state: "content" | "name" | "arguments" | "between" | "text" | "dropped" = "content";
+    /** Calls completed so far. */
+    private completed = 0;
+    private name = "";
+    /** Index in `buffer` up to which arguments went out (null: none yet). */
+    private sent: number | null = null;
+    /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
+    private heldText = "";
+
+    constructor(
+        private readonly format: ToolCallFormat,
+        private readonly names: ReadonlySet<string>,
+        private readonly hold: boolean,
+        private readonly emit: (event: ToolCallStreamEvent) => void
+    ) {}
+
+    push(text: string) {
+        this.buffer += text;
+        this.process();
+    }
+
+    /** End of generation: what was held back goes out. */
+    finish() {
+        this.process();
+        switch (this.state) {
+            case "content": case "text":
+                this.emitContent(this.buffer);
+                break;
+            case "name": case "arguments":
+                if (this.hold) {
+                    // Unfinished: not a call (all content when it is the first one).
+                    this.malformed();
+                    this.emitContent(this.buffer);
+                } else if (this.state === "arguments")
+                    // A forced call cut short: the arguments written so far.
+                    this.sendArguments(this.buffer.trimEnd().length);
+                break;
+        }
+        this.buffer = "";
+    }
+
+    private process() {
+        const {prefix, paramsPrefix, suffix} = this.format;
+        for (;;) {
+            switch (this.state) {
+                case "text":
+                    this.emitContent(this.buffer);
+                    this.buffer = "";
+                    return;
+                case "dropped":
+                    this.buffer = "";
+                    return;
+                case "content": {
+                    const at = this.buffer.indexOf(prefix);
+                    if (at < 0) {
+                        const keep = heldBack(this.buffer, prefix);
+                        this.emitContent(this.buffer.slice(0, this.buffer.length - keep));
+                        this.buffer = this.buffer.slice(this.buffer.length - keep);
+                        return;
+                    }
+                    const before = this.buffer.slice(0, at);
+                    this.emitContent(before.trimEnd());
+                    this.heldText = before.slice(before.trimEnd().length);
+                    this.startCall(at);
+                    continue;
+                }
+                case "between": {
+                    const rest = this.buffer.trimStart();
+                    if (rest.startsWith(prefix)) {
+                        this.startCall(this.buffer.length - rest.length);
+                        continue;
+                    }
+                    if (rest !== "" && !prefix.startsWith(rest))
+                        this.state = "dropped";
+                    if (this.state === "dropped")
+                        continue;
+                    return;
+                }
+                case "name": {
+                    const at = this.buffer.indexOf(paramsPrefix);
+                    if (at < 0)
+                        return;
+                    this.name = this.buffer.slice(0, at).trim();
+                    if (!this.names.has(this.name)) {
+                        this.malformed();
+                        continue;
+                    }
+                    this.heldText += this.buffer.slice(0, at + paramsPrefix.length);
+                    this.buffer = this.buffer.slice(at + paramsPrefix.length);
+                    this.state = "arguments";
+                    this.sent = null;
+                    if (!this.hold)
+                        this.emit({type: "call", index: this.completed, name: this.name});
+                    continue;
+                }
+                case "arguments": {
+                    const at = this.buffer.indexOf(suffix);
+                    if (at < 0) {
+                        if (!this.hold)
+                            this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, suffix)).trimEnd().length);
+                        return;
+                    }
+                    const argumentsText = this.buffer.slice(0, at).trim();
+                    if (!isJsonObject(argumentsText)) {
+                        this.malformed();
+                        continue;
+                    }
+                    if (this.hold) {
+                        this.emit({type: "call", index: this.completed, name: this.name});
+                        this.emit({type: "arguments", index: this.completed, fragment: argumentsText});
+                    } else
+                        this.sendArguments(this.buffer.slice(0, at).trimEnd().length);
+                    this.completed++;
+                    this.heldText = "";
+                    this.buffer = this.buffer.slice(at + suffix.length);
+                    if (this.format.betweenCalls !== "" && this.buffer.startsWith(this.format.betweenCalls))
+                        this.buffer = this.buffer.slice(this.format.betweenCalls.length);
+                    this.state = "between";
+                    continue;
+                }
+            }
+        }
+    }
+
+    private startCall(at: number) {
+        this.heldText += this.buffer.slice(at, at + this.format.prefix.length);
+        this.buffer = this.buffer.slice(at + this.format.prefix.length);
+        this.state = "name";
+    }
+
+    /** The current call is not a call: with none before it everything is content, else the rest is dropped. */
+    private malformed() {
+        if (this.completed > 0) {
+            this.state = "dropped";
+            return;
+        }
+        this.buffer = this.heldText + this.buffer;
+        this.heldText = "";
+        this.state = "text";
+    }
+
+    private sendArguments(upTo: number) {
+        const start = this.sent ?? this.buffer.length - this.buffer.trimStart().length;
+        if (upTo > start) {
+            this.emit({type: "arguments", index: this.completed, fragment: this.buffer.slice(start, upTo)});
+            this.sent = upTo;
+        }
+    }
+
+    private emitContent(text: string) {
+        if (text !== "" && this.completed === 0)
+            this.emit({type: "content", text});
+    }
+}
+
+/** How many characters at the end of `text` could start `marker`, plus the whitespace before them. */
+function heldBack(text: string, marker: string) {
+    for (let length = Math.min(text.length, marker.length - 1); length > 0; length--)
+        if (marker.startsWith(text.slice(text.length - length)))
+            return length + trailingSpace(text.slice(0, text.length - length));
+    return trailingSpace(text);
+}
+
+function trailingSpace(text: string) {
+    return text.length - text.trimEnd().length;
+}

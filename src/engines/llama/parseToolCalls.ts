@@ -1,0 +1,62 @@
+import type { GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
+
+/**
+ * Splits generated text into the content before the first call (trailing whitespace trimmed) and
+ * the calls written in the template's format (`prefix name paramsPrefix <JSON object> suffix`,
+ * separated by whitespace or `betweenCalls`). Arguments are the JSON text as generated, trimmed.
+ *
+ * - Null when there is no call, or when the first call is malformed (unknown name, arguments that
+ *   are not a JSON object, no suffix): then the whole text is content.
+ * - After one or more well-formed calls, whatever follows that is not another well-formed call is
+ *   dropped.
+ * - `truncated` (generation stopped at the token limit; used for grammar-forced calls, which can
+ *   only be unfinished, never malformed): a last call cut short is kept with the arguments written
+ *   so far (as OpenAI does), and `complete` says whether every call was finished.
+ *
+ * ToolCallStream is the streaming counterpart; both must give the same content and arguments.
+ */
+export function parseToolCalls(text: string, format: ToolCallFormat, names: ReadonlySet<string>, truncated = false):
+    {content: string, calls: GeneratedToolCall[], complete: boolean} | null {
+    const first = text.indexOf(format.prefix);
+    if (first < 0)
+        return null;
+    const content = text.slice(0, first).trimEnd();
+    const calls: GeneratedToolCall[] = [];
+    let at = first;
+    for (;;) {
+        at += format.prefix.length;
+        const nameEnd = text.indexOf(format.paramsPrefix, at);
+        if (nameEnd < 0)
+            return truncated ? {content, calls, complete: false} : calls.length === 0 ? null : {content, calls, complete: true};
+        const name = text.slice(at, nameEnd).trim();
+        if (!names.has(name))
+            return calls.length === 0 ? null : {content, calls, complete: true};
+        at = nameEnd + format.paramsPrefix.length;
+        const end = text.indexOf(format.suffix, at);
+        if (end < 0) {
+            if (truncated)
+                return {content, calls: [...calls, {name, arguments: text.slice(at).trim()}], complete: false};
+            return calls.length === 0 ? null : {content, calls, complete: true};
+        }
+        const argumentsText = text.slice(at, end).trim();
+        if (!isJsonObject(argumentsText))
+            return calls.length === 0 ? null : {content, calls, complete: true};
+        calls.push({name, arguments: argumentsText});
+        at = end + format.suffix.length;
+        if (format.betweenCalls !== "" && text.startsWith(format.betweenCalls, at))
+            at += format.betweenCalls.length;
+        while (at < text.length && /\s/.test(text[at]) && !text.startsWith(format.prefix, at))
+            at++;
+        if (!text.startsWith(format.prefix, at))
+            return {content, calls, complete: true};
+    }
+}
+
+export function isJsonObject(text: string) {
+    try {
+        const value = JSON.parse(text);
+        return value != null && typeof value === "object" && !Array.isArray(value);
+    } catch {
+        return false;
+    }
+}

@@ -1,0 +1,69 @@
+import type { Llama } from "node-llama-cpp";
+import type { ToolCallFormat } from "../ChatEngine.js";
+import { jsonSchemaGrammarText } from "./jsonSchemaGrammar.js";
+
+/**
+ * GBNF for a forced tool call (`tool_choice` `required` or a named function): the template's call
+ * format, `prefix name paramsPrefix <arguments> suffix`, where the name is one of `functions` and
+ * the arguments follow that function's JSON-schema grammar (the json_schema machinery, its rules
+ * renamed per function). With `parallel`, one or more calls joined by the format's `betweenCalls`.
+ * Nothing may follow the last call.
+ */
+export function toolCallGrammarText(
+    llama: Llama,
+    format: ToolCallFormat,
+    functions: readonly {name: string, schema: Record<string, unknown>}[],
+    parallel: boolean
+): string {
+    const rules: string[] = [];
+    const alternatives = functions.map((fn, index) => {
+        const prefix = `tool${index}-`;
+        rules.push(renameRules(jsonSchemaGrammarText(llama, fn.schema), prefix));
+        return `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`;
+    });
+    const call = `call ::= ${gbnfLiteral(format.prefix)} ( ${alternatives.join(" | ")} ) ${gbnfLiteral(format.suffix)}`;
+    const root = parallel
+        ? `root ::= call ( ${format.betweenCalls === "" ? "" : gbnfLiteral(format.betweenCalls) + " "}call )*`
+        : "root ::= call";
+    return [root, call, ...rules].join("\n");
+}
+
+/** A GBNF string literal for `text`. */
+export function gbnfLiteral(text: string) {
+    return '"' + text.replace(/[\\"]/g, "\\$&").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t") + '"';
+}
+
+/**
+ * Prefixes every rule name of a GBNF text (definitions and references), leaving string literals,
+ * character classes and repetition counts alone.
+ */
+export function renameRules(grammar: string, prefix: string): string {
+    let out = "";
+    let index = 0;
+    while (index < grammar.length) {
+        const char = grammar[index];
+        if (char === '"' || char === "[") {
+            const close = char === '"' ? '"' : "]";
+            let end = index + 1;
+            while (end < grammar.length && grammar[end] !== close)
+                end += grammar[end] === "\\" ? 2 : 1;
+            out += grammar.slice(index, end + 1);
+            index = end + 1;
+        } else if (char === "#") {
+            const end = grammar.indexOf("\n", index);
+            index = end < 0 ? grammar.length : end;
+        } else if (/[a-zA-Z]/.test(char)) {
+            const name = /^[a-zA-Z][a-zA-Z0-9_-]*/.exec(grammar.slice(index))![0];
+            out += prefix + name;
+            index += name.length;
+        } else if (char === "{") {
+            const end = grammar.indexOf("}", index);
+            out += grammar.slice(index, end + 1);
+            index = end + 1;
+        } else {
+            out += char;
+            index++;
+        }
+    }
+    return out;
+}
