@@ -7,7 +7,8 @@ const relativePathPattern = "^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[^/\\\\][^\\\
 
 /**
  * JSON schema of the download catalogue. Strict like the manifest's: an unknown key is a typo.
- * `sha256` and `size` may be null while an entry is being researched; the catalogue test lists those.
+ * `sha256` and `size` may be null for small git-tracked files (the hub publishes no sha256 for them);
+ * test/download/catalogueValues.test.ts requires a sha256 for every weights file.
  */
 export const catalogueSchema = {
     type: "object",

@@ -64,22 +64,18 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
 }
 
 function rejectUnsupported(request: ChatCompletionRequest, engine: ChatEngineInfo) {
-    if (engine.toolCallFormat == null) {
-        const noTools = (param: string, what: string) => ApiError.invalidRequest(
-            `${what} is not supported by the model '${engine.id}': its chat template has no tool support.`, param, "unsupported_parameter");
-        if (request.tools != null && request.tools.length > 0)
-            throw noTools("tools", "Tool calling ('tools')");
-        if (request.tool_choice != null && request.tool_choice !== "none")
-            throw noTools("tool_choice", "'tool_choice'");
-    }
-    if (engine.toolCallFormat == null) {
-        const noFunctions = (param: string, what: string) => ApiError.invalidRequest(
-            `${what} is not supported by the model '${engine.id}': its chat template has no tool support.`, param, "unsupported_parameter");
-        if (request.functions != null && request.functions.length > 0)
-            throw noFunctions("functions", "Function calling ('functions')");
-        if (request.function_call != null && request.function_call !== "none")
-            throw noFunctions("function_call", "'function_call'");
-    }
+    if (engine.toolCallFormat != null)
+        return;
+    const noTools = (param: string, what: string) => ApiError.invalidRequest(
+        `${what} is not supported by the model '${engine.id}': its chat template has no tool support.`, param, "unsupported_parameter");
+    if (request.tools != null && request.tools.length > 0)
+        throw noTools("tools", "Tool calling ('tools')");
+    if (request.tool_choice != null && request.tool_choice !== "none")
+        throw noTools("tool_choice", "'tool_choice'");
+    if (request.functions != null && request.functions.length > 0)
+        throw noTools("functions", "Function calling ('functions')");
+    if (request.function_call != null && request.function_call !== "none")
+        throw noTools("function_call", "'function_call'");
 }
 
 /** The deprecated `functions` / `function_call` (or `function` messages), answered in their own response shape. */
