@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { createAjv } from "../validation/createAjv.js";
-import { describeAjvError } from "../validation/describeAjvError.js";
+import { createAjv } from "../core/validation/createAjv.js";
+import { describeAjvError } from "../core/validation/describeAjvError.js";
 import type { CatalogueEntry } from "./CatalogueEntry.js";
 import { catalogueSchema } from "./catalogueSchema.js";
 import { DownloadError } from "./DownloadError.js";

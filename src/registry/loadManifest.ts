@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { createAjv } from "../validation/createAjv.js";
-import { describeAjvError } from "../validation/describeAjvError.js";
+import { createAjv } from "../core/validation/createAjv.js";
+import { describeAjvError } from "../core/validation/describeAjvError.js";
 import { manifestSchema } from "./manifestSchema.js";
 import { ManifestError } from "./ManifestError.js";
 import type { Pooling } from "../engines/onnx/pooling.js";

@@ -1,6 +1,6 @@
 import type { Middleware } from "koa";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
-import { ApiError } from "./ApiError.js";
+import { ApiError } from "../core/http/ApiError.js";
 
 /** `Authorization: Bearer <key>` on every route it guards, whenever any key is configured. */
 export function authMiddleware(keys: ApiKeyStore): Middleware {

@@ -1,6 +1,6 @@
 import type { Middleware } from "koa";
 import type { Logger } from "../logger.js";
-import { ApiError } from "./ApiError.js";
+import { ApiError } from "../core/http/ApiError.js";
 import { toApiError } from "./toApiError.js";
 
 /**

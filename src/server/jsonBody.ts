@@ -1,6 +1,6 @@
 import type { Middleware } from "koa";
 import { koaBody } from "koa-body";
-import { ApiError } from "./ApiError.js";
+import { ApiError } from "../core/http/ApiError.js";
 
 /**
  * JSON request bodies only. A POST without a JSON content type is a 415 (not silently an empty

@@ -1,5 +1,5 @@
 import { ContextLengthExceededError, EngineDisposedError, InputTooLongError, InvalidJsonSchemaError, QueueFullError, TooManyChoicesError } from "../engines/EngineErrors.js";
-import { ApiError } from "./ApiError.js";
+import { ApiError } from "../core/http/ApiError.js";
 
 /** Seconds a client should wait after a full queue; the openai client honours Retry-After. */
 const queueRetryAfterSeconds = 2;

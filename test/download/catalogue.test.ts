@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CatalogueEntry } from "../../src/download/CatalogueEntry.js";
 import { loadCatalogue } from "../../src/download/loadCatalogue.js";
 import { manifestEntryOf } from "../../src/download/manifestEntryOf.js";
-import { createAjv } from "../../src/validation/createAjv.js";
+import { createAjv } from "../../src/core/validation/createAjv.js";
 import { manifestSchema } from "../../src/registry/manifestSchema.js";
 import { testCatalogue } from "./fixtures.js";
 

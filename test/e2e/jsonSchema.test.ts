@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import { createAjv } from "../../src/validation/createAjv.js";
+import { createAjv } from "../../src/core/validation/createAjv.js";
 import { readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { storiesModelPath, tinyChatModelPath } from "../support/testModels.js";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAjv } from "../../src/validation/createAjv.js";
+import { createAjv } from "../../src/core/validation/createAjv.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
 import { tinyChatModelPath, tinyToolsModelPath } from "../support/testModels.js";

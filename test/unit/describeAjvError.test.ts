@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createAjv } from "../../src/validation/createAjv.js";
-import { describeAjvError, instancePathToParam } from "../../src/validation/describeAjvError.js";
+import { createAjv } from "../../src/core/validation/createAjv.js";
+import { describeAjvError, instancePathToParam } from "../../src/core/validation/describeAjvError.js";
 
 const ajv = createAjv();
 

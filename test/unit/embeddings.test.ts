@@ -8,7 +8,7 @@ import type { EmbeddingsEngineInfo } from "../../src/engines/EmbeddingsEngine.js
 import { onnxModelSpec } from "../../src/engines/onnx/onnxModelSpec.js";
 import { finishVector, l2Normalize, planBatches, poolHiddenStates, splitRows } from "../../src/engines/onnx/pooling.js";
 import { loadManifest } from "../../src/registry/loadManifest.js";
-import { ApiError } from "../../src/server/ApiError.js";
+import { ApiError } from "../../src/core/http/ApiError.js";
 
 const norm = (vector: ArrayLike<number>) => Math.hypot(...Array.from(vector));
 

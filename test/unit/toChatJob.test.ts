@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ChatCompletionRequest } from "../../src/api/chat/ChatCompletionWire.js";
 import { toChatJob } from "../../src/api/chat/toChatJob.js";
 import type { ChatEngineInfo } from "../../src/engines/ChatEngine.js";
-import { ApiError } from "../../src/server/ApiError.js";
+import { ApiError } from "../../src/core/http/ApiError.js";
 
 const engine: ChatEngineInfo = {id: "tiny-chat", contextSize: 2048, vocabularySize: 1000, fingerprint: "fp_test"};
 

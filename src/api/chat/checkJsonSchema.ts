@@ -1,4 +1,4 @@
-import { ApiError } from "../../server/ApiError.js";
+import { ApiError } from "../../core/http/ApiError.js";
 
 /** Keywords that only annotate a schema: safe to ignore when building the grammar. */
 const annotations = new Set(["title", "description", "$comment", "examples", "default", "$schema", "$id", "deprecated", "readOnly", "writeOnly"]);

@@ -1,5 +1,5 @@
 import type { EmbeddingInput, EmbeddingsEngineInfo } from "../../engines/EmbeddingsEngine.js";
-import { ApiError } from "../../server/ApiError.js";
+import { ApiError } from "../../core/http/ApiError.js";
 import type { EmbeddingsRequest, EncodingFormat } from "./EmbeddingsWire.js";
 
 /** Most inputs in one request, as OpenAI. */

@@ -3,7 +3,7 @@ import type { Middleware } from "koa";
 import type { EngineHost } from "../../engines/EngineHost.js";
 import { endpointsByTask, type ModelEntry } from "../../registry/ModelEntry.js";
 import type { ModelRegistry } from "../../registry/ModelRegistry.js";
-import { ApiError } from "../../server/ApiError.js";
+import { ApiError } from "../../core/http/ApiError.js";
 
 export type ModelObject = {
     id: string;

@@ -1,5 +1,5 @@
 import type { AnySchema } from "ajv";
-import { ApiError } from "../server/ApiError.js";
+import { ApiError } from "../http/ApiError.js";
 import { createAjv } from "./createAjv.js";
 import { describeAjvError } from "./describeAjvError.js";
 
