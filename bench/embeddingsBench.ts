@@ -10,7 +10,7 @@ import path from "node:path";
 import { AutoModel, AutoTokenizer, env, Tensor } from "@huggingface/transformers";
 import OpenAI from "openai";
 import { defaultConfig } from "../src/config.js";
-import { finishVector, poolHiddenStates } from "../src/engines/onnx/pooling.js";
+import { finishVector, poolHiddenStates } from "../src/capabilities/embeddings/onnx/pooling.js";
 import { createLogger } from "../src/logger.js";
 import { startServer } from "../src/startServer.js";
 import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";

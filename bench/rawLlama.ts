@@ -1,10 +1,10 @@
 import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
-import { ChatPromptRenderer } from "../src/engines/llama/ChatPromptRenderer.js";
-import { choiceSeed } from "../src/engines/llama/choiceSeed.js";
-import { createLogitBias } from "../src/engines/llama/createLogitBias.js";
-import { DecodeStepBarrier } from "../src/engines/llama/DecodeStepBarrier.js";
-import { generateChoice } from "../src/engines/llama/generateChoice.js";
-import { TokenTextDecoder } from "../src/engines/llama/TokenTextDecoder.js";
+import { ChatPromptRenderer } from "../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { choiceSeed } from "../src/capabilities/chat/llama/choiceSeed.js";
+import { createLogitBias } from "../src/capabilities/chat/llama/createLogitBias.js";
+import { DecodeStepBarrier } from "../src/capabilities/chat/llama/DecodeStepBarrier.js";
+import { generateChoice } from "../src/capabilities/chat/llama/generateChoice.js";
+import { TokenTextDecoder } from "../src/capabilities/chat/llama/TokenTextDecoder.js";
 import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
 
 /** Same runtime options as the server (src/engines/llama/llamaRuntime.ts). */

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApiKeyStore } from "./auth/ApiKeyStore.js";
 import type { Config } from "./config.js";
-import { EngineHost, type EngineFactories } from "./engines/EngineHost.js";
+import { EngineHost, type EngineFactories } from "./core/engines/EngineHost.js";
 import type { Logger } from "./logger.js";
 import { loadManifest } from "./registry/loadManifest.js";
 import { ModelRegistry } from "./registry/ModelRegistry.js";
@@ -33,22 +33,22 @@ export type RunningServer = {
  */
 export function llamaEngineFactories(config: Config): EngineFactories {
     // One worker pool for every ONNX embeddings model, created with the first one.
-    let onnxPool: import("./engines/onnx/OnnxWorkerPool.js").OnnxWorkerPool | undefined;
+    let onnxPool: import("./capabilities/embeddings/onnx/OnnxWorkerPool.js").OnnxWorkerPool | undefined;
     return {
         embeddings: async (entry) => {
             const settings = entry.embedding!;
             if (entry.path.toLowerCase().endsWith(".gguf")) {
-                const {LlamaEmbeddingsEngine} = await import("./engines/llama/LlamaEmbeddingsEngine.js");
-                const {loadLlamaRuntime} = await import("./engines/llama/llamaRuntime.js");
+                const {LlamaEmbeddingsEngine} = await import("./capabilities/embeddings/llama/LlamaEmbeddingsEngine.js");
+                const {loadLlamaRuntime} = await import("./runtimes/llama/llamaRuntime.js");
                 return LlamaEmbeddingsEngine.load(await loadLlamaRuntime(), {
                     id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
                     matryoshka: settings.matryoshka, normalize: settings.normalize,
                     threads: entry.threads ?? config.threads, queueSize: config.queueSize
                 });
             }
-            const {OnnxWorkerPool} = await import("./engines/onnx/OnnxWorkerPool.js");
-            const {OnnxEmbeddingsEngine} = await import("./engines/onnx/OnnxEmbeddingsEngine.js");
-            const {onnxModelSpec} = await import("./engines/onnx/onnxModelSpec.js");
+            const {OnnxWorkerPool} = await import("./capabilities/embeddings/onnx/OnnxWorkerPool.js");
+            const {OnnxEmbeddingsEngine} = await import("./capabilities/embeddings/onnx/OnnxEmbeddingsEngine.js");
+            const {onnxModelSpec} = await import("./capabilities/embeddings/onnx/onnxModelSpec.js");
             const spec = onnxModelSpec(entry.id, entry.path, settings, entry.threads ?? config.onnxThreads);
             if (onnxPool == null || onnxPool.closed)
                 onnxPool = new OnnxWorkerPool({workers: config.embedWorkers});
@@ -58,8 +58,8 @@ export function llamaEngineFactories(config: Config): EngineFactories {
             });
         },
         chat: async (entry) => {
-            const {LlamaChatEngine} = await import("./engines/llama/LlamaChatEngine.js");
-            const {loadLlamaRuntime} = await import("./engines/llama/llamaRuntime.js");
+            const {LlamaChatEngine} = await import("./capabilities/chat/llama/LlamaChatEngine.js");
+            const {loadLlamaRuntime} = await import("./runtimes/llama/llamaRuntime.js");
             return LlamaChatEngine.load(await loadLlamaRuntime(), {
                 id: entry.id,
                 modelPath: entry.path,

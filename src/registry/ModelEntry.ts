@@ -1,4 +1,4 @@
-import type { Pooling } from "../engines/onnx/pooling.js";
+import type { Pooling } from "../capabilities/embeddings/onnx/pooling.js";
 
 export const modelTasks = ["chat", "embeddings", "speech", "image"] as const;
 export type ModelTask = typeof modelTasks[number];

@@ -4,7 +4,7 @@ import { createAjv } from "../core/validation/createAjv.js";
 import { describeAjvError } from "../core/validation/describeAjvError.js";
 import { manifestSchema } from "./manifestSchema.js";
 import { ManifestError } from "./ManifestError.js";
-import type { Pooling } from "../engines/onnx/pooling.js";
+import type { Pooling } from "../capabilities/embeddings/onnx/pooling.js";
 import type { EmbeddingSettings, ModelEntry, ModelTask } from "./ModelEntry.js";
 
 const validateManifest = createAjv().compile(manifestSchema);

@@ -1,4 +1,4 @@
-import { poolingModes } from "../engines/onnx/pooling.js";
+import { poolingModes } from "../capabilities/embeddings/onnx/pooling.js";
 import { modelTasks } from "./ModelEntry.js";
 
 /** transformers.js dtypes (each selects a file name suffix in the model's onnx/ folder). */

@@ -1,10 +1,10 @@
 import Koa from "koa";
 import Router from "@koa/router";
-import { chatCompletionsHandler } from "../api/chat/chatCompletionsHandler.js";
-import { embeddingsHandler } from "../api/embeddings/embeddingsHandler.js";
-import { listModelsHandler, retrieveModelHandler } from "../api/models/modelsHandlers.js";
+import { chatCompletionsHandler } from "../capabilities/chat/chatCompletionsHandler.js";
+import { embeddingsHandler } from "../capabilities/embeddings/embeddingsHandler.js";
+import { listModelsHandler, retrieveModelHandler } from "./models/modelsHandlers.js";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
-import type { EngineHost } from "../engines/EngineHost.js";
+import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { Logger } from "../logger.js";
 import type { ModelRegistry } from "../registry/ModelRegistry.js";
 import { authMiddleware } from "./authMiddleware.js";

@@ -1,5 +1,5 @@
 import type { Middleware } from "koa";
-import type { EngineHost } from "../engines/EngineHost.js";
+import type { EngineHost } from "../core/engines/EngineHost.js";
 
 /**
  * GET /health, without auth: 200 once every model is loaded, 503 before (and after a failure),

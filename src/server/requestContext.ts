@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { Middleware } from "koa";
 import type { Logger } from "../logger.js";
-import { ClientDisconnectedError, type RequestState } from "./RequestState.js";
+import { ClientDisconnectedError, type RequestState } from "../core/http/RequestState.js";
 
 /**
  * Gives each request an id, an AbortSignal that fires when the client disconnects (so its

@@ -1,4 +1,4 @@
-import { ContextLengthExceededError, EngineDisposedError, InputTooLongError, InvalidJsonSchemaError, QueueFullError, TooManyChoicesError } from "../engines/EngineErrors.js";
+import { ContextLengthExceededError, EngineDisposedError, InputTooLongError, InvalidJsonSchemaError, QueueFullError, TooManyChoicesError } from "../core/engines/EngineErrors.js";
 import { ApiError } from "../core/http/ApiError.js";
 
 /** Seconds a client should wait after a full queue; the openai client honours Retry-After. */

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { base64ToFloat32 } from "../../src/api/embeddings/embeddingsResponse.js";
+import { base64ToFloat32 } from "../../src/capabilities/embeddings/embeddingsResponse.js";
 import { testBertVocabulary } from "../support/onnx/makeTestBertOnnx.js";
 import { spawnServer } from "../support/spawnServer.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";

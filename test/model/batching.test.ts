@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LlamaChatEngine } from "../../src/engines/llama/LlamaChatEngine.js";
-import { loadLlamaRuntime } from "../../src/engines/llama/llamaRuntime.js";
-import type { ChatJob } from "../../src/engines/ChatEngine.js";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
 // Concurrent generations must share llama.cpp batches, in sequence-id order (an out-of-order

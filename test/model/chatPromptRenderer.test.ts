@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel, type Token } from "node-llama-cpp";
-import type { ChatTurn } from "../../src/engines/ChatEngine.js";
-import { ChatPromptRenderer } from "../../src/engines/llama/ChatPromptRenderer.js";
+import type { ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
+import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { Template } from "@huggingface/jinja";
 import { testLlamaTokens, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
 import { tinyChatModelPath, tinyPlainModelPath, tinyToolsModelPath } from "../support/testModels.js";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
     getLlama, LlamaGrammarEvaluationState, LlamaLogLevel, type Llama, type LlamaContext, type LlamaGrammar, type LlamaModel, type Token
 } from "node-llama-cpp";
-import { jsonObjectGrammar } from "../../src/engines/llama/jsonObjectGrammar.js";
+import { jsonObjectGrammar } from "../../src/capabilities/chat/llama/jsonObjectGrammar.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
-import { createLogitBias } from "../../src/engines/llama/createLogitBias.js";
+import { createLogitBias } from "../../src/capabilities/chat/llama/createLogitBias.js";
 import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 

@@ -1,14 +1,14 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlamaContext, LlamaModel, Token } from "node-llama-cpp";
-import { LlamaChatEngine } from "../../src/engines/llama/LlamaChatEngine.js";
-import { loadLlamaRuntime } from "../../src/engines/llama/llamaRuntime.js";
-import { DecodeStepBarrier } from "../../src/engines/llama/DecodeStepBarrier.js";
-import { RawDistributionTap, type RawDistribution } from "../../src/engines/llama/RawDistributionTap.js";
-import { TokenBytes } from "../../src/engines/llama/TokenBytes.js";
-import { createLogitBias } from "../../src/engines/llama/createLogitBias.js";
-import { generateChoice, type ChoiceSettings } from "../../src/engines/llama/generateChoice.js";
-import type { ChatJob, ChoiceResult } from "../../src/engines/ChatEngine.js";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { DecodeStepBarrier } from "../../src/capabilities/chat/llama/DecodeStepBarrier.js";
+import { RawDistributionTap, type RawDistribution } from "../../src/capabilities/chat/llama/RawDistributionTap.js";
+import { TokenBytes } from "../../src/capabilities/chat/llama/TokenBytes.js";
+import { createLogitBias } from "../../src/capabilities/chat/llama/createLogitBias.js";
+import { generateChoice, type ChoiceSettings } from "../../src/capabilities/chat/llama/generateChoice.js";
+import type { ChatJob, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
 import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 

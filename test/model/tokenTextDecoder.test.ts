@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel, type LlamaModel, type Token } from "node-llama-cpp";
-import { TokenTextDecoder } from "../../src/engines/llama/TokenTextDecoder.js";
+import { TokenTextDecoder } from "../../src/capabilities/chat/llama/TokenTextDecoder.js";
 import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 

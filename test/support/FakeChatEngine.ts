@@ -1,4 +1,4 @@
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad } from "../../src/engines/ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad } from "../../src/capabilities/chat/ChatEngine.js";
 
 /**
  * A scripted chat engine for testing the HTTP layer without a model: it "generates" the given

@@ -4,7 +4,7 @@ import path from "node:path";
 import OpenAI from "openai";
 import { defaultConfig, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import type { EngineFactories } from "../../src/engines/EngineHost.js";
+import type { EngineFactories } from "../../src/core/engines/EngineHost.js";
 import { startServer, type RunningServer } from "../../src/startServer.js";
 
 export type TestServer = RunningServer & {

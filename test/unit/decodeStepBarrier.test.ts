@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DecodeStepBarrier } from "../../src/engines/llama/DecodeStepBarrier.js";
+import { DecodeStepBarrier } from "../../src/capabilities/chat/llama/DecodeStepBarrier.js";
 
 const settled = async (promise: Promise<void>) => {
     let done = false;

@@ -2,11 +2,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { base64ToFloat32, float32ToBase64, toEmbeddingsResponse } from "../../src/api/embeddings/embeddingsResponse.js";
-import { toEmbeddingsJob } from "../../src/api/embeddings/toEmbeddingsJob.js";
-import type { EmbeddingsEngineInfo } from "../../src/engines/EmbeddingsEngine.js";
-import { onnxModelSpec } from "../../src/engines/onnx/onnxModelSpec.js";
-import { finishVector, l2Normalize, planBatches, poolHiddenStates, splitRows } from "../../src/engines/onnx/pooling.js";
+import { base64ToFloat32, float32ToBase64, toEmbeddingsResponse } from "../../src/capabilities/embeddings/embeddingsResponse.js";
+import { toEmbeddingsJob } from "../../src/capabilities/embeddings/toEmbeddingsJob.js";
+import type { EmbeddingsEngineInfo } from "../../src/capabilities/embeddings/EmbeddingsEngine.js";
+import { onnxModelSpec } from "../../src/capabilities/embeddings/onnx/onnxModelSpec.js";
+import { finishVector, l2Normalize, planBatches, poolHiddenStates, splitRows } from "../../src/capabilities/embeddings/onnx/pooling.js";
 import { loadManifest } from "../../src/registry/loadManifest.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { QueueFullError } from "../../src/engines/EngineErrors.js";
-import { SlotPool, type SlotLease } from "../../src/engines/SlotPool.js";
+import { QueueFullError } from "../../src/core/engines/EngineErrors.js";
+import { SlotPool, type SlotLease } from "../../src/core/admission/AdmissionQueue.js";
 
 const never = () => new AbortController().signal;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ChatCompletionRequest } from "../../src/api/chat/ChatCompletionWire.js";
-import { toChatJob } from "../../src/api/chat/toChatJob.js";
-import type { ChatEngineInfo } from "../../src/engines/ChatEngine.js";
+import type { ChatCompletionRequest } from "../../src/capabilities/chat/ChatCompletionWire.js";
+import { toChatJob } from "../../src/capabilities/chat/toChatJob.js";
+import type { ChatEngineInfo } from "../../src/capabilities/chat/ChatEngine.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
 
 const engine: ChatEngineInfo = {id: "tiny-chat", contextSize: 2048, vocabularySize: 1000, fingerprint: "fp_test"};

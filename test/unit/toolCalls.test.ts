@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ToolCallEvent, ToolCallFormat } from "../../src/engines/ChatEngine.js";
-import { parseToolCalls } from "../../src/engines/llama/parseToolCalls.js";
-import { ToolCallStream } from "../../src/engines/llama/ToolCallStream.js";
-import { gbnfLiteral, renameRules } from "../../src/engines/llama/toolCallGrammar.js";
+import type { ToolCallEvent, ToolCallFormat } from "../../src/capabilities/chat/ChatEngine.js";
+import { parseToolCalls } from "../../src/capabilities/chat/llama/parseToolCalls.js";
+import { ToolCallStream } from "../../src/capabilities/chat/llama/ToolCallStream.js";
+import { gbnfLiteral, renameRules } from "../../src/capabilities/chat/llama/toolCallGrammar.js";
 
 const hermes: ToolCallFormat = {prefix: "<tool_call>\n{\"name\": \"", paramsPrefix: "\", \"arguments\": ", suffix: "}\n</tool_call>", betweenCalls: "\n"};
 const names = new Set(["get_weather", "get_time"]);

@@ -1,4 +1,4 @@
-import type { EngineLoad } from "./ChatEngine.js";
+import type { EngineLoad } from "../chat/ChatEngine.js";
 
 /**
  * What the HTTP layer needs from an embeddings backend (ONNX models in the worker pool, GGUF models

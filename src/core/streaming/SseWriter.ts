@@ -1,5 +1,5 @@
 import type { Context } from "koa";
-import type { ApiError } from "../core/http/ApiError.js";
+import type { ApiError } from "../http/ApiError.js";
 
 /**
  * At most two socket writes per this window; events beyond that wait for the window to end and go

@@ -1,4 +1,4 @@
-import type { ChoiceResult, ToolCallEvent } from "../../engines/ChatEngine.js";
+import type { ChoiceResult, ToolCallEvent } from "./ChatEngine.js";
 import crypto from "node:crypto";
 import type { ChatCompletion, ChatCompletionChunk, Usage, WireFinishReason, WireToolCall, WireToolCallDelta } from "./ChatCompletionWire.js";
 import { toWireLogprobs } from "./toWireLogprobs.js";

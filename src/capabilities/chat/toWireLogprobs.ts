@@ -1,4 +1,4 @@
-import type { TokenLogprob } from "../../engines/ChatEngine.js";
+import type { TokenLogprob } from "./ChatEngine.js";
 import type { WireLogprobs } from "./ChatCompletionWire.js";
 
 /** OpenAI's `logprobs` object of a choice or chunk; null when logprobs were not asked for. */

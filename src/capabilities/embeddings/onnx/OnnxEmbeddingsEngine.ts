@@ -1,6 +1,6 @@
-import type { EngineLoad } from "../ChatEngine.js";
+import type { EngineLoad } from "../../chat/ChatEngine.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
-import { EngineDisposedError, InputTooLongError, QueueFullError } from "../EngineErrors.js";
+import { EngineDisposedError, InputTooLongError, QueueFullError } from "../../../core/engines/EngineErrors.js";
 import type { OnnxWorkerPool } from "./OnnxWorkerPool.js";
 import { finishVector, planBatches } from "./pooling.js";
 import type { OnnxModelSpec } from "./workerProtocol.js";

@@ -1,4 +1,4 @@
-import type { EmbeddingInput, EmbeddingsEngineInfo } from "../../engines/EmbeddingsEngine.js";
+import type { EmbeddingInput, EmbeddingsEngineInfo } from "./EmbeddingsEngine.js";
 import { ApiError } from "../../core/http/ApiError.js";
 import type { EmbeddingsRequest, EncodingFormat } from "./EmbeddingsWire.js";
 

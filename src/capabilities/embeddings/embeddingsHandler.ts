@@ -1,11 +1,11 @@
 import type { Middleware } from "koa";
-import type { EngineHost } from "../../engines/EngineHost.js";
-import { InputTooLongError } from "../../engines/EngineErrors.js";
+import type { EngineHost } from "../../core/engines/EngineHost.js";
+import { InputTooLongError } from "../../core/engines/EngineErrors.js";
 import type { ModelRegistry } from "../../registry/ModelRegistry.js";
 import { ApiError } from "../../core/http/ApiError.js";
-import type { RequestState } from "../../server/RequestState.js";
+import type { RequestState } from "../../core/http/RequestState.js";
 import { compileRequestValidator } from "../../core/validation/compileRequestValidator.js";
-import { resolveModelFor } from "../resolveModelFor.js";
+import { resolveModelFor } from "../../core/engines/resolveModelFor.js";
 import { embeddingsSchema } from "./embeddingsSchema.js";
 import { toEmbeddingsResponse } from "./embeddingsResponse.js";
 import type { EmbeddingsRequest } from "./EmbeddingsWire.js";

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import type { Middleware } from "koa";
-import type { EngineHost } from "../../engines/EngineHost.js";
+import type { EngineHost } from "../../core/engines/EngineHost.js";
 import { endpointsByTask, type ModelEntry } from "../../registry/ModelEntry.js";
 import type { ModelRegistry } from "../../registry/ModelRegistry.js";
 import { ApiError } from "../../core/http/ApiError.js";

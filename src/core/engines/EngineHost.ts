@@ -1,8 +1,8 @@
-import type { Logger } from "../logger.js";
-import type { ModelEntry } from "../registry/ModelEntry.js";
-import type { ModelRegistry } from "../registry/ModelRegistry.js";
-import type { ChatEngine } from "./ChatEngine.js";
-import type { EmbeddingsEngine } from "./EmbeddingsEngine.js";
+import type { Logger } from "../../logger.js";
+import type { ModelEntry } from "../../registry/ModelEntry.js";
+import type { ModelRegistry } from "../../registry/ModelRegistry.js";
+import type { ChatEngine } from "../../capabilities/chat/ChatEngine.js";
+import type { EmbeddingsEngine } from "../../capabilities/embeddings/EmbeddingsEngine.js";
 
 export type ChatEngineFactory = (entry: ModelEntry) => Promise<ChatEngine>;
 export type EmbeddingsEngineFactory = (entry: ModelEntry) => Promise<EmbeddingsEngine>;

@@ -1,7 +1,7 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad, TokenLogprob } from "../ChatEngine.js";
-import { ContextLengthExceededError, EngineDisposedError, InvalidJsonSchemaError, TooManyChoicesError } from "../EngineErrors.js";
-import { SlotPool } from "../SlotPool.js";
+import { ContextLengthExceededError, EngineDisposedError, InvalidJsonSchemaError, TooManyChoicesError } from "../../../core/engines/EngineErrors.js";
+import { SlotPool } from "../../../core/admission/AdmissionQueue.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
@@ -14,9 +14,9 @@ import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { parseToolCalls } from "./parseToolCalls.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
-import { runtimeIdentity } from "./llamaRuntime.js";
+import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
-import { systemFingerprint } from "./systemFingerprint.js";
+import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 
 const maxCachedSchemaGrammars = 32;
 

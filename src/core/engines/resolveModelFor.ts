@@ -1,7 +1,7 @@
-import type { ModelEntry, ModelTask } from "../registry/ModelEntry.js";
-import { endpointsByTask } from "../registry/ModelEntry.js";
-import type { ModelRegistry } from "../registry/ModelRegistry.js";
-import { ApiError } from "../core/http/ApiError.js";
+import type { ModelEntry, ModelTask } from "../../registry/ModelEntry.js";
+import { endpointsByTask } from "../../registry/ModelEntry.js";
+import type { ModelRegistry } from "../../registry/ModelRegistry.js";
+import { ApiError } from "../http/ApiError.js";
 
 /** The concrete model a request names (id, alias or `<family>-latest`), checked to serve `task`. */
 export function resolveModelFor(registry: ModelRegistry, name: string, task: ModelTask): ModelEntry {

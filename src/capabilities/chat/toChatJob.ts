@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatTools, ChatTurn } from "../../engines/ChatEngine.js";
+import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatTools, ChatTurn } from "./ChatEngine.js";
 import { ApiError } from "../../core/http/ApiError.js";
 import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
 import { checkJsonSchema } from "./checkJsonSchema.js";

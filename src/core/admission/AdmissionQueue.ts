@@ -1,4 +1,4 @@
-import { QueueFullError } from "./EngineErrors.js";
+import { QueueFullError } from "../engines/EngineErrors.js";
 
 export type SlotLease<T> = {
     readonly slots: readonly T[];
