@@ -1,4 +1,5 @@
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import type { EngineLoad } from "../../src/core/engines/EngineLoad.js";
 
 /**
  * A scripted chat engine for testing the HTTP layer without a model: it "generates" the given

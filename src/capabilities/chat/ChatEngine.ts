@@ -1,6 +1,8 @@
+import type { Engine } from "../../core/engines/Engine.js";
+
 /**
  * What the HTTP layer needs from a chat backend. Engine types are deliberately not the OpenAI wire
- * types: `api/chat/mapper.ts` converts between the two, so the wire format can evolve without
+ * types: `toChatJob.ts` and `chatResponses.ts` convert between the two, so the wire format can evolve without
  * touching the engine and tests can fake an engine without a model.
  */
 export type ChatRole = "system" | "user" | "assistant";
@@ -129,18 +131,8 @@ export type ChatRun = {
     done: Promise<ChoiceResult[]>;
 };
 
-export type EngineLoad = {
-    /** Sequences the model can run at once. */
-    parallel: number;
-    /** Sequences generating right now. */
-    busy: number;
-    /** Requests waiting for a sequence. */
-    waiting: number;
-};
-
-export interface ChatEngine {
+export interface ChatEngine extends Engine {
     readonly info: ChatEngineInfo;
-    load(): EngineLoad;
     /**
      * Renders and tokenizes the prompt and takes a place in the model's queue, synchronously, so
      * that a prompt that does not fit (`ContextLengthExceededError`) or a full queue

@@ -1,4 +1,4 @@
-import type { EngineLoad } from "../chat/ChatEngine.js";
+import type { Engine } from "../../core/engines/Engine.js";
 
 /**
  * What the HTTP layer needs from an embeddings backend (ONNX models in the worker pool, GGUF models
@@ -35,9 +35,8 @@ export type EmbedResult = {
     promptTokens: number;
 };
 
-export interface EmbeddingsEngine {
+export interface EmbeddingsEngine extends Engine {
     readonly info: EmbeddingsEngineInfo;
-    load(): EngineLoad;
     /**
      * Embeds every input. Throws `InputTooLongError` (naming the input's index) when a text has more
      * than `maxInputTokens` tokens, `QueueFullError` when too many requests wait, `EngineDisposedError`

@@ -1,7 +1,8 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, EngineLoad, TokenLogprob } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
+import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError, EngineDisposedError, InvalidJsonSchemaError, TooManyChoicesError } from "../../../core/engines/EngineErrors.js";
-import { SlotPool } from "../../../core/admission/AdmissionQueue.js";
+import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
@@ -39,8 +40,7 @@ export type LlamaChatEngineOptions = {
  */
 export class LlamaChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
-    private readonly pool: SlotPool<LlamaContextSequence>;
-    private readonly running = new Set<Promise<unknown>>();
+    private readonly pool: AdmissionQueue<LlamaContextSequence>;
     private readonly stepBarrier = new DecodeStepBarrier();
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
@@ -58,7 +58,7 @@ export class LlamaChatEngine implements ChatEngine {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
-        this.pool = new SlotPool(sequences, options.queueSize, options.id);
+        this.pool = new AdmissionQueue(sequences, options.queueSize, options.id);
         this.info = {
             id: options.id,
             contextSize: context.contextSize,
@@ -98,7 +98,7 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     load(): EngineLoad {
-        return {parallel: this.pool.capacity, busy: this.pool.capacity - this.pool.freeCount, waiting: this.pool.waitingCount};
+        return this.pool.load();
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
@@ -190,13 +190,12 @@ export class LlamaChatEngine implements ChatEngine {
                 throw hooks.signal.aborted ? hooks.signal.reason : failure.reason;
             return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<ChoiceResult>).value);
         });
-        this.track(done);
         return {promptTokens: promptTokens.length, done};
     }
 
     async dispose() {
         this.pool.close(new EngineDisposedError(this.info.id));
-        await Promise.allSettled([...this.running]);
+        await this.pool.drain();
         await this.context.dispose();
         await this.model.dispose();
     }
@@ -221,12 +220,6 @@ export class LlamaChatEngine implements ChatEngine {
             this.schemaGrammars.delete(key);
         this.schemaGrammars.set(key, grammar);
         return grammar;
-    }
-
-    private track(promise: Promise<unknown>) {
-        const settled = promise.then(() => undefined, () => undefined);
-        this.running.add(settled);
-        void settled.then(() => this.running.delete(settled));
     }
 }
 

@@ -1,5 +1,5 @@
 import type { Llama, LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
-import type { EngineLoad } from "../../chat/ChatEngine.js";
+import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
 import { EngineDisposedError, InputTooLongError, QueueFullError } from "../../../core/engines/EngineErrors.js";
 import { finishVector } from "../onnx/pooling.js";

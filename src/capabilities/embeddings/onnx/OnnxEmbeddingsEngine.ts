@@ -1,4 +1,4 @@
-import type { EngineLoad } from "../../chat/ChatEngine.js";
+import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
 import { EngineDisposedError, InputTooLongError, QueueFullError } from "../../../core/engines/EngineErrors.js";
 import type { OnnxWorkerPool } from "./OnnxWorkerPool.js";

@@ -1,0 +1,9 @@
+/** How busy an engine is, as /health reports it. */
+export type EngineLoad = {
+    /** Requests (or, for chat, sequences) the model can serve at once. */
+    parallel: number;
+    /** Of those, busy right now. */
+    busy: number;
+    /** Requests waiting for a place. */
+    waiting: number;
+};

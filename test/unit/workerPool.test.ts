@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { PoolClosedError } from "../../src/core/workers/PoolClosedError.js";
+import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
+
+const testTasks = new URL("../support/workers/testTasks.ts", import.meta.url).href;
+const pools: WorkerPool[] = [];
+
+function pool(workers: number) {
+    const created = new WorkerPool({workers, modules: {test: testTasks}});
+    pools.push(created);
+    return created;
+}
+
+function gate() {
+    return new Int32Array(new SharedArrayBuffer(4));
+}
+
+function open(flag: Int32Array) {
+    Atomics.store(flag, 0, 1);
+    Atomics.notify(flag, 0);
+}
+
+afterEach(async () => {
+    await Promise.all(pools.splice(0).map((created) => created.close()));
+});
+
+describe("WorkerPool", () => {
+    it("runs a registered module's task and returns its result", async () => {
+        expect(await pool(1).run("test.echo", {hello: "world"})).toEqual({hello: "world"});
+    });
+
+    it("rejects unknown modules and tasks, and passes a task's error on", async () => {
+        const workers = pool(1);
+        await expect(workers.run("nope.echo", null)).rejects.toThrow("No worker task module registered for 'nope.echo'");
+        await expect(workers.run("test.nope", null)).rejects.toThrow("has no task 'nope'");
+        await expect(workers.run("test.fail", {message: "bad input"})).rejects.toThrow("bad input");
+    });
+
+    it("delivers every progress message, in order, before the result", async () => {
+        const seen: unknown[] = [];
+        const result = await pool(1).run("test.steps", {count: 50}, {onProgress: (message) => seen.push(message)});
+        expect(result).toBe(50);
+        expect(seen).toEqual(Array.from({length: 50}, (_, step) => ({step})));
+    });
+
+    it("moves a transferable result", async () => {
+        const {data} = await pool(1).run<{data: Uint8Array}>("test.bytes", {length: 1000});
+        expect(data.length).toBe(1000);
+        expect(data.every((value) => value === 7)).toBe(true);
+    });
+
+    it("lets requests take turns: a one-task request is not queued behind all of a big request's tasks", async () => {
+        const workers = pool(1);
+        const big = new AbortController();
+        const small = new AbortController();
+        const finished: string[] = [];
+        const first = gate();
+        const runs = [workers.run("test.gated", {gate: first, id: "big-0"}, {signal: big.signal}).then((id) => finished.push(id as string))];
+        for (let index = 1; index < 6; index++)
+            runs.push(workers.run("test.echo", `big-${index}`, {signal: big.signal}).then((id) => finished.push(id as string)));
+        runs.push(workers.run("test.echo", "small", {signal: small.signal}).then((id) => finished.push(id as string)));
+        open(first);
+        await Promise.all(runs);
+        // One worker: tasks finish in the order they were dispatched.
+        expect(finished).toEqual(["big-0", "small", "big-1", "big-2", "big-3", "big-4", "big-5"]);
+    });
+
+    it("cancels cooperatively: the running task sees the flag, queued ones never start, the worker is free again", async () => {
+        const workers = pool(1);
+        const controller = new AbortController();
+        const reason = new Error("client went away");
+        const blocked = gate();
+        let started!: () => void;
+        const startedPromise = new Promise<void>((resolve) => started = resolve);
+        const running = workers.run("test.gated", {gate: blocked, id: "a"}, {signal: controller.signal, onProgress: () => started()});
+        const queued = workers.run("test.echo", "never", {signal: controller.signal});
+        await startedPromise;
+        controller.abort(reason);
+        await expect(running).rejects.toBe(reason);
+        await expect(queued).rejects.toBe(reason);
+        expect(await workers.run("test.echo", "after")).toBe("after");
+    });
+
+    it("close() waits for running tasks, then refuses new ones", async () => {
+        const workers = pool(1);
+        const blocked = gate();
+        let started!: () => void;
+        const startedPromise = new Promise<void>((resolve) => started = resolve);
+        const running = workers.run("test.gated", {gate: blocked, id: "slow"}, {onProgress: () => started()});
+        await startedPromise;
+        let closed = false;
+        const closing = workers.close().then(() => closed = true);
+        await expect(workers.run("test.echo", 1)).rejects.toBeInstanceOf(PoolClosedError);
+        for (let turn = 0; turn < 5; turn++)
+            await new Promise((resolve) => setImmediate(resolve));
+        expect(closed).toBe(false);
+        open(blocked);
+        expect(await running).toBe("slow");
+        await closing;
+        expect(closed).toBe(true);
+    });
+});
