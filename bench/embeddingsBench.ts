@@ -22,7 +22,7 @@ const flag = (name: string, fallback: number) => {
     const at = process.argv.indexOf(`--${name}`);
     return at === -1 ? fallback : Number(process.argv[at + 1]);
 };
-const workers = flag("workers", defaultConfig.embedWorkers);
+const workers = flag("workers", defaultConfig.workers);
 const onnxThreads = flag("onnx-threads", defaultConfig.onnxThreads);
 const seconds = quick ? 1.5 : 5;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "embed-bench-"));
@@ -47,7 +47,7 @@ fs.writeFileSync(manifest, JSON.stringify({models: [
     {id: "bert", task: "embeddings", path: bertPath},
     {id: "chat", task: "chat", path: chatPath, contextSize: 512, parallel: 2}
 ]}));
-const server = await startServer({...defaultConfig, embedWorkers: workers, onnxThreads, port: 0, modelsConfig: manifest, apiKeysFile: path.join(dir, "keys.json"), logLevel: "error"}, createLogger("error"));
+const server = await startServer({...defaultConfig, workers, onnxThreads, port: 0, modelsConfig: manifest, apiKeysFile: path.join(dir, "keys.json"), logLevel: "error"}, createLogger("error"));
 await server.ready;
 const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "none", maxRetries: 0});
 

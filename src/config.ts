@@ -20,7 +20,8 @@ import path from "node:path";
  * |                  | SHUTDOWN_TIMEOUT_MS  | 10000                | how long shutdown waits for in-flight requests before aborting them |
  * |                  | LOG_LEVEL            | info                 | `silent`, `error`, `warn`, `info` or `debug` |
  * | --download       |                      | off                  | `npm start`: fetch the default models first (see HubConfig) |
- * | --embed-workers  | EMBED_WORKERS        | 2                    | worker threads running ONNX embedding models (transformers.js) |
+ * | --workers        | WORKERS              | 2                    | worker threads of the one pool running every ONNX model (embeddings, speech, images) |
+ * | --embed-workers  | EMBED_WORKERS        |                      | deprecated names of --workers / WORKERS (a warning says so) |
  * |                  | ONNX_THREADS         | 1                    | ONNX Runtime intra-op threads per worker (a manifest entry's `threads` overrides) |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
@@ -41,8 +42,8 @@ export type Config = {
     ssePingMs: number;
     shutdownTimeoutMs: number;
     logLevel: LogLevel;
-    /** Worker threads of the ONNX embeddings pool. */
-    embedWorkers: number;
+    /** Worker threads of the one pool that runs every ONNX task. */
+    workers: number;
     /** ONNX Runtime intra-op threads per worker and model. */
     onnxThreads: number;
 };
@@ -70,12 +71,12 @@ export const defaultConfig: Config = {
     logLevel: "info",
     // Measured on a 2-core machine (README "Embeddings"): 2 workers with 1 intra-op thread each
     // (spinning off) beat every other combination.
-    embedWorkers: 2,
+    workers: 2,
     onnxThreads: 1
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
-export type StartOptions = {config: Config; download: boolean};
+export type StartOptions = {config: Config; download: boolean; /** Deprecated settings that were used, to be logged. */ warnings: string[]};
 
 /** The server's settings; also accepts (and ignores) `--download`, so one command line parses everywhere. */
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
@@ -97,6 +98,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "keys-file": { type: "string" },
             "body-limit": { type: "string" },
             download: { type: "boolean" },
+            workers: { type: "string" },
             "embed-workers": { type: "string" }
         }
     });
@@ -119,10 +121,15 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         ssePingMs: integer(nonEmpty(env.SSE_PING_MS), "SSE_PING_MS", defaultConfig.ssePingMs, 10, 3_600_000),
         shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
         logLevel: logLevel(nonEmpty(env.LOG_LEVEL)),
-        embedWorkers: integer(pick(values["embed-workers"], "EMBED_WORKERS"), "embed-workers", defaultConfig.embedWorkers, 1, 64),
+        workers: integer(pick(values.workers ?? values["embed-workers"], "WORKERS") ?? nonEmpty(env.EMBED_WORKERS), "workers", defaultConfig.workers, 1, 64),
         onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256)
     };
-    return {config, download: values.download === true};
+    const warnings: string[] = [];
+    if (values["embed-workers"] != null)
+        warnings.push("--embed-workers is deprecated: the worker pool runs every ONNX model now; use --workers.");
+    if (nonEmpty(env.EMBED_WORKERS) != null)
+        warnings.push("EMBED_WORKERS is deprecated: the worker pool runs every ONNX model now; use WORKERS.");
+    return {config, download: values.download === true, warnings};
 }
 
 /**
@@ -156,7 +163,7 @@ const parseFlags: typeof parseArgs = (options) => {
     try {
         return parseArgs(options);
     } catch (error) {
-        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit, --download, --embed-workers`);
+        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit, --download, --workers`);
     }
 };
 
@@ -166,7 +173,7 @@ function nonEmpty(value: string | undefined) {
 
 const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
-    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", EMBED_WORKERS: "embed-workers"
+    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers"
 };
 
 function flagOf(envName: string) {

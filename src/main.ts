@@ -2,19 +2,21 @@ import { ConfigError, loadHubConfig, loadStartOptions } from "./config.js";
 import { DownloadError } from "./download/DownloadError.js";
 import { ensureModels } from "./download/ensureModels.js";
 import { createLogger } from "./logger.js";
-import { ManifestError } from "./registry/ManifestError.js";
+import { ManifestError } from "./core/registry/ManifestError.js";
 import { StartupError, startServer } from "./startServer.js";
 import { serverVersion } from "./version.js";
 
 /** `npm start`: configuration problems end the process with a message and exit code 1, never a stack trace. */
 async function main() {
-    let config, download;
+    let config, download, warnings;
     try {
-        ({config, download} = loadStartOptions());
+        ({config, download, warnings} = loadStartOptions());
     } catch (error) {
         return fail(error);
     }
     const logger = createLogger(config.logLevel);
+    for (const warning of warnings)
+        logger.warn(warning);
 
     // First run: no models yet means "here is how to get them", or with --download, getting them.
     try {
@@ -54,6 +56,7 @@ async function main() {
     process.on("unhandledRejection", (reason) => logger.error("Unhandled rejection", {error: (reason as Error)?.stack ?? String(reason)}));
     process.on("SIGINT", () => stop("SIGINT"));
     process.on("SIGTERM", () => stop("SIGTERM"));
+    stopWhenOrphaned(() => stop("npm exited"));
 
     const auth = server.keys.enabled ? "on" : "off (no API key configured; listening on loopback only)";
     console.log(`local-openai-server ${serverVersion} listening on ${server.url}/v1 (auth ${auth})`);
@@ -64,11 +67,29 @@ async function main() {
         await server.close();
         process.exit(1);
     }
-    for (const entry of server.registry.entries.filter((model) => server.engines.serves(model))) {
+    for (const entry of server.registry.entries) {
         const aliases = server.registry.aliasesOf(entry);
         console.log(`  ${entry.id} (${entry.task})${aliases.length > 0 ? ` aka ${aliases.join(", ")}` : ""}`);
     }
     console.log("Ready.");
+}
+
+/**
+ * `npm start` runs `exec node dist/src/main.js`, so npm's forwarded SIGTERM reaches this process
+ * directly. Where npm cannot forward it (npm killed with SIGKILL, a shell that does not exec), the
+ * server would be left running without its parent: when started by npm and npm is gone, stop too.
+ */
+function stopWhenOrphaned(stop: () => void) {
+    if (process.env.npm_lifecycle_event == null)
+        return;
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+        if (process.ppid !== parent) {
+            clearInterval(watch);
+            stop();
+        }
+    }, 500);
+    watch.unref();
 }
 
 function fail(error: unknown) {

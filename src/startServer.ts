@@ -1,11 +1,14 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApiKeyStore } from "./auth/ApiKeyStore.js";
+import type { Capability, EngineContext } from "./capabilities/Capability.js";
+import { capabilities as servedCapabilities } from "./capabilities/capabilities.js";
+import { loadServedManifest } from "./capabilities/loadServedManifest.js";
 import type { Config } from "./config.js";
-import { EngineHost, type EngineFactories } from "./core/engines/EngineHost.js";
+import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
+import { ModelRegistry } from "./core/registry/ModelRegistry.js";
+import { WorkerPool } from "./core/workers/WorkerPool.js";
 import type { Logger } from "./logger.js";
-import { loadManifest } from "./registry/loadManifest.js";
-import { ModelRegistry } from "./registry/ModelRegistry.js";
 import { createApp } from "./server/createApp.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
 
@@ -16,6 +19,15 @@ export class StartupError extends Error {
     }
 }
 
+/** Per task, an engine factory used instead of the capability's own (tests: fake engines). */
+export type EngineFactories = Readonly<Partial<Record<string, EngineFactory>>>;
+
+export type ServerOptions = {
+    /** What the server does; default: every capability of `capabilities.ts`. */
+    capabilities?: readonly Capability[];
+    factories?: EngineFactories;
+};
+
 export type RunningServer = {
     url: string;
     registry: ModelRegistry;
@@ -23,61 +35,17 @@ export type RunningServer = {
     keys: ApiKeyStore;
     /** Resolves when every model is loaded; rejects when one fails to load. */
     ready: Promise<void>;
-    /** Stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models. */
+    /** Stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models, close the worker pool. */
     close(): Promise<void>;
 };
-
-/**
- * The real engines; tests may pass fakes instead. node-llama-cpp is imported on first use, so a
- * configuration error is reported without waiting for the native bindings to load.
- */
-export function llamaEngineFactories(config: Config): EngineFactories {
-    // One worker pool for every ONNX embeddings model, created with the first one.
-    let onnxPool: import("./capabilities/embeddings/onnx/OnnxWorkerPool.js").OnnxWorkerPool | undefined;
-    return {
-        embeddings: async (entry) => {
-            const settings = entry.embedding!;
-            if (entry.path.toLowerCase().endsWith(".gguf")) {
-                const {LlamaEmbeddingsEngine} = await import("./capabilities/embeddings/llama/LlamaEmbeddingsEngine.js");
-                const {loadLlamaRuntime} = await import("./runtimes/llama/llamaRuntime.js");
-                return LlamaEmbeddingsEngine.load(await loadLlamaRuntime(), {
-                    id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
-                    matryoshka: settings.matryoshka, normalize: settings.normalize,
-                    threads: entry.threads ?? config.threads, queueSize: config.queueSize
-                });
-            }
-            const {OnnxWorkerPool} = await import("./capabilities/embeddings/onnx/OnnxWorkerPool.js");
-            const {OnnxEmbeddingsEngine} = await import("./capabilities/embeddings/onnx/OnnxEmbeddingsEngine.js");
-            const {onnxModelSpec} = await import("./capabilities/embeddings/onnx/onnxModelSpec.js");
-            const spec = onnxModelSpec(entry.id, entry.path, settings, entry.threads ?? config.onnxThreads);
-            if (onnxPool == null || onnxPool.closed)
-                onnxPool = new OnnxWorkerPool({workers: config.embedWorkers});
-            return OnnxEmbeddingsEngine.load(onnxPool, entry.id, {
-                spec, maxInputTokens: settings.maxInputTokens, matryoshka: settings.matryoshka,
-                normalize: settings.normalize, queueSize: config.queueSize
-            });
-        },
-        chat: async (entry) => {
-            const {LlamaChatEngine} = await import("./capabilities/chat/llama/LlamaChatEngine.js");
-            const {loadLlamaRuntime} = await import("./runtimes/llama/llamaRuntime.js");
-            return LlamaChatEngine.load(await loadLlamaRuntime(), {
-                id: entry.id,
-                modelPath: entry.path,
-                contextSize: entry.contextSize,
-                threads: entry.threads ?? config.threads,
-                parallel: entry.parallel ?? config.parallel,
-                queueSize: config.queueSize
-            });
-        }
-    };
-}
 
 /**
  * Validates everything that can be checked without loading a model (manifest, keys, bind policy),
  * starts listening (so /health answers 503 while models load) and loads the models.
  */
-export async function startServer(config: Config, logger: Logger, factories: EngineFactories = llamaEngineFactories(config)): Promise<RunningServer> {
-    const registry = new ModelRegistry(loadManifest(config.modelsConfig));
+export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
+    const capabilities = options.capabilities ?? servedCapabilities;
+    const registry = new ModelRegistry(loadServedManifest(config.modelsConfig, capabilities));
     let keys: ApiKeyStore;
     try {
         keys = new ApiKeyStore({plainKeys: config.apiKeys, keysFile: config.apiKeysFile, onWarning: (message) => logger.warn(message)});
@@ -89,10 +57,22 @@ export async function startServer(config: Config, logger: Logger, factories: Eng
             `Refusing to listen on ${config.host} without API keys: anyone on the network could use the server. ` +
             "Add a key with `npm run keys -- add <name>` or set API_KEYS, or bind to 127.0.0.1.");
 
-    const engines = new EngineHost(registry, factories, logger);
+    // One worker pool for every capability's ONNX tasks, started when the first model needs it.
+    let workers: WorkerPool | null = null;
+    const workerModules = Object.assign({}, ...capabilities.map((capability) => capability.workerModules ?? {}));
+    const engineContext: EngineContext = {
+        config, logger,
+        workers: () => workers ??= new WorkerPool({workers: config.workers, modules: workerModules})
+    };
+    const engines = new EngineHost(registry, capabilities.map((capability) => ({
+        task: capability.task,
+        endpoints: capability.endpoints,
+        createEngine: options.factories?.[capability.task] ?? ((entry) => capability.createEngine(entry, engineContext))
+    })), logger);
+
     const shutdown = new AbortController();
     const app = createApp({
-        registry, engines, keys, logger,
+        capabilities, engines, keys, logger,
         bodyLimit: config.bodyLimit,
         ssePingMs: config.ssePingMs,
         shutdownSignal: shutdown.signal
@@ -131,6 +111,8 @@ export async function startServer(config: Config, logger: Logger, factories: Eng
         shutdown.abort(new Error("Server shut down"));
         await ready.catch(() => {});
         await engines.dispose();
+        // Engines have drained their requests, so no task is running: closing cannot cut ONNX Runtime short.
+        await (workers as WorkerPool | null)?.close();
     })();
 
     return {url, registry, engines, keys, ready, close};

@@ -1,4 +1,5 @@
-import type { ModelTask } from "../registry/ModelEntry.js";
+/** The tasks of the product the catalogue has models for. */
+export const catalogueTasks = ["chat", "embeddings", "speech", "image"] as const;
 
 /** One file of a model, as the hub serves it at `<repo>/resolve/<revision>/<path>`. */
 export type CatalogueFile = {
@@ -13,7 +14,7 @@ export type CatalogueFile = {
 /** One model of `scripts/download-models/catalogue.json`, after validation. */
 export type CatalogueEntry = {
     id: string;
-    task: ModelTask;
+    task: typeof catalogueTasks[number];
     family: string;
     released: string;
     licence: string;

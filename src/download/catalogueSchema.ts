@@ -1,4 +1,4 @@
-import { modelTasks } from "../registry/ModelEntry.js";
+import { catalogueTasks } from "./CatalogueEntry.js";
 
 // Names become folder names and manifest ids: no slashes, nothing that could climb out of models/.
 const namePattern = "^[a-z0-9][a-z0-9._-]*$";
@@ -27,7 +27,7 @@ export const catalogueSchema = {
                 properties: {
                     $comment: {type: "string"},
                     id: {type: "string", pattern: namePattern, maxLength: 100},
-                    task: {enum: [...modelTasks]},
+                    task: {enum: [...catalogueTasks]},
                     family: {type: "string", pattern: namePattern, maxLength: 100},
                     released: {type: "string", format: "date"},
                     licence: {type: "string", minLength: 1},

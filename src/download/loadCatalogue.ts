@@ -1,15 +1,16 @@
 import fs from "node:fs";
-import { fileURLToPath } from "node:url";
+import path from "node:path";
 import { createAjv } from "../core/validation/createAjv.js";
 import { describeAjvError } from "../core/validation/describeAjvError.js";
 import type { CatalogueEntry } from "./CatalogueEntry.js";
 import { catalogueSchema } from "./catalogueSchema.js";
 import { DownloadError } from "./DownloadError.js";
+import { projectRoot } from "../projectRoot.js";
 
 const validateCatalogue = createAjv().compile(catalogueSchema);
 
 /** The catalogue shipped with the repo; tests pass their own. */
-const defaultCataloguePath = fileURLToPath(new URL("../../scripts/download-models/catalogue.json", import.meta.url));
+const defaultCataloguePath = path.join(projectRoot, "scripts", "download-models", "catalogue.json");
 
 /**
  * Reads and validates the download catalogue: the schema, then what a schema cannot say (unique

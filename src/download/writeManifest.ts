@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { loadManifest } from "../registry/loadManifest.js";
+import { loadServedManifest } from "../capabilities/loadServedManifest.js";
 import { DownloadError } from "./DownloadError.js";
 import type { ManifestModel } from "./manifestEntryOf.js";
 
@@ -47,7 +47,7 @@ export function writeManifest(manifestPath: string, entries: ManifestModel[]): M
     const temp = path.join(path.dirname(manifestPath), `.${path.basename(manifestPath)}.${process.pid}.tmp`);
     fs.writeFileSync(temp, JSON.stringify({...manifest, models}, null, 2) + "\n");
     try {
-        loadManifest(temp);
+        loadServedManifest(temp);
     } catch (error) {
         // Refuse to break a manifest that worked; one that was already broken is the user's to fix.
         const before = existed ? problemOf(manifestPath) : null;
@@ -75,7 +75,7 @@ function readManifest(manifestPath: string): Manifest {
 
 function problemOf(manifestPath: string) {
     try {
-        loadManifest(manifestPath);
+        loadServedManifest(manifestPath);
         return null;
     } catch (error) {
         return (error as Error).message;

@@ -16,7 +16,6 @@ export function authMiddleware(keys: ApiKeyStore): Middleware {
         const key = keys.verify(match[1]);
         if (key == null)
             throw ApiError.invalidApiKey(`Incorrect API key provided: ${redact(match[1])}.`);
-        ctx.state.keyName = key.name;
         ctx.state.logFields.key = key.name;
         return next();
     };

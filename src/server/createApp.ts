@@ -1,20 +1,19 @@
 import Koa from "koa";
 import Router from "@koa/router";
-import { chatCompletionsHandler } from "../capabilities/chat/chatCompletionsHandler.js";
-import { embeddingsHandler } from "../capabilities/embeddings/embeddingsHandler.js";
-import { listModelsHandler, retrieveModelHandler } from "./models/modelsHandlers.js";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
+import type { Capability } from "../capabilities/Capability.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
+import { jsonBody } from "../core/http/jsonBody.js";
+import { toApiError } from "../core/http/toApiError.js";
 import type { Logger } from "../logger.js";
-import type { ModelRegistry } from "../registry/ModelRegistry.js";
 import { authMiddleware } from "./authMiddleware.js";
 import { errorMiddleware } from "./errorMiddleware.js";
 import { healthHandler } from "./healthHandler.js";
-import { jsonBody } from "./jsonBody.js";
+import { listModelsHandler, retrieveModelHandler } from "./modelsHandlers.js";
 import { requestContext } from "./requestContext.js";
 
 export type AppDeps = {
-    registry: ModelRegistry;
+    capabilities: readonly Capability[];
     engines: EngineHost;
     keys: ApiKeyStore;
     logger: Logger;
@@ -24,7 +23,10 @@ export type AppDeps = {
     shutdownSignal: AbortSignal;
 };
 
-/** The Koa app and its one route table. Everything it needs is passed in, so tests can build it with fakes. */
+/**
+ * The Koa app and its one route table: the server's own routes here, each capability's from its
+ * folder. Everything it needs is passed in, so tests can build it with fakes.
+ */
 export function createApp(deps: AppDeps): Koa {
     const app = new Koa();
     app.proxy = false;
@@ -35,13 +37,15 @@ export function createApp(deps: AppDeps): Koa {
     router.get("/health", healthHandler(deps.engines));
 
     const v1 = new Router({prefix: "/v1"});
-    v1.get("/models", listModelsHandler(deps.registry, deps.engines));
-    v1.get("/models/:id", retrieveModelHandler(deps.registry, deps.engines));
-    v1.post("/chat/completions", jsonBody(deps.bodyLimit), chatCompletionsHandler(deps));
-    v1.post("/embeddings", jsonBody(deps.bodyLimit), embeddingsHandler(deps));
+    v1.get("/models", listModelsHandler(deps.engines));
+    v1.get("/models/:id", retrieveModelHandler(deps.engines));
+    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit)};
+    for (const capability of deps.capabilities)
+        capability.routes(v1, routeContext);
 
-    app.use(requestContext(deps.logger, deps.shutdownSignal));
-    app.use(errorMiddleware(deps.logger, deps.bodyLimit));
+    const capabilityMappers = deps.capabilities.flatMap((capability) => capability.toApiError ?? []);
+    app.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers)));
+    app.use(errorMiddleware(deps.logger));
     // Auth guards the whole /v1 space, unknown paths included, before any routing.
     const auth = authMiddleware(deps.keys);
     app.use((ctx, next) => ctx.path === "/v1" || ctx.path.startsWith("/v1/") ? auth(ctx, next) : next());

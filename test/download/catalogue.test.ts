@@ -6,7 +6,7 @@ import type { CatalogueEntry } from "../../src/download/CatalogueEntry.js";
 import { loadCatalogue } from "../../src/download/loadCatalogue.js";
 import { manifestEntryOf } from "../../src/download/manifestEntryOf.js";
 import { createAjv } from "../../src/core/validation/createAjv.js";
-import { manifestSchema } from "../../src/registry/manifestSchema.js";
+import { manifestSchema } from "../../src/core/registry/manifestSchema.js";
 import { testCatalogue } from "./fixtures.js";
 
 const realCatalogue = () => loadCatalogue();

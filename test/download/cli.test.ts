@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ensureModels } from "../../src/download/ensureModels.js";
 import { loadCatalogue } from "../../src/download/loadCatalogue.js";
-import { loadManifest } from "../../src/registry/loadManifest.js";
+import { loadServedManifest } from "../../src/capabilities/loadServedManifest.js";
 import { chatFile, collect, setUp, tearDown, type Setup } from "./fixtures.js";
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -47,7 +47,7 @@ describe("npm run download-models (spawned)", () => {
         expect(download.code).toBe(0);
         expect(download.stdout).toContain("Downloading 3 files, 550 kB + 1 of unknown size, into");
         expect(download.stdout).toMatch(/tiny-chat\/tiny-chat\.q4\.gguf: done, 300 kB in .*, sha256 verified \(catalogue\)/);
-        expect(loadManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-chat", "tiny-embed"]);
+        expect(loadServedManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-chat", "tiny-embed"]);
 
         setup.hub.requests.length = 0;
         const again = await cli();
@@ -116,7 +116,7 @@ describe("ensureModels (npm start -- --download, in-process)", () => {
             out, error: () => {}, catalogue: () => setup.catalogue
         });
         expect(ready).toBe(true);
-        expect(loadManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-chat", "tiny-embed"]);
+        expect(loadServedManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-chat", "tiny-embed"]);
         expect(fs.readFileSync(path.join(setup.modelsDir, "tiny-chat/tiny-chat.q4.gguf"))).toEqual(chatFile.content);
         expect(out.text()).toContain("tiny-chat/tiny-chat.q4.gguf: downloading 300 kB");
     });

@@ -5,8 +5,8 @@ import { downloadModels, type DownloadModelsOptions } from "../../src/download/d
 import { DownloadError } from "../../src/download/DownloadError.js";
 import { listCatalogue } from "../../src/download/listCatalogue.js";
 import { loadCatalogue } from "../../src/download/loadCatalogue.js";
-import { loadManifest } from "../../src/registry/loadManifest.js";
-import { ModelRegistry } from "../../src/registry/ModelRegistry.js";
+import { loadServedManifest } from "../../src/capabilities/loadServedManifest.js";
+import { ModelRegistry } from "../../src/core/registry/ModelRegistry.js";
 import { chatFile, collect, embedConfig, embedModel, extraFile, filesUnder, setUp, tearDown, type Setup } from "./fixtures.js";
 
 let setup: Setup;
@@ -36,7 +36,7 @@ describe("downloadModels", () => {
         expect(fs.readFileSync(path.join(setup.modelsDir, "tiny-embed/onnx/model_quantized.onnx"))).toEqual(embedModel.content);
         expect(fs.readFileSync(path.join(setup.modelsDir, "tiny-embed/config.json.sha256"), "utf8")).toBe(`${embedConfig.sha256}  config.json\n`);
 
-        const entries = loadManifest(setup.manifestPath);
+        const entries = loadServedManifest(setup.manifestPath);
         expect(entries.map((entry) => [entry.id, entry.task, entry.path])).toEqual([
             ["tiny-chat", "chat", path.join(setup.modelsDir, "tiny-chat/tiny-chat.q4.gguf")],
             ["tiny-embed", "embeddings", path.join(setup.modelsDir, "tiny-embed")]
@@ -105,7 +105,7 @@ describe("downloadModels", () => {
         await run({only: ["tiny-extra"]});
         expect(filesUnder(path.join(setup.modelsDir, "tiny-extra"))).toEqual(["sub dir/extra model.gguf", "sub dir/extra model.gguf.sha256"]);
         expect(fs.readFileSync(path.join(setup.modelsDir, "tiny-extra/sub dir/extra model.gguf"))).toEqual(extraFile.content);
-        expect(loadManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-extra"]);
+        expect(loadServedManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-extra"]);
         // The path with a space went over the wire percent-encoded.
         expect(setup.hub.requests[0]).toMatchObject({server: "hub", path: `/test-org/extra/resolve/${setup.catalogue[2].revision}/sub dir/extra model.gguf`});
     });
@@ -114,7 +114,7 @@ describe("downloadModels", () => {
         const store = path.join(setup.dir, "store");
         await run({modelsDir: store, only: ["tiny-chat"]});
         expect(JSON.parse(fs.readFileSync(setup.manifestPath, "utf8")).models[0].path).toBe("../store/tiny-chat/tiny-chat.q4.gguf");
-        expect(loadManifest(setup.manifestPath)[0].path).toBe(path.join(store, "tiny-chat/tiny-chat.q4.gguf"));
+        expect(loadServedManifest(setup.manifestPath)[0].path).toBe(path.join(store, "tiny-chat/tiny-chat.q4.gguf"));
     });
 
     it("--only with an unknown name is a usage error listing what exists", async () => {
@@ -162,7 +162,7 @@ describe("downloadModels", () => {
         expect(setup.output.text()).toContain("warning: 'gpt-4o-mini' is already used by another model");
         expect(setup.output.text()).toContain("added tiny-embed");
         expect(setup.output.text()).toContain("updated tiny-chat");
-        expect(loadManifest(setup.manifestPath)).toHaveLength(3);
+        expect(loadServedManifest(setup.manifestPath)).toHaveLength(3);
     });
 
     it("does not overwrite a manifest that is not JSON, and says how to go on", async () => {
@@ -179,7 +179,7 @@ describe("downloadModels", () => {
         const error = await run().catch((error) => error);
         expect(error).toBeInstanceOf(DownloadError);
         expect(error.message).toMatch(/test-org\/tiny-chat-GGUF \(file tiny-chat\.q4\.gguf at revision [0-9a-f]{40}\) is gated or private \(401 GatedRepo: Access to this model is restricted\.\)\. Accept its licence at http:\/\/127\.0\.0\.1:\d+\/test-org\/tiny-chat-GGUF while logged in, then set HF_TOKEN/);
-        expect(loadManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-embed"]);
+        expect(loadServedManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-embed"]);
         expect(filesUnder(path.join(setup.modelsDir, "tiny-chat"))).toEqual([]);
     });
 

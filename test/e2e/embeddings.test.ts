@@ -31,7 +31,7 @@ const models = [
 describe("embeddings load does not starve chat streaming", () => {
     let server: TestServer;
     beforeAll(async () => {
-        server = await startTestServer({models, config: {embedWorkers: 2}});
+        server = await startTestServer({models, config: {workers: 2}});
     });
     afterAll(() => server.stop());
 
@@ -71,7 +71,7 @@ describe("/v1/embeddings with an ONNX model in the worker pool", () => {
         (await embed({input, model, ...extra})).data.map((item: {embedding: number[]}) => item.embedding) as number[][];
 
     beforeAll(async () => {
-        server = await startTestServer({models, config: {embedWorkers: 2}});
+        server = await startTestServer({models, config: {workers: 2}});
     });
     afterAll(() => server.stop());
 
@@ -250,7 +250,7 @@ describe("/v1/embeddings with an ONNX model in the worker pool", () => {
         expect(model.endpoints).toEqual(["/v1/embeddings"]);
         expect(model.aliases).toEqual(["text-embedding-ada-002"]);
         const health = await jsonOf(await fetch(`${server.url}/health`));
-        expect(health.models["tiny-bert"]).toEqual({parallel: 2, busy: 0, waiting: 0});
+        expect(health.models["tiny-bert"]).toEqual({parallel: 4, busy: 0, waiting: 0});
     });
 
     it("a cancelled request leaves the server alive and healthy", async () => {
@@ -269,13 +269,13 @@ describe("/v1/embeddings with an ONNX model in the worker pool", () => {
         // The cancelled work drains instead of being killed mid-run.
         for (let i = 0; i < 100 && (await jsonOf(await fetch(`${server.url}/health`))).models["tiny-bert"].busy > 0; i++)
             await new Promise((resolve) => setTimeout(resolve, 50));
-        expect((await jsonOf(await fetch(`${server.url}/health`))).models["tiny-bert"]).toEqual({parallel: 2, busy: 0, waiting: 0});
+        expect((await jsonOf(await fetch(`${server.url}/health`))).models["tiny-bert"]).toEqual({parallel: 4, busy: 0, waiting: 0});
     });
 });
 
 describe("shutdown under embeddings load", () => {
     it("drains the pool's in-flight tasks and closes cleanly, the process stays alive", async () => {
-        const server = await startTestServer({models: [models[0]], config: {embedWorkers: 2}});
+        const server = await startTestServer({models: [models[0]], config: {workers: 2}});
         const many = Array.from({length: 1024}, (_, index) => `${texts[index % 40]} ${"tree ".repeat(index % 50)}`);
         const requests = Array.from({length: 4}, () => server.post("/v1/embeddings", {model: "tiny-bert", input: many}).then(
             (response) => response.status, () => "failed"));
@@ -296,7 +296,7 @@ describe("the server process under embeddings load", () => {
         try {
             const manifest = path.join(dir, "models.json");
             fs.writeFileSync(manifest, JSON.stringify({models: [models[0]]}));
-            const server = await spawnServer(["--models", manifest, "--embed-workers", "2"]);
+            const server = await spawnServer(["--models", manifest, "--workers", "2"]);
             const many = Array.from({length: 1024}, (_, index) => `${texts[index % 40]} ${"house ".repeat(index % 50)}`);
             const requests = Array.from({length: 3}, () => fetch(`${server.url}/v1/embeddings`, {
                 method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({model: "tiny-bert", input: many})

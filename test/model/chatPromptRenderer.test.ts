@@ -158,7 +158,7 @@ describe("ChatPromptRenderer with the Qwen2.5 tools template", () => {
             {role: "assistant", content: "After"},
             {role: "user", content: "U2"}
         ];
-        const rendered = new ChatPromptRenderer(toolsModel).renderText(turns, functions);
+        const rendered = new ChatPromptRenderer(toolsModel).renderTemplate(turns, functions)?.toString();
         expect(rendered).toBe(direct([
             {role: "system", content: "S"}, {role: "user", content: "U"},
             {role: "assistant", content: "pre", tool_calls: [
@@ -175,7 +175,7 @@ describe("ChatPromptRenderer with the Qwen2.5 tools template", () => {
             {role: "user", content: "U"},
             {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]}
         ];
-        const rendered = new ChatPromptRenderer(toolsModel).renderText(turns, functions);
+        const rendered = new ChatPromptRenderer(toolsModel).renderTemplate(turns, functions)?.toString();
         expect(rendered).toBe(direct([
             {role: "user", content: "U"},
             {role: "assistant", content: null, tool_calls: [{type: "function", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
@@ -183,3 +183,4 @@ describe("ChatPromptRenderer with the Qwen2.5 tools template", () => {
         ]));
     });
 });
+

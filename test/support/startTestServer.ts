@@ -4,8 +4,8 @@ import path from "node:path";
 import OpenAI from "openai";
 import { defaultConfig, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import type { EngineFactories } from "../../src/core/engines/EngineHost.js";
-import { startServer, type RunningServer } from "../../src/startServer.js";
+import type { Capability } from "../../src/capabilities/Capability.js";
+import { startServer, type EngineFactories, type RunningServer } from "../../src/startServer.js";
 
 export type TestServer = RunningServer & {
     dir: string;
@@ -20,6 +20,7 @@ export type TestServerOptions = {
     config?: Partial<Config>;
     apiKey?: string;
     factories?: EngineFactories;
+    capabilities?: readonly Capability[];
     waitUntilReady?: boolean;
 };
 
@@ -36,7 +37,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         logLevel: process.env.TEST_LOG_LEVEL as Config["logLevel"] ?? "silent",
         ...options.config
     };
-    const server = await startServer(config, createLogger(config.logLevel), options.factories);
+    const server = await startServer(config, createLogger(config.logLevel), {factories: options.factories, capabilities: options.capabilities});
     if (options.waitUntilReady !== false)
         await server.ready;
     const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: options.apiKey ?? "unused", maxRetries: 0});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QueueFullError } from "../../src/core/engines/EngineErrors.js";
+import { QueueFullError } from "../../src/core/engines/QueueFullError.js";
 import { AdmissionQueue, type AdmissionLease } from "../../src/core/admission/AdmissionQueue.js";
 
 const never = () => new AbortController().signal;

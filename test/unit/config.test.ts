@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, defaultConfig, loadConfig } from "../../src/config.js";
+import { ConfigError, defaultConfig, loadConfig, loadStartOptions } from "../../src/config.js";
 
 /** The ConfigError message thrown by loadConfig (fails when nothing or something else is thrown). */
 function configErrorOf(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -43,12 +43,12 @@ describe("loadConfig", () => {
         const config = loadConfig([], {
             HOST: "0.0.0.0", PORT: "9000", MODELS_CONFIG: "/etc/models.json", THREADS: "3", PARALLEL: "2",
             QUEUE_SIZE: "0", API_KEYS_FILE: "/etc/keys.json", BODY_LIMIT: "1mb", SSE_PING_MS: "250",
-            SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", EMBED_WORKERS: "3", ONNX_THREADS: "2"
+            SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", WORKERS: "3", ONNX_THREADS: "2"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
             apiKeys: ["k1"], apiKeysFile: "/etc/keys.json", bodyLimit: "1mb", ssePingMs: 250, shutdownTimeoutMs: 0,
-            logLevel: "debug", embedWorkers: 3, onnxThreads: 2
+            logLevel: "debug", workers: 3, onnxThreads: 2
         });
     });
 
@@ -65,10 +65,22 @@ describe("loadConfig", () => {
         });
     });
 
-    it("--embed-workers wins over EMBED_WORKERS; both are range-checked", () => {
-        expect(loadConfig(["--embed-workers", "4"], {EMBED_WORKERS: "3"}).embedWorkers).toBe(4);
-        expect(() => loadConfig(["--embed-workers", "0"], {})).toThrow(ConfigError);
+    it("--workers wins over WORKERS; both are range-checked", () => {
+        expect(loadConfig(["--workers", "4"], {WORKERS: "3"}).workers).toBe(4);
+        expect(() => loadConfig(["--workers", "0"], {})).toThrow(ConfigError);
+        expect(() => loadConfig([], {WORKERS: "65"})).toThrow(ConfigError);
         expect(() => loadConfig([], {ONNX_THREADS: "x"})).toThrow(ConfigError);
+    });
+
+    it("--embed-workers and EMBED_WORKERS still work, with a deprecation warning; the new names win", () => {
+        const fromFlag = loadStartOptions(["--embed-workers", "3"], {});
+        expect(fromFlag.config.workers).toBe(3);
+        expect(fromFlag.warnings).toEqual(["--embed-workers is deprecated: the worker pool runs every ONNX model now; use --workers."]);
+        const fromEnv = loadStartOptions([], {EMBED_WORKERS: "5"});
+        expect(fromEnv.config.workers).toBe(5);
+        expect(fromEnv.warnings).toEqual(["EMBED_WORKERS is deprecated: the worker pool runs every ONNX model now; use WORKERS."]);
+        expect(loadStartOptions([], {EMBED_WORKERS: "5", WORKERS: "2"}).config.workers).toBe(2);
+        expect(loadStartOptions([], {}).warnings).toEqual([]);
     });
 
     it("accepts the --flag=value form", () => {

@@ -1,3 +1,4 @@
+import type { EmbeddingSettings } from "../../src/capabilities/embeddings/embeddingsManifest.js";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -7,7 +8,7 @@ import { toEmbeddingsJob } from "../../src/capabilities/embeddings/toEmbeddingsJ
 import type { EmbeddingsEngineInfo } from "../../src/capabilities/embeddings/EmbeddingsEngine.js";
 import { onnxModelSpec } from "../../src/capabilities/embeddings/onnx/onnxModelSpec.js";
 import { finishVector, l2Normalize, planBatches, poolHiddenStates, splitRows } from "../../src/capabilities/embeddings/onnx/pooling.js";
-import { loadManifest } from "../../src/registry/loadManifest.js";
+import { loadServedManifest } from "../../src/capabilities/loadServedManifest.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
 
 const norm = (vector: ArrayLike<number>) => Math.hypot(...Array.from(vector));
@@ -128,12 +129,12 @@ describe("manifest fields of embeddings models", () => {
     afterEach(() => fs.rmSync(dir, {recursive: true, force: true}));
     const load = (model: Record<string, unknown>) => {
         fs.writeFileSync(path.join(dir, "models.json"), JSON.stringify({models: [{id: "e", task: "embeddings", path: "m", ...model}]}));
-        return loadManifest(path.join(dir, "models.json"))[0];
+        return loadServedManifest(path.join(dir, "models.json"))[0];
     };
 
     it("applies defaults: mean pooling, normalised, no Matryoshka, the model's own limit", () => {
-        expect(load({}).embedding).toEqual({maxInputTokens: null, pooling: "mean", normalize: true, matryoshka: false, dtype: null, onnxFile: null});
-        expect(load({maxInputTokens: 8192, pooling: "cls", normalize: false, matryoshka: [64, 128], dtype: "q8"}).embedding)
+        expect(load({}).settings).toEqual({maxInputTokens: null, pooling: "mean", normalize: true, matryoshka: false, dtype: null, onnxFile: null});
+        expect(load({maxInputTokens: 8192, pooling: "cls", normalize: false, matryoshka: [64, 128], dtype: "q8"}).settings)
             .toEqual({maxInputTokens: 8192, pooling: "cls", normalize: false, matryoshka: [64, 128], dtype: "q8", onnxFile: null});
     });
 
@@ -152,11 +153,11 @@ describe("manifest fields of embeddings models", () => {
     it("embedding fields on a chat model are an error", () => {
         fs.writeFileSync(path.join(dir, "c.gguf"), "");
         fs.writeFileSync(path.join(dir, "models.json"), JSON.stringify({models: [{id: "c", task: "chat", path: "c.gguf", pooling: "mean"}]}));
-        expect(() => loadManifest(path.join(dir, "models.json"))).toThrow("'models[0].pooling' applies only to models with task \"embeddings\"");
+        expect(() => loadServedManifest(path.join(dir, "models.json"))).toThrow("'models[0].pooling' applies only to models with task \"embeddings\"");
     });
 
     it("picks the ONNX file the folder has when the manifest names none", () => {
-        const settings = load({}).embedding!;
+        const settings = load({}).settings as EmbeddingSettings;
         expect(onnxModelSpec("e", path.join(dir, "m"), settings, 1)).toMatchObject({dtype: "q8", modelFileName: null});
         expect(() => onnxModelSpec("e", path.join(dir, "m"), {...settings, dtype: "fp32"}, 1)).toThrow("model.onnx does not exist");
         expect(onnxModelSpec("e", path.join(dir, "m"), {...settings, onnxFile: "model_quantized.onnx"}, 1)).toMatchObject({dtype: "fp32", modelFileName: "model_quantized"});

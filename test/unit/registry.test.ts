@@ -2,10 +2,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadManifest } from "../../src/registry/loadManifest.js";
-import { ManifestError } from "../../src/registry/ManifestError.js";
-import type { ModelEntry } from "../../src/registry/ModelEntry.js";
-import { ModelRegistry } from "../../src/registry/ModelRegistry.js";
+import { loadServedManifest } from "../../src/capabilities/loadServedManifest.js";
+import { ManifestError } from "../../src/core/registry/ManifestError.js";
+import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
+import { ModelRegistry } from "../../src/core/registry/ModelRegistry.js";
 
 let dir: string;
 
@@ -36,7 +36,7 @@ function writeManifest(content: unknown, name = "models.json") {
 /** The ManifestError message thrown by loadManifest (fails when nothing or something else is thrown). */
 function manifestErrorOf(manifestPath: string): string {
     try {
-        loadManifest(manifestPath);
+        loadServedManifest(manifestPath);
     } catch (error) {
         expect(error).toBeInstanceOf(ManifestError);
         return (error as Error).message;
@@ -48,7 +48,7 @@ describe("loadManifest", () => {
     it("resolves a relative model path against the manifest's folder, not the working directory", () => {
         const modelPath = touch("config/weights/a.gguf");
         const manifest = writeManifest({models: [{id: "a", task: "chat", path: "weights/a.gguf"}]}, "config/models.json");
-        const [entry] = loadManifest(manifest);
+        const [entry] = loadServedManifest(manifest);
         expect(entry.path).toBe(modelPath);
         expect(path.isAbsolute(entry.path)).toBe(true);
     });
@@ -57,14 +57,14 @@ describe("loadManifest", () => {
         const modelPath = touch("config/a.gguf");
         const manifest = writeManifest({models: [{id: "a", task: "chat", path: "./a.gguf"}]}, "config/models.json");
         const relativeManifest = path.relative(process.cwd(), manifest);
-        expect(loadManifest(relativeManifest)[0].path).toBe(modelPath);
+        expect(loadServedManifest(relativeManifest)[0].path).toBe(modelPath);
     });
 
     it.each(["pooling", "dtype", "onnxFile"])("refuses '%s' on a GGUF embeddings model: llama.cpp pools as the GGUF says", (field) => {
         touch("e.gguf");
         const value = field === "pooling" ? "cls" : field === "dtype" ? "q8" : "model.onnx";
         const manifest = writeManifest({models: [{id: "e", task: "embeddings", path: "e.gguf", [field]: value}]});
-        expect(() => loadManifest(manifest)).toThrow(new RegExp(`'models\\[0\\]\\.${field}' does not apply to a GGUF model`));
+        expect(() => loadServedManifest(manifest)).toThrow(new RegExp(`'models\\[0\\]\\.${field}' does not apply to a GGUF model`));
     });
 
     it("keeps an absolute model path", () => {
@@ -73,7 +73,7 @@ describe("loadManifest", () => {
             const modelPath = path.join(elsewhere, "b.gguf");
             fs.writeFileSync(modelPath, "");
             const manifest = writeManifest({models: [{id: "b", task: "chat", path: modelPath}]});
-            expect(loadManifest(manifest)[0].path).toBe(modelPath);
+            expect(loadServedManifest(manifest)[0].path).toBe(modelPath);
         } finally {
             fs.rmSync(elsewhere, {recursive: true, force: true});
         }
@@ -81,17 +81,17 @@ describe("loadManifest", () => {
 
     it("fills in the defaults of optional fields", () => {
         touch("a.gguf");
-        const [entry] = loadManifest(writeManifest({models: [{id: "a", task: "chat", path: "a.gguf"}]}));
+        const [entry] = loadServedManifest(writeManifest({models: [{id: "a", task: "chat", path: "a.gguf"}]}));
         expect(entry).toEqual({
             id: "a", task: "chat", path: path.join(dir, "a.gguf"),
             family: null, released: null, aliases: [], ownedBy: "local",
-            contextSize: null, threads: null, parallel: null
+            contextSize: null, threads: null, parallel: null, settings: {}
         } satisfies ModelEntry);
     });
 
     it("keeps every optional field that is given", () => {
         touch("a.gguf");
-        const [entry] = loadManifest(writeManifest({models: [{
+        const [entry] = loadServedManifest(writeManifest({models: [{
             id: "a", task: "chat", path: "a.gguf", family: "fam", released: "2024-05-01", aliases: ["x", "y"],
             ownedBy: "me", description: "a model", contextSize: 512, threads: 2, parallel: 3
         }]}));
@@ -99,7 +99,7 @@ describe("loadManifest", () => {
     });
 
     it("accepts an empty model list and a $schema key", () => {
-        expect(loadManifest(writeManifest({$schema: "./schema.json", models: []}))).toEqual([]);
+        expect(loadServedManifest(writeManifest({$schema: "./schema.json", models: []}))).toEqual([]);
     });
 
     it("a missing manifest file is a ManifestError naming the path", () => {
@@ -202,7 +202,7 @@ describe("loadManifest", () => {
         });
 
         it("a name that only looks like a -latest of no family is fine", () => {
-            const entries = loadManifest(writeManifest({models: [{...a, aliases: ["other-latest"]}, {...b, family: "fam"}]}));
+            const entries = loadServedManifest(writeManifest({models: [{...a, aliases: ["other-latest"]}, {...b, family: "fam"}]}));
             expect(entries.map((entry) => entry.id)).toEqual(["a", "b"]);
         });
     });
@@ -211,7 +211,7 @@ describe("loadManifest", () => {
 function entry(id: string, extra: Partial<ModelEntry> = {}): ModelEntry {
     return {
         id, task: "chat", path: `/models/${id}.gguf`, family: null, released: null, aliases: [], ownedBy: "local",
-        contextSize: null, threads: null, parallel: null, ...extra
+        contextSize: null, threads: null, parallel: null, settings: {}, ...extra
     };
 }
 
@@ -277,20 +277,10 @@ describe("ModelRegistry", () => {
         expect(registry.aliasesOf(other)).toEqual([]);
     });
 
-    it("ofTask filters by task and keeps the manifest order", () => {
-        const c1 = entry("c1");
-        const e1 = entry("e1", {task: "embeddings"});
-        const c2 = entry("c2");
-        const registry = new ModelRegistry([c1, e1, c2]);
-        expect(registry.ofTask("chat")).toEqual([c1, c2]);
-        expect(registry.ofTask("embeddings")).toEqual([e1]);
-        expect(registry.ofTask("image")).toEqual([]);
-    });
-
     it("works on what loadManifest returns", () => {
         touch("m/a.gguf");
         touch("m/b.gguf");
-        const entries = loadManifest(writeManifest({models: [
+        const entries = loadServedManifest(writeManifest({models: [
             {id: "tiny-1", task: "chat", path: "m/a.gguf", family: "tiny", released: "2024-01-01", aliases: ["tiny"]},
             {id: "tiny-2", task: "chat", path: "m/b.gguf", family: "tiny", released: "2024-02-01"}
         ]}));

@@ -1,41 +1,31 @@
 import crypto from "node:crypto";
 import type { Middleware } from "koa";
-import type { ChatRun, ChoiceResult } from "./ChatEngine.js";
-import type { EngineHost } from "../../core/engines/EngineHost.js";
-import type { Logger } from "../../logger.js";
-import type { ModelRegistry } from "../../registry/ModelRegistry.js";
-import { ApiError } from "../../core/http/ApiError.js";
 import type { RequestState } from "../../core/http/RequestState.js";
-import { SseStream } from "../../core/streaming/SseWriter.js";
-import { toApiError } from "../../server/toApiError.js";
+import { SseWriter } from "../../core/streaming/SseWriter.js";
+import { streamResponse } from "../../core/streaming/streamResponse.js";
 import { compileRequestValidator } from "../../core/validation/compileRequestValidator.js";
-import { resolveModelFor } from "../../core/engines/resolveModelFor.js";
+import type { RouteContext } from "../Capability.js";
 import type { ChatCompletionRequest } from "./ChatCompletionWire.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
+import type { ChatEngine, ChatRun, ChoiceResult } from "./ChatEngine.js";
 import { toChatCompletion, toChunk, toFinishReason, toToolCallDelta, toUsage, type CompletionEnvelope } from "./chatResponses.js";
-import { toWireLogprobs } from "./toWireLogprobs.js";
 import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
+import { toWireLogprobs } from "./toWireLogprobs.js";
 
-export type ChatCompletionsDeps = {
-    registry: ModelRegistry;
-    engines: EngineHost;
-    logger: Logger;
-    ssePingMs: number;
-    bodyLimit: string;
-};
+/**
+ * At most two socket writes per this window (see SseWriter): a small model produces a token every
+ * millisecond, and one write per token took CPU from the decoding thread.
+ */
+const tokenCoalesceMs = 8;
 
 /** POST /v1/chat/completions: validate, resolve the model, run the job, answer as JSON or SSE. */
-export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
+export function chatCompletionsHandler(context: RouteContext): Middleware {
     const validate = compileRequestValidator<ChatCompletionRequest>(chatCompletionSchema);
 
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body);
-
-        const entry = resolveModelFor(deps.registry, request.model, "chat");
-        const engine = deps.engines.chat(entry.id);
-        if (engine == null)
-            throw ApiError.unavailable(`Model '${entry.id}' is still loading.`, 5);
+        const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
         const job = toChatJob(request, engine.info);
         const deprecatedFunctions = usesDeprecatedFunctions(request);
         Object.assign(state.logFields, {model: entry.id, user: request.user ?? undefined, n: job.n, stream: request.stream === true});
@@ -58,9 +48,10 @@ export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
         const includeUsage = request.stream_options?.include_usage === true;
         const usageField = includeUsage ? null : undefined;
         // Engines call back asynchronously, so the stream below is open before the first chunk.
-        let stream!: SseStream;
+        let stream!: SseWriter;
         const send = (chunk: unknown) => stream.send(chunk);
 
+        // Submitted before the headers go out: a prompt that does not fit or a full queue is still a plain 400/503.
         const run = engine.submit(job, {
             signal: state.signal,
             onText: (index, text, logprobs) =>
@@ -77,27 +68,15 @@ export function chatCompletionsHandler(deps: ChatCompletionsDeps): Middleware {
                 {index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, deprecatedFunctions)}, usageField))
         });
 
-        // From here on the status is 200 and errors travel inside the stream.
-        stream = new SseStream(ctx, deps.ssePingMs);
-        for (let index = 0; index < job.n; index++)
-            stream.send(toChunk(envelope, {index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null}, usageField));
-
-        try {
+        stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, terminator: "[DONE]"});
+        await streamResponse(ctx, stream, async () => {
+            for (let index = 0; index < job.n; index++)
+                stream.send(toChunk(envelope, {index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null}, usageField));
             const choices = await run.done;
             logUsage(state, run, choices);
             if (includeUsage)
                 stream.send(toChunk(envelope, null, toUsage(run.promptTokens, choices)));
-            stream.done();
-        } catch (error) {
-            if (state.signal.aborted) {
-                stream.end();
-                return;
-            }
-            const apiError = toApiError(error, {bodyLimit: deps.bodyLimit});
-            if (apiError.status === 500)
-                deps.logger.error("Stream failed", {id: state.requestId, error: (error as Error)?.stack ?? String(error)});
-            stream.fail(apiError);
-        }
+        });
     };
 }
 

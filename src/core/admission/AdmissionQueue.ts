@@ -1,4 +1,4 @@
-import { QueueFullError } from "../engines/EngineErrors.js";
+import { QueueFullError } from "../engines/QueueFullError.js";
 import type { EngineLoad } from "../engines/EngineLoad.js";
 
 export type AdmissionLease<T> = {

@@ -1,61 +1,46 @@
 import type { Logger } from "../../logger.js";
-import type { ModelEntry } from "../../registry/ModelEntry.js";
-import type { ModelRegistry } from "../../registry/ModelRegistry.js";
-import type { ChatEngine } from "../../capabilities/chat/ChatEngine.js";
-import type { EmbeddingsEngine } from "../../capabilities/embeddings/EmbeddingsEngine.js";
+import { ApiError } from "../http/ApiError.js";
+import type { ModelEntry } from "../registry/ModelEntry.js";
+import type { ModelRegistry } from "../registry/ModelRegistry.js";
+import type { Engine } from "./Engine.js";
 
-export type ChatEngineFactory = (entry: ModelEntry) => Promise<ChatEngine>;
-export type EmbeddingsEngineFactory = (entry: ModelEntry) => Promise<EmbeddingsEngine>;
+/** Loads the engine of one manifest entry. Injectable, so tests run the HTTP layer against fakes. */
+export type EngineFactory = (entry: ModelEntry) => Promise<Engine>;
 
-export type EngineFactories = {
-    chat: ChatEngineFactory;
-    /** Without it, embeddings models are skipped like other unserved tasks. */
-    embeddings?: EmbeddingsEngineFactory;
-};
+/** A task the host serves: its endpoints (for messages and /v1/models) and how its engines are made. */
+export type HostedTask = {task: string, endpoints: readonly string[], createEngine: EngineFactory};
 
 export type HostState = "loading" | "ready" | "failed" | "disposed";
 
 /**
- * Owns the loaded engines. The factories are injected so tests can run the HTTP layer against
- * fake engines, and so later tasks (embeddings, speech, image) plug in beside chat.
+ * Owns every loaded engine, whatever its task: loads them at startup, finds the one a request names,
+ * reports their load, and disposes them at shutdown (each engine drains its own requests first).
  */
 export class EngineHost {
-    private readonly chatEngines = new Map<string, ChatEngine>();
-    private readonly embeddingsEngines = new Map<string, EmbeddingsEngine>();
+    private readonly engines = new Map<string, Engine>();
+    private readonly tasks: ReadonlyMap<string, HostedTask>;
     private stateValue: HostState = "loading";
 
-    constructor(private readonly registry: ModelRegistry, private readonly factories: EngineFactories, private readonly logger: Logger) {}
+    constructor(readonly registry: ModelRegistry, tasks: readonly HostedTask[], private readonly logger: Logger) {
+        this.tasks = new Map(tasks.map((task) => [task.task, task]));
+    }
 
     get state() {
         return this.stateValue;
     }
 
-    /** Loads every servable model; models of tasks this version does not serve are skipped with a warning. */
+    /** Loads every model, one after another, in manifest order. */
     async loadAll(): Promise<void> {
         try {
             for (const entry of this.registry.entries) {
-                if (!this.serves(entry)) {
-                    this.logger.warn(`Model '${entry.id}' has task '${entry.task}', which this version does not serve yet; skipping it.`);
-                    continue;
-                }
                 const started = performance.now();
-                if (entry.task === "embeddings") {
-                    const engine = await this.factories.embeddings!(entry);
-                    if (this.stateValue === "disposed") {
-                        await engine.dispose();
-                        return;
-                    }
-                    this.embeddingsEngines.set(entry.id, engine);
-                    this.logger.info(`Loaded '${entry.id}'`, {ms: Math.round(performance.now() - started), dimensions: engine.info.dimensions, maxInputTokens: engine.info.maxInputTokens});
-                    continue;
-                }
-                const engine = await this.factories.chat(entry);
+                const engine = await this.tasks.get(entry.task)!.createEngine(entry);
                 if (this.stateValue === "disposed") {
                     await engine.dispose();
                     return;
                 }
-                this.chatEngines.set(entry.id, engine);
-                this.logger.info(`Loaded '${entry.id}'`, {ms: Math.round(performance.now() - started), context: engine.info.contextSize});
+                this.engines.set(entry.id, engine);
+                this.logger.info(`Loaded '${entry.id}'`, {ms: Math.round(performance.now() - started), ...engine.describe?.()});
             }
             this.stateValue = "ready";
         } catch (error) {
@@ -66,27 +51,35 @@ export class EngineHost {
 
     /** Per loaded model: how busy it is (reported by /health). */
     loads() {
-        return Object.fromEntries([...this.chatEngines, ...this.embeddingsEngines].map(([id, engine]) => [id, engine.load()]));
+        return Object.fromEntries([...this.engines].map(([id, engine]) => [id, engine.load()]));
     }
 
-    chat(id: string): ChatEngine | undefined {
-        return this.chatEngines.get(id);
+    endpointsOf(entry: ModelEntry): readonly string[] {
+        return this.tasks.get(entry.task)?.endpoints ?? [];
     }
 
-    embeddings(id: string): EmbeddingsEngine | undefined {
-        return this.embeddingsEngines.get(id);
-    }
-
-    /** Whether the entry is (or will be) served by an engine of this version. */
-    serves(entry: ModelEntry) {
-        return entry.task === "chat" || (entry.task === "embeddings" && this.factories.embeddings != null);
+    /**
+     * The model a request names (id, alias or `<family>-latest`) and its engine, for an endpoint of
+     * `task`: 404 for an unknown name, 400 for a model of another task, 503 while it is loading.
+     */
+    engineFor<E extends Engine>(name: string, task: string): {entry: ModelEntry, engine: E} {
+        const entry = this.registry.resolve(name);
+        if (entry == null)
+            throw ApiError.modelNotFound(name);
+        if (entry.task !== task)
+            throw ApiError.invalidRequest(
+                `The model '${entry.id}' is a${/^[aeiou]/.test(entry.task) ? "n" : ""} ${entry.task} model; it serves ${this.endpointsOf(entry).join(", ")}, not ${this.tasks.get(task)?.endpoints.join(", ")}.`,
+                "model", "model_not_supported");
+        const engine = this.engines.get(entry.id);
+        if (engine == null)
+            throw ApiError.unavailable(`Model '${entry.id}' is still loading.`, 5);
+        return {entry, engine: engine as E};
     }
 
     async dispose() {
         this.stateValue = "disposed";
-        const engines = [...this.chatEngines.values(), ...this.embeddingsEngines.values()];
-        this.chatEngines.clear();
-        this.embeddingsEngines.clear();
+        const engines = [...this.engines.values()];
+        this.engines.clear();
         await Promise.allSettled(engines.map((engine) => engine.dispose()));
     }
 }

@@ -1,22 +1,31 @@
 import type { Context } from "koa";
 import type { ApiError } from "../http/ApiError.js";
+import { drained, openResponse, type ResponseWriter } from "./ResponseWriter.js";
+
+export type SseWriterOptions = {
+    /** A comment line goes out after this long without any other write, so proxies and clients do not time out. */
+    pingMs: number;
+    /**
+     * At most two socket writes per this window; later events wait for the window to end and go out
+     * together. For token streams: a small model produces a token every millisecond, and one socket
+     * write per token cost ~0.1 ms of CPU taken from the decoding thread on a 2-core machine. 0 = write at once.
+     */
+    coalesceMs?: number;
+    /** What a client that stops reading may leave buffered; past it the response is cut (which aborts the request). */
+    maxBufferedBytes?: number;
+    /** Written by `end()`: OpenAI's chat streams end with `data: [DONE]`, its image and speech streams do not. */
+    terminator?: string;
+};
+
+const defaultMaxBufferedBytes = 16 * 1024 * 1024;
 
 /**
- * At most two socket writes per this window; events beyond that wait for the window to end and go
- * out together. A small model produces a token every millisecond, and one socket write per token
- * cost the server ~0.1 ms of CPU, taken from the decoding thread on a 2-core machine. The first
- * events of a stream (role chunk, first token) and every token of a model slower than this still
- * go out at once.
+ * A server-sent-event response: data-only events (chat) or named ones (`event: image_generation.partial_image`),
+ * comment pings, an `error` event for failures after the headers, and a bounded buffer: producers
+ * that can wait call `ready()`; one that cannot (a token stream) is cut off when a client that stopped
+ * reading has `maxBufferedBytes` waiting, instead of growing the server's memory without bound.
  */
-const coalesceMs = 8;
-
-/**
- * A data-only server-sent-event stream written straight to the socket (Koa's own response
- * handling is switched off: the status and headers go out at once, before the first token).
- * While nothing else is written, a comment line is sent every `pingMs` so proxies and clients do
- * not time out during queueing or long prompt processing.
- */
-export class SseStream {
+export class SseWriter implements ResponseWriter {
     private lastWrite = 0;
     private previousWrite = 0;
     private pending = "";
@@ -25,41 +34,42 @@ export class SseStream {
     private ended = false;
     private readonly openedAt = Date.now();
 
-    constructor(private readonly ctx: Context, pingMs: number) {
-        ctx.respond = false;
-        ctx.status = 200;
-        ctx.res.writeHead(200, {
-            ...Object.fromEntries(Object.entries(ctx.response.headers).map(([name, value]) => [name, String(value)])),
+    constructor(private readonly ctx: Context, private readonly options: SseWriterOptions) {
+        openResponse(ctx, {
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-cache",
             "Connection": "keep-alive",
             "X-Accel-Buffering": "no"
         });
-        ctx.res.flushHeaders();
         this.pingTimer = setInterval(() => {
-            if (this.pending === "" && Date.now() - Math.max(this.lastWrite, this.openedAt) >= pingMs)
+            if (this.pending === "" && Date.now() - Math.max(this.lastWrite, this.openedAt) >= options.pingMs)
                 this.write(": ping\n\n");
-        }, Math.max(10, Math.floor(pingMs / 2)));
+        }, Math.max(10, Math.floor(options.pingMs / 2)));
         this.pingTimer.unref();
     }
 
-    send(data: unknown) {
-        this.write(`data: ${JSON.stringify(data)}\n\n`);
+    /** One event: `data` as JSON, with an `event:` line when named. */
+    send(data: unknown, event?: string) {
+        this.write(`${event != null ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`);
     }
 
-    /** Ends a successful stream with OpenAI's terminator. */
-    done() {
-        this.write("data: [DONE]\n\n");
-        this.end();
-    }
-
-    /** An error after the headers went out travels in the stream, then the stream ends. */
-    fail(error: ApiError) {
-        this.write(`event: error\ndata: ${JSON.stringify(error.toBody())}\n\n`);
-        this.end();
+    ready(): Promise<void> {
+        this.flush();
+        return drained(this.ctx);
     }
 
     end() {
+        if (this.options.terminator != null)
+            this.write(`data: ${this.options.terminator}\n\n`);
+        this.close();
+    }
+
+    fail(error: ApiError) {
+        this.write(`event: error\ndata: ${JSON.stringify(error.toBody())}\n\n`);
+        this.close();
+    }
+
+    close() {
         if (this.ended)
             return;
         this.flush();
@@ -73,7 +83,7 @@ export class SseStream {
         if (this.ended)
             return;
         this.pending += text;
-        const wait = this.previousWrite + coalesceMs - Date.now();
+        const wait = this.previousWrite + (this.options.coalesceMs ?? 0) - Date.now();
         if (wait <= 0)
             this.flush();
         else
@@ -91,7 +101,11 @@ export class SseStream {
         this.pending = "";
         this.previousWrite = this.lastWrite;
         this.lastWrite = Date.now();
-        if (!this.ctx.res.destroyed && this.ctx.res.writable)
-            this.ctx.res.write(text);
+        const res = this.ctx.res;
+        if (res.destroyed || !res.writable)
+            return;
+        res.write(text);
+        if (res.writableLength > (this.options.maxBufferedBytes ?? defaultMaxBufferedBytes))
+            res.destroy(new Error("The client is not reading the stream"));
     }
 }

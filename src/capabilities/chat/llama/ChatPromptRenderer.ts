@@ -52,9 +52,8 @@ export class ChatPromptRenderer {
 
     render(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): Token[] {
         // Plain text is tokenized as llama.cpp tokenizes a prompt (SentencePiece space prefix included).
-        const tokens = this.wrapper == null
-            ? this.model.tokenize(turns.map((turn) => turn.content).join("\n\n"))
-            : this.renderTemplate(turns, functions).tokenize(this.model.tokenizer);
+        const tokens = this.renderTemplate(turns, functions)?.tokenize(this.model.tokenizer)
+            ?? this.model.tokenize(turns.map((turn) => turn.content).join("\n\n"));
         // Like llama.cpp: BOS goes first when the model asks for it and the template did not write it.
         const bos = this.model.tokens.bos;
         if (bos != null && this.model.tokens.shouldPrependBosToken && tokens[0] !== bos)
@@ -62,16 +61,12 @@ export class ChatPromptRenderer {
         return tokens;
     }
 
-    /** The rendered template as text (special tokens written out); null without a template. */
-    renderText(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): string | null {
-        return this.wrapper == null ? null : this.renderTemplate(turns, functions).toString();
-    }
-
-    private renderTemplate(turns: readonly ChatTurn[], functions: readonly ChatToolFunction[] | undefined) {
-        return this.wrapper!.generateContextState({
+    /** The conversation as the template renders it (special tokens marked as such); null without a template. */
+    renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): LlamaText | null {
+        return this.wrapper?.generateContextState({
             chatHistory: toChatHistory(turns),
             availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(functions)
-        }).contextText;
+        }).contextText ?? null;
     }
 }
 

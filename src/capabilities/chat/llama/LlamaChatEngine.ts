@@ -1,7 +1,10 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
-import { ContextLengthExceededError, EngineDisposedError, InvalidJsonSchemaError, TooManyChoicesError } from "../../../core/engines/EngineErrors.js";
+import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
+import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
+import { InvalidJsonSchemaError } from "../errors/InvalidJsonSchemaError.js";
+import { TooManyChoicesError } from "../errors/TooManyChoicesError.js";
 import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
@@ -99,6 +102,10 @@ export class LlamaChatEngine implements ChatEngine {
 
     load(): EngineLoad {
         return this.pool.load();
+    }
+
+    describe() {
+        return {context: this.info.contextSize};
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {

@@ -1,7 +1,9 @@
 import type { Llama, LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
-import { EngineDisposedError, InputTooLongError, QueueFullError } from "../../../core/engines/EngineErrors.js";
+import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
+import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
+import { InputTooLongError } from "../InputTooLongError.js";
 import { finishVector } from "../onnx/pooling.js";
 
 export type LlamaEmbeddingsOptions = {
@@ -23,11 +25,13 @@ export type LlamaEmbeddingsOptions = {
  * Token counts include the BOS/EOS tokens the context adds.
  */
 export class LlamaEmbeddingsEngine implements EmbeddingsEngine {
-    private readonly active = new Set<Promise<unknown>>();
+    /** One request at a time: the embedding context has one sequence. */
+    private readonly admission: AdmissionQueue;
     private disposed: Promise<void> | null = null;
-    private queue: Promise<unknown> = Promise.resolve();
 
-    private constructor(readonly info: EmbeddingsEngineInfo, private readonly model: LlamaModel, private readonly context: LlamaEmbeddingContext, private readonly queueSize: number) {}
+    private constructor(readonly info: EmbeddingsEngineInfo, private readonly model: LlamaModel, private readonly context: LlamaEmbeddingContext, queueSize: number) {
+        this.admission = new AdmissionQueue(1, queueSize, info.id);
+    }
 
     static async load(llama: Llama, options: LlamaEmbeddingsOptions): Promise<LlamaEmbeddingsEngine> {
         const model = await llama.loadModel({modelPath: options.modelPath});
@@ -48,22 +52,15 @@ export class LlamaEmbeddingsEngine implements EmbeddingsEngine {
     }
 
     load(): EngineLoad {
-        const busy = Math.min(this.active.size, 1);
-        return {parallel: 1, busy, waiting: this.active.size - busy};
+        return this.admission.load();
+    }
+
+    describe() {
+        return {dimensions: this.info.dimensions, maxInputTokens: this.info.maxInputTokens};
     }
 
     embed(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
-        if (this.disposed != null)
-            return Promise.reject(new EngineDisposedError(this.info.id));
-        if (this.active.size >= 1 + this.queueSize)
-            return Promise.reject(new QueueFullError(this.info.id, this.queueSize));
-        // One request at a time: the embedding context has one sequence.
-        const run = this.queue.then(() => this.run(inputs, options));
-        this.queue = run.catch(() => {});
-        this.active.add(run);
-        const forget = () => this.active.delete(run);
-        run.then(forget, forget);
-        return run;
+        return this.admission.run(1, options.signal, () => this.run(inputs, options));
     }
 
     private async run(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
@@ -84,7 +81,8 @@ export class LlamaEmbeddingsEngine implements EmbeddingsEngine {
 
     dispose(): Promise<void> {
         return this.disposed ??= (async () => {
-            await Promise.allSettled([...this.active]);
+            this.admission.close(new EngineDisposedError(this.info.id));
+            await this.admission.drain();
             await this.context.dispose();
             await this.model.dispose();
         })();

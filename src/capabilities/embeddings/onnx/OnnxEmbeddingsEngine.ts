@@ -1,9 +1,11 @@
+import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
+import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
+import { InputTooLongError } from "../InputTooLongError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
+import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
-import { EngineDisposedError, InputTooLongError, QueueFullError } from "../../../core/engines/EngineErrors.js";
-import type { OnnxWorkerPool } from "./OnnxWorkerPool.js";
 import { finishVector, planBatches } from "./pooling.js";
-import type { OnnxModelSpec } from "./workerProtocol.js";
+import type { DescribeResult, EmbedTask, EmbedTaskResult, OnnxModelSpec, TokenizeResult, TokenizeTask } from "./workerProtocol.js";
 
 export type OnnxEmbeddingsOptions = {
     spec: OnnxModelSpec;
@@ -11,7 +13,9 @@ export type OnnxEmbeddingsOptions = {
     maxInputTokens: number | null;
     matryoshka: boolean | number[];
     normalize: boolean;
-    /** Requests that may wait beyond the ones the pool is running; more: QueueFullError. */
+    /** Requests served at once (their batches share the pool fairly). */
+    parallel: number;
+    /** Requests that may wait beyond those; more: QueueFullError. */
     queueSize: number;
     /** Inputs per forward pass. */
     maxBatchSize?: number;
@@ -26,94 +30,80 @@ const tokenizeChunk = 256;
 const fallbackMaxInputTokens = 512;
 
 /**
- * A transformers.js embedding model run in the shared worker pool. One request becomes a few
- * tokenize tasks and then one task per batch; the batches of a request run in parallel on the pool.
+ * A transformers.js embedding model run in the shared worker pool (task module `embeddingTasks.ts`).
+ * One request becomes a few tokenize tasks and then one task per batch; the batches of a request
+ * run in parallel on the pool, taking turns with other requests' tasks.
  */
 export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
-    private readonly active = new Set<Promise<unknown>>();
-    private disposed: Promise<void> | null = null;
+    private readonly admission: AdmissionQueue;
 
-    private constructor(readonly info: EmbeddingsEngineInfo, private readonly pool: OnnxWorkerPool, private readonly options: OnnxEmbeddingsOptions) {}
+    private constructor(readonly info: EmbeddingsEngineInfo, private readonly pool: WorkerPool, private readonly options: OnnxEmbeddingsOptions) {
+        this.admission = new AdmissionQueue(options.parallel, options.queueSize, info.id);
+    }
 
     /** Loads the model (in one worker; the others load it on first use) and reads its shape. */
-    static async load(pool: OnnxWorkerPool, id: string, options: OnnxEmbeddingsOptions): Promise<OnnxEmbeddingsEngine> {
-        pool.retain();
-        try {
-            const described = await pool.describe({kind: "describe", model: options.spec});
-            const ownLimit = described.maxPositions ?? fallbackMaxInputTokens;
-            let maxInputTokens = options.maxInputTokens ?? ownLimit;
-            if (described.maxPositions != null && maxInputTokens > described.maxPositions) {
-                options.onWarning?.(`Model '${id}': maxInputTokens ${maxInputTokens} is more than the model's own limit of ${described.maxPositions} tokens; using ${described.maxPositions}.`);
-                maxInputTokens = described.maxPositions;
-            }
-            const info: EmbeddingsEngineInfo = {
-                id, maxInputTokens, dimensions: described.dimensions, vocabularySize: described.vocabularySize,
-                matryoshka: options.matryoshka, normalize: options.normalize
-            };
-            return new OnnxEmbeddingsEngine(info, pool, options);
-        } catch (error) {
-            await pool.release();
-            throw error;
+    static async load(pool: WorkerPool, id: string, options: OnnxEmbeddingsOptions): Promise<OnnxEmbeddingsEngine> {
+        const described = await pool.run<DescribeResult>("embeddings.describe", options.spec);
+        const ownLimit = described.maxPositions ?? fallbackMaxInputTokens;
+        let maxInputTokens = options.maxInputTokens ?? ownLimit;
+        if (described.maxPositions != null && maxInputTokens > described.maxPositions) {
+            options.onWarning?.(`Model '${id}': maxInputTokens ${maxInputTokens} is more than the model's own limit of ${described.maxPositions} tokens; using ${described.maxPositions}.`);
+            maxInputTokens = described.maxPositions;
         }
+        const info: EmbeddingsEngineInfo = {
+            id, maxInputTokens, dimensions: described.dimensions, vocabularySize: described.vocabularySize,
+            matryoshka: options.matryoshka, normalize: options.normalize
+        };
+        return new OnnxEmbeddingsEngine(info, pool, options);
     }
 
     load(): EngineLoad {
-        const running = Math.min(this.active.size, this.pool.size);
-        return {parallel: this.pool.size, busy: running, waiting: this.active.size - running};
+        return this.admission.load();
+    }
+
+    describe() {
+        return {dimensions: this.info.dimensions, maxInputTokens: this.info.maxInputTokens};
     }
 
     embed(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
-        if (this.disposed != null)
-            return Promise.reject(new EngineDisposedError(this.info.id));
-        if (this.active.size >= this.pool.size + this.options.queueSize)
-            return Promise.reject(new QueueFullError(this.info.id, this.options.queueSize));
-        const run = this.run(inputs, options);
-        this.active.add(run);
-        const forget = () => this.active.delete(run);
-        run.then(forget, forget);
-        return run;
+        return this.admission.run(1, options.signal, () => this.run(inputs, options));
     }
 
     private async run(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
         const {signal} = options;
+        const ids = await this.tokenize(inputs, signal);
         signal.throwIfAborted();
-        const cancel = new Int32Array(new SharedArrayBuffer(4));
-        const onAbort = () => Atomics.store(cancel, 0, 1);
-        signal.addEventListener("abort", onAbort, {once: true});
-        try {
-            const ids = await this.tokenize(inputs);
-            signal.throwIfAborted();
-            const lengths = ids.map((sequence) => sequence.length);
-            const tooLong = lengths.findIndex((length) => length > this.info.maxInputTokens);
-            if (tooLong >= 0)
-                throw new InputTooLongError(tooLong, lengths[tooLong], this.info.maxInputTokens);
+        const lengths = ids.map((sequence) => sequence.length);
+        const tooLong = lengths.findIndex((length) => length > this.info.maxInputTokens);
+        if (tooLong >= 0)
+            throw new InputTooLongError(tooLong, lengths[tooLong], this.info.maxInputTokens);
 
-            const vectors: Float32Array[] = new Array(inputs.length);
-            const batches = planBatches(lengths, this.options.maxBatchSize ?? 32, this.options.maxBatchTokens ?? 16_384);
-            const results = batches.map(async (batch) => {
-                const result = await this.pool.embed({kind: "embed", model: this.options.spec, ids: batch.map((index) => ids[index]), cancel});
-                if (result.cancelled)
-                    return;
-                batch.forEach((index, position) => vectors[index] = finishVector(result.vectors[position], {dimensions: options.dimensions, normalize: this.info.normalize}));
-            });
-            // On the first failure the remaining batches are skipped, but all are awaited: the
-            // request ends only once none of its tasks is running.
-            const settled = await Promise.allSettled(results.map((result) => result.catch((error) => {
-                Atomics.store(cancel, 0, 1);
+        const vectors: Float32Array[] = new Array(inputs.length);
+        const batches = planBatches(lengths, this.options.maxBatchSize ?? 32, this.options.maxBatchTokens ?? 16_384);
+        // One failure stops the batches that have not started; all are awaited, so the request ends
+        // only once none of its tasks is running.
+        const failed = new AbortController();
+        const batchSignal = AbortSignal.any([signal, failed.signal]);
+        const settled = await Promise.allSettled(batches.map(async (batch) => {
+            try {
+                const task: EmbedTask = {model: this.options.spec, ids: batch.map((index) => ids[index])};
+                const result = await this.pool.run<EmbedTaskResult>("embeddings.embed", task, {signal: batchSignal});
+                if (!result.cancelled)
+                    batch.forEach((index, position) => vectors[index] = finishVector(result.vectors[position], {dimensions: options.dimensions, normalize: this.info.normalize}));
+            } catch (error) {
+                failed.abort(error);
                 throw error;
-            })));
-            const failure = settled.find((result) => result.status === "rejected");
-            if (failure != null)
-                throw failure.reason;
-            signal.throwIfAborted();
-            return {vectors, promptTokens: lengths.reduce((sum, length) => sum + length, 0)};
-        } finally {
-            signal.removeEventListener("abort", onAbort);
-        }
+            }
+        }));
+        signal.throwIfAborted();
+        const failure = settled.find((result) => result.status === "rejected");
+        if (failure != null)
+            throw failure.reason;
+        return {vectors, promptTokens: lengths.reduce((sum, length) => sum + length, 0)};
     }
 
     /** Texts are tokenized in the pool; token-id inputs are used as they are. */
-    private async tokenize(inputs: EmbeddingInput[]): Promise<Int32Array[]> {
+    private async tokenize(inputs: EmbeddingInput[], signal: AbortSignal): Promise<Int32Array[]> {
         const ids: Int32Array[] = new Array(inputs.length);
         const textIndices: number[] = [];
         inputs.forEach((input, index) => {
@@ -126,16 +116,15 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
         for (let start = 0; start < textIndices.length; start += tokenizeChunk)
             chunks.push(textIndices.slice(start, start + tokenizeChunk));
         await Promise.all(chunks.map(async (chunk) => {
-            const result = await this.pool.tokenize({kind: "tokenize", model: this.options.spec, texts: chunk.map((index) => inputs[index] as string)});
+            const task: TokenizeTask = {model: this.options.spec, texts: chunk.map((index) => inputs[index] as string)};
+            const result = await this.pool.run<TokenizeResult>("embeddings.tokenize", task, {signal});
             chunk.forEach((index, position) => ids[index] = result.ids[position]);
         }));
         return ids;
     }
 
-    dispose(): Promise<void> {
-        return this.disposed ??= (async () => {
-            await Promise.allSettled([...this.active]);
-            await this.pool.release();
-        })();
+    async dispose(): Promise<void> {
+        this.admission.close(new EngineDisposedError(this.info.id));
+        await this.admission.drain();
     }
 }

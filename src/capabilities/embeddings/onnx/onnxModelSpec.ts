@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { EmbeddingSettings } from "../../../registry/ModelEntry.js";
+import type { EmbeddingSettings } from "../embeddingsManifest.js";
 import type { OnnxModelSpec } from "./workerProtocol.js";
 
 /** File name suffix in onnx/ of each transformers.js dtype, in the order a folder is searched when the manifest names none. */

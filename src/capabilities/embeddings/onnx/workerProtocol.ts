@@ -14,7 +14,6 @@ export type OnnxModelSpec = {
     pooling: Pooling;
 };
 
-export type DescribeTask = {kind: "describe", model: OnnxModelSpec};
 export type DescribeResult = {
     /** The model's own input limit (tokenizer model_max_length / config max_position_embeddings), when it declares one. */
     maxPositions: number | null;
@@ -22,15 +21,13 @@ export type DescribeResult = {
     vocabularySize: number;
 };
 
-export type TokenizeTask = {kind: "tokenize", model: OnnxModelSpec, texts: string[]};
+export type TokenizeTask = {model: OnnxModelSpec, texts: string[]};
 export type TokenizeResult = {ids: Int32Array[]};
 
 /**
- * Runs the model on one batch. `cancel` is a shared flag (Int32Array over a SharedArrayBuffer):
- * when the request is cancelled the main thread sets it to 1 and the worker skips the batch.
- * A running `session.run()` is never interrupted (terminating a worker inside it kills the process).
+ * Runs the model on one batch. A batch whose request was cancelled before it started is skipped
+ * (`cancelled: true`); a running `session.run()` is never interrupted (terminating a worker inside
+ * it kills the process).
  */
-export type EmbedTask = {kind: "embed", model: OnnxModelSpec, ids: Int32Array[], cancel: Int32Array};
+export type EmbedTask = {model: OnnxModelSpec, ids: Int32Array[]};
 export type EmbedTaskResult = {cancelled: true} | {cancelled: false, vectors: Float32Array[]};
-
-export type OnnxTask = DescribeTask | TokenizeTask | EmbedTask;

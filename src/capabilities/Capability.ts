@@ -1,0 +1,50 @@
+import type Router from "@koa/router";
+import type { Middleware } from "koa";
+import type { Config } from "../config.js";
+import type { ApiError } from "../core/http/ApiError.js";
+import type { Engine } from "../core/engines/Engine.js";
+import type { EngineHost } from "../core/engines/EngineHost.js";
+import type { ManifestSettings } from "../core/registry/ManifestSettings.js";
+import type { ModelEntry } from "../core/registry/ModelEntry.js";
+import type { WorkerPool } from "../core/workers/WorkerPool.js";
+import type { Logger } from "../logger.js";
+
+/** What a capability gets to build the engine of one of its models. */
+export type EngineContext = {
+    config: Config;
+    logger: Logger;
+    /** The one shared worker pool, started on first use. */
+    workers(): WorkerPool;
+};
+
+/** What a capability's routes get. */
+export type RouteContext = {
+    engines: EngineHost;
+    logger: Logger;
+    ssePingMs: number;
+    /** Parses a JSON request body (415 for other media types, 413 past the limit). */
+    jsonBody: Middleware;
+};
+
+/**
+ * One thing the server does (chat, embeddings, speech, images), everything of it in its own folder:
+ * wire schema and mappers, engine interface and implementations, routes, manifest settings, the
+ * engine errors it maps to API errors, and its worker task modules. The server is generic over the
+ * list in `capabilities.ts`: adding a capability is a folder and one line there.
+ */
+export type Capability<E extends Engine = Engine, Settings = unknown> = {
+    /** The manifest `task` of its models. */
+    task: string;
+    /** Listed per model in /v1/models. */
+    endpoints: readonly string[];
+    /** Manifest fields only its models have; none = only the common ones. */
+    manifest?: ManifestSettings<Settings>;
+    /** Task modules it runs in the shared worker pool, by name (file URLs): tasks are `<name>.<task>`. */
+    workerModules?: Readonly<Record<string, string>>;
+    /** Loads one of its models. */
+    createEngine(entry: ModelEntry<Settings>, context: EngineContext): Promise<E>;
+    /** Adds its routes to the /v1 router. */
+    routes(router: Router, context: RouteContext): void;
+    /** Its engines' errors as the client sees them; undefined = not one of its errors. */
+    toApiError?(error: unknown): ApiError | undefined;
+};

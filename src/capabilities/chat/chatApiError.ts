@@ -1,0 +1,15 @@
+import { ApiError } from "../../core/http/ApiError.js";
+import { ContextLengthExceededError } from "./errors/ContextLengthExceededError.js";
+import { InvalidJsonSchemaError } from "./errors/InvalidJsonSchemaError.js";
+import { TooManyChoicesError } from "./errors/TooManyChoicesError.js";
+
+/** The chat engine's errors as the client sees them. */
+export function chatApiError(error: unknown): ApiError | undefined {
+    if (error instanceof ContextLengthExceededError)
+        return ApiError.invalidRequest(error.message, "messages", "context_length_exceeded");
+    if (error instanceof TooManyChoicesError)
+        return ApiError.invalidRequest(error.message, "n");
+    if (error instanceof InvalidJsonSchemaError)
+        return ApiError.invalidRequest(error.message, "response_format.json_schema.schema", "invalid_json_schema");
+    return undefined;
+}

@@ -1,0 +1,27 @@
+import type { Capability } from "../Capability.js";
+import { chatApiError } from "./chatApiError.js";
+import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
+import type { ChatEngine } from "./ChatEngine.js";
+
+/** /v1/chat/completions on GGUF models through node-llama-cpp, in-process. */
+export const chatCapability: Capability<ChatEngine> = {
+    task: "chat",
+    endpoints: ["/v1/chat/completions"],
+    // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
+    async createEngine(entry, {config}) {
+        const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
+        const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
+        return LlamaChatEngine.load(await loadLlamaRuntime(), {
+            id: entry.id,
+            modelPath: entry.path,
+            contextSize: entry.contextSize,
+            threads: entry.threads ?? config.threads,
+            parallel: entry.parallel ?? config.parallel,
+            queueSize: config.queueSize
+        });
+    },
+    routes(router, context) {
+        router.post("/chat/completions", context.jsonBody, chatCompletionsHandler(context));
+    },
+    toApiError: chatApiError
+};

@@ -1,0 +1,39 @@
+import { siblingModuleUrl } from "../../core/workers/siblingModuleUrl.js";
+import type { Capability } from "../Capability.js";
+import type { EmbeddingsEngine } from "./EmbeddingsEngine.js";
+import { embeddingsHandler } from "./embeddingsHandler.js";
+import { embeddingsManifest, type EmbeddingSettings } from "./embeddingsManifest.js";
+
+/**
+ * /v1/embeddings: ONNX models through transformers.js in the shared worker pool, GGUF embedding
+ * models through node-llama-cpp's embedding context.
+ */
+export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSettings> = {
+    task: "embeddings",
+    endpoints: ["/v1/embeddings"],
+    manifest: embeddingsManifest,
+    workerModules: {embeddings: siblingModuleUrl(import.meta.url, "./onnx/embeddingTasks")},
+    async createEngine(entry, {config, logger, workers}) {
+        const settings = entry.settings;
+        if (entry.path.toLowerCase().endsWith(".gguf")) {
+            const {LlamaEmbeddingsEngine} = await import("./llama/LlamaEmbeddingsEngine.js");
+            const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
+            return LlamaEmbeddingsEngine.load(await loadLlamaRuntime(), {
+                id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
+                matryoshka: settings.matryoshka, normalize: settings.normalize,
+                threads: entry.threads ?? config.threads, queueSize: config.queueSize
+            });
+        }
+        const {OnnxEmbeddingsEngine} = await import("./onnx/OnnxEmbeddingsEngine.js");
+        const {onnxModelSpec} = await import("./onnx/onnxModelSpec.js");
+        return OnnxEmbeddingsEngine.load(workers(), entry.id, {
+            spec: onnxModelSpec(entry.id, entry.path, settings, entry.threads ?? config.onnxThreads),
+            maxInputTokens: settings.maxInputTokens, matryoshka: settings.matryoshka, normalize: settings.normalize,
+            parallel: entry.parallel ?? config.parallel, queueSize: config.queueSize,
+            onWarning: (message) => logger.warn(message)
+        });
+    },
+    routes(router, context) {
+        router.post("/embeddings", context.jsonBody, embeddingsHandler(context));
+    }
+};

@@ -1,0 +1,47 @@
+import type { Middleware } from "koa";
+import { koaBody } from "koa-body";
+import { ApiError } from "./ApiError.js";
+
+/**
+ * JSON request bodies only. A POST without a JSON content type is a 415 (not silently an empty
+ * body); a body past `limit` is a 413 naming the limit, one that does not parse a 400.
+ */
+export function jsonBody(limit: string): Middleware {
+    const parse = koaBody({
+        json: true,
+        jsonLimit: limit,
+        jsonStrict: true,
+        urlencoded: false,
+        text: false,
+        multipart: false,
+        onError: (error) => {
+            throw toBodyError(error as {status?: number, type?: string, message?: string}, limit);
+        }
+    });
+    return async (ctx, next) => {
+        if (ctx.method !== "POST" && ctx.method !== "PUT" && ctx.method !== "PATCH")
+            return next();
+        const contentType = ctx.get("Content-Type");
+        if (!isJsonMediaType(contentType))
+            throw ApiError.unsupportedMediaType(contentType || undefined);
+        if (ctx.get("Content-Length") === "0" || (ctx.get("Content-Length") === "" && ctx.get("Transfer-Encoding") === ""))
+            throw ApiError.invalidRequest("The request body is empty: send a JSON object.", null, "invalid_json");
+        return parse(ctx, next);
+    };
+}
+
+/** The body parser's errors (raw-body / co-body) as the client sees them. */
+function toBodyError(error: {status?: number, type?: string, message?: string}, limit: string) {
+    if (error.type === "entity.too.large" || error.status === 413)
+        return ApiError.payloadTooLarge(limit);
+    if (error.type === "encoding.unsupported" || error.status === 415)
+        return new ApiError(415, "invalid_request_error", String(error.message), {code: "unsupported_media_type"});
+    return ApiError.invalidRequest(
+        "We could not parse the JSON body of your request. The server expects a JSON object as the request body.",
+        null, "invalid_json");
+}
+
+function isJsonMediaType(contentType: string) {
+    const mediaType = contentType.split(";")[0].trim().toLowerCase();
+    return mediaType === "application/json" || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+}

@@ -1,0 +1,105 @@
+import fs from "node:fs";
+import path from "node:path";
+import { createAjv } from "../validation/createAjv.js";
+import { describeAjvError } from "../validation/describeAjvError.js";
+import { ManifestError } from "./ManifestError.js";
+import { ManifestFieldError } from "./ManifestFieldError.js";
+import { commonModelProperties, manifestSchema } from "./manifestSchema.js";
+import type { ManifestSettings } from "./ManifestSettings.js";
+import type { ModelEntry } from "./ModelEntry.js";
+
+type RawModel = {
+    id: string, task: string, path: string, family?: string, released?: string, aliases?: string[],
+    ownedBy?: string, contextSize?: number, threads?: number, parallel?: number
+} & Record<string, unknown>;
+
+/**
+ * Reads and validates a model manifest. Every problem that would otherwise surface on the first
+ * request (bad field, a field of another task, duplicate name, missing file) is a ManifestError
+ * naming the file and field. `settingsByTask`: each served task's own fields (its capability's).
+ */
+export function loadManifest(manifestPath: string, settingsByTask: Readonly<Record<string, ManifestSettings<unknown> | undefined>>): ModelEntry[] {
+    let text: string;
+    try {
+        text = fs.readFileSync(manifestPath, "utf8");
+    } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+            throw new ManifestError(`Model manifest not found: ${manifestPath}`);
+        throw new ManifestError(`Cannot read model manifest ${manifestPath}: ${(error as Error).message}`);
+    }
+
+    let data: unknown;
+    try {
+        data = JSON.parse(text);
+    } catch (error) {
+        throw new ManifestError(`Model manifest ${manifestPath} is not valid JSON: ${(error as Error).message}`);
+    }
+
+    const validate = createAjv().compile(manifestSchema(settingsByTask));
+    if (!validate(data)) {
+        const {message} = describeAjvError(validate.errors?.[0], data);
+        throw new ManifestError(`Invalid model manifest ${manifestPath}: ${message}`);
+    }
+
+    const folder = path.dirname(path.resolve(manifestPath));
+    const entries = (data as {models: RawModel[]}).models.map((model, index): ModelEntry => {
+        const invalid = (field: string, message: string) => new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].${field}' ${message}`);
+        const own = settingsByTask[model.task];
+        const taskFields: Record<string, unknown> = {};
+        for (const [field, value] of Object.entries(model)) {
+            if (field in commonModelProperties || field === "task" || value === undefined)
+                continue;
+            if (own == null || !(field in own.properties)) {
+                const owners = Object.entries(settingsByTask).filter(([, settings]) => settings != null && field in settings.properties).map(([task]) => `"${task}"`);
+                throw invalid(field, `applies only to models with task ${owners.join(" or ")}.`);
+            }
+            taskFields[field] = value;
+        }
+        const modelPath = path.resolve(folder, model.path);
+        if (!fs.existsSync(modelPath))
+            throw invalid("path", `points to ${modelPath}, which does not exist.`);
+        let settings: unknown = {};
+        try {
+            settings = own?.parse(taskFields, {id: model.id, path: modelPath}) ?? {};
+        } catch (error) {
+            if (error instanceof ManifestFieldError)
+                throw invalid(error.field, error.message);
+            throw error;
+        }
+        return {
+            id: model.id,
+            task: model.task,
+            path: modelPath,
+            family: model.family ?? null,
+            released: model.released ?? null,
+            aliases: model.aliases ?? [],
+            ownedBy: model.ownedBy ?? "local",
+            contextSize: model.contextSize ?? null,
+            threads: model.threads ?? null,
+            parallel: model.parallel ?? null,
+            settings
+        };
+    });
+
+    assertUniqueNames(entries, manifestPath);
+    return entries;
+}
+
+/** Every name a client can send (ids, aliases, `<family>-latest`) must resolve to exactly one model. */
+function assertUniqueNames(entries: ModelEntry[], manifestPath: string) {
+    const owner = new Map<string, string>();
+    const claim = (name: string, field: string) => {
+        const previous = owner.get(name);
+        if (previous != null)
+            throw new ManifestError(`Invalid model manifest ${manifestPath}: '${field}' uses the name '${name}', already taken by ${previous}.`);
+        owner.set(name, field);
+    };
+    entries.forEach((entry, index) => claim(entry.id, `models[${index}].id`));
+    entries.forEach((entry, index) => entry.aliases.forEach((alias, aliasIndex) => claim(alias, `models[${index}].aliases[${aliasIndex}]`)));
+    const families = new Set(entries.map((entry) => entry.family).filter((family) => family != null));
+    for (const family of families) {
+        const latest = `${family}-latest`;
+        if (owner.has(latest))
+            throw new ManifestError(`Invalid model manifest ${manifestPath}: the name '${latest}' is reserved for the newest model of family '${family}', but ${owner.get(latest)} uses it.`);
+    }
+}

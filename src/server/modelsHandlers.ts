@@ -1,0 +1,59 @@
+import fs from "node:fs";
+import type { Middleware } from "koa";
+import type { EngineHost } from "../core/engines/EngineHost.js";
+import { ApiError } from "../core/http/ApiError.js";
+import type { ModelEntry } from "../core/registry/ModelEntry.js";
+
+export type ModelObject = {
+    id: string;
+    object: "model";
+    created: number;
+    owned_by: string;
+    /** Extensions beyond OpenAI's shape: what the model is for and the other names it answers to. */
+    task: string;
+    endpoints: readonly string[];
+    aliases: string[];
+    family: string | null;
+};
+
+export function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
+    return {
+        id: entry.id,
+        object: "model",
+        created: createdSeconds(entry),
+        owned_by: entry.ownedBy,
+        task: entry.task,
+        endpoints: engines.endpointsOf(entry),
+        aliases: engines.registry.aliasesOf(entry),
+        family: entry.family
+    };
+}
+
+/** GET /v1/models: every model of the manifest. */
+export function listModelsHandler(engines: EngineHost): Middleware {
+    return (ctx) => {
+        ctx.body = {object: "list", data: engines.registry.entries.map((entry) => toModelObject(engines, entry))};
+    };
+}
+
+/** GET /v1/models/:id, where the id may also be an alias; the answer carries the concrete id. */
+export function retrieveModelHandler(engines: EngineHost): Middleware {
+    return (ctx) => {
+        const name = String(ctx.params.id);
+        const entry = engines.registry.resolve(name);
+        if (entry == null)
+            throw ApiError.modelNotFound(name);
+        ctx.body = toModelObject(engines, entry);
+    };
+}
+
+/** `released` when the manifest gives it, else the file's modification time. */
+function createdSeconds(entry: ModelEntry) {
+    if (entry.released != null)
+        return Math.floor(Date.parse(entry.released + "T00:00:00Z") / 1000);
+    try {
+        return Math.floor(fs.statSync(entry.path).mtimeMs / 1000);
+    } catch {
+        return 0;
+    }
+}
