@@ -1,0 +1,90 @@
+/**
+ * A capability that exists only in the tests, to prove the seam: its own route, manifest settings,
+ * engine, error mapping and worker task with progress, plugged in without editing any file of src/.
+ */
+import type { Middleware } from "koa";
+import type { Capability, RouteContext } from "../../../src/capabilities/Capability.js";
+import { AdmissionQueue } from "../../../src/core/admission/AdmissionQueue.js";
+import type { Engine } from "../../../src/core/engines/Engine.js";
+import { EngineDisposedError } from "../../../src/core/engines/EngineDisposedError.js";
+import { ApiError } from "../../../src/core/http/ApiError.js";
+import type { RequestState } from "../../../src/core/http/RequestState.js";
+import { ManifestFieldError } from "../../../src/core/registry/ManifestFieldError.js";
+import { SseWriter } from "../../../src/core/streaming/SseWriter.js";
+import { streamResponse } from "../../../src/core/streaming/streamResponse.js";
+import { compileRequestValidator } from "../../../src/core/validation/compileRequestValidator.js";
+import type { WorkerPool } from "../../../src/core/workers/WorkerPool.js";
+
+type ReverseSettings = {repeat: number, maxLength: number};
+
+class TextTooLongError extends Error {
+    constructor(readonly maxLength: number) {
+        super(`The text is longer than this model's ${maxLength} characters.`);
+    }
+}
+
+export class ReverseEngine implements Engine {
+    private readonly admission: AdmissionQueue;
+
+    constructor(readonly id: string, private readonly settings: ReverseSettings, private readonly workers: WorkerPool) {
+        this.admission = new AdmissionQueue(1, 4, id);
+    }
+
+    load() {
+        return this.admission.load();
+    }
+
+    reverse(text: string, signal: AbortSignal, onProgress?: (step: {step: number, steps: number, partial: string}) => void) {
+        if ([...text].length > this.settings.maxLength)
+            throw new TextTooLongError(this.settings.maxLength);
+        return this.admission.run(1, signal, () => this.workers.run<{text: string}>("reverse.reverse", {text, repeat: this.settings.repeat},
+            {signal, onProgress: onProgress as (message: unknown) => void}));
+    }
+
+    async dispose() {
+        this.admission.close(new EngineDisposedError(this.id));
+        await this.admission.drain();
+    }
+}
+
+type ReverseRequest = {model: string, text: string, stream?: boolean};
+
+function reverseHandler(context: RouteContext): Middleware {
+    const validate = compileRequestValidator<ReverseRequest>({
+        type: "object",
+        required: ["model", "text"],
+        properties: {model: {type: "string"}, text: {type: "string", minLength: 1}, stream: {type: "boolean"}}
+    });
+    return async (ctx) => {
+        const state = ctx.state as RequestState;
+        const request = validate(ctx.request.body);
+        const {engine} = context.engines.engineFor<ReverseEngine>(request.model, "reverse");
+        if (request.stream !== true) {
+            ctx.body = await engine.reverse(request.text, state.signal);
+            return;
+        }
+        let writer!: SseWriter;
+        const run = engine.reverse(request.text, state.signal, (step) => writer.send(step, "reverse.progress"));
+        writer = new SseWriter(ctx, {pingMs: context.ssePingMs});
+        await streamResponse(ctx, writer, async () => writer.send(await run, "reverse.done"));
+    };
+}
+
+export const reverseCapability: Capability<ReverseEngine, ReverseSettings> = {
+    task: "reverse",
+    endpoints: ["/v1/reverse"],
+    manifest: {
+        properties: {repeat: {type: "integer", minimum: 1, maximum: 5}, maxLength: {type: "integer", minimum: 1}},
+        parse(fields: {repeat?: number, maxLength?: number}) {
+            if (fields.repeat != null && fields.maxLength != null && fields.repeat > fields.maxLength)
+                throw new ManifestFieldError("repeat", "cannot be more than 'maxLength'.");
+            return {repeat: fields.repeat ?? 1, maxLength: fields.maxLength ?? 100};
+        }
+    },
+    workerModules: {reverse: new URL("./reverseTasks.ts", import.meta.url).href},
+    createEngine: async (entry, {workers}) => new ReverseEngine(entry.id, entry.settings, workers()),
+    routes(router, context) {
+        router.post("/reverse", context.jsonBody, reverseHandler(context));
+    },
+    toApiError: (error) => error instanceof TextTooLongError ? ApiError.invalidRequest(error.message, "text", "text_too_long") : undefined
+};
