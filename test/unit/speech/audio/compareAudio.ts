@@ -17,11 +17,11 @@ export function bestLag(reference: Float32Array, decoded: Float32Array, maxLag: 
     return best;
 }
 
-/** Signal-to-noise ratio in dB of `decoded` (from `offset`) against `reference`, over the reference's length. */
-export function snrDb(reference: Float32Array, decoded: Float32Array, offset = 0): number {
+/** Signal-to-noise ratio in dB of `decoded` (from `offset`) against `reference`, over the first `length` samples. */
+export function snrDb(reference: Float32Array, decoded: Float32Array, offset = 0, length = reference.length): number {
     let signal = 0;
     let noise = 0;
-    for (let i = 0; i < reference.length; i++) {
+    for (let i = 0; i < length; i++) {
         const error = (decoded[i + offset] ?? 0) - reference[i];
         signal += reference[i] ** 2;
         noise += error ** 2;
