@@ -1,9 +1,8 @@
 import { ManifestFieldError } from "../../core/registry/ManifestFieldError.js";
 import type { ManifestSettings } from "../../core/registry/ManifestSettings.js";
+import { onnxDtypes } from "../../runtimes/onnx/onnxDtypes.js";
 import { poolingModes, type Pooling } from "./onnx/pooling.js";
 
-/** transformers.js dtypes (each selects a file name suffix in the model's onnx/ folder). */
-export const onnxDtypes = ["fp32", "fp16", "q8", "int8", "uint8", "q4", "bnb4", "q4f16"] as const;
 
 /** Manifest fields of an embeddings model, with defaults applied (README "Embeddings"). */
 export type EmbeddingSettings = {
