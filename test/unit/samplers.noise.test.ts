@@ -9,7 +9,12 @@ import { Xoshiro128 } from "../../src/capabilities/images/samplers/xoshiro128.js
 import { loadSamplerVectors } from "../support/samplerVectors.js";
 
 // All statistics below use fixed seeds: the tests are deterministic, the bounds are several standard errors wide.
-const mean = (values: ArrayLike<number>) => Array.prototype.reduce.call(values, (sum: number, value: number) => sum + value, 0) as number / values.length;
+const mean = (values: ArrayLike<number>) => {
+    let sum = 0;
+    for (let i = 0; i < values.length; i++)
+        sum += values[i];
+    return sum / values.length;
+};
 const variance = (values: ArrayLike<number>) => {
     const m = mean(values);
     return mean(Array.from(values, (value) => (value - m) ** 2));
