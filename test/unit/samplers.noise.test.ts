@@ -93,7 +93,7 @@ describe("brownianTreeNoise", () => {
     const schedule = trainingSchedule(parseSchedulerConfig({beta_start: 0.00085, beta_end: 0.012, beta_schedule: "scaled_linear"}));
 
     it("is pinned for a seed", () => {
-        expect(Array.from(brownianTreeNoise(42, 0.03, 14.6, 3)(10, 5))).toEqual([-0.60923969175358494, -0.038231352401557263, -1.1613314735048694]);
+        expect(Array.from(brownianTreeNoise(42, 0.03, 14.6, 3)(10, 5))).toEqual([-0.60828716245471626, -0.039998883354450634, -1.1623712030795021]);
     });
 
     it("gives the same numbers whatever the order and number of queries", () => {
