@@ -50,8 +50,8 @@ export function brownianTreeNoise(seed: number, sigmaMin: number, sigmaMax: numb
             return cached;
         let left = sigmaMin;
         let right = sigmaMax;
-        let leftValue = zero;
-        let rightValue = rootValue;
+        let leftValue: Float64Array = zero;
+        let rightValue: Float64Array = rootValue;
         let index = 0;
         let result: Float64Array | null = s === sigmaMin ? zero : s === sigmaMax ? rootValue : null;
         for (let depth = 0; result == null && depth < maxDepth; depth++) {
