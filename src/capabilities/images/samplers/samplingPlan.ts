@@ -119,15 +119,15 @@ function defaultSigmas(steps: number, schedule: TrainingSchedule, spacing: NonNu
     // diffusers EulerDiscreteScheduler.set_timesteps.
     const timesteps = new Float64Array(steps);
     for (let k = 0; k < steps; k++) {
-        if (mode === "linspace")
-            timesteps[k] = (trainSteps - 1) - k * (trainSteps - 1) / (steps - 1 || 1);
-        else if (mode === "leading")
+        if (mode === "linspace") {
+            // np.linspace(0, T − 1, N)[::-1]: the last entry is exactly T − 1; for N = 1 it is [0].
+            const index = steps - 1 - k;
+            timesteps[k] = steps > 1 && index === steps - 1 ? trainSteps - 1 : index * ((trainSteps - 1) / (steps - 1 || 1));
+        } else if (mode === "leading")
             timesteps[k] = (steps - 1 - k) * Math.floor(trainSteps / steps) + schedule.config.stepsOffset;
         else
             timesteps[k] = roundHalfEven(trainSteps - k * (trainSteps / steps)) - 1;
     }
-    if (mode === "linspace")
-        timesteps[0] = trainSteps - 1;
     for (let k = 0; k < steps; k++)
         sigmas[k] = interpolate(schedule.sigmas, Math.min(Math.max(timesteps[k], 0), trainSteps - 1));
     return sigmas;
