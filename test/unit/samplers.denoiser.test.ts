@@ -137,3 +137,13 @@ describe("runSampler", () => {
         }
     });
 });
+
+describe("one-step runs", () => {
+    it("every sampler runs 1 step with the pipeline's noise sources", async () => {
+        for (const name of samplerNames) {
+            const plan = samplingPlan(name, 1, schedule);
+            const x0 = await runSampler(plan, initialLatent(plan, gaussianNoise(3).take(64)), async (input, sigma) => toy(input, sigma), noiseSourceFor(plan, 3, 64));
+            expect(x0.every(Number.isFinite)).toBe(true);
+        }
+    });
+});

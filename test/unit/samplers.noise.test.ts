@@ -160,7 +160,12 @@ describe("brownianTreeNoise", () => {
         expect(Math.abs(mean(pairs) - mean(theory))).toBeLessThan(0.05);
     });
 
-    it("rejects an empty interval", () => {
-        expect(() => brownianTreeNoise(1, 2, 2, 4)).toThrow(/sigmaMin < sigmaMax/);
+    it("accepts the single-point interval of a one-step DPM++ SDE plan (which draws nothing) and rejects bad ones", () => {
+        const plan = samplingPlan("DPM++ SDE Karras", 1, schedule);
+        expect(plan.noiseCalls).toBe(0);
+        const source = brownianTreeNoise(1, plan.noiseInterval.sigmaMin, plan.noiseInterval.sigmaMax, 4);
+        expect(() => source(1, 2)).toThrow(/single point/);
+        expect(() => brownianTreeNoise(1, 3, 2, 4)).toThrow(/sigmaMin <= sigmaMax/);
+        expect(() => brownianTreeNoise(1, 0, 2, 4)).toThrow(/0 < sigmaMin/);
     });
 });

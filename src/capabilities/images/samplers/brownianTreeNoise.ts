@@ -28,8 +28,14 @@ const nodeCacheSize = 2 * maxDepth;
 export function brownianTreeNoise(seed: number, sigmaMin: number, sigmaMax: number, length: number): NoiseSource {
     if (!Number.isSafeInteger(seed) || seed < 0)
         throw new Error(`A noise seed must be an integer from 0 to 2^53 - 1, got ${seed}.`);
-    if (!(sigmaMin > 0 && sigmaMax > sigmaMin))
-        throw new Error(`The Brownian tree needs 0 < sigmaMin < sigmaMax, got ${sigmaMin}, ${sigmaMax}.`);
+    if (!(sigmaMin > 0 && sigmaMax >= sigmaMin))
+        throw new Error(`The Brownian tree needs 0 < sigmaMin <= sigmaMax, got ${sigmaMin}, ${sigmaMax}.`);
+    if (sigmaMax === sigmaMin) {
+        // A one-step DPM++ SDE plan ([σmax, 0]) has this interval and never draws noise.
+        return (sigma, sigmaNext) => {
+            throw new Error(`The Brownian tree over the single point ${sigmaMin} has no increment from ${sigma} to ${sigmaNext}.`);
+        };
+    }
     const seedLow = seed >>> 0;
     const seedHigh = Math.floor(seed / 4294967296);
     const width = sigmaMax - sigmaMin;
