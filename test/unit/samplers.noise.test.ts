@@ -5,6 +5,7 @@ import { parseSchedulerConfig } from "../../src/capabilities/images/samplers/par
 import { samplingPlan } from "../../src/capabilities/images/samplers/samplingPlan.js";
 import { seededNoiseSource } from "../../src/capabilities/images/samplers/seededNoiseSource.js";
 import { trainingSchedule } from "../../src/capabilities/images/samplers/trainingSchedule.js";
+import { normalsFrom } from "../../src/capabilities/images/samplers/normalsFrom.js";
 import { Xoshiro128 } from "../../src/capabilities/images/samplers/xoshiro128.js";
 import { loadSamplerVectors } from "../support/samplerVectors.js";
 
@@ -67,6 +68,11 @@ describe("gaussianNoise", () => {
         // Pairs (cos, sin halves of Box-Muller) and neighbours across pairs are uncorrelated.
         expect(Math.abs(correlation(values.subarray(0, n - 1), values.subarray(1)))).toBeLessThan(5 / Math.sqrt(n));
         expect(Math.abs(correlation(values.subarray(0, n - 2), values.subarray(2)))).toBeLessThan(5 / Math.sqrt(n));
+    });
+
+    it("normalsFrom (the Brownian tree's fast path) gives gaussianNoise's numbers for the same key", () => {
+        expect(Array.from(normalsFrom(new Xoshiro128([42, 0, 0]), 6))).toEqual(Array.from(gaussianNoise(42).take(6)));
+        expect(Array.from(normalsFrom(new Xoshiro128([7, 256, 1]), 5))).toEqual(Array.from(gaussianNoise(256 * 2 ** 32 + 7, 1).take(5)));
     });
 
     it("rejects seeds that are not non-negative safe integers", () => {

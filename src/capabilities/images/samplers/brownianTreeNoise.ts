@@ -1,4 +1,4 @@
-import { normalsFrom } from "./gaussianNoise.js";
+import { normalsFrom } from "./normalsFrom.js";
 import type { NoiseSource } from "./NoiseSource.js";
 import { Xoshiro128 } from "./xoshiro128.js";
 
