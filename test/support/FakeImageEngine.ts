@@ -62,7 +62,7 @@ export class FakeImageEngine implements ImageEngine {
         // Like the real engine: a full queue throws at once.
         return this.admission.run(1, signal, async () => {
             const started = performance.now();
-            const previewSteps = Array.from({length: job.previews}, (_, index) => Math.max(1, Math.floor((index + 1) * job.steps / (job.previews + 1))));
+            const previewSteps = Array.from({length: job.previews}, (_, index) => Math.max(1, Math.ceil((index + 1) * job.steps / (job.previews + 1))));
             try {
                 for (let step = 1; step <= job.steps; step++) {
                     await new Promise((resolve) => setImmediate(resolve));
