@@ -276,12 +276,16 @@ describe("/v1/images/generations with a fake engine", () => {
         await engine.parked();
         const queued = generate({seed: 2});
         expect(await eventually(async () => (await health("sd")).waiting === 1)).toBe(true);
-        for (const stream of [false, true]) {
-            const response = await server.post("/v1/images/generations", {model: "sd", prompt: "x", stream});
-            expect(response.status).toBe(503);
-            expect(response.headers.get("retry-after")).toBe("2");
-            expect((await jsonOf(response)).error.code).toBe("server_overloaded");
-        }
+        // Whether the engine throws at once or rejects its promise, a refused stream is a plain 503, not an error event.
+        for (const rejectAsync of [false, true])
+            for (const stream of [false, true]) {
+                engine.rejectAsync = rejectAsync;
+                const response = await server.post("/v1/images/generations", {model: "sd", prompt: "x", stream});
+                expect(response.status).toBe(503);
+                expect(response.headers.get("retry-after")).toBe("2");
+                expect((await jsonOf(response)).error.code).toBe("server_overloaded");
+            }
+        engine.rejectAsync = false;
         release();
         expect((await running).status).toBe(200);
         expect((await queued).status).toBe(200);

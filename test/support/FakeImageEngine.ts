@@ -57,9 +57,18 @@ export class FakeImageEngine implements ImageEngine {
         return new Promise((resolve) => this.parkedWaiters.push(() => this.parkedCount >= count && resolve()));
     }
 
-    generate(job: ImageJob, {signal, onProgress}: GenerateOptions): Promise<ImageResult> {
+    /** Refuse a job (full queue) in a rejected promise instead of a synchronous throw, as an async engine would. */
+    rejectAsync = false;
+
+    generate(job: ImageJob, options: GenerateOptions): Promise<ImageResult> {
+        if (this.rejectAsync)
+            return Promise.resolve().then(() => this.generateNow(job, options));
+        return this.generateNow(job, options);
+    }
+
+    private generateNow(job: ImageJob, {signal, onProgress}: GenerateOptions): Promise<ImageResult> {
         this.jobs.push(job);
-        // Like the real engine: a full queue throws at once.
+        // A full queue throws at once.
         return this.admission.run(1, signal, async () => {
             const started = performance.now();
             const previewSteps = Array.from({length: job.previews}, (_, index) => Math.max(1, Math.ceil((index + 1) * job.steps / (job.previews + 1))));
