@@ -39,15 +39,15 @@ export function imagesHandler(context: RouteContext, links: ImageLinkStore): Mid
             model: entry.id, user: request.user ?? undefined, size: images.size, steps: job.steps,
             sampler: job.sampler, n: job.seeds.length, seed: job.seeds[0], stream: images.stream || undefined
         });
-        const warnIfTruncated = (result: ImageResult) => {
+        // The engine logs a truncated prompt (longer than its text window) as a warning.
+        const logUsage = (result: ImageResult) => {
             state.logFields.input_tokens = result.inputTokens;
-            if (result.truncated)
-                context.logger.warn(`The prompt was longer than the text encoder's ${engine.maxPromptTokens} tokens and was truncated (as diffusers does)`, {id: state.requestId});
+            state.logFields.truncated = result.truncated || undefined;
         };
 
         if (!images.stream) {
             const result = await engine.generate(job, {signal: state.signal});
-            warnIfTruncated(result);
+            logUsage(result);
             const created = Math.floor(Date.now() / 1000);
             const data = await Promise.all(outputsOf(result.images, images.grid).map(async ({image, seeds}): Promise<ImageData> => {
                 const bytes = await encodeImage(image, {format: images.outputFormat, compression: images.outputCompression});
@@ -65,7 +65,7 @@ export function imagesHandler(context: RouteContext, links: ImageLinkStore): Mid
             ctx.body = body;
             return;
         }
-        await streamImage(ctx, context, engine, images, warnIfTruncated);
+        await streamImage(ctx, context, engine, images, logUsage);
     };
 }
 
