@@ -89,6 +89,15 @@ describe("/v1/images/generations on the generated tiny Stable Diffusion model", 
         expect(grid.size).toBe("128x128");
         expect(grid.data[0].seeds).toHaveLength(4);
         expect(await decode(grid.data[0].b64_json)).toEqual({width: 128, height: 128, format: "png"});
+        // Streamed: the model's 3 steps allow 2 partial grids, each composed of the four images' previews from the worker.
+        const {events} = await readSse(await server.post("/v1/images/generations", {model: "tiny-mj", prompt: "a red house", stream: true}));
+        const data = events.map((event) => JSON.parse(event.data));
+        expect(data.map((item) => item.type)).toEqual([
+            "image_generation.progress", "image_generation.partial_image", "image_generation.progress", "image_generation.partial_image",
+            "image_generation.progress", "image_generation.completed"
+        ]);
+        for (const item of data.filter((event) => event.b64_json != null))
+            expect(await decode(item.b64_json)).toEqual({width: 128, height: 128, format: "png"});
     });
 
     it("the same seed gives the same bytes after a restart", async () => {
