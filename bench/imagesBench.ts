@@ -37,21 +37,33 @@ const unetShape = {channels: 256, layers: 3, hidden: 32};
 writeBenchUnet(path.join(sdPath, "unet", "model.onnx"), unetShape);
 await makeTestLlamaGguf(chatPath, {seed: 1});
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+/** Wall and CPU milliseconds (every thread of this process: main, pool workers, ONNX Runtime) of one run. */
+type Cost = {wall: number, cpu: number};
+async function measure(run: () => Promise<unknown>): Promise<Cost> {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    await run();
+    const used = process.cpuUsage(cpu);
+    return {wall: performance.now() - started, cpu: (used.user + used.system) / 1000};
+}
+
 /**
- * Per-step slope of each variant, measured interleaved (run r of every variant before run r + 1 of any),
- * so load from other processes on the machine falls on all of them alike. Medians of `runs`.
+ * Per-step slopes (wall and CPU) of each variant, measured interleaved (run r of every variant before run r + 1
+ * of any), so load from other processes on the machine falls on all of them alike. Medians of `runs`. CPU time
+ * is the steadier figure on a shared machine: another process's load lengthens the wall time, not our CPU time.
  */
-async function slopes(variants: Record<string, (steps: number) => Promise<number>>): Promise<Record<string, number>> {
-    const perStep: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
-    for (const timeFor of Object.values(variants))
-        await timeFor(fewSteps);
-    for (let run = 0; run < runs; run++)
-        for (const [name, timeFor] of Object.entries(variants)) {
-            const few = await timeFor(fewSteps);
-            const many = await timeFor(manySteps);
-            perStep[name].push((many - few) / (manySteps - fewSteps));
+async function slopes(variants: Record<string, (steps: number) => Promise<unknown>>): Promise<Record<string, Cost>> {
+    const perStep: Record<string, Cost[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+    for (const run of Object.values(variants))
+        await run(fewSteps);
+    for (let round = 0; round < runs; round++)
+        for (const [name, run] of Object.entries(variants)) {
+            const few = await measure(() => run(fewSteps));
+            const many = await measure(() => run(manySteps));
+            perStep[name].push({wall: (many.wall - few.wall) / (manySteps - fewSteps), cpu: (many.cpu - few.cpu) / (manySteps - fewSteps)});
         }
-    return Object.fromEntries(Object.entries(perStep).map(([name, values]) => [name, median(values)]));
+    return Object.fromEntries(Object.entries(perStep).map(([name, costs]) =>
+        [name, {wall: median(costs.map((cost) => cost.wall)), cpu: median(costs.map((cost) => cost.cpu))}]));
 }
 
 // Direct: the UNet session in a plain loop, with the rows the pipeline feeds it (classifier-free guidance: 2 per image).
@@ -109,7 +121,7 @@ async function serverRequest(body: Record<string, unknown>) {
 }
 
 const request = {model: "sd", prompt: "a photo of a cat", size: `${size}x${size}`, seed: 1};
-const figures: {label: string, direct: number, pipeline: number, server: number}[] = [];
+const figures: {label: string, direct: Cost, pipeline: Cost, server: Cost}[] = [];
 // n = 4 can stream only as a MidJourney-style grid (one engine call with four seeds), its steps set through `quality`.
 const quality = (steps: number) => steps === fewSteps ? "low" : "high";
 const grid = {model: "sd-grid", prompt: "a photo of a cat"};
@@ -125,7 +137,7 @@ for (const n of [1, 4]) {
                 streamedGrid: (steps: number) => serverRequest({...grid, quality: quality(steps), stream: true, partial_images: 3})
             })
     });
-    const row = (label: string, server: number) => figures.push({label, direct: measured.direct, pipeline: measured.pipeline, server});
+    const row = (label: string, server: Cost) => figures.push({label, direct: measured.direct, pipeline: measured.pipeline, server});
     row(`n = ${n}, no previews`, measured.plain);
     if (n === 1)
         row("n = 1, streamed, 3 previews", measured.streamed);
@@ -159,9 +171,10 @@ generating = false;
 await load;
 
 console.log(`Generated SD folder, UNet of ${unetShape.layers} 3x3 convolutions x ${unetShape.channels} channels, ${size}x${size} images (latents ${latent}x${latent}), ${os.cpus().length} cores, pool ${defaultConfig.workers} workers x ${defaultConfig.onnxThreads} ONNX thread(s); per-step slopes ${fewSteps}->${manySteps} steps, median of ${runs} interleaved runs`);
-console.log("| | direct UNet loop, ms/step | pipeline in-process, ms/step | server, ms/step | server - direct, ms/step | server/direct |\n|---|---|---|---|---|---|");
+const cell = (cost: Cost) => `${cost.wall.toFixed(1)} / ${cost.cpu.toFixed(1)}`;
+console.log("ms per step, wall / CPU (all threads)\n| | direct UNet loop | pipeline in-process | server | server/direct, wall / CPU |\n|---|---|---|---|---|");
 for (const {label, direct, pipeline: inProcessStep, server: through} of figures)
-    console.log(`| ${label} | ${direct.toFixed(2)} | ${inProcessStep.toFixed(2)} | ${through.toFixed(2)} | ${(through - direct).toFixed(2)} | ${(through / direct).toFixed(2)} |`);
+    console.log(`| ${label} | ${cell(direct)} | ${cell(inProcessStep)} | ${cell(through)} | ${(through.wall / direct.wall).toFixed(2)} / ${(through.cpu / direct.cpu).toFixed(2)} |`);
 console.log(`memory: server process RSS ${(rss / 2 ** 20).toFixed(0)} MiB (peak ${(peak / 2 ** 20).toFixed(0)} MiB), including the direct pipeline's sessions`);
 console.log(`chat TTFT ms (median of 10): idle ${median(idle).toFixed(1)}, while n=4 images generate ${median(busy).toFixed(1)} (${(median(busy) / median(idle)).toFixed(2)}x)`);
 await server.close();
