@@ -38,7 +38,7 @@ export const testSdLatentSize = 8;
  * vae_decoder/model.onnx, scheduler/scheduler_config.json (SD1.x), configs. Every network depends on
  * its inputs (tokens, positions, sample, timestep, text) with small weights so sampling stays finite:
  * - text encoder: Gather(token embedding) + positional embedding -> MatMul -> Tanh = last_hidden_state [b,77,D];
- * - UNet: Tanh(1x1 Conv(sample) (near identity) + MatMul(mean over tokens of the text) + sin(t/100) x vector) = out_sample [b,4,h,w];
+ * - UNet: Tanh(c + up8(avgpool8(c)) with c = 1x1 Conv(sample) (near identity) + MatMul(mean over tokens of the text) + sin(t/100) x vector) = out_sample [b,4,h,w];
  * - VAE decoder: 1x1 Conv 4->3, nearest Resize x8, Tanh = sample [b,3,8h,8w] in -1..1.
  */
 export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
@@ -218,7 +218,13 @@ class TestGraphs {
         g.node("Sin", ["time_scaled"], ["time_sin"]);
         g.node("Reshape", ["time_sin", "time_shape"], ["time_column"]);
         g.node("Mul", ["time_column", "time_vector"], ["time_term"]);
-        g.node("Add", ["mixed", "text_term"], ["with_text"]);
+        // A bottleneck like a real UNet's: pooled by 8 and upsampled back onto the full-size path, so (as in real
+        // exports) the latent sides must be multiples of 8 or the shapes do not line up.
+        g.constant("bottleneck_scales", [4], Float32Array.of(1, 1, 8, 8));
+        g.node("AveragePool", ["mixed"], ["pooled"], [{name: "kernel_shape", type: AttributeType.INTS, ints: [8, 8]}, {name: "strides", type: AttributeType.INTS, ints: [8, 8]}]);
+        g.node("Resize", ["pooled", "", "bottleneck_scales"], ["upsampled"], [{name: "mode", type: AttributeType.STRING, s: new TextEncoder().encode("nearest")}]);
+        g.node("Add", ["mixed", "upsampled"], ["with_bottleneck"]);
+        g.node("Add", ["with_bottleneck", "text_term"], ["with_text"]);
         g.node("Add", ["with_text", "time_term"], ["summed"]);
         g.node("Tanh", ["summed"], ["eps"]);
         g.output("eps", "out_sample", ["batch", 4, side ?? "height", side ?? "width"]);

@@ -10,6 +10,7 @@ import { runSampler } from "../samplers/runSampler.js";
 import { samplingPlan } from "../samplers/samplingPlan.js";
 import { seededNoiseSource } from "../samplers/seededNoiseSource.js";
 import { encodePrompt } from "./encodePrompt.js";
+import { cropLatents, padLatents, paddedSide } from "./padLatents.js";
 import { latentPreview, planarToRgb } from "./latentPreview.js";
 import type { SdPipeline } from "./loadSdPipeline.js";
 import { previewSteps } from "./previewSteps.js";
@@ -152,13 +153,23 @@ type UnetCall = {
     textDims: number[];
 };
 
-/** One UNet run over all rows (or runs of the export's fixed batch size, the last padded with copies). */
+/**
+ * One UNet run over all rows (or runs of the export's fixed batch size, the last padded with copies), latents
+ * padded to multiples of 8 when needed (see padLatents).
+ */
 async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Array> {
     const {unet, io} = pipeline;
     const batch = pipeline.unetBatch ?? call.rows;
     const sampleSize = call.sample.length / call.rows;
     const textSize = call.conditioning.length / call.rows;
     const out = new Float32Array(call.sample.length);
+    // A fixed-size export gets its own size (the engine allows only that); a dynamic one multiples of 8.
+    const [channels, height, width] = call.sampleDims;
+    const padded = pipeline.describe.fixedSize ? false : paddedSide(height) !== height || paddedSide(width) !== width;
+    const unetHeight = padded ? paddedSide(height) : height;
+    const unetWidth = padded ? paddedSide(width) : width;
+    const pad = (rows: Float32Array) => padded ? padLatents(rows, batch, channels, height, width) : rows;
+    const unpad = (rows: Float32Array) => padded ? cropLatents(rows, batch, channels, height, width) : rows;
     for (let start = 0; start < call.rows; start += batch) {
         const take = Math.min(batch, call.rows - start);
         const rowsOf = (data: Float32Array, size: number) => {
@@ -172,7 +183,7 @@ async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Arr
         const timestepShape = io.timestep.shape;
         const timestepDims = timestepShape.length === 0 ? [] : timestepShape[0] === 1 ? [1] : [batch];
         const feeds: Record<string, ReturnType<OnnxSession["tensor"]>> = {
-            [io.sample.name]: unet.tensor(io.sample, rowsOf(call.sample, sampleSize), [batch, ...call.sampleDims]),
+            [io.sample.name]: unet.tensor(io.sample, pad(rowsOf(call.sample, sampleSize)), [batch, channels, unetHeight, unetWidth]),
             [io.timestep.name]: unet.tensor(io.timestep, new Array<number>(timestepDims.length === 0 ? 1 : timestepDims[0]).fill(call.t), timestepDims),
             [io.encoderHiddenStates.name]: unet.tensor(io.encoderHiddenStates, rowsOf(call.conditioning, textSize), [batch, ...call.textDims])
         };
@@ -183,7 +194,7 @@ async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Arr
             feeds[io.timestepCond.name] = unet.tensor(io.timestepCond, embedding, [batch, call.guidanceEmbedding.length]);
         }
         const result = OnnxSession.floats((await unet.run(feeds))[io.unetOutput]);
-        out.set(result.subarray(0, take * sampleSize), start * sampleSize);
+        out.set(unpad(result).subarray(0, take * sampleSize), start * sampleSize);
     }
     return out;
 }
