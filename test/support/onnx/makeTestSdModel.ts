@@ -21,6 +21,13 @@ export type TestSdOptions = {
     configs?: boolean;
     /** Text encoder hidden size (cross-attention dimension). */
     hiddenSize?: number;
+    /** Latent side of the native size (default 8 = 64 px; 64 = 512 px as SD1.x). */
+    latentSize?: number;
+    /**
+     * For benchmarks: a UNet whose cost is realistic per step, a chain of 3x3 convolutions with these channel
+     * counts (ReLU between) in place of the 1x1 one, e.g. [128, 256, 128]. Default: none (tiny).
+     */
+    convChannels?: number[];
 };
 
 /** Words that get whole-word BPE merges in the test vocabulary (others fall back to characters). */
@@ -81,7 +88,8 @@ export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
 
     const graphs = new TestGraphs(precision, floats);
     write("text_encoder/model.onnx", graphs.textEncoder(tokenizer.vocabulary.length, hidden, options.inputIds ?? "int32"));
-    write("unet/model.onnx", graphs.unet(hidden, options.timestep ?? "int64", options.configs === false));
+    const latentSize = options.latentSize ?? testSdLatentSize;
+    write("unet/model.onnx", graphs.unet(hidden, options.timestep ?? "int64", options.configs === false ? latentSize : null, options.convChannels ?? []));
     write("vae_decoder/model.onnx", graphs.vaeDecoder());
     write("text_encoder/config.json", json({
         model_type: "clip_text_model", architectures: ["CLIPTextModel"], hidden_size: hidden, vocab_size: tokenizer.vocabulary.length,
@@ -89,11 +97,11 @@ export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
     }));
     if (options.configs !== false) {
         write("unet/config.json", json({
-            _class_name: "UNet2DConditionModel", sample_size: testSdLatentSize, in_channels: 4, out_channels: 4, cross_attention_dim: hidden
+            _class_name: "UNet2DConditionModel", sample_size: latentSize, in_channels: 4, out_channels: 4, cross_attention_dim: hidden
         }));
         write("vae_decoder/config.json", json({
             _class_name: "AutoencoderKL", latent_channels: 4, out_channels: 3, scaling_factor: 0.18215,
-            block_out_channels: [8, 8, 8, 8], sample_size: testSdLatentSize * 8
+            block_out_channels: [8, 8, 8, 8], sample_size: latentSize * 8
         }));
     }
 }
@@ -193,9 +201,10 @@ class TestGraphs {
         return g.model("text_encoder", [ids], this.floatType);
     }
 
-    unet(hidden: number, timestep: "int64" | "float", fixedSize: boolean) {
+    /** `fixedSide`: a latent side fixed in the session's input shape, or null for dynamic height and width. */
+    unet(hidden: number, timestep: "int64" | "float", fixedSide: number | null, convChannels: number[]) {
         const g = new GraphBuilder(this.precision);
-        const side = fixedSize ? testSdLatentSize : null;
+        const side = fixedSide;
         const sample = g.floatInput("sample", ["batch", 4, side ?? "height", side ?? "width"]);
         const text = g.floatInput("encoder_hidden_states", ["batch", testSdTextWindow, hidden]);
         const time = timestep === "int64"
@@ -209,7 +218,27 @@ class TestGraphs {
         g.constant("time_scale", [], Float32Array.of(0.01));
         g.int64s("spatial_axes", [2, 3]);
         g.int64s("time_shape", [-1, 1, 1, 1]);
-        g.node("Conv", [sample, "conv_weight", "conv_bias"], ["mixed"], [{name: "kernel_shape", type: AttributeType.INTS, ints: [1, 1]}]);
+        g.node("Conv", [sample, "conv_weight", "conv_bias"], [convChannels.length === 0 ? "mixed" : "direct"], [{name: "kernel_shape", type: AttributeType.INTS, ints: [1, 1]}]);
+        if (convChannels.length > 0) {
+            // Benchmark body: 3x3 convolutions 4 -> c1 -> ... -> 4 (He-scaled, ReLU between), small, added to the 1x1 path.
+            let from = sample;
+            const widths = [4, ...convChannels, 4];
+            for (let layer = 1; layer < widths.length; layer++) {
+                const [inputs, outputs] = [widths[layer - 1], widths[layer]];
+                const last = layer === widths.length - 1;
+                g.weight(`body_weight_${layer}`, [outputs, inputs, 3, 3], this.floats(outputs * inputs * 9, (last ? 0.01 : 1) * Math.sqrt(2 / (inputs * 9))));
+                g.weight(`body_bias_${layer}`, [outputs], this.floats(outputs, 0.01));
+                g.node("Conv", [from, `body_weight_${layer}`, `body_bias_${layer}`], [`body_conv_${layer}`], [
+                    {name: "kernel_shape", type: AttributeType.INTS, ints: [3, 3]}, {name: "pads", type: AttributeType.INTS, ints: [1, 1, 1, 1]}
+                ]);
+                from = `body_conv_${layer}`;
+                if (!last) {
+                    g.node("Relu", [from], [`body_relu_${layer}`]);
+                    from = `body_relu_${layer}`;
+                }
+            }
+            g.node("Add", ["direct", from], ["mixed"]);
+        }
         g.node("ReduceMean", [text], ["text_mean"], [{name: "axes", type: AttributeType.INTS, ints: [1]}, {name: "keepdims", type: AttributeType.INT, i: 0}]);
         g.node("MatMul", ["text_mean", "text_projection"], ["text_term_flat"]);
         g.node("Unsqueeze", ["text_term_flat", "spatial_axes"], ["text_term"]);
