@@ -14,7 +14,7 @@ import type { TaskContext } from "../../src/core/workers/WorkerTask.js";
 import { siblingModuleUrl } from "../../src/core/workers/siblingModuleUrl.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 import { testSdTokenizer } from "../support/onnx/makeTestSdModel.js";
-import { tinySdFloatTimestepPath, tinySdFp16Path, tinySdPath } from "../support/testModels.js";
+import { tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath } from "../support/testModels.js";
 
 const imageTasks = siblingModuleUrl(import.meta.url, "../../src/capabilities/images/onnx/imageTasks");
 const pools: WorkerPool[] = [];
@@ -285,6 +285,22 @@ describe("export variants", () => {
         expect(new Set(float.images[0].rgb).size).toBeGreaterThan(20);
         // Same weights; the int64 export gets the nearest whole timestep, the float one the exact fractional one.
         expect(meanDifference(float.images[0].rgb, int.images[0].rgb)).toBeLessThan(3);
+    });
+});
+
+describe("LCM-style export (rank-0 timestep, timestep_cond)", () => {
+    it("feeds the guidance scale as the timestep_cond embedding and runs no unconditional pass", async () => {
+        const lcm = await load(workers, tinySdLcmPath);
+        const plain = await run(lcm, {seeds: [2], guidanceScale: 8});
+        expect(plain.images[0].rgb.length).toBe(64 * 64 * 3);
+        expect(new Set(plain.images[0].rgb).size).toBeGreaterThan(20);
+        // The guidance scale reaches the network through the embedding...
+        const otherScale = await run(lcm, {seeds: [2], guidanceScale: 2});
+        expect(meanDifference(otherScale.images[0].rgb, plain.images[0].rgb)).toBeGreaterThan(0.5);
+        // ...and there is no unconditional half: the negative prompt changes nothing and is not counted.
+        const negative = await run(lcm, {seeds: [2], guidanceScale: 8, negativePrompt: "blurry painting"});
+        expect(bytesOf(negative).equals(bytesOf(plain))).toBe(true);
+        expect(negative.inputTokens).toBe(plain.inputTokens);
     });
 });
 

@@ -11,8 +11,10 @@ export type TestSdOptions = {
     seed?: number;
     /** Weights and float inputs/outputs: fp16 = float16 tensors with Cast nodes around fp32 compute, as fp16 exports run on CPU. */
     precision?: "fp32" | "fp16";
-    /** UNet `timestep`: int64 [batch] (optimum's SD exports) or a float [1] (other exports); float follows `precision`. */
-    timestep?: "int64" | "float";
+    /** UNet `timestep`: int64 [batch] (early optimum), a float [1] (diffusers' pipelines feed that), or a rank-0 float (current optimum-onnx); float follows `precision`. */
+    timestep?: "int64" | "float" | "scalar";
+    /** An LCM-style `timestep_cond` input [batch, size] (the guidance-scale embedding); 0 = none. */
+    timestepCond?: number;
     /** Text encoder `input_ids` element type (optimum SD exports use int32). */
     inputIds?: "int32" | "int64";
     /** Also write tokenizer/tokenizer.json (real exports often ship only vocab.json + merges.txt). */
@@ -89,7 +91,7 @@ export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
     const graphs = new TestGraphs(precision, floats);
     write("text_encoder/model.onnx", graphs.textEncoder(tokenizer.vocabulary.length, hidden, options.inputIds ?? "int32"));
     const latentSize = options.latentSize ?? testSdLatentSize;
-    write("unet/model.onnx", graphs.unet(hidden, options.timestep ?? "int64", options.configs === false ? latentSize : null, options.convChannels ?? []));
+    write("unet/model.onnx", graphs.unet(hidden, options.timestep ?? "int64", options.configs === false ? latentSize : null, options.convChannels ?? [], options.timestepCond ?? 0));
     write("vae_decoder/model.onnx", graphs.vaeDecoder());
     write("text_encoder/config.json", json({
         model_type: "clip_text_model", architectures: ["CLIPTextModel"], hidden_size: hidden, vocab_size: tokenizer.vocabulary.length,
@@ -202,14 +204,15 @@ class TestGraphs {
     }
 
     /** `fixedSide`: a latent side fixed in the session's input shape, or null for dynamic height and width. */
-    unet(hidden: number, timestep: "int64" | "float", fixedSide: number | null, convChannels: number[]) {
+    unet(hidden: number, timestep: "int64" | "float" | "scalar", fixedSide: number | null, convChannels: number[], condSize: number) {
         const g = new GraphBuilder(this.precision);
         const side = fixedSide;
         const sample = g.floatInput("sample", ["batch", 4, side ?? "height", side ?? "width"]);
         const text = g.floatInput("encoder_hidden_states", ["batch", testSdTextWindow, hidden]);
         const time = timestep === "int64"
             ? g.input("timestep", DataType.INT64, ["batch"])
-            : g.floatInput("timestep", [1]);
+            : g.floatInput("timestep", timestep === "scalar" ? [] : [1]);
+        const cond = condSize > 0 ? g.floatInput("timestep_cond", ["batch", condSize]) : null;
         // Close to the identity: the scaled sample is mostly noise, so predicting it keeps the latents (and pixels) in range.
         g.weight("conv_weight", [4, 4, 1, 1], this.floats(16, 0.15).map((value, index) => value + (index % 5 === 0 ? 0.9 : 0)));
         g.weight("conv_bias", [4], this.floats(4, 0.1));
@@ -246,7 +249,14 @@ class TestGraphs {
         g.node("Mul", ["time_float", "time_scale"], ["time_scaled"]);
         g.node("Sin", ["time_scaled"], ["time_sin"]);
         g.node("Reshape", ["time_sin", "time_shape"], ["time_column"]);
-        g.node("Mul", ["time_column", "time_vector"], ["time_term"]);
+        g.node("Mul", ["time_column", "time_vector"], [cond == null ? "time_term" : "time_only_term"]);
+        if (cond != null) {
+            // The guidance embedding, averaged per row and scaled into the time term.
+            g.node("ReduceMean", [cond], ["cond_mean"], [{name: "axes", type: AttributeType.INTS, ints: [1]}, {name: "keepdims", type: AttributeType.INT, i: 0}]);
+            g.node("Reshape", ["cond_mean", "time_shape"], ["cond_column"]);
+            g.node("Mul", ["cond_column", "time_vector"], ["cond_term"]);
+            g.node("Add", ["time_only_term", "cond_term"], ["time_term"]);
+        }
         // A bottleneck like a real UNet's: pooled by 8 and upsampled back onto the full-size path, so (as in real
         // exports) the latent sides must be multiples of 8 or the shapes do not line up.
         g.constant("bottleneck_scales", [4], Float32Array.of(1, 1, 8, 8));
@@ -257,7 +267,7 @@ class TestGraphs {
         g.node("Add", ["with_text", "time_term"], ["summed"]);
         g.node("Tanh", ["summed"], ["eps"]);
         g.output("eps", "out_sample", ["batch", 4, side ?? "height", side ?? "width"]);
-        return g.model("unet", [sample, text, time], this.floatType);
+        return g.model("unet", cond == null ? [sample, text, time] : [sample, text, time, cond], this.floatType);
     }
 
     vaeDecoder() {
