@@ -33,8 +33,8 @@ function entry(folder: string, settings: Partial<ImageSettings> = {}): ModelEntr
     };
 }
 
-function load(workers: WorkerPool, folder: string, settings: Partial<ImageSettings> = {}, options: {parallel?: number, queueSize?: number} = {}) {
-    return OnnxImageEngine.load(workers, entry(folder, settings), {threads: 1, parallel: options.parallel ?? 1, queueSize: options.queueSize ?? 4});
+function load(workers: WorkerPool, folder: string, settings: Partial<ImageSettings> = {}, options: {parallel?: number, queueSize?: number, maxUnetBatch?: number} = {}) {
+    return OnnxImageEngine.load(workers, entry(folder, settings), {threads: 1, parallel: options.parallel ?? 1, queueSize: options.queueSize ?? 4, maxUnetBatch: options.maxUnetBatch});
 }
 
 const baseJob: ImageJob = {
@@ -94,9 +94,14 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         }
     });
 
-    it("rejects a size outside the bounds", async () => {
+    it("rejects a size outside the bounds and malformed jobs before they reach a worker", async () => {
         await expect(run(engine, {width: 136, height: 64})).rejects.toThrow("outside 64..128");
         await expect(run(engine, {width: 60, height: 64})).rejects.toThrow("outside 64..128");
+        await expect(run(engine, {seeds: [-1]})).rejects.toThrow("seeds must be");
+        await expect(run(engine, {seeds: [1.5]})).rejects.toThrow("seeds must be");
+        await expect(run(engine, {steps: 0})).rejects.toThrow("steps must be");
+        await expect(run(engine, {guidanceScale: NaN})).rejects.toThrow("guidanceScale");
+        expect(engine.load()).toEqual({parallel: 1, busy: 0, waiting: 0});
     });
 
     it("gives the same bytes for the same seed, also in a new pool (a restart), and different bytes for other seeds", async () => {
@@ -113,12 +118,16 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         expect(meanDifference(two.images[0].rgb, two.images[1].rgb)).toBeGreaterThan(1);
     });
 
-    it("batches n images in one run with exactly the bytes of n single runs with the same seeds", async () => {
+    it("batches n images in one run (or maxUnetBatch-row runs) with exactly the bytes of n single runs with the same seeds", async () => {
+        const chunkedEngine = await load(workers, tinySdPath, {}, {maxUnetBatch: 4});
         for (const sampler of ["DPM++ 2M Karras", "DPM++ SDE Karras"] as const) {
             const batched = await run(engine, {seeds: [7, 8, 9], sampler, negativePrompt: "blurry"});
+            // The same job with at most 4 UNet rows per run (6 rows: two runs of 4 and 2).
+            const chunked = await run(chunkedEngine, {seeds: [7, 8, 9], sampler, negativePrompt: "blurry"});
             for (const [index, seed] of [7, 8, 9].entries()) {
                 const single = await run(engine, {seeds: [seed], sampler, negativePrompt: "blurry"});
                 expect(bytesOf(batched, index).equals(bytesOf(single))).toBe(true);
+                expect(bytesOf(chunked, index).equals(bytesOf(single))).toBe(true);
             }
         }
     });

@@ -23,7 +23,7 @@ import { previewSteps } from "./previewSteps.js";
  * every step, previews at the planned steps, the cancel flag checked before every UNet call and after every step;
  * then the VAE decoder one image at a time (bounded memory).
  */
-export async function generateImages(pipeline: SdPipeline, job: ImageJob, context: TaskContext): Promise<ImageResult> {
+export async function generateImages(pipeline: SdPipeline, job: ImageJob, context: TaskContext, options: {maxUnetBatch?: number | null} = {}): Promise<ImageResult> {
     const started = performance.now();
     const {describe, io} = pipeline;
     const scale = describe.vaeScaleFactor;
@@ -74,7 +74,7 @@ export async function generateImages(pipeline: SdPipeline, job: ImageJob, contex
             for (let j = 0; j < scaledX.length; j++)
                 sample[half * scaledX.length + j] = scaledX[j];
         const output = await runUnet(pipeline, {
-            sample, conditioning, rows, t, guidanceEmbedding,
+            sample, conditioning, rows, t, guidanceEmbedding, maxRows: options.maxUnetBatch ?? null,
             sampleDims: [channels, latentHeight, latentWidth], textDims
         });
         const eps = new Float64Array(perImage * count);
@@ -149,17 +149,21 @@ type UnetCall = {
     rows: number;
     t: number;
     guidanceEmbedding: Float32Array | null;
+    /** Rows per run at most; null = all. */
+    maxRows: number | null;
     sampleDims: number[];
     textDims: number[];
 };
 
 /**
- * One UNet run over all rows (or runs of the export's fixed batch size, the last padded with copies), latents
- * padded to multiples of 8 when needed (see padLatents).
+ * One UNet run over all rows; in chunks when the export fixes its batch size (the last chunk padded with copies)
+ * or when the engine options bound the rows per run (`maxUnetBatch`, to bound memory). Rows are independent, so
+ * chunking never changes a result. Latents are padded to multiples of 8 when needed (see padLatents).
  */
 async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Array> {
     const {unet, io} = pipeline;
-    const batch = pipeline.unetBatch ?? call.rows;
+    const fixed = pipeline.unetBatch;
+    const chunkRows = fixed ?? Math.min(call.rows, call.maxRows ?? call.rows);
     const sampleSize = call.sample.length / call.rows;
     const textSize = call.conditioning.length / call.rows;
     const out = new Float32Array(call.sample.length);
@@ -168,22 +172,24 @@ async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Arr
     const padded = pipeline.describe.fixedSize ? false : paddedSide(height) !== height || paddedSide(width) !== width;
     const unetHeight = padded ? paddedSide(height) : height;
     const unetWidth = padded ? paddedSide(width) : width;
-    const pad = (rows: Float32Array) => padded ? padLatents(rows, batch, channels, height, width) : rows;
-    const unpad = (rows: Float32Array) => padded ? cropLatents(rows, batch, channels, height, width) : rows;
-    for (let start = 0; start < call.rows; start += batch) {
-        const take = Math.min(batch, call.rows - start);
+    for (let start = 0; start < call.rows; start += chunkRows) {
+        const take = Math.min(chunkRows, call.rows - start);
+        const batch = fixed ?? take;
         const rowsOf = (data: Float32Array, size: number) => {
-            if (take === batch && start === 0 && batch === call.rows)
+            if (batch === call.rows)
                 return data;
             const chunk = new Float32Array(size * batch);
-            for (let row = 0; row < batch; row++)
-                chunk.set(data.subarray((start + Math.min(row, take - 1)) * size, (start + Math.min(row, take - 1) + 1) * size), row * size);
+            for (let row = 0; row < batch; row++) {
+                const source = start + Math.min(row, take - 1);
+                chunk.set(data.subarray(source * size, (source + 1) * size), row * size);
+            }
             return chunk;
         };
+        const sample = rowsOf(call.sample, sampleSize);
         const timestepShape = io.timestep.shape;
         const timestepDims = timestepShape.length === 0 ? [] : timestepShape[0] === 1 ? [1] : [batch];
         const feeds: Record<string, ReturnType<OnnxSession["tensor"]>> = {
-            [io.sample.name]: unet.tensor(io.sample, pad(rowsOf(call.sample, sampleSize)), [batch, channels, unetHeight, unetWidth]),
+            [io.sample.name]: unet.tensor(io.sample, padded ? padLatents(sample, batch, channels, height, width) : sample, [batch, channels, unetHeight, unetWidth]),
             [io.timestep.name]: unet.tensor(io.timestep, new Array<number>(timestepDims.length === 0 ? 1 : timestepDims[0]).fill(call.t), timestepDims),
             [io.encoderHiddenStates.name]: unet.tensor(io.encoderHiddenStates, rowsOf(call.conditioning, textSize), [batch, ...call.textDims])
         };
@@ -194,7 +200,8 @@ async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Arr
             feeds[io.timestepCond.name] = unet.tensor(io.timestepCond, embedding, [batch, call.guidanceEmbedding.length]);
         }
         const result = OnnxSession.floats((await unet.run(feeds))[io.unetOutput]);
-        out.set(unpad(result).subarray(0, take * sampleSize), start * sampleSize);
+        const cropped = padded ? cropLatents(result, batch, channels, height, width) : result;
+        out.set(cropped.subarray(0, take * sampleSize), start * sampleSize);
     }
     return out;
 }
