@@ -1,14 +1,13 @@
 import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { OnnxSession } from "../../../runtimes/onnx/OnnxSession.js";
 import type { GeneratedImage, ImageJob, ImagePreview, ImageResult, ImageStepProgress } from "../ImageEngine.js";
-import { brownianTreeNoise } from "../samplers/brownianTreeNoise.js";
 import { compVisDenoiser } from "../samplers/compVisDenoiser.js";
 import { gaussianNoise } from "../samplers/gaussianNoise.js";
 import { initialLatent } from "../samplers/initialLatent.js";
 import type { NoiseSource } from "../samplers/NoiseSource.js";
+import { noiseSourceFor } from "../samplers/noiseSourceFor.js";
 import { runSampler } from "../samplers/runSampler.js";
 import { samplingPlan } from "../samplers/samplingPlan.js";
-import { seededNoiseSource } from "../samplers/seededNoiseSource.js";
 import { encodePrompt } from "./encodePrompt.js";
 import { cropLatents, padLatents, paddedSide } from "./padLatents.js";
 import { latentPreview, planarToRgb } from "./latentPreview.js";
@@ -56,9 +55,7 @@ export async function generateImages(pipeline: SdPipeline, job: ImageJob, contex
     });
     const unit = new Float64Array(perImage * count);
     job.seeds.forEach((seed, image) => unit.set(gaussianNoise(seed, 0).take(perImage), image * perImage));
-    const sources = job.seeds.map((seed) => job.sampler === "DPM++ SDE Karras"
-        ? brownianTreeNoise(seed, plan.noiseInterval.sigmaMin, plan.noiseInterval.sigmaMax, perImage)
-        : seededNoiseSource(seed, perImage));
+    const sources = job.seeds.map((seed) => noiseSourceFor(plan, seed, perImage));
     const noise: NoiseSource = (sigma, sigmaNext) => {
         const joined = new Float64Array(perImage * count);
         sources.forEach((source, image) => joined.set(source(sigma, sigmaNext), image * perImage));
