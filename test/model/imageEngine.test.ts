@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Piscina } from "piscina";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +15,7 @@ import { TaskCancelledError } from "../../src/core/workers/TaskCancelledError.js
 import type { TaskContext } from "../../src/core/workers/WorkerTask.js";
 import { siblingModuleUrl } from "../../src/core/workers/siblingModuleUrl.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
-import { testSdTokenizer } from "../support/onnx/makeTestSdModel.js";
+import { makeTestSdModel, testSdTokenizer } from "../support/onnx/makeTestSdModel.js";
 import { tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath } from "../support/testModels.js";
 
 const imageTasks = siblingModuleUrl(import.meta.url, "../../src/capabilities/images/onnx/imageTasks");
@@ -330,5 +332,17 @@ describe("CLIP tokenizer", () => {
         expect(tokens("A photo of a CAT")).toEqual(["<|startoftext|>", "a</w>", "photo</w>", "of</w>", "a</w>", "cat</w>", "<|endoftext|>"]);
         expect(tokens("zoo!")).toEqual(["<|startoftext|>", "z", "o", "o</w>", "!</w>", "<|endoftext|>"]);
         expect(tokens("")).toEqual(["<|startoftext|>", "<|endoftext|>"]);
+    });
+
+    it("takes the pad token from tokenizer_config.json and keeps an SD2-style pad token '!' an ordinary token", async () => {
+        const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sd2-tokenizer-")), "sd");
+        makeTestSdModel(folder, {seed: 1});
+        const configFile = path.join(folder, "tokenizer", "tokenizer_config.json");
+        fs.writeFileSync(configFile, JSON.stringify({...JSON.parse(fs.readFileSync(configFile, "utf8")), pad_token: "!"}));
+        const {vocabulary} = testSdTokenizer();
+        const tokenizer = await loadClipTokenizer(folder);
+        expect(vocabulary[tokenizer.pad_token_id!]).toBe("!");
+        expect(tokenizer.encode("a cat!").map((id) => vocabulary[id])).toEqual(["<|startoftext|>", "a</w>", "cat</w>", "!</w>", "<|endoftext|>"]);
+        fs.rmSync(path.dirname(folder), {recursive: true, force: true});
     });
 });
