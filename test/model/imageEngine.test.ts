@@ -165,8 +165,13 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         expect(await run(engine, {prompt: "a photo of a cat", negativePrompt: "blurry", guidanceScale: 1})).toMatchObject({inputTokens: 7});
 
         const long = Array.from({length: 100}, (_, i) => ["cat", "dog", "tree", "house"][i % 4]).join(" ");
-        const truncated = await run(engine, {prompt: long});
+        const warnings: string[] = [];
+        const warned = await OnnxImageEngine.load(workers, entry(tinySdPath), {threads: 1, parallel: 1, queueSize: 1, onWarning: (message) => warnings.push(message)});
+        const truncated = await run(warned, {prompt: long});
         expect(truncated).toMatchObject({inputTokens: 77, truncated: true});
+        expect(warnings).toEqual([expect.stringContaining("longer than the text encoder's 77 tokens")]);
+        await run(warned, {prompt: "a cat"});
+        expect(warnings).toHaveLength(1);
         // Words past the window do not change the image.
         const longer = await run(engine, {prompt: long + " sunset mountain lake"});
         expect(bytesOf(longer).equals(bytesOf(truncated))).toBe(true);
@@ -193,6 +198,11 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         // Each preview message comes after its step's message.
         expect(messages.indexOf(previews[0])).toBe(messages.indexOf(steps[1]) + 1);
         expect(result.images).toHaveLength(2);
+
+        // A non-square image: the projection preview has the latent's shape (width/8 x height/8).
+        const wide: ImagePreview[] = [];
+        await run(engine, {width: 128, height: 64, steps: 2, previews: 1}, (message) => message.type === "preview" && wide.push(message));
+        expect(wide.map((preview) => [preview.width, preview.height, preview.rgb.length])).toEqual([[16, 8, 16 * 8 * 3]]);
 
         const none: ImageProgress[] = [];
         await run(engine, {steps: 2, previews: 0}, (message) => none.push(message));
