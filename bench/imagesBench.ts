@@ -1,6 +1,6 @@
 /**
  * `npm run bench:images [-- --quick]`: seconds per denoising step of a generated Stable Diffusion folder
- * (test/support/onnx/makeTestSdModel.ts with a heavier UNet, bench/writeBenchUnet.ts) called directly (its UNet session in a plain loop, in this
+ * (test/support/onnx/makeTestSdModel.ts with 3x3 convolutions in its UNet) called directly (its UNet session in a plain loop, in this
  * process) versus through the server (HTTP, worker pool, sampler, progress messages), for n = 1 and 4,
  * with and without streamed previews; the process's memory; and chat time-to-first-token while images
  * generate versus idle.
@@ -21,7 +21,6 @@ import { OnnxSession } from "../src/runtimes/onnx/OnnxSession.js";
 import { startServer } from "../src/startServer.js";
 import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { makeTestSdModel } from "../test/support/onnx/makeTestSdModel.js";
-import { writeBenchUnet } from "./writeBenchUnet.js";
 
 const quick = process.argv.includes("--quick");
 const runs = quick ? 3 : 7;
@@ -31,10 +30,11 @@ const size = 128;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "images-bench-"));
 const sdPath = path.join(dir, "sd");
 const chatPath = path.join(dir, "chat.gguf");
-makeTestSdModel(sdPath, {seed: 1});
-// The test model's UNet is a single 1x1 convolution; a step of a real UNet costs far more than the server's per-step work.
-const unetShape = {channels: 256, layers: 3, hidden: 32};
-writeBenchUnet(path.join(sdPath, "unet", "model.onnx"), unetShape);
+// The test model's UNet is a single 1x1 convolution by default; a step of a real UNet costs far more than the
+// server's per-step work, so this one gets 3x3 convolutions (bench/imagesDirect.ts's makeBenchSdModel does the same
+// at 512 px, too slow for the n = 4 runs here on 2 shared cores).
+const convChannels = [256, 256, 256];
+makeTestSdModel(sdPath, {seed: 1, convChannels});
 await makeTestLlamaGguf(chatPath, {seed: 1});
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 /** Wall and CPU milliseconds (every thread of this process: main, pool workers, ONNX Runtime) of one run. */
@@ -170,7 +170,7 @@ for (let i = 0; i < 10; i++) busy.push(await ttft());
 generating = false;
 await load;
 
-console.log(`Generated SD folder, UNet of ${unetShape.layers} 3x3 convolutions x ${unetShape.channels} channels, ${size}x${size} images (latents ${latent}x${latent}), ${os.cpus().length} cores, pool ${defaultConfig.workers} workers x ${defaultConfig.onnxThreads} ONNX thread(s); per-step slopes ${fewSteps}->${manySteps} steps, median of ${runs} interleaved runs`);
+console.log(`Generated SD folder, UNet with 3x3 convolutions of ${convChannels.join("/")} channels, ${size}x${size} images (latents ${latent}x${latent}), ${os.cpus().length} cores, pool ${defaultConfig.workers} workers x ${defaultConfig.onnxThreads} ONNX thread(s); per-step slopes ${fewSteps}->${manySteps} steps, median of ${runs} interleaved runs`);
 const cell = (cost: Cost) => `${cost.wall.toFixed(1)} / ${cost.cpu.toFixed(1)}`;
 console.log("ms per step, wall / CPU (all threads)\n| | direct UNet loop | pipeline in-process | server | server/direct, wall / CPU |\n|---|---|---|---|---|");
 for (const {label, direct, pipeline: inProcessStep, server: through} of figures)

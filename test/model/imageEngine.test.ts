@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { Piscina } from "piscina";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,8 +15,8 @@ import { TaskCancelledError } from "../../src/core/workers/TaskCancelledError.js
 import type { TaskContext } from "../../src/core/workers/WorkerTask.js";
 import { siblingModuleUrl } from "../../src/core/workers/siblingModuleUrl.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
-import { testSdTokenizer } from "../support/onnx/makeTestSdModel.js";
-import { tinySdFloatTimestepPath, tinySdFp16Path, tinySdPath } from "../support/testModels.js";
+import { makeTestSdModel, testSdTokenizer } from "../support/onnx/makeTestSdModel.js";
+import { tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath } from "../support/testModels.js";
 
 const imageTasks = siblingModuleUrl(import.meta.url, "../../src/capabilities/images/onnx/imageTasks");
 const pools: WorkerPool[] = [];
@@ -33,8 +35,8 @@ function entry(folder: string, settings: Partial<ImageSettings> = {}): ModelEntr
     };
 }
 
-function load(workers: WorkerPool, folder: string, settings: Partial<ImageSettings> = {}, options: {parallel?: number, queueSize?: number} = {}) {
-    return OnnxImageEngine.load(workers, entry(folder, settings), {threads: 1, parallel: options.parallel ?? 1, queueSize: options.queueSize ?? 4});
+function load(workers: WorkerPool, folder: string, settings: Partial<ImageSettings> = {}, options: {parallel?: number, queueSize?: number, maxUnetBatch?: number} = {}) {
+    return OnnxImageEngine.load(workers, entry(folder, settings), {threads: 1, parallel: options.parallel ?? 1, queueSize: options.queueSize ?? 4, maxUnetBatch: options.maxUnetBatch});
 }
 
 const baseJob: ImageJob = {
@@ -83,6 +85,7 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
     });
 
     it("returns RGB images of the requested size that are not flat", async () => {
+        // 64x72 has a 9-pixel latent side: the UNet (which needs multiples of 8, as real ones) gets it padded.
         for (const [width, height] of [[64, 64], [128, 64], [64, 72]]) {
             const result = await run(engine, {width, height, seeds: [5]});
             expect(result.images).toHaveLength(1);
@@ -93,9 +96,14 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         }
     });
 
-    it("rejects a size outside the bounds", async () => {
+    it("rejects a size outside the bounds and malformed jobs before they reach a worker", async () => {
         await expect(run(engine, {width: 136, height: 64})).rejects.toThrow("outside 64..128");
         await expect(run(engine, {width: 60, height: 64})).rejects.toThrow("outside 64..128");
+        await expect(run(engine, {seeds: [-1]})).rejects.toThrow("seeds must be");
+        await expect(run(engine, {seeds: [1.5]})).rejects.toThrow("seeds must be");
+        await expect(run(engine, {steps: 0})).rejects.toThrow("steps must be");
+        await expect(run(engine, {guidanceScale: NaN})).rejects.toThrow("guidanceScale");
+        expect(engine.load()).toEqual({parallel: 1, busy: 0, waiting: 0});
     });
 
     it("gives the same bytes for the same seed, also in a new pool (a restart), and different bytes for other seeds", async () => {
@@ -112,12 +120,16 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         expect(meanDifference(two.images[0].rgb, two.images[1].rgb)).toBeGreaterThan(1);
     });
 
-    it("batches n images in one run with exactly the bytes of n single runs with the same seeds", async () => {
+    it("batches n images in one run (or maxUnetBatch-row runs) with exactly the bytes of n single runs with the same seeds", async () => {
+        const chunkedEngine = await load(workers, tinySdPath, {}, {maxUnetBatch: 4});
         for (const sampler of ["DPM++ 2M Karras", "DPM++ SDE Karras"] as const) {
             const batched = await run(engine, {seeds: [7, 8, 9], sampler, negativePrompt: "blurry"});
+            // The same job with at most 4 UNet rows per run (6 rows: two runs of 4 and 2).
+            const chunked = await run(chunkedEngine, {seeds: [7, 8, 9], sampler, negativePrompt: "blurry"});
             for (const [index, seed] of [7, 8, 9].entries()) {
                 const single = await run(engine, {seeds: [seed], sampler, negativePrompt: "blurry"});
                 expect(bytesOf(batched, index).equals(bytesOf(single))).toBe(true);
+                expect(bytesOf(chunked, index).equals(bytesOf(single))).toBe(true);
             }
         }
     });
@@ -153,8 +165,13 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         expect(await run(engine, {prompt: "a photo of a cat", negativePrompt: "blurry", guidanceScale: 1})).toMatchObject({inputTokens: 7});
 
         const long = Array.from({length: 100}, (_, i) => ["cat", "dog", "tree", "house"][i % 4]).join(" ");
-        const truncated = await run(engine, {prompt: long});
+        const warnings: string[] = [];
+        const warned = await OnnxImageEngine.load(workers, entry(tinySdPath), {threads: 1, parallel: 1, queueSize: 1, onWarning: (message) => warnings.push(message)});
+        const truncated = await run(warned, {prompt: long});
         expect(truncated).toMatchObject({inputTokens: 77, truncated: true});
+        expect(warnings).toEqual([expect.stringContaining("longer than the text encoder's 77 tokens")]);
+        await run(warned, {prompt: "a cat"});
+        expect(warnings).toHaveLength(1);
         // Words past the window do not change the image.
         const longer = await run(engine, {prompt: long + " sunset mountain lake"});
         expect(bytesOf(longer).equals(bytesOf(truncated))).toBe(true);
@@ -181,6 +198,11 @@ describe("OnnxImageEngine on a tiny random-weight Stable Diffusion folder", () =
         // Each preview message comes after its step's message.
         expect(messages.indexOf(previews[0])).toBe(messages.indexOf(steps[1]) + 1);
         expect(result.images).toHaveLength(2);
+
+        // A non-square image: the projection preview has the latent's shape (width/8 x height/8).
+        const wide: ImagePreview[] = [];
+        await run(engine, {width: 128, height: 64, steps: 2, previews: 1}, (message) => message.type === "preview" && wide.push(message));
+        expect(wide.map((preview) => [preview.width, preview.height, preview.rgb.length])).toEqual([[16, 8, 16 * 8 * 3]]);
 
         const none: ImageProgress[] = [];
         await run(engine, {steps: 2, previews: 0}, (message) => none.push(message));
@@ -287,6 +309,22 @@ describe("export variants", () => {
     });
 });
 
+describe("LCM-style export (rank-0 timestep, timestep_cond)", () => {
+    it("feeds the guidance scale as the timestep_cond embedding and runs no unconditional pass", async () => {
+        const lcm = await load(workers, tinySdLcmPath);
+        const plain = await run(lcm, {seeds: [2], guidanceScale: 8});
+        expect(plain.images[0].rgb.length).toBe(64 * 64 * 3);
+        expect(new Set(plain.images[0].rgb).size).toBeGreaterThan(20);
+        // The guidance scale reaches the network through the embedding...
+        const otherScale = await run(lcm, {seeds: [2], guidanceScale: 2});
+        expect(meanDifference(otherScale.images[0].rgb, plain.images[0].rgb)).toBeGreaterThan(0.5);
+        // ...and there is no unconditional half: the negative prompt changes nothing and is not counted.
+        const negative = await run(lcm, {seeds: [2], guidanceScale: 8, negativePrompt: "blurry painting"});
+        expect(bytesOf(negative).equals(bytesOf(plain))).toBe(true);
+        expect(negative.inputTokens).toBe(plain.inputTokens);
+    });
+});
+
 describe("CLIP tokenizer", () => {
     const prompts = ["a photo of a cat", "A  Red HOUSE, with blue sky!!", "astronaut's 123 horses", "café ünïcode 日本", "", "riding\na\thorse"];
 
@@ -304,5 +342,17 @@ describe("CLIP tokenizer", () => {
         expect(tokens("A photo of a CAT")).toEqual(["<|startoftext|>", "a</w>", "photo</w>", "of</w>", "a</w>", "cat</w>", "<|endoftext|>"]);
         expect(tokens("zoo!")).toEqual(["<|startoftext|>", "z", "o", "o</w>", "!</w>", "<|endoftext|>"]);
         expect(tokens("")).toEqual(["<|startoftext|>", "<|endoftext|>"]);
+    });
+
+    it("takes the pad token from tokenizer_config.json and keeps an SD2-style pad token '!' an ordinary token", async () => {
+        const folder = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sd2-tokenizer-")), "sd");
+        makeTestSdModel(folder, {seed: 1});
+        const configFile = path.join(folder, "tokenizer", "tokenizer_config.json");
+        fs.writeFileSync(configFile, JSON.stringify({...JSON.parse(fs.readFileSync(configFile, "utf8")), pad_token: "!"}));
+        const {vocabulary} = testSdTokenizer();
+        const tokenizer = await loadClipTokenizer(folder);
+        expect(vocabulary[tokenizer.pad_token_id!]).toBe("!");
+        expect(tokenizer.encode("a cat!").map((id) => vocabulary[id])).toEqual(["<|startoftext|>", "a</w>", "cat</w>", "!</w>", "<|endoftext|>"]);
+        fs.rmSync(path.dirname(folder), {recursive: true, force: true});
     });
 });

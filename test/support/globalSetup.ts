@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "./gguf/makeTestLlamaGguf.js";
 import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
 import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdPath, tinyPlainModelPath, tinyToolsModelPath } from "./testModels.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath } from "./testModels.js";
 
 /** Writes the generated test models once per test run (a few tens of milliseconds). */
 export default async function globalSetup() {
@@ -14,4 +14,5 @@ export default async function globalSetup() {
     makeTestSdModel(tinySdPath, {seed: 1});
     makeTestSdModel(tinySdFloatTimestepPath, {seed: 1, timestep: "float", tokenizerJson: true});
     makeTestSdModel(tinySdFp16Path, {seed: 1, precision: "fp16", timestep: "float", inputIds: "int64", tokenizerJson: true, configs: false});
+    makeTestSdModel(tinySdLcmPath, {seed: 1, timestep: "scalar", timestepCond: 16});
 }

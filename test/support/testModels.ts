@@ -35,3 +35,5 @@ export const tinySdPath = path.join(testModelsDir, "tiny-sd");
 export const tinySdFloatTimestepPath = path.join(testModelsDir, "tiny-sd-float-timestep");
 /** fp16 weights and float inputs/outputs (timestep float16 [1], input_ids int64), no unet/vae configs (sizes read from the fixed 8x8 UNet session). */
 export const tinySdFp16Path = path.join(testModelsDir, "tiny-sd-fp16");
+/** An LCM-style export: rank-0 float timestep (current optimum-onnx) and a `timestep_cond` [batch, 16] guidance embedding input. */
+export const tinySdLcmPath = path.join(testModelsDir, "tiny-sd-lcm");

@@ -17,3 +17,19 @@ describe("image previews", () => {
         expect([toByte(-1), toByte(1), toByte(-5), toByte(5)]).toEqual([0, 255, 0, 255]);
     });
 });
+
+describe("padLatents", () => {
+    it("pads rows of [c, h, w] to multiples of 8 by repeating edges, and crops back exactly", async () => {
+        const {cropLatents, padLatents} = await import("../../src/capabilities/images/onnx/padLatents.js");
+        const rows = 2, channels = 3, height = 9, width = 10;
+        const data = Float32Array.from({length: rows * channels * height * width}, (_, i) => i);
+        const padded = padLatents(data, rows, channels, height, width);
+        expect(padded.length).toBe(rows * channels * 16 * 16);
+        // Plane 4 (row 1, channel 1), padded pixel (y 15, x 12) repeats source pixel (8, 9).
+        expect(padded[4 * 256 + 15 * 16 + 12]).toBe(data[4 * 90 + 8 * 10 + 9]);
+        expect(padded[4 * 256 + 3 * 16 + 5]).toBe(data[4 * 90 + 3 * 10 + 5]);
+        expect(cropLatents(padded, rows, channels, height, width)).toEqual(data);
+        const aligned = new Float32Array(channels * 8 * 16);
+        expect(padLatents(aligned, 1, channels, 8, 16)).toBe(aligned);
+    });
+});

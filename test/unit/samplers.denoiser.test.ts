@@ -137,3 +137,34 @@ describe("runSampler", () => {
         }
     });
 });
+
+describe("one-step runs", () => {
+    it("every sampler runs 1 step with the pipeline's noise sources", async () => {
+        for (const name of samplerNames) {
+            const plan = samplingPlan(name, 1, schedule);
+            const x0 = await runSampler(plan, initialLatent(plan, gaussianNoise(3).take(64)), async (input, sigma) => toy(input, sigma), noiseSourceFor(plan, 3, 64));
+            expect(x0.every(Number.isFinite)).toBe(true);
+        }
+    });
+});
+
+describe("DDIM with eta > 0", () => {
+    it("draws one noise per update at (σ_t, σ_prev) and adds it with A1111's sigma_t", async () => {
+        const plan = samplingPlan("DDIM", 5, schedule, {eta: 1});
+        const requests: [number, number][] = [];
+        const zeros = await runSampler(plan, Float64Array.from(x), async (input, sigma) => toy(input, sigma), (sigma, sigmaNext) => {
+            requests.push([sigma, sigmaNext]);
+            return new Float64Array(64);
+        });
+        expect(requests).toHaveLength(plan.noiseCalls);
+        expect(requests.map(([sigma]) => sigma)).toEqual(Array.from(plan.sigmas.subarray(0, 5)));
+        requests.forEach(([, sigmaNext], i) => expect(sigmaNext).toBeCloseTo(plan.sigmas[i + 1], 12));
+        // With zero noise, eta = 1 still differs from eta = 0 (less of eps is kept: √(1 − ᾱ_prev − σ_t²)).
+        const deterministic = await runSampler(samplingPlan("DDIM", 5, schedule), Float64Array.from(x), async (input, sigma) => toy(input, sigma), () => {
+            throw new Error("eta 0 draws nothing");
+        });
+        expect(maxRelativeError(zeros, deterministic)).toBeGreaterThan(1e-3);
+        const noisy = await runSampler(plan, Float64Array.from(x), async (input, sigma) => toy(input, sigma), () => new Float64Array(64).fill(1));
+        expect(maxRelativeError(noisy, zeros)).toBeGreaterThan(1e-3);
+    });
+});

@@ -5,6 +5,7 @@ import { parseSchedulerConfig } from "../../src/capabilities/images/samplers/par
 import { samplingPlan } from "../../src/capabilities/images/samplers/samplingPlan.js";
 import { seededNoiseSource } from "../../src/capabilities/images/samplers/seededNoiseSource.js";
 import { trainingSchedule } from "../../src/capabilities/images/samplers/trainingSchedule.js";
+import { normalsFrom } from "../../src/capabilities/images/samplers/normalsFrom.js";
 import { Xoshiro128 } from "../../src/capabilities/images/samplers/xoshiro128.js";
 import { loadSamplerVectors } from "../support/samplerVectors.js";
 
@@ -69,6 +70,11 @@ describe("gaussianNoise", () => {
         expect(Math.abs(correlation(values.subarray(0, n - 2), values.subarray(2)))).toBeLessThan(5 / Math.sqrt(n));
     });
 
+    it("normalsFrom (the Brownian tree's fast path) gives gaussianNoise's numbers for the same key", () => {
+        expect(Array.from(normalsFrom(new Xoshiro128([42, 0, 0]), 6))).toEqual(Array.from(gaussianNoise(42).take(6)));
+        expect(Array.from(normalsFrom(new Xoshiro128([7, 256, 1]), 5))).toEqual(Array.from(gaussianNoise(256 * 2 ** 32 + 7, 1).take(5)));
+    });
+
     it("rejects seeds that are not non-negative safe integers", () => {
         expect(() => gaussianNoise(-1)).toThrow(/seed/);
         expect(() => gaussianNoise(1.5)).toThrow(/seed/);
@@ -93,7 +99,7 @@ describe("brownianTreeNoise", () => {
     const schedule = trainingSchedule(parseSchedulerConfig({beta_start: 0.00085, beta_end: 0.012, beta_schedule: "scaled_linear"}));
 
     it("is pinned for a seed", () => {
-        expect(Array.from(brownianTreeNoise(42, 0.03, 14.6, 3)(10, 5))).toEqual([-0.60923969175358494, -0.038231352401557263, -1.1613314735048694]);
+        expect(Array.from(brownianTreeNoise(42, 0.03, 14.6, 3)(10, 5))).toEqual([-0.60828716245471626, -0.039998883354450634, -1.1623712030795021]);
     });
 
     it("gives the same numbers whatever the order and number of queries", () => {
@@ -160,7 +166,12 @@ describe("brownianTreeNoise", () => {
         expect(Math.abs(mean(pairs) - mean(theory))).toBeLessThan(0.05);
     });
 
-    it("rejects an empty interval", () => {
-        expect(() => brownianTreeNoise(1, 2, 2, 4)).toThrow(/sigmaMin < sigmaMax/);
+    it("accepts the single-point interval of a one-step DPM++ SDE plan (which draws nothing) and rejects bad ones", () => {
+        const plan = samplingPlan("DPM++ SDE Karras", 1, schedule);
+        expect(plan.noiseCalls).toBe(0);
+        const source = brownianTreeNoise(1, plan.noiseInterval.sigmaMin, plan.noiseInterval.sigmaMax, 4);
+        expect(() => source(1, 2)).toThrow(/single point/);
+        expect(() => brownianTreeNoise(1, 3, 2, 4)).toThrow(/sigmaMin <= sigmaMax/);
+        expect(() => brownianTreeNoise(1, 0, 2, 4)).toThrow(/0 < sigmaMin/);
     });
 });

@@ -141,6 +141,7 @@ describe("samplingPlan", () => {
         expect(Array.from(samplingPlan("Euler", 4, schedule, {spacing: "linspace"}).sigmas)).toEqual(at(999, 666, 333, 0));
         expect(samplingPlan("Euler", 3, schedule, {spacing: "linspace"}).sigmas[1]).toBeCloseTo((schedule.sigmas[499] + schedule.sigmas[500]) / 2, 14);
         expect(Array.from(samplingPlan("Euler", 1, schedule, {spacing: "trailing"}).sigmas)).toEqual(at(999));
+        expect(Array.from(samplingPlan("Euler", 1, schedule, {spacing: "linspace"}).sigmas)).toEqual(at(0));
     });
 
     it("rejects bad steps and unknown samplers", () => {

@@ -11,8 +11,10 @@ export type TestSdOptions = {
     seed?: number;
     /** Weights and float inputs/outputs: fp16 = float16 tensors with Cast nodes around fp32 compute, as fp16 exports run on CPU. */
     precision?: "fp32" | "fp16";
-    /** UNet `timestep`: int64 [batch] (optimum's SD exports) or a float [1] (other exports); float follows `precision`. */
-    timestep?: "int64" | "float";
+    /** UNet `timestep`: int64 [batch] (early optimum), a float [1] (diffusers' pipelines feed that), or a rank-0 float (current optimum-onnx); float follows `precision`. */
+    timestep?: "int64" | "float" | "scalar";
+    /** An LCM-style `timestep_cond` input [batch, size] (the guidance-scale embedding); 0 = none. */
+    timestepCond?: number;
     /** Text encoder `input_ids` element type (optimum SD exports use int32). */
     inputIds?: "int32" | "int64";
     /** Also write tokenizer/tokenizer.json (real exports often ship only vocab.json + merges.txt). */
@@ -21,6 +23,13 @@ export type TestSdOptions = {
     configs?: boolean;
     /** Text encoder hidden size (cross-attention dimension). */
     hiddenSize?: number;
+    /** Latent side of the native size (default 8 = 64 px; 64 = 512 px as SD1.x). */
+    latentSize?: number;
+    /**
+     * For benchmarks: a UNet whose cost is realistic per step, a chain of 3x3 convolutions with these channel
+     * counts (ReLU between) in place of the 1x1 one, e.g. [128, 256, 128]. Default: none (tiny).
+     */
+    convChannels?: number[];
 };
 
 /** Words that get whole-word BPE merges in the test vocabulary (others fall back to characters). */
@@ -38,7 +47,7 @@ export const testSdLatentSize = 8;
  * vae_decoder/model.onnx, scheduler/scheduler_config.json (SD1.x), configs. Every network depends on
  * its inputs (tokens, positions, sample, timestep, text) with small weights so sampling stays finite:
  * - text encoder: Gather(token embedding) + positional embedding -> MatMul -> Tanh = last_hidden_state [b,77,D];
- * - UNet: Tanh(1x1 Conv(sample) (near identity) + MatMul(mean over tokens of the text) + sin(t/100) x vector) = out_sample [b,4,h,w];
+ * - UNet: Tanh(c + up8(avgpool8(c)) with c = 1x1 Conv(sample) (near identity) + MatMul(mean over tokens of the text) + sin(t/100) x vector) = out_sample [b,4,h,w];
  * - VAE decoder: 1x1 Conv 4->3, nearest Resize x8, Tanh = sample [b,3,8h,8w] in -1..1.
  */
 export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
@@ -81,7 +90,8 @@ export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
 
     const graphs = new TestGraphs(precision, floats);
     write("text_encoder/model.onnx", graphs.textEncoder(tokenizer.vocabulary.length, hidden, options.inputIds ?? "int32"));
-    write("unet/model.onnx", graphs.unet(hidden, options.timestep ?? "int64", options.configs === false));
+    const latentSize = options.latentSize ?? testSdLatentSize;
+    write("unet/model.onnx", graphs.unet(hidden, options.timestep ?? "int64", options.configs === false ? latentSize : null, options.convChannels ?? [], options.timestepCond ?? 0));
     write("vae_decoder/model.onnx", graphs.vaeDecoder());
     write("text_encoder/config.json", json({
         model_type: "clip_text_model", architectures: ["CLIPTextModel"], hidden_size: hidden, vocab_size: tokenizer.vocabulary.length,
@@ -89,11 +99,11 @@ export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
     }));
     if (options.configs !== false) {
         write("unet/config.json", json({
-            _class_name: "UNet2DConditionModel", sample_size: testSdLatentSize, in_channels: 4, out_channels: 4, cross_attention_dim: hidden
+            _class_name: "UNet2DConditionModel", sample_size: latentSize, in_channels: 4, out_channels: 4, cross_attention_dim: hidden
         }));
         write("vae_decoder/config.json", json({
             _class_name: "AutoencoderKL", latent_channels: 4, out_channels: 3, scaling_factor: 0.18215,
-            block_out_channels: [8, 8, 8, 8], sample_size: testSdLatentSize * 8
+            block_out_channels: [8, 8, 8, 8], sample_size: latentSize * 8
         }));
     }
 }
@@ -193,14 +203,16 @@ class TestGraphs {
         return g.model("text_encoder", [ids], this.floatType);
     }
 
-    unet(hidden: number, timestep: "int64" | "float", fixedSize: boolean) {
+    /** `fixedSide`: a latent side fixed in the session's input shape, or null for dynamic height and width. */
+    unet(hidden: number, timestep: "int64" | "float" | "scalar", fixedSide: number | null, convChannels: number[], condSize: number) {
         const g = new GraphBuilder(this.precision);
-        const side = fixedSize ? testSdLatentSize : null;
+        const side = fixedSide;
         const sample = g.floatInput("sample", ["batch", 4, side ?? "height", side ?? "width"]);
         const text = g.floatInput("encoder_hidden_states", ["batch", testSdTextWindow, hidden]);
         const time = timestep === "int64"
             ? g.input("timestep", DataType.INT64, ["batch"])
-            : g.floatInput("timestep", [1]);
+            : g.floatInput("timestep", timestep === "scalar" ? [] : [1]);
+        const cond = condSize > 0 ? g.floatInput("timestep_cond", ["batch", condSize]) : null;
         // Close to the identity: the scaled sample is mostly noise, so predicting it keeps the latents (and pixels) in range.
         g.weight("conv_weight", [4, 4, 1, 1], this.floats(16, 0.15).map((value, index) => value + (index % 5 === 0 ? 0.9 : 0)));
         g.weight("conv_bias", [4], this.floats(4, 0.1));
@@ -209,7 +221,27 @@ class TestGraphs {
         g.constant("time_scale", [], Float32Array.of(0.01));
         g.int64s("spatial_axes", [2, 3]);
         g.int64s("time_shape", [-1, 1, 1, 1]);
-        g.node("Conv", [sample, "conv_weight", "conv_bias"], ["mixed"], [{name: "kernel_shape", type: AttributeType.INTS, ints: [1, 1]}]);
+        g.node("Conv", [sample, "conv_weight", "conv_bias"], [convChannels.length === 0 ? "mixed" : "direct"], [{name: "kernel_shape", type: AttributeType.INTS, ints: [1, 1]}]);
+        if (convChannels.length > 0) {
+            // Benchmark body: 3x3 convolutions 4 -> c1 -> ... -> 4 (He-scaled, ReLU between), small, added to the 1x1 path.
+            let from = sample;
+            const widths = [4, ...convChannels, 4];
+            for (let layer = 1; layer < widths.length; layer++) {
+                const [inputs, outputs] = [widths[layer - 1], widths[layer]];
+                const last = layer === widths.length - 1;
+                g.weight(`body_weight_${layer}`, [outputs, inputs, 3, 3], this.floats(outputs * inputs * 9, (last ? 0.01 : 1) * Math.sqrt(2 / (inputs * 9))));
+                g.weight(`body_bias_${layer}`, [outputs], this.floats(outputs, 0.01));
+                g.node("Conv", [from, `body_weight_${layer}`, `body_bias_${layer}`], [`body_conv_${layer}`], [
+                    {name: "kernel_shape", type: AttributeType.INTS, ints: [3, 3]}, {name: "pads", type: AttributeType.INTS, ints: [1, 1, 1, 1]}
+                ]);
+                from = `body_conv_${layer}`;
+                if (!last) {
+                    g.node("Relu", [from], [`body_relu_${layer}`]);
+                    from = `body_relu_${layer}`;
+                }
+            }
+            g.node("Add", ["direct", from], ["mixed"]);
+        }
         g.node("ReduceMean", [text], ["text_mean"], [{name: "axes", type: AttributeType.INTS, ints: [1]}, {name: "keepdims", type: AttributeType.INT, i: 0}]);
         g.node("MatMul", ["text_mean", "text_projection"], ["text_term_flat"]);
         g.node("Unsqueeze", ["text_term_flat", "spatial_axes"], ["text_term"]);
@@ -217,12 +249,25 @@ class TestGraphs {
         g.node("Mul", ["time_float", "time_scale"], ["time_scaled"]);
         g.node("Sin", ["time_scaled"], ["time_sin"]);
         g.node("Reshape", ["time_sin", "time_shape"], ["time_column"]);
-        g.node("Mul", ["time_column", "time_vector"], ["time_term"]);
-        g.node("Add", ["mixed", "text_term"], ["with_text"]);
+        g.node("Mul", ["time_column", "time_vector"], [cond == null ? "time_term" : "time_only_term"]);
+        if (cond != null) {
+            // The guidance embedding, averaged per row and scaled into the time term.
+            g.node("ReduceMean", [cond], ["cond_mean"], [{name: "axes", type: AttributeType.INTS, ints: [1]}, {name: "keepdims", type: AttributeType.INT, i: 0}]);
+            g.node("Reshape", ["cond_mean", "time_shape"], ["cond_column"]);
+            g.node("Mul", ["cond_column", "time_vector"], ["cond_term"]);
+            g.node("Add", ["time_only_term", "cond_term"], ["time_term"]);
+        }
+        // A bottleneck like a real UNet's: pooled by 8 and upsampled back onto the full-size path, so (as in real
+        // exports) the latent sides must be multiples of 8 or the shapes do not line up.
+        g.constant("bottleneck_scales", [4], Float32Array.of(1, 1, 8, 8));
+        g.node("AveragePool", ["mixed"], ["pooled"], [{name: "kernel_shape", type: AttributeType.INTS, ints: [8, 8]}, {name: "strides", type: AttributeType.INTS, ints: [8, 8]}]);
+        g.node("Resize", ["pooled", "", "bottleneck_scales"], ["upsampled"], [{name: "mode", type: AttributeType.STRING, s: new TextEncoder().encode("nearest")}]);
+        g.node("Add", ["mixed", "upsampled"], ["with_bottleneck"]);
+        g.node("Add", ["with_bottleneck", "text_term"], ["with_text"]);
         g.node("Add", ["with_text", "time_term"], ["summed"]);
         g.node("Tanh", ["summed"], ["eps"]);
         g.output("eps", "out_sample", ["batch", 4, side ?? "height", side ?? "width"]);
-        return g.model("unet", [sample, text, time], this.floatType);
+        return g.model("unet", cond == null ? [sample, text, time] : [sample, text, time, cond], this.floatType);
     }
 
     vaeDecoder() {

@@ -15,6 +15,11 @@ export type OnnxImageEngineOptions = {
     parallel: number;
     /** Generations that may wait beyond those; more: QueueFullError (503). */
     queueSize: number;
+    /**
+     * UNet rows per run at most (each image is 2 rows with guidance); default all rows of a generation in one run.
+     * Results do not depend on it; lower it when n = 4 at large sizes needs too much memory.
+     */
+    maxUnetBatch?: number;
     onWarning?(message: string): void;
 };
 
@@ -52,7 +57,8 @@ export class OnnxImageEngine implements ImageEngine {
             key: entry.id,
             folder: entry.path,
             threads: options.threads,
-            previewDecoder: previewDecoder == null ? null : path.resolve(entry.path, previewDecoder)
+            previewDecoder: previewDecoder == null ? null : path.resolve(entry.path, previewDecoder),
+            maxUnetBatch: options.maxUnetBatch ?? null
         };
         const described = await pool.run<SdDescribeResult>("images.describe", spec);
         return new OnnxImageEngine(entry.id, pool, spec, described, options);
@@ -68,10 +74,9 @@ export class OnnxImageEngine implements ImageEngine {
     }
 
     generate(job: ImageJob, options: GenerateOptions): Promise<ImageResult> {
-        const {min, max, multiple} = this.sizeBounds;
-        for (const side of [job.width, job.height])
-            if (!Number.isInteger(side) || side < min || side > max || side % multiple !== 0)
-                return Promise.reject(new RangeError(`Model '${this.id}': size ${job.width}x${job.height} is outside ${min}..${max} (multiples of ${multiple}).`));
+        const invalid = this.invalidJob(job);
+        if (invalid != null)
+            return Promise.reject(new RangeError(`Model '${this.id}': ${invalid}`));
         return this.admission.run(1, options.signal, async () => {
             const task: GenerateTask = {model: this.spec, job};
             const result = await this.pool.run<GenerateTaskResult>("images.generate", task, {
@@ -82,6 +87,23 @@ export class OnnxImageEngine implements ImageEngine {
                 this.options.onWarning?.(`Model '${this.id}': a prompt was longer than the text encoder's ${this.maxPromptTokens} tokens and was truncated (as diffusers does).`);
             return result;
         });
+    }
+
+    /** The API layer checks every field against the spec; this only keeps a bad job from reaching a worker. */
+    private invalidJob(job: ImageJob): string | null {
+        const {min, max, multiple} = this.sizeBounds;
+        for (const side of [job.width, job.height])
+            if (!Number.isInteger(side) || side < min || side > max || side % multiple !== 0)
+                return `size ${job.width}x${job.height} is outside ${min}..${max} (multiples of ${multiple}).`;
+        if (job.seeds.length < 1 || job.seeds.length > 8 || !job.seeds.every((seed) => Number.isSafeInteger(seed) && seed >= 0))
+            return `seeds must be 1 to 8 integers from 0 to 2^53 - 1, got ${JSON.stringify(job.seeds)}.`;
+        if (!Number.isInteger(job.steps) || job.steps < 1 || job.steps > 1000)
+            return `steps must be an integer from 1 to 1000, got ${job.steps}.`;
+        if (!Number.isFinite(job.guidanceScale) || job.guidanceScale < 0)
+            return `guidanceScale must be a finite number >= 0, got ${job.guidanceScale}.`;
+        if (!Number.isInteger(job.previews) || job.previews < 0 || job.previews > 10)
+            return `previews must be an integer from 0 to 10, got ${job.previews}.`;
+        return null;
     }
 
     async dispose(): Promise<void> {

@@ -1,15 +1,15 @@
 import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { OnnxSession } from "../../../runtimes/onnx/OnnxSession.js";
 import type { GeneratedImage, ImageJob, ImagePreview, ImageResult, ImageStepProgress } from "../ImageEngine.js";
-import { brownianTreeNoise } from "../samplers/brownianTreeNoise.js";
 import { compVisDenoiser } from "../samplers/compVisDenoiser.js";
 import { gaussianNoise } from "../samplers/gaussianNoise.js";
 import { initialLatent } from "../samplers/initialLatent.js";
 import type { NoiseSource } from "../samplers/NoiseSource.js";
+import { noiseSourceFor } from "../samplers/noiseSourceFor.js";
 import { runSampler } from "../samplers/runSampler.js";
 import { samplingPlan } from "../samplers/samplingPlan.js";
-import { seededNoiseSource } from "../samplers/seededNoiseSource.js";
 import { encodePrompt } from "./encodePrompt.js";
+import { cropLatents, padLatents, paddedSide } from "./padLatents.js";
 import { latentPreview, planarToRgb } from "./latentPreview.js";
 import type { SdPipeline } from "./loadSdPipeline.js";
 import { previewSteps } from "./previewSteps.js";
@@ -22,7 +22,7 @@ import { previewSteps } from "./previewSteps.js";
  * every step, previews at the planned steps, the cancel flag checked before every UNet call and after every step;
  * then the VAE decoder one image at a time (bounded memory).
  */
-export async function generateImages(pipeline: SdPipeline, job: ImageJob, context: TaskContext): Promise<ImageResult> {
+export async function generateImages(pipeline: SdPipeline, job: ImageJob, context: TaskContext, options: {maxUnetBatch?: number | null} = {}): Promise<ImageResult> {
     const started = performance.now();
     const {describe, io} = pipeline;
     const scale = describe.vaeScaleFactor;
@@ -55,9 +55,7 @@ export async function generateImages(pipeline: SdPipeline, job: ImageJob, contex
     });
     const unit = new Float64Array(perImage * count);
     job.seeds.forEach((seed, image) => unit.set(gaussianNoise(seed, 0).take(perImage), image * perImage));
-    const sources = job.seeds.map((seed) => job.sampler === "DPM++ SDE Karras"
-        ? brownianTreeNoise(seed, plan.noiseInterval.sigmaMin, plan.noiseInterval.sigmaMax, perImage)
-        : seededNoiseSource(seed, perImage));
+    const sources = job.seeds.map((seed) => noiseSourceFor(plan, seed, perImage));
     const noise: NoiseSource = (sigma, sigmaNext) => {
         const joined = new Float64Array(perImage * count);
         sources.forEach((source, image) => joined.set(source(sigma, sigmaNext), image * perImage));
@@ -73,7 +71,7 @@ export async function generateImages(pipeline: SdPipeline, job: ImageJob, contex
             for (let j = 0; j < scaledX.length; j++)
                 sample[half * scaledX.length + j] = scaledX[j];
         const output = await runUnet(pipeline, {
-            sample, conditioning, rows, t, guidanceEmbedding,
+            sample, conditioning, rows, t, guidanceEmbedding, maxRows: options.maxUnetBatch ?? null,
             sampleDims: [channels, latentHeight, latentWidth], textDims
         });
         const eps = new Float64Array(perImage * count);
@@ -148,31 +146,47 @@ type UnetCall = {
     rows: number;
     t: number;
     guidanceEmbedding: Float32Array | null;
+    /** Rows per run at most; null = all. */
+    maxRows: number | null;
     sampleDims: number[];
     textDims: number[];
 };
 
-/** One UNet run over all rows (or runs of the export's fixed batch size, the last padded with copies). */
+/**
+ * One UNet run over all rows; in chunks when the export fixes its batch size (the last chunk padded with copies)
+ * or when the engine options bound the rows per run (`maxUnetBatch`, to bound memory). Rows are independent, so
+ * chunking never changes a result. Latents are padded to multiples of 8 when needed (see padLatents).
+ */
 async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Array> {
     const {unet, io} = pipeline;
-    const batch = pipeline.unetBatch ?? call.rows;
+    const fixed = pipeline.unetBatch;
+    const chunkRows = fixed ?? Math.min(call.rows, call.maxRows ?? call.rows);
     const sampleSize = call.sample.length / call.rows;
     const textSize = call.conditioning.length / call.rows;
     const out = new Float32Array(call.sample.length);
-    for (let start = 0; start < call.rows; start += batch) {
-        const take = Math.min(batch, call.rows - start);
+    // A fixed-size export gets its own size (the engine allows only that); a dynamic one multiples of 8.
+    const [channels, height, width] = call.sampleDims;
+    const padded = pipeline.describe.fixedSize ? false : paddedSide(height) !== height || paddedSide(width) !== width;
+    const unetHeight = padded ? paddedSide(height) : height;
+    const unetWidth = padded ? paddedSide(width) : width;
+    for (let start = 0; start < call.rows; start += chunkRows) {
+        const take = Math.min(chunkRows, call.rows - start);
+        const batch = fixed ?? take;
         const rowsOf = (data: Float32Array, size: number) => {
-            if (take === batch && start === 0 && batch === call.rows)
+            if (batch === call.rows)
                 return data;
             const chunk = new Float32Array(size * batch);
-            for (let row = 0; row < batch; row++)
-                chunk.set(data.subarray((start + Math.min(row, take - 1)) * size, (start + Math.min(row, take - 1) + 1) * size), row * size);
+            for (let row = 0; row < batch; row++) {
+                const source = start + Math.min(row, take - 1);
+                chunk.set(data.subarray(source * size, (source + 1) * size), row * size);
+            }
             return chunk;
         };
+        const sample = rowsOf(call.sample, sampleSize);
         const timestepShape = io.timestep.shape;
         const timestepDims = timestepShape.length === 0 ? [] : timestepShape[0] === 1 ? [1] : [batch];
         const feeds: Record<string, ReturnType<OnnxSession["tensor"]>> = {
-            [io.sample.name]: unet.tensor(io.sample, rowsOf(call.sample, sampleSize), [batch, ...call.sampleDims]),
+            [io.sample.name]: unet.tensor(io.sample, padded ? padLatents(sample, batch, channels, height, width) : sample, [batch, channels, unetHeight, unetWidth]),
             [io.timestep.name]: unet.tensor(io.timestep, new Array<number>(timestepDims.length === 0 ? 1 : timestepDims[0]).fill(call.t), timestepDims),
             [io.encoderHiddenStates.name]: unet.tensor(io.encoderHiddenStates, rowsOf(call.conditioning, textSize), [batch, ...call.textDims])
         };
@@ -183,7 +197,8 @@ async function runUnet(pipeline: SdPipeline, call: UnetCall): Promise<Float32Arr
             feeds[io.timestepCond.name] = unet.tensor(io.timestepCond, embedding, [batch, call.guidanceEmbedding.length]);
         }
         const result = OnnxSession.floats((await unet.run(feeds))[io.unetOutput]);
-        out.set(result.subarray(0, take * sampleSize), start * sampleSize);
+        const cropped = padded ? cropLatents(result, batch, channels, height, width) : result;
+        out.set(cropped.subarray(0, take * sampleSize), start * sampleSize);
     }
     return out;
 }

@@ -32,7 +32,7 @@ function loaded(spec: SdModelSpec): Promise<SdPipeline> {
 export const tasks = {
     describe: async (spec: SdModelSpec): Promise<SdDescribeResult> => (await loaded(spec)).describe,
     generate: async (task: GenerateTask, context: TaskContext): Promise<GenerateTaskResult> => {
-        const result = await generateImages(await loaded(task.model), task.job, context);
+        const result = await generateImages(await loaded(task.model), task.job, context, {maxUnetBatch: task.model.maxUnetBatch});
         return transferable(result, result.images.map((image) => image.rgb.buffer as ArrayBuffer));
     }
 } satisfies TaskModule;

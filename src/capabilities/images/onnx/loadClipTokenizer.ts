@@ -44,21 +44,21 @@ function clipTokenizerJson(vocabulary: Record<string, number>, merges: string[],
     const bos = tokenContent(config.bos_token) ?? "<|startoftext|>";
     const eos = tokenContent(config.eos_token) ?? "<|endoftext|>";
     const unk = tokenContent(config.unk_token) ?? eos;
-    const pad = tokenContent(config.pad_token);
     const id = (token: string) => {
         const found = vocabulary[token];
         if (found == null)
             throw new Error(`CLIP tokenizer: '${token}' is not in vocab.json`);
         return found;
     };
-    const added = [...new Set([bos, eos, ...(pad != null && pad in vocabulary ? [pad] : [])])];
+    // Only the two specials: SD2's pad token "!" must stay an ordinary vocabulary entry ("hi!" ends in "!</w>").
+    const added = [bos, eos];
     return {
         version: "1.0",
         truncation: null,
         padding: null,
         added_tokens: added.map((content) => ({
             id: id(content), content, single_word: false, lstrip: false, rstrip: false, normalized: false,
-            special: content === bos || content === eos
+            special: true
         })),
         normalizer: {type: "Sequence", normalizers: [{type: "NFC"}, {type: "Replace", pattern: {Regex: "\\s+"}, content: " "}, {type: "Lowercase"}]},
         pre_tokenizer: {

@@ -9,6 +9,8 @@ export type SdModelSpec = {
     threads: number;
     /** A small decoder for previews (absolute path), null = the latent-to-RGB projection. */
     previewDecoder: string | null;
+    /** Rows per UNet run at most (n images x 2 with guidance); null = all in one run. Bounds activation memory. Per task (not part of the loaded pipeline). */
+    maxUnetBatch?: number | null;
 };
 
 export type SdDescribeResult = {

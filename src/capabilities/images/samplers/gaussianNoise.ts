@@ -21,22 +21,6 @@ export function gaussianNoise(seed: number, stream = 0): GaussianNoise {
     return fromUniforms(() => generator.nextDouble());
 }
 
-/**
- * `count` normals straight from a generator, the same numbers `gaussianNoise` would give from it: the fast path for
- * the Brownian tree's per-node noise.
- */
-export function normalsFrom(generator: Xoshiro128, count: number): Float64Array {
-    const out = new Float64Array(count);
-    for (let i = 0; i < count; i += 2) {
-        const radius = Math.sqrt(-2 * Math.log(1 - generator.nextDouble()));
-        const theta = 2 * Math.PI * generator.nextDouble();
-        out[i] = radius * Math.cos(theta);
-        if (i + 1 < count)
-            out[i + 1] = radius * Math.sin(theta);
-    }
-    return out;
-}
-
 /** Box-Muller over a uniform [0, 1) source (two uniforms make two normals, cos first). */
 function fromUniforms(uniform: () => number): GaussianNoise {
     let spare: number | null = null;

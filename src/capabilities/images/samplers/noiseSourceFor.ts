@@ -9,8 +9,7 @@ import { seededNoiseSource } from "./seededNoiseSource.js";
  * (`seededNoiseSource`) for the others (only Euler a and DDIM with eta > 0 use them).
  */
 export function noiseSourceFor(plan: SamplingPlan, seed: number, length: number): NoiseSource {
-    // One step into σ = 0 draws no noise, and its interval [σmax, σmax] holds no tree.
-    if (plan.sampler === "DPM++ SDE Karras" && plan.noiseCalls > 0)
+    if (plan.sampler === "DPM++ SDE Karras")
         return brownianTreeNoise(seed, plan.noiseInterval.sigmaMin, plan.noiseInterval.sigmaMax, length);
     return seededNoiseSource(seed, length);
 }

@@ -30,7 +30,7 @@ export type SamplingPlan = {
     /** Ancestral / SDE eta (1 = A1111's default) and DDIM eta (0 = A1111's default). */
     eta: number;
     sNoise: number;
-    /** The interval a Brownian-tree noise source must cover (DPM++ SDE): the smallest positive and the largest sigma. */
+    /** The interval a Brownian-tree noise source must cover (DPM++ SDE): the smallest positive and largest sigma. */
     noiseInterval: {sigmaMin: number, sigmaMax: number};
     /** How many times the sampler calls the denoiser, calls onStep, and draws noise. */
     modelCalls: number;
@@ -39,13 +39,17 @@ export type SamplingPlan = {
 };
 
 export type SamplingPlanOptions = {
-    /** Default "compvis": N updates down to ᾱ₀. "a1111" is A1111 >= 1.6, whose last timestep is never denoised (N = 1 does nothing). */
+    /**
+     * Default "compvis": N updates down to ᾱ₀. "a1111" is A1111 >= 1.6, whose last timestep is never denoised
+     * (N = 1 does nothing).
+     */
     ddimVariant?: DdimVariant;
     /**
-     * Sigmas of Euler, Euler a and Heun. "kdiffusion" (default) is A1111's `model_wrap.get_sigmas(N)`: t = linspace(T−1, 0, N)
-     * mapped through the log-interpolated table. "leading" | "linspace" | "trailing" are diffusers' EulerDiscreteScheduler
-     * spacings (sigma interpolated linearly at the timesteps, as diffusers does), "config" = the config's timestep_spacing;
-     * distilled models such as SD-Turbo want "trailing". The Karras samplers and DDIM ignore it.
+     * Sigmas of Euler, Euler a and Heun. "kdiffusion" (default) is A1111's `model_wrap.get_sigmas(N)`:
+     * t = linspace(T−1, 0, N) mapped through the log-interpolated table. "leading" | "linspace" | "trailing" are
+     * diffusers' EulerDiscreteScheduler spacings (sigma interpolated linearly at the timesteps, as diffusers does),
+     * "config" = the config's timestep_spacing; distilled models such as SD-Turbo want "trailing". The Karras
+     * samplers and DDIM ignore it.
      */
     spacing?: "kdiffusion" | "leading" | "linspace" | "trailing" | "config";
     /** Euler a / DPM++ SDE: default 1 (A1111's eta_ancestral). DDIM: default 0 (A1111's eta_ddim). */
@@ -59,8 +63,8 @@ const karrasSamplers = new Set<SamplerName>(["DPM++ 2M Karras", "DPM++ SDE Karra
 /**
  * The schedule A1111 would run for `steps` steps of `sampler` on this training schedule: k-diffusion's default
  * sigmas (Euler, Euler a, Heun), Karras sigmas with rho 7 between the table ends (DPM++ 2M/SDE Karras), or A1111's
- * uniform DDIM timesteps `clip(range(0, T, T//N) + 1, 0, T−1)` (the "compvis" variant uses the first N of
- * `k·(T//N) + 1`, which equals the former whenever N divides T). docs/samplers.md lists the sources.
+ * uniform DDIM timesteps `clip(range(0, T, T//N) + 1, 0, T−1)` (the "compvis" variant: exactly N timesteps
+ * `k·(T//N) + 1`, k < N, the same list whenever N divides T). docs/samplers.md lists the sources.
  */
 export function samplingPlan(sampler: SamplerName, steps: number, schedule: TrainingSchedule, options: SamplingPlanOptions = {}): SamplingPlan {
     if (!samplerNames.includes(sampler))
@@ -119,15 +123,15 @@ function defaultSigmas(steps: number, schedule: TrainingSchedule, spacing: NonNu
     // diffusers EulerDiscreteScheduler.set_timesteps.
     const timesteps = new Float64Array(steps);
     for (let k = 0; k < steps; k++) {
-        if (mode === "linspace")
-            timesteps[k] = (trainSteps - 1) - k * (trainSteps - 1) / (steps - 1 || 1);
-        else if (mode === "leading")
+        if (mode === "linspace") {
+            // np.linspace(0, T − 1, N)[::-1]: the last entry is exactly T − 1; for N = 1 it is [0].
+            const index = steps - 1 - k;
+            timesteps[k] = steps > 1 && index === steps - 1 ? trainSteps - 1 : index * ((trainSteps - 1) / (steps - 1 || 1));
+        } else if (mode === "leading")
             timesteps[k] = (steps - 1 - k) * Math.floor(trainSteps / steps) + schedule.config.stepsOffset;
         else
             timesteps[k] = roundHalfEven(trainSteps - k * (trainSteps / steps)) - 1;
     }
-    if (mode === "linspace")
-        timesteps[0] = trainSteps - 1;
     for (let k = 0; k < steps; k++)
         sigmas[k] = interpolate(schedule.sigmas, Math.min(Math.max(timesteps[k], 0), trainSteps - 1));
     return sigmas;
