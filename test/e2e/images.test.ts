@@ -110,6 +110,8 @@ describe("/v1/images/generations with a fake engine", () => {
             expect(status).toBe(400);
             expect(body.error.param).toBe(param);
         }
+        // OpenAI's other fields are accepted, unknown ones ignored.
+        expect((await generate({style: "vivid", moderation: "low", user: "u1", background: "auto", quality: "hd", some_future_field: {a: 1}})).status).toBe(200);
         const mj = await generate({model: "mj", negative_prompt: "x"});
         expect(mj.status).toBe(400);
         expect(mj.body.error).toMatchObject({param: "negative_prompt", code: "unsupported_parameter"});
