@@ -39,7 +39,7 @@ export function createApp(deps: AppDeps): Koa {
     const v1 = new Router({prefix: "/v1"});
     v1.get("/models", listModelsHandler(deps.engines));
     v1.get("/models/:id", retrieveModelHandler(deps.engines));
-    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit)};
+    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), rootRouter: router};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);
 

@@ -1,7 +1,8 @@
 import fs from "node:fs";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "./gguf/makeTestLlamaGguf.js";
 import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyPlainModelPath, tinyToolsModelPath } from "./testModels.js";
+import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath } from "./testModels.js";
 
 /** Writes the generated test models once per test run (a few tens of milliseconds). */
 export default async function globalSetup() {
@@ -10,4 +11,8 @@ export default async function globalSetup() {
     await makeTestLlamaGguf(tinyPlainModelPath, {seed: 1, chatTemplate: null});
     await makeTestLlamaGguf(tinyToolsModelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab});
     makeTestBertOnnx(tinyBertPath, {seed: 1, hiddenSize: 32, maxPositions: 64});
+    makeTestSdModel(tinySdPath, {seed: 1});
+    makeTestSdModel(tinySdFloatTimestepPath, {seed: 1, timestep: "float", tokenizerJson: true});
+    makeTestSdModel(tinySdFp16Path, {seed: 1, precision: "fp16", timestep: "float", inputIds: "int64", tokenizerJson: true, configs: false});
+    makeTestSdModel(tinySdLcmPath, {seed: 1, timestep: "scalar", timestepCond: 16});
 }

@@ -27,3 +27,13 @@ if (storiesModelPath == null)
 
 /** Tiny random-weight BERT-like ONNX embeddings model folder (written by globalSetup). */
 export const tinyBertPath = path.join(testModelsDir, "tiny-bert");
+
+/** Tiny random-weight Stable Diffusion folders (diffusers/optimum ONNX layout, written by globalSetup): */
+/** fp32, timestep int64 [batch], input_ids int32, only vocab.json + merges.txt (like most real exports). */
+export const tinySdPath = path.join(testModelsDir, "tiny-sd");
+/** The same weights with a float32 timestep [1] and a tokenizer.json. */
+export const tinySdFloatTimestepPath = path.join(testModelsDir, "tiny-sd-float-timestep");
+/** fp16 weights and float inputs/outputs (timestep float16 [1], input_ids int64), no unet/vae configs (sizes read from the fixed 8x8 UNet session). */
+export const tinySdFp16Path = path.join(testModelsDir, "tiny-sd-fp16");
+/** An LCM-style export: rank-0 float timestep (current optimum-onnx) and a `timestep_cond` [batch, 16] guidance embedding input. */
+export const tinySdLcmPath = path.join(testModelsDir, "tiny-sd-lcm");

@@ -1,0 +1,47 @@
+import { siblingModuleUrl } from "../../core/workers/siblingModuleUrl.js";
+import type { Capability } from "../Capability.js";
+import type { ImageEngine } from "./ImageEngine.js";
+import { imageFileHandler } from "./imageFileHandler.js";
+import { imageFilesPath, imagesHandler } from "./imagesHandler.js";
+import { imagesManifest, type ImageSettings } from "./imagesManifest.js";
+import { ImageLinkStore } from "./output/ImageLinkStore.js";
+
+export type ImagesCapabilityOptions = {
+    /** The clock of the link store (tests of expiry). */
+    now?: () => number;
+};
+
+/** How long `response_format: "url"` links work, as OpenAI's. */
+export const imageLinkTtlMs = 60 * 60 * 1000;
+/** Memory the linked images may take before the oldest are dropped early. */
+const imageLinkMaxBytes = 512 * 1024 * 1024;
+
+/**
+ * /v1/images/generations: Stable Diffusion pipelines (ONNX in the shared worker pool) behind
+ * OpenAI's image API with the spec's Stable Diffusion and MidJourney-style parameter sets.
+ */
+export function createImagesCapability(options: ImagesCapabilityOptions = {}): Capability<ImageEngine, ImageSettings> {
+    return {
+        task: "image",
+        endpoints: ["/v1/images/generations"],
+        manifest: imagesManifest,
+        workerModules: {images: siblingModuleUrl(import.meta.url, "./onnx/imageTasks")},
+        async createEngine(entry, {config, logger, workers}) {
+            const {OnnxImageEngine} = await import("./onnx/OnnxImageEngine.js");
+            return OnnxImageEngine.load(workers(), entry, {
+                threads: entry.threads ?? config.onnxThreads,
+                // One generation at a time per model: a UNet step already uses every ONNX thread.
+                parallel: entry.parallel ?? 1,
+                queueSize: config.queueSize,
+                onWarning: (message) => logger.warn(message)
+            });
+        },
+        routes(router, context) {
+            const links = new ImageLinkStore({now: options.now ?? Date.now, ttlMs: imageLinkTtlMs, maxBytes: imageLinkMaxBytes});
+            router.post("/images/generations", context.jsonBody, imagesHandler(context, links));
+            context.rootRouter.get(`${imageFilesPath}/:name`, imageFileHandler(links));
+        }
+    };
+}
+
+export const imagesCapability = createImagesCapability();
