@@ -48,7 +48,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const registry = new ModelRegistry(loadServedManifest(config.modelsConfig, capabilities));
     let keys: ApiKeyStore;
     try {
-        keys = new ApiKeyStore({plainKeys: config.apiKeys, keysFile: config.apiKeysFile, onWarning: (message) => logger.warn(message)});
+        keys = new ApiKeyStore({
+            plainKeys: config.apiKeys, keysFile: config.apiKeysFile,
+            onWarning: (message) => logger.warn(message), onNotice: (message) => logger.warn(message)
+        });
     } catch (error) {
         throw new StartupError((error as Error).message);
     }
@@ -91,6 +94,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
 
+    // A key added or revoked is logged when it happens, not at the next request.
+    const keysWatch = setInterval(() => keys.check(), 1000);
+    keysWatch.unref();
+
     const ready = engines.loadAll();
     ready.catch(() => {});
 
@@ -108,6 +115,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         await closed;
         clearTimeout(timeout);
         clearInterval(idleSweep);
+        clearInterval(keysWatch);
         shutdown.abort(new Error("Server shut down"));
         await ready.catch(() => {});
         await engines.dispose();

@@ -50,7 +50,9 @@ export function createApp(deps: AppDeps): Koa {
     const auth = authMiddleware(deps.keys);
     app.use((ctx, next) => ctx.path === "/v1" || ctx.path.startsWith("/v1/") ? auth(ctx, next) : next());
     app.use(router.routes());
+    app.use(router.allowedMethods());
     app.use(v1.routes());
-    app.use(v1.allowedMethods({throw: true}));
+    // Not `throw: true`: in that mode the router does not set `Allow`; errorMiddleware shapes the 405.
+    app.use(v1.allowedMethods());
     return app;
 }

@@ -52,7 +52,51 @@ describe("startup errors end the process with a clear message and exit code 1", 
     });
 });
 
+describe("--help", () => {
+    it("exits 0 and lists every flag and environment variable of src/config.ts", async () => {
+        const {exited, output} = runServerProcess(["--help"]);
+        expect(await exited).toBe(0);
+        const table = fs.readFileSync(path.resolve("src/config.ts"), "utf8");
+        const flags = new Set(table.match(/^ \* \| (--[a-z-]+)/gm)!.map((row) => row.slice(5)));
+        const envs = new Set([...table.matchAll(/^ \* \|[^|]*\| ([A-Z_]+)\s*\|/gm)].map((match) => match[1]));
+        expect(flags.size).toBeGreaterThan(10);
+        expect(envs.size).toBeGreaterThan(15);
+        for (const name of [...flags, ...envs])
+            expect(output(), name).toMatch(new RegExp(`(^|\\s)${name}\\s`));
+        expect(output()).not.toMatch(/^error:/m);
+    });
+
+    it("-h works too, and a mistyped flag points to --help", async () => {
+        const short = runServerProcess(["-h"]);
+        expect(await short.exited).toBe(0);
+        expect(short.output()).toContain("Usage: npm start -- [options]");
+        const wrong = runServerProcess(["--hepl"]);
+        expect(await wrong.exited).toBe(1);
+        expect(wrong.output()).toContain("npm start -- --help");
+    });
+});
+
 describe("the server process", () => {
+    it("names a model that fails to load, with its file, and exits 1", async () => {
+        const bad = path.join(dir, "broken.gguf");
+        fs.writeFileSync(bad, "not a gguf at all");
+        const {exited, output} = runServerProcess(["--models", manifest("broken.json", {models: [{id: "broken", task: "chat", path: bad}]}), "--port", "0"]);
+        expect(await exited).toBe(1);
+        expect(output()).toContain(`Model 'broken' failed to load from ${bad}: `);
+    });
+
+    it("prints a startup banner without nested parentheses", async () => {
+        const open = await spawnServer(["--models", goodManifest()]);
+        const banner = open.output().split("\n").find((line) => line.includes("listening on"))!;
+        expect(await open.stop()).toBe(0);
+        let depth = 0;
+        for (const char of banner) {
+            depth += char === "(" ? 1 : char === ")" ? -1 : 0;
+            expect(depth, banner).toBeLessThanOrEqual(1);
+        }
+        expect(banner).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+\/v1, auth off: /);
+    });
+
     it("says when it runs open on loopback, and runs with auth on when keys exist", async () => {
         const open = await spawnServer(["--models", goodManifest()]);
         expect(open.output()).toContain("auth off");
