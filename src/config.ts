@@ -28,6 +28,7 @@ import path from "node:path";
  * | --metrics-public | METRICS_PUBLIC       | off                  | serve GET /metrics without an API key |
  * |                  | HEADERS_TIMEOUT_MS   | 30000                | a client must send its request headers within this |
  * |                  | BODY_TIMEOUT_MS      | 30000                | longest silence while a request body is arriving (slow-loris) |
+ * |                  | REQUEST_TIMEOUT_MS   | 300000               | a whole request (headers and body, not the response) must arrive within this |
  * |                  | KEEP_ALIVE_TIMEOUT_MS| 5000                 | idle keep-alive connections close after this |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
@@ -60,6 +61,8 @@ export type Config = {
     headersTimeoutMs: number;
     /** Idle time allowed between two pieces of a request body; responses (generation) are never cut. */
     bodyTimeoutMs: number;
+    /** Receiving the whole request; never applies to the response. */
+    requestTimeoutMs: number;
     keepAliveTimeoutMs: number;
 };
 
@@ -95,6 +98,7 @@ export const defaultConfig: Config = {
     // Generous for a client on a slow link, short enough that idle sockets cannot pile up.
     headersTimeoutMs: 30_000,
     bodyTimeoutMs: 30_000,
+    requestTimeoutMs: 300_000,
     keepAliveTimeoutMs: 5000
 };
 
@@ -154,6 +158,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         metricsPublic: values["metrics-public"] === true || boolean(nonEmpty(env.METRICS_PUBLIC), "METRICS_PUBLIC"),
         headersTimeoutMs: integer(nonEmpty(env.HEADERS_TIMEOUT_MS), "HEADERS_TIMEOUT_MS", defaultConfig.headersTimeoutMs, 100, 3_600_000),
         bodyTimeoutMs: integer(nonEmpty(env.BODY_TIMEOUT_MS), "BODY_TIMEOUT_MS", defaultConfig.bodyTimeoutMs, 100, 3_600_000),
+        requestTimeoutMs: integer(nonEmpty(env.REQUEST_TIMEOUT_MS), "REQUEST_TIMEOUT_MS", defaultConfig.requestTimeoutMs, 100, 3_600_000),
         keepAliveTimeoutMs: integer(nonEmpty(env.KEEP_ALIVE_TIMEOUT_MS), "KEEP_ALIVE_TIMEOUT_MS", defaultConfig.keepAliveTimeoutMs, 100, 3_600_000)
     };
     const warnings: string[] = [];

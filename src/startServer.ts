@@ -11,6 +11,8 @@ import { WorkerPool } from "./core/workers/WorkerPool.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
+import { ServerMetrics } from "./server/metrics/ServerMetrics.js";
+import { watchBodyIdle } from "./server/watchBodyIdle.js";
 
 export class StartupError extends Error {
     constructor(message: string) {
@@ -76,13 +78,22 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const shutdown = new AbortController();
     const app = createApp({
         capabilities, engines, keys, logger,
+        metrics: new ServerMetrics(engines),
+        corsOrigins: config.corsOrigins,
+        allowedHosts: config.allowedHosts,
+        metricsPublic: config.metricsPublic,
         bodyLimit: config.bodyLimit,
         ssePingMs: config.ssePingMs,
         shutdownSignal: shutdown.signal
     });
-    const server = http.createServer(app.callback());
-    // Generation can take minutes; Node's default 5-minute request timeout would cut it.
-    server.requestTimeout = 0;
+    // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
+    // the whole request (not the response: a generation may take minutes) within requestTimeout.
+    // Node checks the first two on a timer; checking often keeps short test timeouts meaningful.
+    const server = http.createServer({connectionsCheckingInterval: Math.max(50, Math.min(1000, config.headersTimeoutMs / 4))}, app.callback());
+    server.headersTimeout = config.headersTimeoutMs;
+    server.requestTimeout = config.requestTimeoutMs;
+    server.keepAliveTimeout = config.keepAliveTimeoutMs;
+    server.on("request", (request, response) => watchBodyIdle(request, response, config.bodyTimeoutMs));
     await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
         server.listen(config.port, config.host, () => {

@@ -29,6 +29,7 @@ Options (flag / environment variable, default):
                            SHUTDOWN_TIMEOUT_MS   ${defaultConfig.shutdownTimeoutMs}   how long shutdown lets requests finish
                            HEADERS_TIMEOUT_MS    ${defaultConfig.headersTimeoutMs}   time a client has to send its request headers
                            BODY_TIMEOUT_MS       ${defaultConfig.bodyTimeoutMs}   longest pause while a request body arrives
+                           REQUEST_TIMEOUT_MS    ${defaultConfig.requestTimeoutMs}   time a client has to send its whole request (not the answer)
                            KEEP_ALIVE_TIMEOUT_MS ${defaultConfig.keepAliveTimeoutMs}   idle keep-alive connections close after this
                            LOG_LEVEL             ${defaultConfig.logLevel}   silent, error, warn, info or debug
                            HF_ENDPOINT           https://huggingface.co   hub or mirror (--download)
