@@ -2,7 +2,10 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
-import { tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
+import { tinyBertPath, tinyChatModelPath, tinyToolsModelPath } from "../support/testModels.js";
+import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
+import { defaultConfig } from "../../src/config.js";
+import { createLogger } from "../../src/logger.js";
 import { checkAnswer, mutatedBody, type Mutation } from "./requestFuzz.js";
 
 // Property: whatever the body, the answer is a 2xx or an OpenAI-shaped 4xx naming the field at fault;
@@ -17,10 +20,16 @@ beforeAll(async () => {
     server = await startTestServer({
         models: [
             {id: "fake", task: "chat", path: tinyChatModelPath, aliases: ["gpt-4o-mini"]},
-            {id: "tiny-bert", task: "embeddings", path: tinyBertPath, maxInputTokens: 64}
+            {id: "tiny-bert", task: "embeddings", path: tinyBertPath, maxInputTokens: 64},
+            // A real engine too: grammars, tool templates and the context check only exist there.
+            {id: "real", task: "chat", path: tinyToolsModelPath, contextSize: 256, parallel: 2}
         ],
         config: {workers: 1},
-        factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["fu", "zz"], delayMs: 0})}
+        factories: {chat: async (entry) => entry.id === "fake"
+            ? new FakeChatEngine("fake", {pieces: ["fu", "zz"], delayMs: 0})
+            : chatCapability.createEngine(entry, {config: defaultConfig, logger: createLogger("silent"), workers: () => {
+                throw new Error("chat needs no worker pool");
+            }})}
     });
 });
 afterAll(() => server.stop());
@@ -46,6 +55,10 @@ const property = (path: string, base: Record<string, unknown>, fields: string[])
 describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
     it("POST /v1/chat/completions", async () => {
         await fc.assert(property("/v1/chat/completions", chatBase, chatFields), {seed, numRuns: runs});
+    }, 600_000);
+
+    it("POST /v1/chat/completions on a real (tiny) model", async () => {
+        await fc.assert(property("/v1/chat/completions", {...chatBase, model: "real"}, chatFields), {seed, numRuns: Math.ceil(runs / 4)});
     }, 600_000);
 
     it("POST /v1/embeddings", async () => {

@@ -29,7 +29,16 @@ export const nastyValue: fc.Arbitrary<string> = fc.oneof(
     fc.integer({min: 1, max: 200}).map((depth) => "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)),
     fc.integer({min: 1000, max: 200_000}).map((length) => JSON.stringify("x".repeat(length))),
     fc.integer({min: 100, max: 5000}).map((length) => `[${Array.from({length}, (_, index) => index % 7).join(",")}]`),
-    fc.jsonValue({maxDepth: 4}).map((value) => JSON.stringify(value))
+    fc.jsonValue({maxDepth: 4}).map((value) => JSON.stringify(value)),
+    // JSON schemas nested up to thousands of levels, where a response_format or a tool's parameters go.
+    fc.integer({min: 1, max: 3000}).map((depth) => {
+        const schema = '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + "}}".repeat(depth);
+        return `{"type":"json_schema","json_schema":{"name":"deep","schema":${schema}}}`;
+    }),
+    fc.integer({min: 1, max: 3000}).map((depth) => {
+        const schema = '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + "}}".repeat(depth);
+        return `[{"type":"function","function":{"name":"deep","parameters":${schema}}}]`;
+    })
 );
 
 export type Mutation = {field: string | null, body: string, contentType: string};
