@@ -48,7 +48,7 @@ describe.skipIf(!haveChromium)("a browser page on another origin", () => {
         server = await startTestServer({
             models: [{id: "fake", task: "chat", path: tinyChatModelPath}], apiKey,
             config: {apiKeys: [apiKey]},
-            factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["Hel", "lo", " world"], delayMs: 0})}
+            factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["Hel", "lo", " world"]})}
         });
         pages = http.createServer((_request, response) => response.writeHead(200, {"Content-Type": "text/html"}).end(page(server.url)));
         await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
@@ -76,7 +76,7 @@ describe.skipIf(!haveChromium)("a browser page on another origin", () => {
         server = await startTestServer({
             models: [{id: "fake", task: "chat", path: tinyChatModelPath}], apiKey,
             config: {apiKeys: [apiKey], corsOrigins: ["https://ui.example.com"]},
-            factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["x"], delayMs: 0})}
+            factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["x"]})}
         });
         const tab = await browser.newPage();
         await tab.goto(`http://localhost:${pagePort}/`);

@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
-/** Polls until `check` passes, a bounded number of times. */
-async function eventually(check: () => Promise<boolean> | boolean, tries = 100, delayMs = 20) {
-    for (let attempt = 0; attempt < tries; attempt++) {
-        if (await check())
-            return true;
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-    }
-    return false;
-}
 
 describe("concurrency, queueing and disconnects", () => {
     let server: TestServer;
@@ -95,11 +87,28 @@ describe("concurrency, queueing and disconnects", () => {
     });
 
     it("runs concurrent requests at the same time on separate sequences", async () => {
-        const started = await Promise.all([1, 2].map(() => server.client.chat.completions.create({
+        // Both streams have produced tokens and neither is finished (4000 tokens each, by construction):
+        // both sequences are busy at once, which would not be so if requests ran one after another.
+        const controllers = [new AbortController(), new AbortController()];
+        const readers = await Promise.all(controllers.map(async (controller) => {
+            const response = await server.post("/v1/chat/completions", {...long, stream: true, seed: 1}, {signal: controller.signal});
+            const reader = response.body!.getReader();
+            const decoder = new TextDecoder();
+            let text = "";
+            while (!text.includes('"content"'))
+                text += decoder.decode((await reader.read()).value, {stream: true});
+            return text;
+        }));
+        expect(readers).toHaveLength(2);
+        expect(await load()).toEqual({parallel: 2, busy: 2, waiting: 0});
+        controllers.forEach((controller) => controller.abort());
+        expect(await eventually(async () => (await load()).busy === 0)).toBe(true);
+
+        // Same seed, same prompt, decoded concurrently in shared batches: same text.
+        const finished = await Promise.all([1, 2].map(() => server.client.chat.completions.create({
             model: "tiny", messages: [{role: "user", content: "hi"}], max_tokens: 300, seed: 1
         })));
-        // Same seed, same prompt, decoded concurrently in shared batches: same text.
-        expect(started[0].choices[0].message.content).toBe(started[1].choices[0].message.content);
+        expect(finished[0].choices[0].message.content).toBe(finished[1].choices[0].message.content);
         expect(await load()).toEqual({parallel: 2, busy: 0, waiting: 0});
     });
 });

@@ -4,7 +4,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base64ToFloat32 } from "../../src/capabilities/embeddings/embeddingsResponse.js";
 import { testBertVocabulary } from "../support/onnx/makeTestBertOnnx.js";
-import { spawnServer } from "../support/spawnServer.js";
+import type { Capability } from "../../src/capabilities/Capability.js";
+import { capabilities } from "../../src/capabilities/capabilities.js";
+import { gateCapability, gateModel, openGate } from "../support/capabilities/gateCapability.js";
+import { eventually } from "../support/eventually.js";
+import { holdWorkers } from "../support/holdWorkers.js";
+import { gatedServerEntry, spawnServer } from "../support/spawnServer.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { storiesModelPath, tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
 
@@ -16,6 +21,10 @@ const idOf = (token: string) => {
 };
 /** What the test tokenizer makes of lowercase words from its vocabulary: [CLS] words [SEP]. */
 const idsOf = (text: string) => [idOf("[CLS]"), ...text.split(" ").map(idOf), idOf("[SEP]")];
+
+const withGate: readonly Capability[] = [...capabilities, gateCapability as Capability];
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const health = async (server: {url: string}): Promise<any> => jsonOf(await fetch(`${server.url}/health`));
 
 const norm = (vector: ArrayLike<number>) => Math.hypot(...Array.from(vector));
 const texts = Array.from({length: 40}, (_, index) => `the ${["cat", "dog", "fox", "girl", "boy"][index % 5]} was ${index} ${"little ".repeat(index % 7)}time`);
@@ -31,32 +40,40 @@ const models = [
 describe("embeddings load does not starve chat streaming", () => {
     let server: TestServer;
     beforeAll(async () => {
-        server = await startTestServer({models, config: {workers: 2}});
+        server = await startTestServer({models: [...models, gateModel(tinyChatModelPath)], config: {workers: 2}, capabilities: withGate});
     });
     afterAll(() => server.stop());
 
-    it("a chat stream started during a large embeddings request finishes before it", async () => {
-        // The embeddings work runs in worker threads; the event loop that streams tokens stays free.
-        const events: string[] = [];
+    it("a chat stream runs to the end while a large embeddings request holds the pool, and both finish", async () => {
+        // Both workers held: the embeddings request is admitted and its tasks wait in the pool, so it cannot
+        // finish before the chat stream whatever the machine's speed.
+        const holds = await holdWorkers(server.url, 2);
+        let embeddingsDone = false;
         const bigInput = Array.from({length: 2048}, (_, index) => `${texts[index % texts.length]} ${index}`);
         const embedding = server.post("/v1/embeddings", {model: "tiny-bert", input: bigInput}).then(async (response) => {
-            expect(response.status).toBe(200);
-            await response.arrayBuffer();
-            events.push("embeddings done");
+            embeddingsDone = true;
+            return {status: response.status, body: await jsonOf(response)};
         });
-        // Let the embeddings request reach the pool first.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(await eventually(async () => (await health(server)).models["tiny-bert"].busy === 1)).toBe(true);
         const stream = await server.client.chat.completions.create({
             model: "tiny-chat", messages: [{role: "user", content: "hi"}], max_tokens: 24, stream: true, seed: 1
         });
         let chunks = 0;
-        for await (const chunk of stream)
-            if (chunk.choices[0]?.delta?.content)
-                chunks++;
-        events.push("chat done");
-        await embedding;
+        for await (const chunk of stream) {
+            if (!chunk.choices[0]?.delta?.content)
+                continue;
+            if (chunks++ === 0) {
+                // The first tokens came while the embeddings request waited; from here on the pool works on it
+                // and the rest of the stream competes with it for the CPU.
+                expect(embeddingsDone).toBe(false);
+                openGate();
+            }
+        }
         expect(chunks).toBeGreaterThan(0);
-        expect(events).toEqual(["chat done", "embeddings done"]);
+        const {status, body} = await embedding;
+        expect(status).toBe(200);
+        expect(body.data).toHaveLength(2048);
+        await holds.ended;
     });
 });
 
@@ -71,7 +88,7 @@ describe("/v1/embeddings with an ONNX model in the worker pool", () => {
         (await embed({input, model, ...extra})).data.map((item: {embedding: number[]}) => item.embedding) as number[][];
 
     beforeAll(async () => {
-        server = await startTestServer({models, config: {workers: 2}});
+        server = await startTestServer({models: [...models, gateModel(tinyChatModelPath)], config: {workers: 2}, capabilities: withGate});
     });
     afterAll(() => server.stop());
 
@@ -253,58 +270,82 @@ describe("/v1/embeddings with an ONNX model in the worker pool", () => {
         expect(health.models["tiny-bert"]).toEqual({parallel: 4, busy: 0, waiting: 0});
     });
 
-    it("a cancelled request leaves the server alive and healthy", async () => {
+    it("a cancelled request leaves the server alive and healthy, its waiting work dropped", async () => {
         const many = Array.from({length: 2048}, (_, index) => `${texts[index % 40]} ${"moon ".repeat(index % 50)}`);
         for (let round = 0; round < 3; round++) {
+            // The request is admitted and its tasks wait behind two held workers when the client goes away.
+            const holds = await holdWorkers(server.url, 2);
             const controller = new AbortController();
             const pending = server.post("/v1/embeddings", {model: "tiny-bert", input: many}, {signal: controller.signal});
-            await new Promise((resolve) => setTimeout(resolve, 30 + round * 40));
+            expect(await eventually(async () => (await health(server)).models["tiny-bert"].busy === 1)).toBe(true);
             controller.abort();
             await expect(pending).rejects.toThrow();
+            // The server sees the disconnect and lets the request go before any of its work ran.
+            expect(await eventually(async () => (await health(server)).models["tiny-bert"].busy === 0)).toBe(true);
+            openGate();
+            await holds.ended;
         }
-        const health = await fetch(`${server.url}/health`);
-        expect(health.status).toBe(200);
+        expect((await fetch(`${server.url}/health`)).status).toBe(200);
         const [vector] = await floats("hello world");
         expect(vector).toEqual((await floats("hello world"))[0]);
-        // The cancelled work drains instead of being killed mid-run.
-        for (let i = 0; i < 100 && (await jsonOf(await fetch(`${server.url}/health`))).models["tiny-bert"].busy > 0; i++)
-            await new Promise((resolve) => setTimeout(resolve, 50));
-        expect((await jsonOf(await fetch(`${server.url}/health`))).models["tiny-bert"]).toEqual({parallel: 4, busy: 0, waiting: 0});
+        expect((await health(server)).models["tiny-bert"]).toEqual({parallel: 4, busy: 0, waiting: 0});
+    });
+
+    it("a request cancelled while its batches run drains them and frees the pool", async () => {
+        // One worker held, one free: the request's tasks start on the free worker. The client leaves while
+        // the request is admitted; whatever batch runs then finishes (a worker is never killed mid-run).
+        const holds = await holdWorkers(server.url, 1);
+        const many = Array.from({length: 2048}, (_, index) => `${texts[index % 40]} ${"star ".repeat(index % 50)}`);
+        const controller = new AbortController();
+        const pending = server.post("/v1/embeddings", {model: "tiny-bert", input: many}, {signal: controller.signal}).catch((error) => error);
+        expect(await eventually(async () => (await health(server)).models["tiny-bert"].busy === 1)).toBe(true);
+        controller.abort();
+        await pending;
+        openGate();
+        await holds.ended;
+        expect(await eventually(async () => (await health(server)).models["tiny-bert"].busy === 0)).toBe(true);
+        expect((await floats("hello world"))[0]).toHaveLength(32);
     });
 });
 
 describe("shutdown under embeddings load", () => {
-    it("drains the pool's in-flight tasks and closes cleanly, the process stays alive", async () => {
-        const server = await startTestServer({models: [models[0]], config: {workers: 2}});
+    it("finishes the requests in flight (their work waiting in the pool), then closes cleanly", async () => {
+        const server = await startTestServer({models: [models[0], gateModel(tinyChatModelPath)], config: {workers: 2}, capabilities: withGate});
+        const holds = await holdWorkers(server.url, 2);
         const many = Array.from({length: 1024}, (_, index) => `${texts[index % 40]} ${"tree ".repeat(index % 50)}`);
         const requests = Array.from({length: 4}, () => server.post("/v1/embeddings", {model: "tiny-bert", input: many}).then(
-            (response) => response.status, () => "failed"));
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        await server.stop();
-        const statuses = await Promise.all(requests);
-        // Requests already running finish (200); none may take the process down.
-        for (const status of statuses)
-            expect([200, 503, "failed"]).toContain(status);
-        expect(statuses).toContain(200);
+            async (response) => ({status: response.status, count: (await jsonOf(response)).data?.length})));
+        expect(await eventually(async () => (await health(server)).models["tiny-bert"].busy === 4)).toBe(true);
+        const stopped = server.stop();
+        // Shutdown has begun with all four requests admitted and none of their work run yet.
+        openGate();
+        await stopped;
+        expect(await Promise.all(requests)).toEqual(Array(4).fill({status: 200, count: 1024}));
+        await holds.ended;
         expect(process.exitCode ?? 0).toBe(0);
     });
 });
 
 describe("the server process under embeddings load", () => {
-    it("on SIGTERM drains the worker pool and exits 0 (never 134)", async () => {
+    it("on SIGTERM finishes the admitted requests, drains the worker pool and exits 0 (never 134)", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-embed-"));
         try {
             const manifest = path.join(dir, "models.json");
-            fs.writeFileSync(manifest, JSON.stringify({models: [models[0]]}));
-            const server = await spawnServer(["--models", manifest, "--workers", "2"]);
+            fs.writeFileSync(manifest, JSON.stringify({models: [models[0], gateModel(tinyChatModelPath)]}));
+            const server = await spawnServer(["--models", manifest, "--workers", "2"], {LOG_LEVEL: "info"}, gatedServerEntry);
+            const holds = await holdWorkers(server.url, 2);
             const many = Array.from({length: 1024}, (_, index) => `${texts[index % 40]} ${"house ".repeat(index % 50)}`);
             const requests = Array.from({length: 3}, () => fetch(`${server.url}/v1/embeddings`, {
                 method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({model: "tiny-bert", input: many})
             }).then((response) => response.status, () => "failed"));
-            await new Promise((resolve) => setTimeout(resolve, 150));
+            expect(await eventually(async () => (await health(server)).models["tiny-bert"].busy === 3)).toBe(true);
             server.child.kill("SIGTERM");
+            // The gate opens only once the server is shutting down: the ONNX work runs during the drain.
+            expect(await eventually(() => server.output().includes("SIGTERM: shutting down"))).toBe(true);
+            server.child.kill("SIGUSR2");
             expect(await server.exited, server.output()).toBe(0);
-            expect(await Promise.all(requests)).toContain(200);
+            expect(await Promise.all(requests)).toEqual([200, 200, 200]);
+            await holds.ended;
         } finally {
             fs.rmSync(dir, {recursive: true, force: true});
         }

@@ -3,7 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../support/startTestServer.js";
-import { runServerProcess, spawnServer } from "../support/spawnServer.js";
+import { gateModel } from "../support/capabilities/gateCapability.js";
+import { eventually } from "../support/eventually.js";
+import { holdWorkers } from "../support/holdWorkers.js";
+import { gatedServerEntry, runServerProcess, spawnServer } from "../support/spawnServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
 let dir: string;
@@ -132,31 +135,36 @@ describe("the server process", () => {
         expect(d.system_fingerprint).not.toBe(a.system_fingerprint);
     }, 60_000);
 
-    it("on SIGTERM finishes in-flight streams, then exits 0", async () => {
-        const server = await spawnServer(["--models", goodManifest()]);
+    it("on SIGTERM finishes in-flight work, then exits 0", async () => {
+        const models = {models: [{id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 512}, gateModel(tinyChatModelPath)]};
+        const server = await spawnServer(["--models", manifest("drain.json", models)], {LOG_LEVEL: "info"}, gatedServerEntry);
+        const holds = await holdWorkers(server.url, 1);
         const response = await fetch(`${server.url}/v1/chat/completions`, {
             method: "POST", headers: {"Content-Type": "application/json"},
             body: JSON.stringify({model: "tiny", messages: [{role: "user", content: "hi"}], max_tokens: 300, stream: true})
         });
         server.child.kill("SIGTERM");
+        // The held request is still in flight when shutdown begins; it is let finish, not cut off.
+        expect(await eventually(() => server.output().includes("SIGTERM: shutting down"))).toBe(true);
+        server.child.kill("SIGUSR2");
+        const [held] = await holds.ended;
+        expect(held).toContain("event: released");
         const {raw} = await readSse(response);
         expect(raw.endsWith("data: [DONE]\n\n")).toBe(true);
         expect(await server.exited).toBe(0);
     });
 
     it("on SIGTERM aborts in-flight work after SHUTDOWN_TIMEOUT_MS", async () => {
-        const server = await spawnServer(["--models", goodManifest()], {SHUTDOWN_TIMEOUT_MS: "300"});
-        const response = await fetch(`${server.url}/v1/chat/completions`, {
-            method: "POST", headers: {"Content-Type": "application/json"},
-            body: JSON.stringify({model: "tiny", messages: [{role: "user", content: "hi"}], stream: true})
-        });
-        const reader = response.body!.getReader();
-        await reader.read();
+        // The gate request holds a worker until it is cancelled: it can never finish by itself, so the
+        // process exits only if shutdown aborts it once the timeout has passed.
+        const models = {models: [{id: "tiny", task: "chat", path: tinyChatModelPath}, gateModel(tinyChatModelPath)]};
+        const server = await spawnServer(["--models", manifest("gated.json", models)], {SHUTDOWN_TIMEOUT_MS: "300"}, gatedServerEntry);
+        const holds = await holdWorkers(server.url, 1);
         server.child.kill("SIGTERM");
-        expect(await server.exited).toBe(0);
-        let ended = false;
-        for (let i = 0; i < 10_000 && !ended; i++)
-            ended = (await reader.read().catch(() => ({done: true}))).done;
-        expect(ended).toBe(true);
+        expect(await server.exited, server.output()).toBe(0);
+        const [held] = await holds.ended;
+        expect(held).toContain("event: held");
+        expect(held).not.toContain("event: released");
+        expect(server.output()).not.toMatch(/Unhandled|134/);
     });
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
         ],
         config: {workers: 1},
         factories: {chat: async (entry) => entry.id === "fake"
-            ? new FakeChatEngine("fake", {pieces: ["fu", "zz"], delayMs: 0})
+            ? new FakeChatEngine("fake", {pieces: ["fu", "zz"]})
             : chatCapability.createEngine(entry, {config: defaultConfig, logger: createLogger("silent"), workers: () => {
                 throw new Error("chat needs no worker pool");
             }})}

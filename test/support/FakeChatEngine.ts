@@ -3,14 +3,15 @@ import type { EngineLoad } from "../../src/core/engines/EngineLoad.js";
 
 /**
  * A scripted chat engine for testing the HTTP layer without a model: it "generates" the given
- * pieces with a delay between them, then finishes or fails as told.
+ * pieces, each after `beforePiece` resolves (a test's gate; by default the next turn of the event
+ * loop), then finishes or fails as told.
  */
 export class FakeChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
     readonly jobs: ChatJob[] = [];
     private busy = 0;
 
-    constructor(id: string, private readonly script: {pieces: string[], delayMs?: number, failWith?: Error}) {
+    constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number) => Promise<void>, failWith?: Error}) {
         this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake"};
     }
 
@@ -26,8 +27,8 @@ export class FakeChatEngine implements ChatEngine {
                 const results: ChoiceResult[] = [];
                 for (let index = 0; index < job.n; index++) {
                     let text = "";
-                    for (const piece of this.script.pieces) {
-                        await new Promise((resolve) => setTimeout(resolve, this.script.delayMs ?? 1));
+                    for (const [pieceIndex, piece] of this.script.pieces.entries()) {
+                        await (this.script.beforePiece?.(pieceIndex) ?? new Promise((resolve) => setImmediate(resolve)));
                         hooks.signal.throwIfAborted();
                         text += piece;
                         hooks.onText?.(index, piece);

@@ -13,9 +13,14 @@ export type SpawnedServer = {
     stop(signal?: NodeJS.Signals): Promise<number | null>;
 };
 
-/** Runs `npm start`'s entry point as a real process, as a user would. */
-export function runServerProcess(args: string[], env: Record<string, string> = {}) {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+/** `npm start`'s entry point. */
+export const serverEntry = "src/main.ts";
+/** The same command with the gate capability added (test/support/capabilities/gateCapability.ts; SIGUSR2 opens the gate). */
+export const gatedServerEntry = "test/support/gatedServerMain.ts";
+
+/** Runs `npm start`'s entry point (or `entry`) as a real process, as a user would. */
+export function runServerProcess(args: string[], env: Record<string, string> = {}, entry = serverEntry) {
+    const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
         cwd: projectRoot,
         env: {...process.env, LOG_LEVEL: "warn", API_KEYS: "", HOST: "", PORT: "", ...env},
         stdio: ["ignore", "pipe", "pipe"]
@@ -28,8 +33,8 @@ export function runServerProcess(args: string[], env: Record<string, string> = {
 }
 
 /** Starts the server process and waits until it is ready (or fails the test with its output). */
-export async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<SpawnedServer> {
-    const {child, exited, output} = runServerProcess(["--port", "0", ...args], env);
+export async function spawnServer(args: string[], env: Record<string, string> = {}, entry = serverEntry): Promise<SpawnedServer> {
+    const {child, exited, output} = runServerProcess(["--port", "0", ...args], env, entry);
     const url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`server did not get ready:\n${output()}`)), 20_000);
         const check = () => {

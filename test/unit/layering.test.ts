@@ -15,7 +15,8 @@ const layers: [prefix: string, rank: number][] = [
     ["auth/", 3], ["capabilities/", 3],
     ["server/", 4], ["download/", 4],
     ["startServer.ts", 5],
-    ["main.ts", 6]
+    ["runServerCommand.ts", 6],
+    ["main.ts", 7]
 ];
 
 function rankOf(file: string) {

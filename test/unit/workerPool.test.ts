@@ -81,6 +81,25 @@ describe("WorkerPool", () => {
         expect(await workers.run("test.echo", "after")).toBe("after");
     });
 
+    it("drops a cancelled request's queued tasks at once, while another request holds every worker", async () => {
+        const workers = pool(1);
+        const blocked = gate();
+        let started!: () => void;
+        const startedPromise = new Promise<void>((resolve) => started = resolve);
+        const holder = workers.run("test.gated", {gate: blocked, id: "holder"}, {onProgress: () => started()});
+        await startedPromise;
+        const controller = new AbortController();
+        const reason = new Error("client went away");
+        const queued = [1, 2, 3].map((index) => workers.run("test.echo", index, {signal: controller.signal}));
+        controller.abort(reason);
+        // Rejected before the worker is free: the request does not wait for a turn it will not use.
+        for (const task of queued)
+            await expect(task).rejects.toBe(reason);
+        open(blocked);
+        expect(await holder).toBe("holder");
+        expect(await workers.run("test.echo", "after")).toBe("after");
+    });
+
     it("close() waits for running tasks, then refuses new ones", async () => {
         const workers = pool(1);
         const blocked = gate();

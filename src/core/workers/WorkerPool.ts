@@ -99,6 +99,8 @@ export class WorkerPool {
         if (line == null) {
             line = {tasks: [], cancel: signal != null ? cancelFlagOf(signal) : new Int32Array(new SharedArrayBuffer(4)), started: 0, running: 0};
             this.lines.set(key, line);
+            // A request that goes away leaves the pool at once: its queued tasks are dropped now, not when their turn comes.
+            signal?.addEventListener("abort", () => this.dropQueued(key, signal), {once: true});
         }
         const queue = line;
         return new Promise<R>((resolve, reject) => {
@@ -153,6 +155,17 @@ export class WorkerPool {
             if (entry[1].tasks.length > 0 && (best == null || entry[1].started < best[1].started))
                 best = entry;
         return best;
+    }
+
+    private dropQueued(key: object, signal: AbortSignal) {
+        const line = this.lines.get(key);
+        if (line == null)
+            return;
+        for (const task of line.tasks.splice(0))
+            task.reject(signal.reason);
+        this.forgetIfDone(key, line);
+        if (this.running === 0 && this.lines.size === 0)
+            this.idle?.();
     }
 
     private forgetIfDone(key: object, line: Line) {

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import onnxProto from "onnx-proto";
+import { seededRandom } from "../seededRandom.js";
 
 const {onnx} = onnxProto;
 
@@ -33,7 +34,7 @@ export function makeTestBertOnnx(folder: string, options: TestBertOptions = {}) 
     const hidden = options.hiddenSize ?? 32;
     const maxPositions = options.maxPositions ?? 64;
     const vocabulary = testBertVocabulary();
-    const random = mulberry32(options.seed ?? 1);
+    const random = seededRandom(options.seed ?? 1);
     const floats = (count: number, scale: number) => Float32Array.from({length: count}, () => (random() * 2 - 1) * scale);
 
     const tensor = (name: string, dims: number[], data: Float32Array | BigInt64Array, dataType: number) => onnx.TensorProto.create({
@@ -112,16 +113,5 @@ function tokenizerJson(vocabulary: string[]) {
             type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100,
             vocab: Object.fromEntries(vocabulary.map((token, index) => [token, index]))
         }
-    };
-}
-
-function mulberry32(seed: number) {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6D2B79F5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     };
 }

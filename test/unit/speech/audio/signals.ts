@@ -1,16 +1,6 @@
 /** Deterministic test signals and a seeded generator, so every run pushes the same audio in the same chunks. */
+import { seededRandom } from "../../../support/seededRandom.js";
 
-/** mulberry32: a small seeded PRNG returning numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6D2B79F5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
 
 /** Sines at 220, 1000 and 3000 Hz, then white noise, then silence, then the sines again: each a quarter of the length. */
 export function mixedSignal(sampleRate: number, seconds: number, seed = 1): Float32Array {
