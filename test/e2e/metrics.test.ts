@@ -1,7 +1,7 @@
 import parsePrometheusTextFormat, { type PrometheusFamily } from "parse-prometheus-text-format";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
-import { GatedChatEngine } from "../support/GatedChatEngine.js";
+import { gatedFakeChatEngine } from "../support/gatedFakeChatEngine.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 import type { Config } from "../../src/config.js";
 
@@ -43,15 +43,16 @@ function valueOf(families: PrometheusFamily[], name: string, labels: Record<stri
 
 describe("GET /metrics", () => {
     const start = async (config: Partial<Config> = {}, apiKey?: string) => {
-        const engine = new GatedChatEngine("gated");
+        const gated = gatedFakeChatEngine("gated");
+        const engine = gated.engine;
         server = await startTestServer({models, config, apiKey, factories: {chat: async () => engine}});
-        return engine;
+        return gated;
     };
 
     it("counts requests by endpoint, model and status, with latency, tokens, time to first token, busy sequences and memory", async () => {
         const engine = await start();
         const stream = await server!.post("/v1/chat/completions", {model: "gpt-4o-mini", messages: [{role: "user", content: "hi"}], stream: true});
-        await engine.started;
+        await engine.started();
 
         // Mid-generation: one busy sequence.
         const during = await scrape(server!.url);
@@ -72,7 +73,7 @@ describe("GET /metrics", () => {
         expect(valueOf(after, "los_requests_total", {...chat, model: "", status: "400"})).toBe(1);
         expect(valueOf(after, "los_requests_total", {endpoint: "other", status: "404"})).toBe(1);
         expect(valueOf(after, "los_requests_total", {endpoint: "/v1/models", status: "200"})).toBe(1);
-        expect(valueOf(after, "los_tokens_total", {...chat, model: "gated", direction: "prompt"})).toBe(7);
+        expect(valueOf(after, "los_tokens_total", {...chat, model: "gated", direction: "prompt"})).toBe(3);
         expect(valueOf(after, "los_tokens_total", {...chat, model: "gated", direction: "completion"})).toBe(2);
         expect(family(after, "los_request_duration_seconds").type).toBe("HISTOGRAM");
         expect(family(after, "los_time_to_first_token_seconds").type).toBe("HISTOGRAM");

@@ -1,7 +1,7 @@
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
-import { GatedChatEngine } from "../support/GatedChatEngine.js";
+import { gatedFakeChatEngine } from "../support/gatedFakeChatEngine.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
 // Slow-loris: the server closes connections whose headers or body stall, by its own (short, test-set)
@@ -29,9 +29,10 @@ function stall(url: string, text: string): Promise<string> {
 
 describe("slow clients", () => {
     const start = async () => {
-        const engine = new GatedChatEngine("gated");
+        const gated = gatedFakeChatEngine("gated");
+        const engine = gated.engine;
         server = await startTestServer({models, config: {headersTimeoutMs: 200, bodyTimeoutMs: 200, keepAliveTimeoutMs: 200}, factories: {chat: async () => engine}});
-        return engine;
+        return gated;
     };
 
     it("closes a connection that sent half its headers and then nothing (408)", async () => {
@@ -53,11 +54,11 @@ describe("slow clients", () => {
         const engine = await start();
         const streamed = await server!.post("/v1/chat/completions", {model: "gated", messages: [{role: "user", content: "hi"}], stream: true});
         const plain = server!.post("/v1/chat/completions", {model: "gated", messages: [{role: "user", content: "hi"}]});
-        await engine.started;
+        await engine.started(2);
         // Both timers have provably fired for a stalled connection opened after the generations started.
         await stall(server!.url, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 500\r\n\r\n{");
         await stall(server!.url, "GET /health HTTP/1.1\r\nHo");
-        expect(engine.busy).toBe(2);
+        expect(engine.engine.load().busy).toBe(2);
         engine.release();
         const {events} = await readSse(streamed);
         expect(events.at(-1)!.data).toBe("[DONE]");
