@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runKeysCli } from "../../src/auth/keysCli.js";
 import { readSse } from "../support/startTestServer.js";
 import { gateModel } from "../support/capabilities/gateCapability.js";
 import { eventually } from "../support/eventually.js";
@@ -107,6 +108,33 @@ describe("the server process", () => {
         const keyed = await spawnServer(["--models", goodManifest(), "--host", "0.0.0.0"], {API_KEYS: "sk-a"});
         expect(keyed.output()).toContain("auth on");
         expect(await keyed.stop()).toBe(0);
+    });
+
+    it("logs when the first key turns auth on and when revoking the last key locks the server, which then says how to add one", async () => {
+        const keysFile = path.join(dir, "rule-keys.json");
+        const server = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
+        try {
+            expect(server.output()).toContain("auth off");
+            const out: string[] = [];
+            const io = {stdout: (text: string) => out.push(text), stderr: (text: string) => out.push(text)};
+            expect(await runKeysCli(["--file", keysFile, "add", "ops"], io)).toBe(0);
+            // The server looks at the keys file about once a second: wait for the log line, not for a time.
+            expect(await eventually(() => server.output().includes("An API key was added: auth is now on"), 1000)).toBe(true);
+            expect((await fetch(`${server.url}/v1/models`)).status).toBe(401);
+
+            expect(await runKeysCli(["--file", keysFile, "revoke", "ops"], io)).toBe(0);
+            expect(out.join("")).toContain("That was the last key: the server is now locked");
+            expect(await eventually(() => server.output().includes("The last API key was revoked: the server is locked"), 1000)).toBe(true);
+            const locked = await fetch(`${server.url}/v1/models`, {headers: {Authorization: "Bearer anything"}});
+            expect(locked.status).toBe(401);
+            expect((await locked.json() as {error: {message: string}}).error.message).toContain("No API key exists on this server");
+        } finally {
+            expect(await server.stop()).toBe(0);
+        }
+        // A restart with the keys file still empty stays locked, and says so.
+        const restarted = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
+        expect(restarted.output()).toContain("auth on but LOCKED");
+        expect(await restarted.stop()).toBe(0);
     });
 
     it("gives the same output for the same seed across a restart, with a stable fingerprint that tracks the configuration", async () => {
