@@ -23,6 +23,13 @@ import path from "node:path";
  * | --workers        | WORKERS              | 2                    | worker threads of the one pool running every ONNX model (embeddings, speech, images) |
  * | --embed-workers  | EMBED_WORKERS        |                      | deprecated names of --workers / WORKERS (a warning says so) |
  * |                  | ONNX_THREADS         | 1                    | ONNX Runtime intra-op threads per worker (a manifest entry's `threads` overrides) |
+ * | --cors-origins   | CORS_ORIGINS         | loopback origins     | comma-separated origins browsers may call from (`*` = any; `http://localhost:*` = any port) |
+ * | --allowed-hosts  | ALLOWED_HOSTS        | (none)               | extra Host header names accepted while the server runs without keys (reverse proxies) |
+ * | --metrics-public | METRICS_PUBLIC       | off                  | serve GET /metrics without an API key |
+ * |                  | HEADERS_TIMEOUT_MS   | 30000                | a client must send its request headers within this |
+ * |                  | BODY_TIMEOUT_MS      | 30000                | longest silence while a request body is arriving (slow-loris) |
+ * |                  | REQUEST_TIMEOUT_MS   | 300000               | a whole request (headers and body, not the response) must arrive within this |
+ * |                  | KEEP_ALIVE_TIMEOUT_MS| 5000                 | idle keep-alive connections close after this |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -46,6 +53,17 @@ export type Config = {
     workers: number;
     /** ONNX Runtime intra-op threads per worker and model. */
     onnxThreads: number;
+    /** Origins (exact, `scheme://host:*` for any port, or `*`) whose pages may call the server. */
+    corsOrigins: string[];
+    /** Host header names accepted in open mode besides loopback names and addresses. */
+    allowedHosts: string[];
+    metricsPublic: boolean;
+    headersTimeoutMs: number;
+    /** Idle time allowed between two pieces of a request body; responses (generation) are never cut. */
+    bodyTimeoutMs: number;
+    /** Receiving the whole request; never applies to the response. */
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
 };
 
 export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
@@ -72,7 +90,16 @@ export const defaultConfig: Config = {
     // Measured on a 2-core machine (README "Embeddings"): 2 workers with 1 intra-op thread each
     // (spinning off) beat every other combination.
     workers: 2,
-    onnxThreads: 1
+    onnxThreads: 1,
+    // Pages served from this machine (local web UIs, the playground), on any port.
+    corsOrigins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"],
+    allowedHosts: [],
+    metricsPublic: false,
+    // Generous for a client on a slow link, short enough that idle sockets cannot pile up.
+    headersTimeoutMs: 30_000,
+    bodyTimeoutMs: 30_000,
+    requestTimeoutMs: 300_000,
+    keepAliveTimeoutMs: 5000
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -99,7 +126,10 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "body-limit": { type: "string" },
             download: { type: "boolean" },
             workers: { type: "string" },
-            "embed-workers": { type: "string" }
+            "embed-workers": { type: "string" },
+            "cors-origins": { type: "string" },
+            "allowed-hosts": { type: "string" },
+            "metrics-public": { type: "boolean" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -122,7 +152,14 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
         logLevel: logLevel(nonEmpty(env.LOG_LEVEL)),
         workers: integer(pick(values.workers ?? values["embed-workers"], "WORKERS") ?? nonEmpty(env.EMBED_WORKERS), "workers", defaultConfig.workers, 1, 64),
-        onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256)
+        onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256),
+        corsOrigins: list(pick(values["cors-origins"], "CORS_ORIGINS")) ?? defaultConfig.corsOrigins,
+        allowedHosts: list(pick(values["allowed-hosts"], "ALLOWED_HOSTS"))?.map((host) => host.toLowerCase()) ?? defaultConfig.allowedHosts,
+        metricsPublic: values["metrics-public"] === true || boolean(nonEmpty(env.METRICS_PUBLIC), "METRICS_PUBLIC"),
+        headersTimeoutMs: integer(nonEmpty(env.HEADERS_TIMEOUT_MS), "HEADERS_TIMEOUT_MS", defaultConfig.headersTimeoutMs, 100, 3_600_000),
+        bodyTimeoutMs: integer(nonEmpty(env.BODY_TIMEOUT_MS), "BODY_TIMEOUT_MS", defaultConfig.bodyTimeoutMs, 100, 3_600_000),
+        requestTimeoutMs: integer(nonEmpty(env.REQUEST_TIMEOUT_MS), "REQUEST_TIMEOUT_MS", defaultConfig.requestTimeoutMs, 100, 3_600_000),
+        keepAliveTimeoutMs: integer(nonEmpty(env.KEEP_ALIVE_TIMEOUT_MS), "KEEP_ALIVE_TIMEOUT_MS", defaultConfig.keepAliveTimeoutMs, 100, 3_600_000)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -163,7 +200,7 @@ const parseFlags: typeof parseArgs = (options) => {
     try {
         return parseArgs(options);
     } catch (error) {
-        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit, --download, --workers`);
+        throw new ConfigError(`${(error as Error).message}. See \`npm start -- --help\` for every flag and environment variable.`);
     }
 };
 
@@ -173,8 +210,24 @@ function nonEmpty(value: string | undefined) {
 
 const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
-    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers"
+    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
+    CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts"
 };
+
+/** A comma-separated list, entries trimmed, empty ones dropped; undefined when not given. */
+function list(raw: string | undefined) {
+    return raw?.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "");
+}
+
+function boolean(raw: string | undefined, name: string) {
+    if (raw == null)
+        return false;
+    if (/^(1|true|yes|on)$/i.test(raw))
+        return true;
+    if (/^(0|false|no|off)$/i.test(raw))
+        return false;
+    throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
 
 function flagOf(envName: string) {
     return flagByEnv[envName] ?? envName;

@@ -5,6 +5,7 @@ import { createLogger } from "./logger.js";
 import { ManifestError } from "./core/registry/ManifestError.js";
 import type { Capability } from "./capabilities/Capability.js";
 import { StartupError, startServer } from "./startServer.js";
+import { usageText } from "./usageText.js";
 import { serverVersion } from "./version.js";
 
 /**
@@ -12,6 +13,10 @@ import { serverVersion } from "./version.js";
  * never a stack trace. `capabilities` replaces the built-in list (tests add test-only ones).
  */
 export async function runServerCommand(options: {capabilities?: readonly Capability[]} = {}) {
+    if (process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
+        process.stdout.write(usageText);
+        return;
+    }
     let config, download, warnings;
     try {
         ({config, download, warnings} = loadStartOptions());
@@ -62,12 +67,16 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     process.on("SIGTERM", () => stop("SIGTERM"));
     stopWhenOrphaned(() => stop("npm exited"));
 
-    const auth = server.keys.enabled ? "on" : "off (no API key configured; listening on loopback only)";
-    console.log(`local-openai-server ${serverVersion} listening on ${server.url}/v1 (auth ${auth})`);
+    const auth = {
+        on: "auth on",
+        open: "auth off: no API key configured, so only this machine may call it",
+        locked: `auth on but LOCKED: ${server.keys.keysFile} holds no key, so every /v1 request gets a 401 until one is added with \`npm run keys -- add <name>\``
+    }[server.keys.state];
+    console.log(`local-openai-server ${serverVersion} listening on ${server.url}/v1, ${auth}`);
     try {
         await server.ready;
     } catch (error) {
-        logger.error(`Could not load the models: ${(error as Error).message}`);
+        logger.error((error as Error).message);
         await server.close();
         process.exit(1);
     }

@@ -11,6 +11,8 @@ import { WorkerPool } from "./core/workers/WorkerPool.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
+import { ServerMetrics } from "./server/metrics/ServerMetrics.js";
+import { watchBodyIdle } from "./server/watchBodyIdle.js";
 
 export class StartupError extends Error {
     constructor(message: string) {
@@ -48,7 +50,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const registry = new ModelRegistry(loadServedManifest(config.modelsConfig, capabilities));
     let keys: ApiKeyStore;
     try {
-        keys = new ApiKeyStore({plainKeys: config.apiKeys, keysFile: config.apiKeysFile, onWarning: (message) => logger.warn(message)});
+        keys = new ApiKeyStore({
+            plainKeys: config.apiKeys, keysFile: config.apiKeysFile,
+            onWarning: (message) => logger.warn(message), onNotice: (message) => logger.warn(message)
+        });
     } catch (error) {
         throw new StartupError((error as Error).message);
     }
@@ -73,13 +78,22 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const shutdown = new AbortController();
     const app = createApp({
         capabilities, engines, keys, logger,
+        metrics: new ServerMetrics(engines),
+        corsOrigins: config.corsOrigins,
+        allowedHosts: config.allowedHosts,
+        metricsPublic: config.metricsPublic,
         bodyLimit: config.bodyLimit,
         ssePingMs: config.ssePingMs,
         shutdownSignal: shutdown.signal
     });
-    const server = http.createServer(app.callback());
-    // Generation can take minutes; Node's default 5-minute request timeout would cut it.
-    server.requestTimeout = 0;
+    // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
+    // the whole request (not the response: a generation may take minutes) within requestTimeout.
+    // Node checks the first two on a timer; checking often keeps short test timeouts meaningful.
+    const server = http.createServer({connectionsCheckingInterval: Math.max(50, Math.min(1000, config.headersTimeoutMs / 4))}, app.callback());
+    server.headersTimeout = config.headersTimeoutMs;
+    server.requestTimeout = config.requestTimeoutMs;
+    server.keepAliveTimeout = config.keepAliveTimeoutMs;
+    server.on("request", (request, response) => watchBodyIdle(request, response, config.bodyTimeoutMs));
     await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
         server.listen(config.port, config.host, () => {
@@ -90,6 +104,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const address = server.address() as AddressInfo;
     const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
+
+    // A key added or revoked is logged when it happens, not at the next request.
+    const keysWatch = setInterval(() => keys.check(), 1000);
+    keysWatch.unref();
 
     const ready = engines.loadAll();
     ready.catch(() => {});
@@ -108,6 +126,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         await closed;
         clearTimeout(timeout);
         clearInterval(idleSweep);
+        clearInterval(keysWatch);
         shutdown.abort(new Error("Server shut down"));
         await ready.catch(() => {});
         await engines.dispose();

@@ -12,7 +12,18 @@ export type ApiKeyStoreOptions = {
     reloadIntervalMs?: number;
     /** Called when a changed keys file cannot be used; the previous keys stay in force. */
     onWarning?: (message: string) => void;
+    /** Called when auth changes while running: turned on by a first key, locked by revoking the last one, unlocked again. */
+    onNotice?: (message: string) => void;
 };
+
+/**
+ * - `open`: no key was ever configured (no keys file, no API_KEYS): requests need no key.
+ * - `on`: keys exist; requests need one of them.
+ * - `locked`: keys were in use and none is left (the last one was revoked, or the keys file is
+ *   empty at startup): every request is refused until a key is added. Running open again is a
+ *   deliberate act: delete the keys file and restart.
+ */
+export type AuthState = "open" | "on" | "locked";
 
 type StoredKey = {
     name: string;
@@ -34,6 +45,7 @@ export class ApiKeyStore {
     readonly #keysFile: string;
     readonly #reloadIntervalMs: number;
     readonly #onWarning: (message: string) => void;
+    readonly #onNotice: (message: string) => void;
     #fileKeys: StoredKey[];
     #fileSignature: string;
     #lastCheck: number;
@@ -45,11 +57,13 @@ export class ApiKeyStore {
         this.#keysFile = options.keysFile;
         this.#reloadIntervalMs = options.reloadIntervalMs ?? 1000;
         this.#onWarning = options.onWarning ?? (() => {});
+        this.#onNotice = options.onNotice ?? (() => {});
         // Stat before reading: if the file changes in between, the next check sees a new signature and reloads.
         this.#fileSignature = signatureOf(this.#keysFile);
         this.#fileKeys = loadFileKeys(this.#keysFile);
         this.#lastCheck = performance.now();
-        this.#everEnabled = this.#hasKeys();
+        // A keys file that exists but holds no key is what revoking the last key leaves behind: locked, not open.
+        this.#everEnabled = this.#hasKeys() || this.#fileSignature !== "missing";
     }
 
     /**
@@ -60,6 +74,21 @@ export class ApiKeyStore {
     get enabled(): boolean {
         this.#reloadIfChanged();
         return this.#everEnabled;
+    }
+
+    get state(): AuthState {
+        this.#reloadIfChanged();
+        return !this.#everEnabled ? "open" : this.#hasKeys() ? "on" : "locked";
+    }
+
+    /** The keys file, for messages that say where keys go. */
+    get keysFile(): string {
+        return this.#keysFile;
+    }
+
+    /** Looks at the keys file now (subject to the reload interval), so a change is logged when it happens, not at the next request. */
+    check(): void {
+        this.#reloadIfChanged();
     }
 
     /** The matching key's name, or null. Never throws. */
@@ -91,12 +120,25 @@ export class ApiKeyStore {
                 return;
             // Remember the signature even if loading fails, so a broken file warns once, not every interval.
             this.#fileSignature = signature;
+            const before = this.#everEnabled ? this.#hasKeys() ? "on" : "locked" : "open";
             this.#fileKeys = loadFileKeys(this.#keysFile);
             this.#everEnabled ||= this.#hasKeys();
+            const after = this.#everEnabled ? this.#hasKeys() ? "on" : "locked" : "open";
+            if (before !== after)
+                this.#onNotice(noticeOf(before, after, this.#keysFile));
         } catch (error) {
             this.#onWarning(`${(error as Error).message}; keeping the previously loaded API keys`);
         }
     }
+}
+
+function noticeOf(before: AuthState, after: AuthState, keysFile: string) {
+    if (after === "locked")
+        return `The last API key was revoked: the server is locked, every /v1 request gets a 401, until a key is added ` +
+            `with \`npm run keys -- add <name>\`. To run without keys instead, delete ${keysFile} and restart.`;
+    return before === "open"
+        ? "An API key was added: auth is now on, every /v1 request needs `Authorization: Bearer <key>`."
+        : "An API key was added: the server is unlocked.";
 }
 
 /** Hashing first gives every key, whatever its length, the same 71-byte form that timingSafeEqual needs. */

@@ -17,6 +17,10 @@ commands:
   list            show key names and creation dates
   revoke <name>   delete a key; a running server rejects it within about a second
 
+Revoking the last key locks the server: every /v1 request gets a 401 until a key is added
+(a running server picks it up within about a second). To run without keys again (loopback
+only), delete the keys file and restart the server.
+
 --file defaults to $API_KEYS_FILE, else ./api-keys.json, as for the server.
 `;
 
@@ -87,11 +91,13 @@ function add(file: string, name: string, io: KeysCliIo) {
         throw new Error(`a key named "${name}" already exists in ${file}; revoke it first or pick another name`);
 
     const key = generateApiKey();
+    const first = data.keys.length === 0;
     writeApiKeyFile(file, { keys: [...data.keys, { name, hash: hashApiKey(key), created: new Date().toISOString() }] });
     io.stdout(
         `Created API key "${name}" in ${file}:\n\n` +
         `${key}\n\n` +
-        "Save this key now: only its hash is stored, so it cannot be shown again.\n"
+        "Save this key now: only its hash is stored, so it cannot be shown again.\n" +
+        (first ? "This is the only key: a running server that had none now requires a key on every /v1 request, within about a second.\n" : "")
     );
 }
 
@@ -111,5 +117,7 @@ function revoke(file: string, name: string, io: KeysCliIo) {
     if (keys.length === data.keys.length)
         throw new Error(`no key named "${name}" in ${file}`);
     writeApiKeyFile(file, { keys });
-    io.stdout(`Revoked API key "${name}". A running server stops accepting it within about a second.\n`);
+    io.stdout(`Revoked API key "${name}". A running server stops accepting it within about a second.\n` + (keys.length > 0 ? "" :
+        "That was the last key: the server is now locked, every /v1 request gets a 401, until you add a key with " +
+        "`npm run keys -- add <name>`. To run without keys instead (loopback only), delete " + file + " and restart the server.\n"));
 }

@@ -80,9 +80,13 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
     const progress = new DownloadProgress(options.out);
     const started = performance.now();
     for (const [model, statuses] of plan) {
+        // Folders this run creates; a model that fails takes them away again when they stayed empty.
+        const created: {deepest: string, first: string}[] = [];
         try {
             for (const status of statuses.filter((status) => status.state !== "installed")) {
-                fs.mkdirSync(path.dirname(status.target), {recursive: true});
+                const first = fs.mkdirSync(path.dirname(status.target), {recursive: true});
+                if (first != null)
+                    created.push({deepest: path.dirname(status.target), first});
                 const result = await downloadFile({
                     url: hubUrl(options.hub.hfEndpoint, model.repo, model.revision, status.file.path),
                     target: status.target,
@@ -102,11 +106,12 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
                     unpinned.push(`  ${model.id} ${status.file.path}: "size": ${result.size}, "sha256": "${result.sha256}"${result.verifiedBy == null ? " (not verified)" : ""}`);
             }
         } catch (error) {
+            removeEmptyFolders(created);
             // Models finished before this one are already in the manifest; the rest would fail alike.
             if (!(error instanceof DownloadError) || error.fatal)
                 throw error;
+            // Said once, by whoever prints the error thrown at the end (it lists every failure).
             failures.push(error);
-            say(`error: ${error.message}`);
             continue;
         }
         updateManifest(options, [model], say);
@@ -129,6 +134,22 @@ function updateManifest(options: DownloadModelsOptions, models: CatalogueEntry[]
     update.warnings.forEach((warning) => say(`warning: ${warning}`));
     if (update.added.length > 0 || update.updated.length > 0)
         say(`${options.manifestPath}: ${[...update.added.map((id) => `added ${id}`), ...update.updated.map((id) => `updated ${id}`)].join(", ")}`);
+}
+
+/** The folders mkdir created (from `first` down to `deepest`), deepest first, where they are empty. */
+function removeEmptyFolders(created: {deepest: string, first: string}[]) {
+    const folders = new Set<string>();
+    for (const {deepest, first} of created)
+        for (let at = deepest; at.length >= first.length; at = path.dirname(at))
+            folders.add(at);
+    for (const folder of [...folders].sort((a, b) => b.length - a.length)) {
+        try {
+            if (fs.readdirSync(folder).length === 0)
+                fs.rmdirSync(folder);
+        } catch {
+            // Gone already, or not ours to remove.
+        }
+    }
 }
 
 function files(count: number) {

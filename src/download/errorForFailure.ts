@@ -19,13 +19,21 @@ export function errorForFailure(error: unknown, host: string, partFile: string, 
     }
     if (code === "EACCES" || code === "EPERM" || code === "EROFS")
         return {resumable: false, error: new DownloadError("disk", `Cannot write ${partFile} (${code}). Check the folder's permissions or pass --models-dir.`)};
-    if (code != null && unreachable.has(code))
-        return {resumable: false, error: new DownloadError("network", `Cannot reach ${host} (${code}): check the network, or set HF_ENDPOINT to a reachable mirror.`)};
+    // fetch refuses some ports outright (the "bad ports" of the Fetch standard), before any connection.
+    if (code != null && unreachable.has(code) || messageOf((error as {cause?: unknown})?.cause) === "bad port")
+        return {resumable: false, error: new DownloadError("network", `Cannot reach ${host} (${code ?? "a port fetch refuses to use"}): check the network, or set HF_ENDPOINT to a reachable mirror.`)};
     if (code != null && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code))
         return {resumable: false, error: new DownloadError("network", `Cannot verify the TLS certificate of ${host} (${code}). Behind an inspecting proxy, set NODE_EXTRA_CA_CERTS to its CA certificate.`)};
     // A connection cut mid-file, a reset, or our own stall timeout: the bytes so far are good.
     const reason = (error as Error)?.name === "AbortError" || (error as Error)?.name === "TimeoutError" ? "no data arrived for too long" : code ?? (error as Error)?.message ?? String(error);
-    return {resumable: true, error: new DownloadError("network", `Connection to ${host} lost (${reason}). The partial file ${partFile} is kept: run again to resume.`)};
+    // Only a `.part` with bytes in it is worth mentioning: a connection that failed before any byte left none.
+    const kept = fs.existsSync(partFile) && fs.statSync(partFile).size > 0;
+    return {resumable: true, error: new DownloadError("network", `Connection to ${host} lost (${reason}). ` +
+        (kept ? `The partial file ${partFile} is kept: run again to resume.` : "Nothing was written: run again when the connection is back."))};
+}
+
+function messageOf(error: unknown) {
+    return (error as {message?: unknown})?.message;
 }
 
 function codeOf(error: unknown): string | undefined {

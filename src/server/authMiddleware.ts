@@ -5,8 +5,13 @@ import { ApiError } from "../core/http/ApiError.js";
 /** `Authorization: Bearer <key>` on every route it guards, whenever any key is configured. */
 export function authMiddleware(keys: ApiKeyStore): Middleware {
     return async (ctx, next) => {
-        if (!keys.enabled)
+        const state = keys.state;
+        if (state === "open")
             return next();
+        if (state === "locked")
+            throw ApiError.invalidApiKey(
+                "No API key exists on this server: the last one was revoked, so every request is refused until an operator adds one " +
+                `with \`npm run keys -- add <name>\` (to run without keys, delete ${keys.keysFile} and restart).`);
         const header = ctx.get("Authorization");
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
         if (match == null)

@@ -7,8 +7,12 @@ import { jsonBody } from "../core/http/jsonBody.js";
 import { toApiError } from "../core/http/toApiError.js";
 import type { Logger } from "../logger.js";
 import { authMiddleware } from "./authMiddleware.js";
+import { corsMiddleware } from "./corsMiddleware.js";
 import { errorMiddleware } from "./errorMiddleware.js";
 import { healthHandler } from "./healthHandler.js";
+import { hostCheckMiddleware } from "./hostCheckMiddleware.js";
+import type { ServerMetrics } from "./metrics/ServerMetrics.js";
+import { metricsHandler } from "./metricsHandler.js";
 import { listModelsHandler, retrieveModelHandler } from "./modelsHandlers.js";
 import { requestContext } from "./requestContext.js";
 
@@ -21,6 +25,11 @@ export type AppDeps = {
     ssePingMs: number;
     /** Aborts every in-flight request (shutdown). */
     shutdownSignal: AbortSignal;
+    metrics: ServerMetrics;
+    /** See Config: corsOrigins, allowedHosts, metricsPublic. */
+    corsOrigins: readonly string[];
+    allowedHosts: readonly string[];
+    metricsPublic: boolean;
 };
 
 /**
@@ -35,6 +44,7 @@ export function createApp(deps: AppDeps): Koa {
 
     const router = new Router();
     router.get("/health", healthHandler(deps.engines));
+    router.get("/metrics", metricsHandler(deps.metrics));
 
     const v1 = new Router({prefix: "/v1"});
     v1.get("/models", listModelsHandler(deps.engines));
@@ -44,13 +54,19 @@ export function createApp(deps: AppDeps): Koa {
         capability.routes(v1, routeContext);
 
     const capabilityMappers = deps.capabilities.flatMap((capability) => capability.toApiError ?? []);
-    app.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers)));
+    // CORS first: preflights are answered before auth, and every answer (errors too) carries its headers.
+    app.use(corsMiddleware(deps.corsOrigins));
+    app.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers), deps.metrics));
     app.use(errorMiddleware(deps.logger));
-    // Auth guards the whole /v1 space, unknown paths included, before any routing.
+    app.use(hostCheckMiddleware(deps.keys, deps.allowedHosts));
+    // Auth guards the whole /v1 space, unknown paths included, before any routing; /metrics too unless made public.
     const auth = authMiddleware(deps.keys);
-    app.use((ctx, next) => ctx.path === "/v1" || ctx.path.startsWith("/v1/") ? auth(ctx, next) : next());
+    const guarded = (path: string) => path === "/v1" || path.startsWith("/v1/") || (path === "/metrics" && !deps.metricsPublic);
+    app.use((ctx, next) => guarded(ctx.path) ? auth(ctx, next) : next());
     app.use(router.routes());
+    app.use(router.allowedMethods());
     app.use(v1.routes());
-    app.use(v1.allowedMethods({throw: true}));
+    // Not `throw: true`: in that mode the router does not set `Allow`; errorMiddleware shapes the 405.
+    app.use(v1.allowedMethods());
     return app;
 }

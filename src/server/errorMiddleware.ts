@@ -14,6 +14,9 @@ export function errorMiddleware(logger: Logger): Middleware {
             await next();
             if (ctx.status === 404 && ctx.body == null && ctx.respond !== false)
                 throw ApiError.notFound(`Unknown request URL: ${ctx.method} ${ctx.path}.`);
+            // The router's answer to a known path with another method: keep its Allow header, give the body our shape.
+            if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null)
+                throw ApiError.methodNotAllowed(ctx.status, ctx.method, ctx.path, ctx.response.get("Allow"));
         } catch (error) {
             const state = ctx.state as RequestState;
             const apiError = state.toApiError(error);

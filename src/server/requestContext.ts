@@ -4,12 +4,13 @@ import type { Logger } from "../logger.js";
 import type { ApiError } from "../core/http/ApiError.js";
 import { ClientDisconnectedError } from "../core/http/ClientDisconnectedError.js";
 import type { RequestState } from "../core/http/RequestState.js";
+import type { ServerMetrics } from "./metrics/ServerMetrics.js";
 
 /**
  * Gives each request an id, an AbortSignal that fires when the client disconnects (so its
  * generation stops at once and frees its sequence) or when the server shuts down, and one log line.
  */
-export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toApiError: (error: unknown) => ApiError): Middleware {
+export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toApiError: (error: unknown) => ApiError, metrics?: ServerMetrics): Middleware {
     return async (ctx, next) => {
         const disconnect = new AbortController();
         const onClose = () => {
@@ -21,15 +22,25 @@ export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toAp
             requestId: "req_" + crypto.randomBytes(12).toString("hex"),
             signal: AbortSignal.any([disconnect.signal, shutdownSignal]),
             logFields: {},
-            toApiError
+            toApiError,
+            receivedAt: performance.now()
         };
         Object.assign(ctx.state, state);
         ctx.set("X-Request-Id", state.requestId);
 
-        const started = performance.now();
+        const started = state.receivedAt;
         try {
             await next();
         } finally {
+            const logFields = ctx.state.logFields as Record<string, unknown>;
+            metrics?.observe({
+                // The route's pattern, not the path: unknown paths must not grow a label each.
+                endpoint: (ctx as {_matchedRoute?: unknown})._matchedRoute as string | undefined ?? "other",
+                model: typeof logFields.model === "string" ? logFields.model : "",
+                status: ctx.status,
+                seconds: (performance.now() - started) / 1000,
+                logFields
+            });
             logger.info(`${ctx.method} ${ctx.path}`, {
                 id: state.requestId,
                 status: ctx.status,

@@ -117,6 +117,43 @@ describe("downloadModels", () => {
         expect(loadServedManifest(setup.manifestPath)[0].path).toBe(path.join(store, "tiny-chat/tiny-chat.q4.gguf"));
     });
 
+    it("a refused connection: one error naming the host, no retries, no .part mentioned, no empty folders left", async () => {
+        await setup.hub.close();
+        const output = collect();
+        const error = await run({out: output}).catch((caught) => caught);
+        setup.hub = await setup.hub.start();
+        expect(error).toBeInstanceOf(DownloadError);
+        expect(error.message).toMatch(/^Cannot reach 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
+        expect(error.message).not.toContain(".part");
+        expect(output.text()).not.toContain("Retrying");
+        expect(output.text()).not.toContain("error");
+        expect(fs.existsSync(setup.modelsDir) ? filesUnder(setup.modelsDir) : []).toEqual([]);
+        expect(fs.existsSync(setup.modelsDir) ? fs.readdirSync(setup.modelsDir) : []).toEqual([]);
+    });
+
+    it("a model that fails (404) leaves no empty folder, and its error is said once, by the thrown error", async () => {
+        setup.hub.switches.fail["tiny-chat.q4.gguf"] = {status: 404, code: "EntryNotFound"};
+        const output = collect();
+        const error = await run({out: output}).catch((caught) => caught);
+        expect(error).toBeInstanceOf(DownloadError);
+        expect(error.message).toContain("tiny-chat.q4.gguf");
+        expect(output.text()).not.toContain(error.message.split(" (")[0]);
+        expect(output.text()).not.toMatch(/^error:/m);
+        expect(fs.existsSync(path.join(setup.modelsDir, "tiny-chat"))).toBe(false);
+        expect(fs.existsSync(path.join(setup.modelsDir, "tiny-embed/onnx/model_quantized.onnx"))).toBe(true);
+    });
+
+    it("a connection cut before any byte, every time: bounded retries, then no phantom .part in the message", async () => {
+        setup.hub.switches.cutAfter["tiny-chat.q4.gguf"] = 0;
+        setup.hub.switches.cutTimes["tiny-chat.q4.gguf"] = 100;
+        const output = collect();
+        const error = await run({out: output, only: ["tiny-chat"]}).catch((caught) => caught);
+        expect(error).toBeInstanceOf(DownloadError);
+        expect(output.text().match(/Retrying/g)).toHaveLength(5);
+        expect(error.message).toContain("Nothing was written");
+        expect(error.message).not.toContain(".part");
+    });
+
     it("--only with an unknown name is a usage error listing what exists", async () => {
         const error = await run({only: ["video"]}).catch((error) => error);
         expect(error).toBeInstanceOf(DownloadError);

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runKeysCli } from "../../src/auth/keysCli.js";
 import { readSse } from "../support/startTestServer.js";
 import { gateModel } from "../support/capabilities/gateCapability.js";
 import { eventually } from "../support/eventually.js";
@@ -55,7 +56,51 @@ describe("startup errors end the process with a clear message and exit code 1", 
     });
 });
 
+describe("--help", () => {
+    it("exits 0 and lists every flag and environment variable of src/config.ts", async () => {
+        const {exited, output} = runServerProcess(["--help"]);
+        expect(await exited).toBe(0);
+        const table = fs.readFileSync(path.resolve("src/config.ts"), "utf8");
+        const flags = new Set(table.match(/^ \* \| (--[a-z-]+)/gm)!.map((row) => row.slice(5)));
+        const envs = new Set([...table.matchAll(/^ \* \|[^|]*\| ([A-Z_]+)\s*\|/gm)].map((match) => match[1]));
+        expect(flags.size).toBeGreaterThan(10);
+        expect(envs.size).toBeGreaterThan(15);
+        for (const name of [...flags, ...envs])
+            expect(output(), name).toMatch(new RegExp(`(^|\\s)${name}\\s`));
+        expect(output()).not.toMatch(/^error:/m);
+    });
+
+    it("-h works too, and a mistyped flag points to --help", async () => {
+        const short = runServerProcess(["-h"]);
+        expect(await short.exited).toBe(0);
+        expect(short.output()).toContain("Usage: npm start -- [options]");
+        const wrong = runServerProcess(["--hepl"]);
+        expect(await wrong.exited).toBe(1);
+        expect(wrong.output()).toContain("npm start -- --help");
+    });
+});
+
 describe("the server process", () => {
+    it("names a model that fails to load, with its file, and exits 1", async () => {
+        const bad = path.join(dir, "broken.gguf");
+        fs.writeFileSync(bad, "not a gguf at all");
+        const {exited, output} = runServerProcess(["--models", manifest("broken.json", {models: [{id: "broken", task: "chat", path: bad}]}), "--port", "0"]);
+        expect(await exited).toBe(1);
+        expect(output()).toContain(`Model 'broken' failed to load from ${bad}: `);
+    });
+
+    it("prints a startup banner without nested parentheses", async () => {
+        const open = await spawnServer(["--models", goodManifest()]);
+        const banner = open.output().split("\n").find((line) => line.includes("listening on"))!;
+        expect(await open.stop()).toBe(0);
+        let depth = 0;
+        for (const char of banner) {
+            depth += char === "(" ? 1 : char === ")" ? -1 : 0;
+            expect(depth, banner).toBeLessThanOrEqual(1);
+        }
+        expect(banner).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+\/v1, auth off: /);
+    });
+
     it("says when it runs open on loopback, and runs with auth on when keys exist", async () => {
         const open = await spawnServer(["--models", goodManifest()]);
         expect(open.output()).toContain("auth off");
@@ -63,6 +108,33 @@ describe("the server process", () => {
         const keyed = await spawnServer(["--models", goodManifest(), "--host", "0.0.0.0"], {API_KEYS: "sk-a"});
         expect(keyed.output()).toContain("auth on");
         expect(await keyed.stop()).toBe(0);
+    });
+
+    it("logs when the first key turns auth on and when revoking the last key locks the server, which then says how to add one", async () => {
+        const keysFile = path.join(dir, "rule-keys.json");
+        const server = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
+        try {
+            expect(server.output()).toContain("auth off");
+            const out: string[] = [];
+            const io = {stdout: (text: string) => out.push(text), stderr: (text: string) => out.push(text)};
+            expect(await runKeysCli(["--file", keysFile, "add", "ops"], io)).toBe(0);
+            // The server looks at the keys file about once a second: wait for the log line, not for a time.
+            expect(await eventually(() => server.output().includes("An API key was added: auth is now on"), 1000)).toBe(true);
+            expect((await fetch(`${server.url}/v1/models`)).status).toBe(401);
+
+            expect(await runKeysCli(["--file", keysFile, "revoke", "ops"], io)).toBe(0);
+            expect(out.join("")).toContain("That was the last key: the server is now locked");
+            expect(await eventually(() => server.output().includes("The last API key was revoked: the server is locked"), 1000)).toBe(true);
+            const locked = await fetch(`${server.url}/v1/models`, {headers: {Authorization: "Bearer anything"}});
+            expect(locked.status).toBe(401);
+            expect((await locked.json() as {error: {message: string}}).error.message).toContain("No API key exists on this server");
+        } finally {
+            expect(await server.stop()).toBe(0);
+        }
+        // A restart with the keys file still empty stays locked, and says so.
+        const restarted = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
+        expect(restarted.output()).toContain("auth on but LOCKED");
+        expect(await restarted.stop()).toBe(0);
     });
 
     it("gives the same output for the same seed across a restart, with a stable fingerprint that tracks the configuration", async () => {

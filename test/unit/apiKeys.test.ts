@@ -80,6 +80,17 @@ describe("keys CLI", () => {
         expect((await cli("list")).stdout).toBe("no keys\n");
     });
 
+    it("says what the first key and revoking the last key do to a running server", async () => {
+        const first = await cli("add", "a");
+        expect(first.stdout).toContain("This is the only key: a running server that had none now requires a key on every /v1 request");
+        expect((await cli("add", "b")).stdout).not.toContain("only key");
+        expect((await cli("revoke", "a")).stdout).not.toContain("last key");
+        const last = await cli("revoke", "b");
+        expect(last.code).toBe(0);
+        expect(last.stdout).toContain("That was the last key: the server is now locked, every /v1 request gets a 401, until you add a key with `npm run keys -- add <name>`");
+        expect(last.stdout).toContain(`delete ${keysFile} and restart`);
+    });
+
     it("lists no keys when the file does not exist", async () => {
         expect(await cli("list")).toEqual({ code: 0, stdout: "no keys\n", stderr: "" });
         expect(fs.existsSync(keysFile)).toBe(false);
@@ -176,8 +187,38 @@ describe("ApiKeyStore", () => {
         expect(store.verify("")).toBeNull();
         expect(store.verify("anything")).toBeNull();
 
+        expect(store.state).toBe("open");
+    });
+
+    it("is locked when the keys file exists but holds no key (what revoking the last key leaves), until a key is added", async () => {
         writeApiKeyFile(keysFile, { keys: [] });
-        expect(new ApiKeyStore({ plainKeys: [], keysFile }).enabled).toBe(false);
+        const notices: string[] = [];
+        const store = new ApiKeyStore({ plainKeys: [], keysFile, reloadIntervalMs: 0, onNotice: (message) => notices.push(message) });
+        expect(store.enabled).toBe(true);
+        expect(store.state).toBe("locked");
+        const key = await addKey("ops");
+        expect(store.state).toBe("on");
+        expect(store.verify(key)).toEqual({ name: "ops" });
+        expect(notices).toEqual(["An API key was added: the server is unlocked."]);
+    });
+
+    it("says when auth turns on, and when the last key's revocation locks the server", async () => {
+        const notices: string[] = [];
+        const store = new ApiKeyStore({ plainKeys: [], keysFile, reloadIntervalMs: 0, onNotice: (message) => notices.push(message) });
+        expect(store.state).toBe("open");
+        await addKey("first");
+        store.check();
+        expect(notices).toEqual(["An API key was added: auth is now on, every /v1 request needs `Authorization: Bearer <key>`."]);
+        await addKey("second");
+        await cli("revoke", "first");
+        store.check();
+        expect(notices).toHaveLength(1);
+        await cli("revoke", "second");
+        store.check();
+        expect(store.state).toBe("locked");
+        expect(notices[1]).toContain("The last API key was revoked: the server is locked, every /v1 request gets a 401");
+        expect(notices[1]).toContain("npm run keys -- add <name>");
+        expect(notices[1]).toContain(`delete ${keysFile} and restart`);
     });
 
     it("stops accepting a revoked key after the reload interval, without a restart", async () => {

@@ -43,13 +43,24 @@ describe("loadConfig", () => {
         const config = loadConfig([], {
             HOST: "0.0.0.0", PORT: "9000", MODELS_CONFIG: "/etc/models.json", THREADS: "3", PARALLEL: "2",
             QUEUE_SIZE: "0", API_KEYS_FILE: "/etc/keys.json", BODY_LIMIT: "1mb", SSE_PING_MS: "250",
-            SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", WORKERS: "3", ONNX_THREADS: "2"
+            SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", WORKERS: "3", ONNX_THREADS: "2",
+            CORS_ORIGINS: "https://a.example, http://b.lan:*", ALLOWED_HOSTS: "LLM.internal,proxy:8080", METRICS_PUBLIC: "true",
+            HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
             apiKeys: ["k1"], apiKeysFile: "/etc/keys.json", bodyLimit: "1mb", ssePingMs: 250, shutdownTimeoutMs: 0,
-            logLevel: "debug", workers: 3, onnxThreads: 2
+            logLevel: "debug", workers: 3, onnxThreads: 2,
+            corsOrigins: ["https://a.example", "http://b.lan:*"], allowedHosts: ["llm.internal", "proxy:8080"], metricsPublic: true,
+            headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000
         });
+    });
+
+    it("--cors-origins, --allowed-hosts and --metrics-public win over their variables; METRICS_PUBLIC must be a boolean", () => {
+        const config = loadConfig(["--cors-origins", "*", "--allowed-hosts", "a.lan", "--metrics-public"], {CORS_ORIGINS: "https://x", ALLOWED_HOSTS: "b.lan"});
+        expect(config).toMatchObject({corsOrigins: ["*"], allowedHosts: ["a.lan"], metricsPublic: true});
+        expect(loadConfig([], {METRICS_PUBLIC: "0"}).metricsPublic).toBe(false);
+        expect(() => loadConfig([], {METRICS_PUBLIC: "maybe"})).toThrow("METRICS_PUBLIC must be true or false");
     });
 
     it("a flag wins over its environment variable", () => {

@@ -14,7 +14,7 @@ const layers: [prefix: string, rank: number][] = [
     ["runtimes/", 2],
     ["auth/", 3], ["capabilities/", 3],
     ["server/", 4], ["download/", 4],
-    ["startServer.ts", 5],
+    ["startServer.ts", 5], ["usageText.ts", 5],
     ["runServerCommand.ts", 6],
     ["main.ts", 7]
 ];

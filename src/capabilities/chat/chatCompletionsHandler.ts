@@ -52,11 +52,15 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
         const send = (chunk: unknown) => stream.send(chunk);
 
         // Submitted before the headers go out: a prompt that does not fit or a full queue is still a plain 400/503.
+        const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
         const run = engine.submit(job, {
             signal: state.signal,
-            onText: (index, text, logprobs) =>
-                send(toChunk(envelope, {index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField)),
+            onText: (index, text, logprobs) => {
+                firstToken();
+                send(toChunk(envelope, {index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField));
+            },
             onToolCall: (index, event, logprobs) => {
+                firstToken();
                 if (!deprecatedFunctions)
                     send(toChunk(envelope, {index, delta: {tool_calls: [toToolCallDelta(event)]}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField));
                 else if (event.index === 0) {

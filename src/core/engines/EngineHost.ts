@@ -3,6 +3,7 @@ import { ApiError } from "../http/ApiError.js";
 import type { ModelEntry } from "../registry/ModelEntry.js";
 import type { ModelRegistry } from "../registry/ModelRegistry.js";
 import type { Engine } from "./Engine.js";
+import { ModelLoadError } from "./ModelLoadError.js";
 
 /** Loads the engine of one manifest entry. Injectable, so tests run the HTTP layer against fakes. */
 export type EngineFactory = (entry: ModelEntry) => Promise<Engine>;
@@ -20,6 +21,7 @@ export class EngineHost {
     private readonly engines = new Map<string, Engine>();
     private readonly tasks: ReadonlyMap<string, HostedTask>;
     private stateValue: HostState = "loading";
+    private readonly loadSecondsById = new Map<string, number>();
 
     constructor(readonly registry: ModelRegistry, tasks: readonly HostedTask[], private readonly logger: Logger) {
         this.tasks = new Map(tasks.map((task) => [task.task, task]));
@@ -34,7 +36,13 @@ export class EngineHost {
         try {
             for (const entry of this.registry.entries) {
                 const started = performance.now();
-                const engine = await this.tasks.get(entry.task)!.createEngine(entry);
+                let engine: Engine;
+                try {
+                    engine = await this.tasks.get(entry.task)!.createEngine(entry);
+                } catch (error) {
+                    throw new ModelLoadError(entry, error);
+                }
+                this.loadSecondsById.set(entry.id, (performance.now() - started) / 1000);
                 if (this.stateValue === "disposed") {
                     await engine.dispose();
                     return;
@@ -52,6 +60,11 @@ export class EngineHost {
     /** Per loaded model: how busy it is (reported by /health). */
     loads() {
         return Object.fromEntries([...this.engines].map(([id, engine]) => [id, engine.load()]));
+    }
+
+    /** Per loaded model: how long loading it took, in seconds (for /metrics). */
+    loadSeconds(): ReadonlyMap<string, number> {
+        return this.loadSecondsById;
     }
 
     endpointsOf(entry: ModelEntry): readonly string[] {

@@ -58,6 +58,12 @@ export class ApiError extends Error {
         return new ApiError(404, "invalid_request_error", message, {code: "not_found"});
     }
 
+    /** 405 (or 501 for a method the server knows nothing of), with the `Allow` header RFC 9110 requires. */
+    static methodNotAllowed(status: number, method: string, path: string, allow: string) {
+        return new ApiError(status, "invalid_request_error", `${method} is not allowed on ${path}; allowed: ${allow}.`,
+            {code: "method_not_allowed", headers: {Allow: allow}});
+    }
+
     static payloadTooLarge(limit: string) {
         return new ApiError(413, "invalid_request_error", `Request body is larger than the server's limit of ${limit}.`, {code: "request_too_large"});
     }

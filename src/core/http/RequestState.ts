@@ -5,8 +5,13 @@ export type RequestState = {
     requestId: string;
     /** Aborted when the client goes away or the server shuts down. */
     signal: AbortSignal;
-    /** Extra fields for the request's log line (model, user, tokens). */
+    /**
+     * Extra fields for the request's log line (model, user, tokens). /metrics reads `model`,
+     * `prompt_tokens`, `completion_tokens` and `ttft_ms` from here, for every endpoint.
+     */
     logFields: Record<string, unknown>;
     /** The server's one error mapping (shared and every capability's), for errors that travel inside a stream. */
     toApiError: (error: unknown) => ApiError;
+    /** performance.now() when the request arrived (time to first token is measured from it). */
+    receivedAt: number;
 };

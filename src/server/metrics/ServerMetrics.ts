@@ -1,0 +1,71 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { EngineHost } from "../../core/engines/EngineHost.js";
+
+/** What the request-context middleware knows when a request ends, whatever the endpoint. */
+export type FinishedRequest = {
+    /** The route's pattern (`/v1/chat/completions`, `/v1/models/:id`), or `other` for unknown paths. */
+    endpoint: string;
+    /** The concrete model id a handler resolved (its `logFields.model`), or "" */
+    model: string;
+    status: number;
+    seconds: number;
+    /** Handlers' log fields: `prompt_tokens`, `completion_tokens`, `ttft_ms` are counted when present. */
+    logFields: Record<string, unknown>;
+};
+
+const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+/**
+ * The server's Prometheus metrics (prom-client: the standard Node client, which also brings the
+ * process metrics: resident memory, heap, CPU, open file descriptors, event-loop lag).
+ * Capability-independent by construction: per-request figures come from the request context
+ * (route, model, status, log fields), per-model load from every engine's `load()`, so a new
+ * capability is measured without a line of its own.
+ */
+export class ServerMetrics {
+    readonly registry = new Registry();
+    readonly #requests: Counter;
+    readonly #duration: Histogram;
+    readonly #ttft: Histogram;
+    readonly #tokens: Counter;
+
+    constructor(engines: EngineHost) {
+        collectDefaultMetrics({register: this.registry});
+        this.#requests = new Counter({name: "los_requests_total", help: "HTTP requests by endpoint, model and status", labelNames: ["endpoint", "model", "status"], registers: [this.registry]});
+        this.#duration = new Histogram({name: "los_request_duration_seconds", help: "Request latency, until the response ended", labelNames: ["endpoint", "model"], buckets: latencyBuckets, registers: [this.registry]});
+        this.#ttft = new Histogram({name: "los_time_to_first_token_seconds", help: "Streamed requests: time from arrival to the first generated token", labelNames: ["endpoint", "model"], buckets: latencyBuckets, registers: [this.registry]});
+        this.#tokens = new Counter({name: "los_tokens_total", help: "Tokens processed: direction=prompt (in) or completion (out)", labelNames: ["endpoint", "model", "direction"], registers: [this.registry]});
+        const loadGauge = (name: string, help: string, pick: (load: {parallel: number, busy: number, waiting: number}) => number) => new Gauge({
+            name, help, labelNames: ["model"], registers: [this.registry],
+            collect() {
+                this.reset();
+                for (const [model, load] of Object.entries(engines.loads()))
+                    this.set({model}, pick(load));
+            }
+        });
+        loadGauge("los_model_parallel", "Requests (chat: sequences) a model serves at once", (load) => load.parallel);
+        loadGauge("los_model_busy", "Sequences or workers busy right now, per model", (load) => load.busy);
+        loadGauge("los_model_queue_depth", "Requests waiting for a place, per model", (load) => load.waiting);
+        new Gauge({
+            name: "los_model_load_seconds", help: "How long loading each model took", labelNames: ["model"], registers: [this.registry],
+            collect() {
+                this.reset();
+                for (const [model, seconds] of engines.loadSeconds())
+                    this.set({model}, seconds);
+            }
+        });
+    }
+
+    observe(request: FinishedRequest): void {
+        const labels = {endpoint: request.endpoint, model: request.model};
+        this.#requests.inc({...labels, status: String(request.status)});
+        this.#duration.observe(labels, request.seconds);
+        const {prompt_tokens: promptTokens, completion_tokens: completionTokens, ttft_ms: ttftMs} = request.logFields;
+        if (typeof promptTokens === "number")
+            this.#tokens.inc({...labels, direction: "prompt"}, promptTokens);
+        if (typeof completionTokens === "number")
+            this.#tokens.inc({...labels, direction: "completion"}, completionTokens);
+        if (typeof ttftMs === "number")
+            this.#ttft.observe(labels, ttftMs / 1000);
+    }
+}

@@ -1,0 +1,39 @@
+import { defaultConfig } from "./config.js";
+
+/** `npm start -- --help`: every flag and environment variable the server reads (src/config.ts has the same table). */
+export const usageText = `Usage: npm start -- [options]        (or: node dist/src/main.js [options])
+
+Serves the models of a manifest over an OpenAI-compatible HTTP API. A flag wins over its
+environment variable, which wins over the default.
+
+Options (flag / environment variable, default):
+  --host <addr>            HOST                  ${defaultConfig.host}   address to bind
+  --port <n>               PORT                  ${defaultConfig.port}   port (0 = any free port)
+  --models <file>          MODELS_CONFIG         ${defaultConfig.modelsConfig}   model manifest
+  --threads <n>            THREADS               ${defaultConfig.threads}   CPU threads per model
+  --parallel <n>           PARALLEL              ${defaultConfig.parallel}   concurrent sequences per chat model
+  --queue-size <n>         QUEUE_SIZE            ${defaultConfig.queueSize}   requests that may wait per model (beyond: 503)
+  --keys-file <file>       API_KEYS_FILE         ${defaultConfig.apiKeysFile}   hashed keys managed by \`npm run keys\`
+                           API_KEYS              (none)   comma-separated plain API keys
+  --body-limit <size>      BODY_LIMIT            ${defaultConfig.bodyLimit}   largest JSON request body (beyond: 413)
+  --workers <n>            WORKERS               ${defaultConfig.workers}   worker threads running every ONNX model
+  --embed-workers <n>      EMBED_WORKERS                  deprecated names of --workers / WORKERS
+  --cors-origins <list>    CORS_ORIGINS          ${defaultConfig.corsOrigins.join(",")}
+                                                          origins whose web pages may call the server ('*' = any)
+  --allowed-hosts <list>   ALLOWED_HOSTS         (none)   Host names accepted without API keys besides loopback (reverse proxy)
+  --metrics-public         METRICS_PUBLIC        off      serve GET /metrics without an API key
+  --download                                     off      fetch the default models first (see npm run download-models -- --help)
+  -h, --help                                              this text
+                           ONNX_THREADS          ${defaultConfig.onnxThreads}   ONNX Runtime threads per worker
+                           SSE_PING_MS           ${defaultConfig.ssePingMs}   SSE ping interval while no token flows
+                           SHUTDOWN_TIMEOUT_MS   ${defaultConfig.shutdownTimeoutMs}   how long shutdown lets requests finish
+                           HEADERS_TIMEOUT_MS    ${defaultConfig.headersTimeoutMs}   time a client has to send its request headers
+                           BODY_TIMEOUT_MS       ${defaultConfig.bodyTimeoutMs}   longest pause while a request body arrives
+                           REQUEST_TIMEOUT_MS    ${defaultConfig.requestTimeoutMs}   time a client has to send its whole request (not the answer)
+                           KEEP_ALIVE_TIMEOUT_MS ${defaultConfig.keepAliveTimeoutMs}   idle keep-alive connections close after this
+                           LOG_LEVEL             ${defaultConfig.logLevel}   silent, error, warn, info or debug
+                           HF_ENDPOINT           https://huggingface.co   hub or mirror (--download)
+                           HF_TOKEN              (none)   hub access token (--download)
+
+API keys: npm run keys -- --help. Models: npm run download-models -- --help.
+`;

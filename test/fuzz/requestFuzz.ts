@@ -1,0 +1,93 @@
+import fc from "fast-check";
+
+/**
+ * Generators of hostile request bodies, as JSON text (so they can hold what JSON.stringify cannot:
+ * duplicate keys, 1e400, -0, lone surrogates as escapes, truncation).
+ */
+
+/** Values that are wrong, extreme or odd for almost any field. */
+export const nastyValue: fc.Arbitrary<string> = fc.oneof(
+    fc.constantFrom(
+        "null", "true", "false", "0", "-0", "-1", "1e400", "-1e400", "1e-400", "9007199254740993", "-9007199254740993",
+        "0.5", "2.0000000000000001", "1e308", "4294967296", "[]", "{}", "[null]", "[[]]", "{\"\":null}", "\"\"", "\" \"",
+        "\"\\ud800\"", "\"\\udfff\\ud800\"", "\"a\\u0000b\"", "\"\\u202eevil\\u202c\"", "\"\\ufeff\"", "\"𝟘🙂\"",
+        "\"NaN\"", "\"Infinity\"", "\"1\"", "\"true\"", "\"null\"", "[1,2,3,4,5]", "{\"type\":\"text\"}",
+        "{\"type\":\"json_schema\"}", "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{\"type\":\"object\",\"properties\":{\"a\":{\"pattern\":\"x\"}}}}}",
+        "{\"type\":\"json_object\"}", "[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"minimum\":1}}}]",
+        "[{\"type\":\"function\"}]", "\"required\"", "{\"type\":\"function\",\"function\":{\"name\":\"nope\"}}",
+        "{\"1\":100}", "{\"-1\":5}", "{\"abc\":1}", "{\"99999999999\":-100}", "[\"a\",\"b\",\"c\",\"d\",\"e\"]",
+        "[{\"role\":\"user\"}]", "[{\"role\":\"tool\",\"content\":\"x\"}]", "[{\"role\":\"assistant\",\"tool_calls\":[{}]}]",
+        "[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:,\"}}]}]",
+        "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]", "[{\"role\":\"wizard\",\"content\":\"x\"}]",
+        "{\"include_usage\":\"yes\"}", "[[1,2],[3]]", "[1,-1,99999999]", "[\"\"]", "[[]]"
+    ),
+    fc.double().map((value) => Number.isFinite(value) ? JSON.stringify(value) : "0"),
+    fc.integer().map(String),
+    fc.string({unit: "grapheme", maxLength: 40}).map((text) => JSON.stringify(text)),
+    fc.string({unit: "binary", maxLength: 40}).map((text) => JSON.stringify(text)),
+    fc.integer({min: 1, max: 300}).map((depth) => "[".repeat(depth) + "]".repeat(depth)),
+    fc.integer({min: 1, max: 200}).map((depth) => "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)),
+    fc.integer({min: 1000, max: 200_000}).map((length) => JSON.stringify("x".repeat(length))),
+    fc.integer({min: 100, max: 5000}).map((length) => `[${Array.from({length}, (_, index) => index % 7).join(",")}]`),
+    fc.jsonValue({maxDepth: 4}).map((value) => JSON.stringify(value)),
+    // JSON schemas nested up to thousands of levels, where a response_format or a tool's parameters go.
+    fc.integer({min: 1, max: 3000}).map((depth) => {
+        const schema = '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + "}}".repeat(depth);
+        return `{"type":"json_schema","json_schema":{"name":"deep","schema":${schema}}}`;
+    }),
+    fc.integer({min: 1, max: 3000}).map((depth) => {
+        const schema = '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + "}}".repeat(depth);
+        return `[{"type":"function","function":{"name":"deep","parameters":${schema}}}]`;
+    })
+);
+
+export type Mutation = {field: string | null, body: string, contentType: string};
+
+/** A valid body with one top-level field replaced by (or added as) a nasty value, possibly duplicated, truncated or mislabelled. */
+export function mutatedBody(base: Record<string, unknown>, fields: readonly string[]): fc.Arbitrary<Mutation> {
+    return fc.record({
+        field: fc.constantFrom(...fields),
+        value: nastyValue,
+        duplicate: fc.boolean(),
+        shape: fc.constantFrom("plain", "plain", "plain", "plain", "truncated", "wrongContentType", "notAnObject"),
+        cut: fc.nat()
+    }).map(({field, value, duplicate, shape, cut}) => {
+        const others = Object.entries(base).filter(([key]) => key !== field).map(([key, json]) => `${JSON.stringify(key)}:${JSON.stringify(json)}`);
+        const own = `${JSON.stringify(field)}:${value}`;
+        // A duplicate key: the valid value first, the nasty one last (JSON.parse keeps the last).
+        const fieldsText = [...others, ...(duplicate && field in base ? [`${JSON.stringify(field)}:${JSON.stringify(base[field])}`] : []), own];
+        let body = `{${fieldsText.join(",")}}`;
+        if (shape === "truncated")
+            body = body.slice(0, cut % body.length);
+        if (shape === "notAnObject")
+            body = value;
+        return {
+            field: shape === "plain" ? field : null,
+            body,
+            contentType: shape === "wrongContentType" ? "text/plain" : "application/json"
+        };
+    });
+}
+
+/** What every answer must be: a 2xx, or a 4xx in OpenAI's error shape; never a 5xx. Returns the problem, or null. */
+export async function checkAnswer(response: Response, mutation: Mutation): Promise<string | null> {
+    const text = await response.text();
+    if (response.status >= 500)
+        return `status ${response.status}: ${text.slice(0, 300)}`;
+    if (response.status < 300)
+        return null;
+    let body: {error?: {message?: unknown, type?: unknown, param?: unknown, code?: unknown}};
+    try {
+        body = JSON.parse(text);
+    } catch {
+        return `status ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`;
+    }
+    const error = body.error;
+    if (error == null || typeof error.message !== "string" || typeof error.type !== "string"
+        || !(error.param === null || typeof error.param === "string") || !(error.code === null || typeof error.code === "string"))
+        return `status ${response.status} not in OpenAI's error shape: ${text.slice(0, 300)}`;
+    // A field at fault is named: a plain body whose only odd field was `mutation.field` and whose answer is a field error.
+    if (response.status === 400 && mutation.field != null && error.param == null && error.code !== "invalid_json")
+        return `400 without a param for a body whose field '${mutation.field}' was changed: ${error.message}`;
+    return null;
+}
