@@ -72,6 +72,10 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
         if (free != null && remaining > free)
             throw new DownloadError("disk", `Not enough disk space in ${options.modelsDir}: ${formatBytes(remaining)} needed, ${formatBytes(free)} free. ` +
                 "Free some space or pass --models-dir on a bigger disk.");
+        // Each model's licence before any byte is fetched (as --list and --dry-run show it).
+        for (const [model, statuses] of plan)
+            if (statuses.some((status) => status.state !== "installed"))
+                say(`${model.id} (${model.task}): licence ${model.licence}, from ${model.repo} at ${model.revision.slice(0, 12)}`);
         say(`Downloading ${files(todo.length)}, ${sizeText}, into ${options.modelsDir}${presentFiles > 0 ? ` (${presentFiles} already present)` : ""}.`);
     }
 

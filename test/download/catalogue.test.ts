@@ -37,6 +37,7 @@ describe("the catalogue in the repo (scripts/download-models/catalogue.json)", (
         const defaultOf = (task: string) => entries.find((entry) => entry.task === task && entry.default)!;
         expect(defaultOf("chat").aliases).toEqual(expect.arrayContaining(["gpt-3.5-turbo", "gpt-4o-mini"]));
         expect(defaultOf("embeddings").aliases).toEqual(expect.arrayContaining(["text-embedding-ada-002", "text-embedding-3-small"]));
+        expect(defaultOf("image").aliases).toEqual(expect.arrayContaining(["dall-e-2", "dall-e-3", "gpt-image-1"]));
     });
 
     it("every entry becomes a valid models.json entry", () => {

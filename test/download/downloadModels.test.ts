@@ -45,6 +45,11 @@ describe("downloadModels", () => {
         expect(new ModelRegistry(entries).resolve("tiny-latest")?.id).toBe("tiny-chat");
 
         const text = setup.output.text();
+        // The licence of every model is shown before any download starts.
+        for (const line of ["tiny-chat (chat): licence apache-2.0, from test-org/tiny-chat-GGUF at ", "tiny-embed (embeddings): licence apache-2.0, from test-org/tiny-embed at "]) {
+            expect(text).toContain(line);
+            expect(text.indexOf(line)).toBeLessThan(text.indexOf("Downloading 3 files"));
+        }
         expect(text).toContain("Downloading 3 files");
         expect(text).toMatch(/tiny-chat\/tiny-chat\.q4\.gguf: done, 300 kB in .*sha256 verified \(catalogue\)/);
         expect(text).toMatch(/tiny-embed\/config\.json: done, .*sha256 verified \(hub\)/);
