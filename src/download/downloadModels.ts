@@ -7,6 +7,7 @@ import { DownloadError } from "./DownloadError.js";
 import { DownloadProgress, type ProgressOutput } from "./DownloadProgress.js";
 import { fileStatus, type FileStatus } from "./fileStatus.js";
 import { formatBytes } from "./formatBytes.js";
+import { sizeText } from "./sizeText.js";
 import { hubUrl } from "./hubUrl.js";
 import { manifestEntryOf } from "./manifestEntryOf.js";
 import { selectModels } from "./selectModels.js";
@@ -46,9 +47,7 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
     const presentFiles = [...plan.values()].flat().length - todo.length;
     const summary: DownloadSummary = {models: models.map((model) => model.id), downloadedFiles: 0, downloadedBytes: 0, presentFiles};
     const remaining = todo.reduce((sum, status) => sum + (status.file.size ?? 0) - status.partBytes, 0);
-    const unknownSizes = todo.filter((status) => status.file.size == null).length;
-    const sizeText = unknownSizes === 0 ? formatBytes(remaining)
-        : unknownSizes === todo.length ? "size unknown" : `${formatBytes(remaining)} + ${unknownSizes} of unknown size`;
+    const todoSize = sizeText(todo.map((status) => status.file.size == null ? null : status.file.size - status.partBytes));
 
     if (options.dryRun) {
         for (const [model, statuses] of plan) {
@@ -57,7 +56,7 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
                 say(`  ${status.state === "installed" ? "present      " : "would fetch  "}${status.file.path} (${status.file.size == null ? "size unknown" : formatBytes(status.file.size)})`);
         }
         say(todo.length === 0 ? `All ${presentFiles} files already present; nothing to download.`
-            : `Dry run: would download ${files(todo.length)}, ${sizeText}; ${presentFiles} already present. Nothing was written.`);
+            : `Dry run: would download ${files(todo.length)}, ${todoSize}; ${presentFiles} already present. Nothing was written.`);
         return summary;
     }
     const placeholders = models.filter((model) => /^0+$/.test(model.revision) && plan.get(model)!.some((status) => status.state !== "installed"));
@@ -76,7 +75,7 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
         for (const [model, statuses] of plan)
             if (statuses.some((status) => status.state !== "installed"))
                 say(`${model.id} (${model.task}): licence ${model.licence}, from ${model.repo} at ${model.revision.slice(0, 12)}`);
-        say(`Downloading ${files(todo.length)}, ${sizeText}, into ${options.modelsDir}${presentFiles > 0 ? ` (${presentFiles} already present)` : ""}.`);
+        say(`Downloading ${files(todo.length)}, ${todoSize}, into ${options.modelsDir}${presentFiles > 0 ? ` (${presentFiles} already present)` : ""}.`);
     }
 
     const failures: DownloadError[] = [];

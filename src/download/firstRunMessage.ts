@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { CatalogueEntry } from "./CatalogueEntry.js";
-import { formatBytes } from "./formatBytes.js";
+import { sizeText } from "./sizeText.js";
 
 /**
  * What `npm start` says when there is no manifest yet: what is missing and the three ways on
@@ -10,26 +10,18 @@ import { formatBytes } from "./formatBytes.js";
 export function firstRunMessage(manifestPath: string, catalogue: CatalogueEntry[] | null): string {
     const relative = path.relative(process.cwd(), manifestPath) || manifestPath;
     const defaults = catalogue?.filter((entry) => entry.default) ?? [];
-    const total = sizeOf(defaults.flatMap((entry) => entry.files));
+    const total = sizeText(defaults.flatMap((entry) => entry.files.map((file) => file.size)));
     const width = Math.max(0, ...defaults.map((entry) => entry.id.length));
     return [
         `No models yet: ${relative} does not exist.`,
         "",
         `To download the default models (${total === "size unknown" ? "size not known yet" : `about ${total}`}) into ${path.dirname(relative)}/:`,
         "  npm run download-models",
-        ...defaults.map((entry) => `      ${entry.id.padEnd(width)}  ${entry.task.padEnd(10)}  ${sizeOf(entry.files).padStart(12)}` +
+        ...defaults.map((entry) => `      ${entry.id.padEnd(width)}  ${entry.task.padEnd(10)}  ${sizeText(entry.files.map((file) => file.size)).padStart(12)}` +
             `${entry.aliases.length > 0 ? `  as ${entry.aliases.join(", ")}` : ""}`),
         "To download them and start in one go:",
         "  npm start -- --download",
         "To serve models you already have (a models.json and its files, e.g. a folder copied from another machine):",
         "  npm start -- --models /some/dir/models.json"
     ].join("\n");
-}
-
-/** Total of the known sizes; "more than" when some are unknown, "size unknown" when all are. */
-function sizeOf(files: {size: number | null}[]) {
-    const known = files.filter((file) => file.size != null).reduce((sum, file) => sum + file.size!, 0);
-    if (files.every((file) => file.size == null))
-        return "size unknown";
-    return files.some((file) => file.size == null) ? `>${formatBytes(known)}` : formatBytes(known);
 }

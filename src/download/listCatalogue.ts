@@ -1,6 +1,6 @@
 import type { CatalogueEntry } from "./CatalogueEntry.js";
 import { fileStatus } from "./fileStatus.js";
-import { formatBytes } from "./formatBytes.js";
+import { sizeText } from "./sizeText.js";
 
 /**
  * `--list`: every catalogue model with its size, licence, names and whether it is installed under
@@ -11,13 +11,11 @@ export async function listCatalogue(catalogue: CatalogueEntry[], modelsDir: stri
     const rows = [["model", "task", "default", "size", "licence", "status", "names"]];
     for (const entry of catalogue) {
         const states = await Promise.all(entry.files.map(async (file) => (await fileStatus(modelsDir, entry, file, false)).state));
-        const known = entry.files.every((file) => file.size != null);
-        const size = entry.files.reduce((sum, file) => sum + (file.size ?? 0), 0);
         rows.push([
             entry.id,
             entry.task,
             entry.default ? "yes" : "",
-            known ? formatBytes(size) : size > 0 ? `>${formatBytes(size)}` : "unknown",
+            sizeText(entry.files.map((file) => file.size)),
             entry.licence,
             statusText(states),
             [...entry.aliases, ...(latest.get(entry.family) === entry ? [`${entry.family}-latest`] : [])].join(", ")

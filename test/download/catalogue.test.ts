@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { formatBytes } from "../../src/download/formatBytes.js";
+import { sizeText } from "../../src/download/sizeText.js";
 import type { CatalogueEntry } from "../../src/download/CatalogueEntry.js";
 import { loadCatalogue } from "../../src/download/loadCatalogue.js";
 import { manifestEntryOf } from "../../src/download/manifestEntryOf.js";
@@ -86,18 +86,18 @@ describe("loadCatalogue rejects", () => {
 
 describe("README sizes", () => {
     const readme = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8");
-    const sizeOf = (entry: {files: {size: number | null}[]}) => entry.files.reduce((sum, file) => sum + (file.size ?? Number.NaN), 0);
+    const sizesOf = (entry: {files: {size: number | null}[]}) => entry.files.map((file) => file.size);
 
     it("every model's row shows the size --list and --dry-run print", () => {
         for (const entry of loadCatalogue()) {
             const row = readme.split("\n").find((line) => line.startsWith(`| \`${entry.id}\``));
             expect(row, entry.id).toBeDefined();
-            expect(row!.split("|")[3].trim(), entry.id).toBe(formatBytes(sizeOf(entry)));
+            expect(row!.split("|")[3].trim(), entry.id).toBe(sizeText(sizesOf(entry)));
         }
     });
 
     it("the quick start's download size is the default set's total, as --dry-run prints it", () => {
-        const total = loadCatalogue().filter((entry) => entry.default).reduce((sum, entry) => sum + sizeOf(entry), 0);
-        expect(readme).toContain(`npm run download-models      # fetch the default models (${formatBytes(total)})`);
+        const total = sizeText(loadCatalogue().filter((entry) => entry.default).flatMap(sizesOf));
+        expect(readme).toContain(`npm run download-models      # fetch the default models (${total})`);
     });
 });

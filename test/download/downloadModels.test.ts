@@ -186,7 +186,7 @@ describe("downloadModels", () => {
         const text = await listCatalogue(setup.catalogue, setup.modelsDir);
         expect(text).toMatch(/^model\s+task\s+default\s+size\s+licence\s+status\s+names$/m);
         expect(text).toMatch(/^tiny-chat\s+chat\s+yes\s+300 kB\s+apache-2.0\s+installed\s+gpt-3.5-turbo, gpt-4o-mini, tiny-latest$/m);
-        expect(text).toMatch(/^tiny-embed\s+embeddings\s+yes\s+>250 kB\s+apache-2.0\s+incomplete \(0 of 2 files, resumable\)\s+text-embedding-ada-002, tiny-embed-latest$/m);
+        expect(text).toMatch(/^tiny-embed\s+embeddings\s+yes\s+250 kB \+ 1 of unknown size\s+apache-2.0\s+incomplete \(0 of 2 files, resumable\)\s+text-embedding-ada-002, tiny-embed-latest$/m);
         expect(text).toMatch(/^tiny-extra\s+chat\s+100 kB\s+apache-2.0\s+missing$/m);
         expect(setup.hub.requests.length).toBe(1 + 1);
     });
