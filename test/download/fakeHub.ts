@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -46,6 +47,12 @@ export class FakeHub {
     private readonly hub = http.createServer((req, res) => this.handle("hub", req, res));
     private readonly cdn = http.createServer((req, res) => this.handle("cdn", req, res));
 
+    /**
+     * Where the client keeps a file's partial download: a cut connection is dropped only once the client
+     * has stored every byte sent before the cut, so what a resume asks for does not depend on timing.
+     */
+    partFileOf: ((filePath: string) => string) | null = null;
+
     constructor(readonly files: HubFile[]) {}
 
     async start() {
@@ -54,6 +61,16 @@ export class FakeHub {
         this.url = await listen(this.hub);
         this.cdnUrl = await listen(this.cdn);
         return this;
+    }
+
+    /** Resolves once the client's partial file holds `bytes` bytes (bounded: a client that never stores them fails its test, it does not hang). */
+    private async stored(filePath: string, bytes: number) {
+        const part = this.partFileOf?.(filePath);
+        for (let attempt = 0; part != null && attempt < 2000; attempt++) {
+            if ((fs.existsSync(part) ? fs.statSync(part).size : 0) >= bytes)
+                return;
+            await new Promise((resolve) => setTimeout(resolve, 5));
+        }
     }
 
     async close() {
@@ -131,8 +148,8 @@ export class FakeHub {
         if (cut != null && (this.switches.cutTimes[file.path] ?? 1) > 0 && cut < body.length) {
             this.switches.cutTimes[file.path] = (this.switches.cutTimes[file.path] ?? 1) - 1;
             log.bytesSent = cut;
-            // Flush the first bytes, then drop the connection mid-body as a flaky network would.
-            res.write(body.subarray(0, cut), () => setTimeout(() => req.socket.destroy(), 20));
+            // Send the first bytes, then drop the connection mid-body as a flaky network would, once the client has them.
+            res.write(body.subarray(0, cut), () => void this.stored(file.path, start + cut).then(() => req.socket.destroy()));
             return;
         }
         log.bytesSent = body.length;

@@ -61,6 +61,10 @@ export async function setUp(): Promise<Setup> {
     fs.writeFileSync(cataloguePath, JSON.stringify({models: catalogue}, null, 2));
     const hub = await new FakeHub(hubFiles(catalogue)).start();
     const modelsDir = path.join(dir, "models");
+    hub.partFileOf = (filePath) => {
+        const entry = catalogue.find((candidate) => candidate.files.some((file) => file.path === filePath))!;
+        return path.join(modelsDir, entry.id, `${filePath}.part`);
+    };
     return {hub, catalogue, dir, modelsDir, manifestPath: path.join(modelsDir, "models.json"), cataloguePath, output: collect()};
 }
 
