@@ -1,0 +1,81 @@
+import type { AudioEncoder } from "./audio/AudioEncoder.js";
+import { timeStretch } from "./audio/timeStretch.js";
+import { ChunkQueue } from "./ChunkQueue.js";
+import type { SpeechEngine } from "./SpeechEngine.js";
+import type { SpeechResponsePlan } from "./toSpeechJob.js";
+
+export type EncodedSpeech = {
+    /**
+     * The encoder's bytes, one item per sentence (possibly empty: a codec holding back a frame)
+     * then the encoder's final bytes, then null. The first item marks the first sentence done.
+     * Rejects with the engine's or the encoder's error, or the abort reason.
+     */
+    chunks: ChunkQueue<Uint8Array>;
+    /** Resolves after the last chunk was queued: tokens fed to the model and samples returned (after any stretch). */
+    done: Promise<{inputTokens: number, audioSamples: number}>;
+    /** Stops synthesis (if running) and waits until the encoder is released; call it however the response ended. */
+    release(): Promise<void>;
+};
+
+/**
+ * Runs one speech job and encodes it sentence by sentence: each sentence the engine hands over is
+ * time-stretched when the model has no speed input, pushed through the encoder, and its bytes
+ * queued at once, so they can leave before the next sentence exists. An encoder failure stops
+ * the engine; the encoder's `end()` is called exactly once in every case, freeing its codec.
+ */
+export function synthesizeEncoded(engine: SpeechEngine, plan: SpeechResponsePlan, encoder: AudioEncoder, signal: AbortSignal): EncodedSpeech {
+    const chunks = new ChunkQueue<Uint8Array>();
+    const stop = new AbortController();
+    let audioSamples = 0;
+    let encoding: Promise<void> = Promise.resolve();
+    let encoderEnded = false;
+    const endEncoder = async () => {
+        if (encoderEnded)
+            return new Uint8Array(0);
+        encoderEnded = true;
+        return encoder.end();
+    };
+
+    const encodeSentence = async (samples: Float32Array) => {
+        const audio = plan.stretch === 1 ? samples : timeStretch(samples, engine.sampleRate, plan.stretch);
+        audioSamples += audio.length;
+        chunks.push(await encoder.push(audio));
+    };
+
+    const synthesis = (async () => {
+        const result = await engine.synthesize(plan.job, {
+            signal: AbortSignal.any([signal, stop.signal]),
+            onAudio(samples) {
+                encoding = encoding.then(() => encodeSentence(samples));
+                // A failed push stops the engine; the error itself surfaces from `encoding` below.
+                encoding.catch((error) => stop.abort(error));
+            }
+        });
+        await encoding;
+        chunks.push(await endEncoder());
+        return {inputTokens: result.inputTokens, audioSamples};
+    })();
+    const done = synthesis.then((result) => {
+        chunks.end();
+        return result;
+    }, (error) => {
+        // An encoder failure aborts the engine with that error: report it, not the abort.
+        const reason = stop.signal.aborted ? stop.signal.reason : error;
+        chunks.fail(reason);
+        throw reason;
+    });
+    done.catch(() => {});
+
+    return {
+        chunks,
+        done,
+        async release() {
+            if (!encoderEnded)
+                stop.abort(new Error("The response ended before the audio was complete."));
+            await done.catch(() => {});
+            await encoding.catch(() => {});
+            // Abandoned: the bytes are discarded, the codec freed.
+            await endEncoder().catch(() => {});
+        }
+    };
+}
