@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "./gguf/makeTestLlamaGguf.js";
 import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyPlainModelPath, tinyToolsModelPath } from "./testModels.js";
+import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
+import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath } from "./testModels.js";
 
 /** Writes the generated test models once per test run (a few tens of milliseconds). */
 export default async function globalSetup() {
@@ -10,4 +12,6 @@ export default async function globalSetup() {
     await makeTestLlamaGguf(tinyPlainModelPath, {seed: 1, chatTemplate: null});
     await makeTestLlamaGguf(tinyToolsModelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab});
     makeTestBertOnnx(tinyBertPath, {seed: 1, hiddenSize: 32, maxPositions: 64});
+    makeTestKokoroOnnx(tinyKokoroPath, {seed: 1});
+    makeTestVitsOnnx(tinyVitsPath, {seed: 2});
 }

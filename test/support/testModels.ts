@@ -27,3 +27,9 @@ if (storiesModelPath == null)
 
 /** Tiny random-weight BERT-like ONNX embeddings model folder (written by globalSetup). */
 export const tinyBertPath = path.join(testModelsDir, "tiny-bert");
+
+/** Tiny random-weight Kokoro-shaped (StyleTTS2) ONNX speech model folder with voices af_heart, af_alloy, am_echo, bm_fable (written by globalSetup). */
+export const tinyKokoroPath = path.join(testModelsDir, "tiny-kokoro");
+
+/** Tiny random-weight VITS/MMS-shaped ONNX speech model folder, 16 kHz, one speaker (written by globalSetup). */
+export const tinyVitsPath = path.join(testModelsDir, "tiny-vits");
