@@ -10,6 +10,8 @@ const titles: [RegExp, string][] = [
     [/\bMs\.(?=\s)/gu, "Miss"],
     [/\bProf\.(?=\s+\p{Lu})/gu, "Professor"],
     [/\bSt\.(?=\s+\p{Lu})/gu, "Saint"],
+    // At the very end the period also ends the sentence: keep one.
+    [/\betc\.$/giu, "etcetera."],
     [/\betc\./giu, "etcetera"],
     [/\be\.g\./giu, "for example"],
     [/\bi\.e\./giu, "that is"],

@@ -17,16 +17,25 @@ export async function phonemizeEnglish(text: string, british: boolean): Promise<
     const normalized = normalizeEnglishText(text);
     // "en" is espeak's British voice; "en-gb" right after "en-us" keeps the American one (phonemizer 1.2.1).
     const language = british ? "en" : "en-us";
-    const parts: string[] = [];
+    // Text runs and the punctuation between them, in order.
+    const pieces: {text: string, speak: boolean}[] = [];
     let last = 0;
     for (const match of normalized.matchAll(punctuationRun)) {
         if (match.index > last)
-            parts.push(await phonemizeRun(normalized.slice(last, match.index), language));
-        parts.push(match[0]);
+            pieces.push({text: normalized.slice(last, match.index), speak: true});
+        pieces.push({text: match[0], speak: false});
         last = match.index + match[0].length;
     }
     if (last < normalized.length)
-        parts.push(await phonemizeRun(normalized.slice(last), language));
+        pieces.push({text: normalized.slice(last), speak: true});
+    const spoken = pieces.filter((piece) => piece.speak && /[\p{L}\p{N}]/u.test(piece.text));
+    const phonemized = await phonemizeRuns(spoken.map((piece) => piece.text), language);
+    const parts = pieces.map((piece) => {
+        if (!spoken.includes(piece))
+            return piece.text;
+        // Keep the run's own leading and trailing space: it separates words from the punctuation around them.
+        return (/^\s/u.test(piece.text) ? " " : "") + phonemized[spoken.indexOf(piece)] + (/\s$/u.test(piece.text) ? " " : "");
+    });
     let phonemes = parts.join("")
         // Symbols espeak uses that Kokoro's vocabulary spells differently.
         .replace(/r/gu, "\u0279")
@@ -42,11 +51,17 @@ export async function phonemizeEnglish(text: string, british: boolean): Promise<
     return phonemes.trim();
 }
 
-async function phonemizeRun(run: string, language: string): Promise<string> {
-    if (!/[\p{L}\p{N}]/u.test(run))
-        return run;
-    // Keep the run's own leading and trailing space: it separates words from the punctuation around them.
-    const lead = /^\s/u.test(run) ? " " : "";
-    const trail = /\s$/u.test(run) ? " " : "";
-    return lead + (await phonemize(run, language)).join(" ") + trail;
+/**
+ * Phonemizes runs of text, in one espeak call when it can: every call re-selects espeak's voice, which
+ * costs more than phonemizing a sentence. A blank line ends a clause in espeak, so runs joined by
+ * blank lines come back one line each; if espeak split differently (the line count does not match),
+ * each run is phonemized alone.
+ */
+async function phonemizeRuns(runs: string[], language: string): Promise<string[]> {
+    if (runs.length === 0)
+        return [];
+    const lines = await phonemize(runs.map((run) => run.trim()).join("\n\n"), language);
+    if (lines.length === runs.length)
+        return lines;
+    return Promise.all(runs.map(async (run) => (await phonemize(run, language)).join(" ")));
 }
