@@ -28,6 +28,7 @@ import { siblingModuleUrl } from "../src/core/workers/siblingModuleUrl.js";
 import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { makeTestKokoroOnnx } from "../test/support/onnx/makeTestKokoroOnnx.js";
 import { BenchServer } from "./serverClient.js";
+import { oneSentence, tenSentences, timeSpeechEngineDirect, type SpeechTimingResult } from "./speechEngineDirect.js";
 import { fixed, median } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -40,19 +41,6 @@ const workers = flag("workers", defaultConfig.workers);
 const onnxThreads = flag("onnx-threads", defaultConfig.onnxThreads);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "speech-bench-"));
 
-const oneSentence = "The quick brown fox jumps over the lazy dog near the quiet river bank.";
-const tenSentences = [
-    oneSentence,
-    "Morning light spilled across the valley as the farmers walked to their fields.",
-    "She opened the old wooden box and found a bundle of letters tied with string.",
-    "Nobody in the village could remember when the clock tower had last struck noon.",
-    "The train was late again, so we waited on the platform and shared a sandwich.",
-    "Every spring the river rose high enough to cover the stepping stones completely.",
-    "He tuned the radio until a faint voice read the weather for the northern coast.",
-    "Our neighbours planted tomatoes, beans and a row of tall yellow sunflowers.",
-    "The library closed early on Fridays, which annoyed the students more than anyone.",
-    "At dusk the bats came out and circled the lamp posts along the empty street."
-].join(" ");
 const inputs = {"1 sentence": oneSentence, "10 sentences": tenSentences};
 
 /** The speech model: an argument, the served manifest's first speech model, or the generated test model. */
@@ -80,39 +68,27 @@ const entry: ModelEntry<SpeechSettings> = {
     threads: null, parallel: null, settings: {dtype: null, defaultVoice: null, voices: {}, ...model.settings}
 };
 
-// ---- 1. The engine directly: synthesis only.
-type DirectRun = {firstMs: number, totalMs: number, sentences: Float32Array[]};
-const pool = new WorkerPool({workers, modules: {speech: siblingModuleUrl(import.meta.url, "../src/capabilities/speech/onnx/speechTasks")}});
-const engine = await OnnxSpeechEngine.load(pool, entry, {threads: onnxThreads, parallel: 4, queueSize: 16});
-const sampleRate = engine.sampleRate;
-async function direct(input: string): Promise<DirectRun> {
-    const sentences: Float32Array[] = [];
-    const started = performance.now();
-    let firstMs = 0;
-    await engine.synthesize({input, voice: engine.defaultVoice, speed: 1}, {
-        signal: new AbortController().signal,
-        onAudio(samples) {
-            if (sentences.length === 0)
-                firstMs = performance.now() - started;
-            sentences.push(samples);
-        }
+// ---- 1. The engine directly: synthesis only (bench/speechEngineDirect.ts: its own pool, warm workers, medians).
+const directFigures: Record<string, SpeechTimingResult> = {};
+const directConcurrent: Record<number, SpeechTimingResult> = {};
+for (const [name, input] of Object.entries(inputs))
+    directFigures[name] = await timeSpeechEngineDirect({modelPath: model.path, input, dtype: model.settings.dtype ?? null, runs, concurrency: 1, workers, threads: onnxThreads});
+for (const concurrency of [1, 4])
+    directConcurrent[concurrency] = await timeSpeechEngineDirect({
+        modelPath: model.path, input: tenSentences, dtype: model.settings.dtype ?? null, runs, concurrency, workers, threads: onnxThreads
     });
-    return {firstMs, totalMs: performance.now() - started, sentences};
-}
-const audioSeconds = (sentences: Float32Array[]) => sentences.reduce((sum, sentence) => sum + sentence.length, 0) / sampleRate;
+const directRtf = (name: string) => directFigures[name].audioSeconds / (directFigures[name].totalMs / 1000);
 
-const directFigures: Record<string, {firstMs: number, totalMs: number, rtf: number, audio: number, sentences: Float32Array[]}> = {};
-// Every worker loads the model and espeak on first use: warm them all (parallel requests land on different workers).
-await Promise.all(Array.from({length: workers}, () => direct(tenSentences)));
-for (const [name, input] of Object.entries(inputs)) {
-    await direct(input);
-    const results: DirectRun[] = [];
-    for (let run = 0; run < runs; run++)
-        results.push(await direct(input));
-    const audio = audioSeconds(results[0].sentences);
-    const totalMs = median(results.map((result) => result.totalMs));
-    directFigures[name] = {firstMs: median(results.map((result) => result.firstMs)), totalMs, rtf: audio / (totalMs / 1000), audio, sentences: results[0].sentences};
-}
+// The ten-sentence audio itself, sentence by sentence, for the encoders.
+const pool = new WorkerPool({workers: 1, modules: {speech: siblingModuleUrl(import.meta.url, "../src/capabilities/speech/onnx/speechTasks")}});
+const engine = await OnnxSpeechEngine.load(pool, entry, {threads: onnxThreads, parallel: 1, queueSize: 1});
+const sampleRate = engine.sampleRate;
+const tenSentenceAudio: Float32Array[] = [];
+await engine.synthesize({input: tenSentences, voice: engine.defaultVoice, speed: 1}, {
+    signal: new AbortController().signal, onAudio: (samples) => tenSentenceAudio.push(samples)
+});
+await engine.dispose();
+await pool.close();
 
 // ---- 2. Encoding alone: the ten-sentence audio pushed sentence by sentence, streamed.
 const encodeMs: Record<SpeechFormat, number> = {} as Record<SpeechFormat, number>;
@@ -121,15 +97,13 @@ for (const format of speechFormats) {
     for (let run = 0; run < Math.max(runs, 2); run++) {
         const started = performance.now();
         const encoder = await createAudioEncoder(format, {inputSampleRate: sampleRate, streaming: true});
-        for (const sentence of directFigures["10 sentences"].sentences)
+        for (const sentence of tenSentenceAudio)
             await encoder.push(sentence);
         await encoder.end();
         times.push(performance.now() - started);
     }
     encodeMs[format] = median(times);
 }
-await engine.dispose();
-await pool.close();
 
 // ---- 3. Through the server.
 const chatPath = path.join(dir, "chat.gguf");
@@ -179,8 +153,8 @@ for (const format of speechFormats) {
         const totalMs = median(results.map((result) => result.totalMs));
         const reference = directFigures[name];
         const encodeShare = name === "10 sentences" ? `${fixed(encodeMs[format], 0)} ms (${fixed(100 * encodeMs[format] / reference.totalMs, 1)} %)` : "";
-        serverRows.push(`| ${format} | ${name} | ${fixed(reference.audio, 2)} | ${fixed(reference.firstMs, 0)} | ${fixed(median(results.map((result) => result.firstMs)), 0)} | ` +
-            `${fixed(reference.rtf, 1)} | ${fixed(reference.audio / (totalMs / 1000), 1)} | ${encodeShare} |`);
+        serverRows.push(`| ${format} | ${name} | ${fixed(reference.audioSeconds, 2)} | ${fixed(reference.firstAudioMs, 0)} | ${fixed(median(results.map((result) => result.firstMs)), 0)} | ` +
+            `${fixed(directRtf(name), 1)} | ${fixed(reference.audioSeconds / (totalMs / 1000), 1)} | ${encodeShare} |`);
     }
 }
 
@@ -191,8 +165,9 @@ for (const concurrency of [1, 4]) {
     const started = performance.now();
     const results = await Promise.all(Array.from({length: concurrency}, () => overHttp(input, "mp3")));
     const wallMs = performance.now() - started;
-    concurrencyRows.push(`| ${concurrency} | ${fixed(median(results.map((result) => result.firstMs)), 0)} | ${fixed(median(results.map((result) => result.totalMs)), 0)} | ` +
-        `${fixed(concurrency * directFigures["10 sentences"].audio / (wallMs / 1000), 1)} |`);
+    const direct = directConcurrent[concurrency];
+    concurrencyRows.push(`| ${concurrency} | ${fixed(direct.firstAudioMs, 0)} | ${fixed(median(results.map((result) => result.firstMs)), 0)} | ${fixed(direct.totalMs, 0)} | ` +
+        `${fixed(median(results.map((result) => result.totalMs)), 0)} | ${fixed(direct.realTimeFactor, 1)} | ${fixed(concurrency * directFigures["10 sentences"].audioSeconds / (wallMs / 1000), 1)} |`);
 }
 
 async function ttft() {
@@ -231,7 +206,7 @@ console.log("|---|---|---|---|---|---|---|---|");
 console.log(serverRows.join("\n"));
 console.log(`ten-sentence / one-sentence time to first byte (mp3): ${fixed(ratioOfFirstBytes(), 2)}x`);
 console.log("\nconcurrent ten-sentence mp3 requests through the server");
-console.log("| requests | first byte ms (median) | each request ms (median) | aggregate RTF |\n|---|---|---|---|");
+console.log("| requests | direct first audio ms | server first byte ms | direct each ms | server each ms | direct aggregate RTF | server aggregate RTF |\n|---|---|---|---|---|---|---|");
 console.log(concurrencyRows.join("\n"));
 console.log(`\nchat TTFT ms (median of ${samples}): idle ${fixed(median(idle), 1)}, while 2 speech requests run ${fixed(median(busy), 1)}`);
 
