@@ -29,6 +29,7 @@ export function synthesizeEncoded(engine: SpeechEngine, plan: SpeechResponsePlan
     let audioSamples = 0;
     let encoding: Promise<void> = Promise.resolve();
     let encoderEnded = false;
+    let encoderFailure: {error: unknown} | null = null;
     const endEncoder = async () => {
         if (encoderEnded)
             return new Uint8Array(0);
@@ -37,20 +38,37 @@ export function synthesizeEncoded(engine: SpeechEngine, plan: SpeechResponsePlan
     };
 
     const encodeSentence = async (samples: Float32Array) => {
+        // Encoding runs on the main thread (lamejs is plain JavaScript): a macrotask turn between sentences lets
+        // sockets, other requests' tokens and worker messages through, instead of encoding every queued sentence
+        // in one run of promise callbacks.
+        await new Promise((resolve) => setImmediate(resolve));
         const audio = plan.stretch === 1 ? samples : timeStretch(samples, engine.sampleRate, plan.stretch);
         audioSamples += audio.length;
         chunks.push(await encoder.push(audio));
     };
 
+    /** The engine's outcome once the sentences it handed over are encoded (so a failure at sentence n follows the bytes of 1..n-1). */
+    const settleAfterEncoding = async <T>(run: Promise<T>): Promise<T> => {
+        try {
+            return await run;
+        } catch (error) {
+            await encoding.catch(() => {});
+            throw error;
+        }
+    };
+
     const synthesis = (async () => {
-        const result = await engine.synthesize(plan.job, {
+        const result = await settleAfterEncoding(engine.synthesize(plan.job, {
             signal: AbortSignal.any([signal, stop.signal]),
             onAudio(samples) {
                 encoding = encoding.then(() => encodeSentence(samples));
                 // A failed push stops the engine; the error itself surfaces from `encoding` below.
-                encoding.catch((error) => stop.abort(error));
+                encoding.catch((error) => {
+                    encoderFailure ??= {error};
+                    stop.abort(error);
+                });
             }
-        });
+        }));
         await encoding;
         chunks.push(await endEncoder());
         return {inputTokens: result.inputTokens, audioSamples};
@@ -60,7 +78,7 @@ export function synthesizeEncoded(engine: SpeechEngine, plan: SpeechResponsePlan
         return result;
     }, (error) => {
         // An encoder failure aborts the engine with that error: report it, not the abort.
-        const reason = stop.signal.aborted ? stop.signal.reason : error;
+        const reason = encoderFailure != null ? encoderFailure.error : error;
         chunks.fail(reason);
         throw reason;
     });
