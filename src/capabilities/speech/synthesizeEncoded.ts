@@ -4,10 +4,13 @@ import { ChunkQueue } from "./ChunkQueue.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
 import type { SpeechResponsePlan } from "./toSpeechJob.js";
 
+/** Longest piece of audio encoded in one go on the main thread (MP3 at 24 kHz: a few ms of CPU). */
+const encodeSliceSeconds = 0.25;
+
 export type EncodedSpeech = {
     /**
-     * The encoder's bytes, one item per sentence (possibly empty: a codec holding back a frame)
-     * then the encoder's final bytes, then null. The first item marks the first sentence done.
+     * The encoder's bytes, one item per slice of a sentence (possibly empty: a codec holding back a
+     * frame), then the encoder's final bytes, then null. The first item means the first sentence is done.
      * Rejects with the engine's or the encoder's error, or the abort reason.
      */
     chunks: ChunkQueue<Uint8Array>;
@@ -37,14 +40,18 @@ export function synthesizeEncoded(engine: SpeechEngine, plan: SpeechResponsePlan
         return encoder.end();
     };
 
+    // Encoding runs on the main thread (lamejs is plain JavaScript): each sentence is pushed in slices of at most
+    // `encodeSliceSeconds`, each on its own event-loop turn, so sockets, other requests' tokens and worker messages get
+    // through between slices instead of waiting for a whole sentence (or a burst of queued ones) to be encoded. The
+    // encoders' output does not depend on how the input is split.
+    const sliceSamples = Math.max(1, Math.round(encodeSliceSeconds * engine.sampleRate));
     const encodeSentence = async (samples: Float32Array) => {
-        // Encoding runs on the main thread (lamejs is plain JavaScript): a macrotask turn between sentences lets
-        // sockets, other requests' tokens and worker messages through, instead of encoding every queued sentence
-        // in one run of promise callbacks.
-        await new Promise((resolve) => setImmediate(resolve));
         const audio = plan.stretch === 1 ? samples : timeStretch(samples, engine.sampleRate, plan.stretch);
         audioSamples += audio.length;
-        chunks.push(await encoder.push(audio));
+        for (let start = 0; start === 0 || start < audio.length; start += sliceSamples) {
+            await new Promise((resolve) => setImmediate(resolve));
+            chunks.push(await encoder.push(audio.subarray(start, start + sliceSamples)));
+        }
     };
 
     /** The engine's outcome once the sentences it handed over are encoded (so a failure at sentence n follows the bytes of 1..n-1). */

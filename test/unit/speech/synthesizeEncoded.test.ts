@@ -34,15 +34,19 @@ async function drain(queue: ChunkQueue<Uint8Array>) {
 }
 
 describe("synthesizeEncoded", () => {
-    it("queues one encoded chunk per sentence, in order, then the encoder's end, and counts the returned samples", async () => {
+    it("queues each sentence's encoded slices (at most 0.25 s each), in order, then the encoder's end, and counts the returned samples", async () => {
         const engine = new FakeSpeechEngine("e", {sampleRate: 24_000, hasSpeedInput: true});
         const {encoder, calls} = recordingEncoder();
         const speech = synthesizeEncoded(engine, plan("One. Two two. Three three three."), encoder, new AbortController().signal);
         const items = await drain(speech.chunks);
-        expect(items.map((item) => item.length)).toEqual([...engine.produced[0].map((sentence) => sentence.length), 1]);
+        const slice = 6000;
+        const expected = engine.produced[0].flatMap((sentence) =>
+            Array.from({length: Math.ceil(sentence.length / slice)}, (_, index) => Math.min(slice, sentence.length - index * slice)));
+        expect(expected.length).toBeGreaterThan(3);
+        expect(items.map((item) => item.length)).toEqual([...expected, 1]);
         expect(await speech.done).toEqual({inputTokens: 32, audioSamples: engine.produced[0].reduce((sum, sentence) => sum + sentence.length, 0)});
         await speech.release();
-        expect(calls).toEqual({pushes: 3, ends: 1});
+        expect(calls).toEqual({pushes: expected.length, ends: 1});
     });
 
     it("time-stretches each sentence when asked (speed without a speed input)", async () => {
