@@ -42,17 +42,26 @@ async function synthesize(task: SynthesizeTask, context: TaskContext): Promise<S
         throw new Error(`Unknown voice '${task.voice}'; the model has ${voices.join(", ")}.`);
     let inputTokens = 0;
     let outputSamples = 0;
+    let tokenized = prefetch(model, task, 0);
     for (let index = 0; index < task.sentences.length; index++) {
         await waitForDelivery(task, index, context);
         context.throwIfCancelled();
         if (task.started != null)
             Atomics.add(task.started, 0, 1);
+        const sequences = await tokenized;
         const parts: Float32Array[] = [];
         let tokens = 0;
-        for (const ids of await model.tokenize(task.sentences[index], task.voice)) {
+        for (const [position, ids] of sequences.entries()) {
             tokens += model.countTokens(ids);
-            parts.push(fadeEdges(await model.generate(ids, task.voice, task.speed), sampleRate));
+            const generated = model.generate(ids, task.voice, task.speed);
+            // The next sentence's phonemes are computed on this thread while ONNX Runtime runs this
+            // pass on its own: started after the run is dispatched (a macrotask later), not before it.
+            if (position === sequences.length - 1)
+                tokenized = prefetch(model, task, index + 1, true);
+            parts.push(fadeEdges(await generated, sampleRate));
         }
+        if (sequences.length === 0)
+            tokenized = prefetch(model, task, index + 1);
         const samples = join(parts);
         inputTokens += tokens;
         outputSamples += samples.length;
@@ -60,6 +69,19 @@ async function synthesize(task: SynthesizeTask, context: TaskContext): Promise<S
         context.progress(message, [samples.buffer as ArrayBuffer]);
     }
     return {inputTokens, outputSamples};
+}
+
+/**
+ * Tokenizes sentence `index` (nothing past the end). A failure surfaces when the result is awaited;
+ * an unawaited one (the task was cancelled first) is not an unhandled rejection.
+ */
+function prefetch(model: LoadedSpeechModel, task: SynthesizeTask, index: number, afterDispatch = false): Promise<number[][]> {
+    if (index >= task.sentences.length)
+        return Promise.resolve([]);
+    const start = () => model.tokenize(task.sentences[index], task.voice);
+    const tokenized = afterDispatch ? new Promise<void>((resolve) => setImmediate(resolve)).then(start) : start();
+    tokenized.catch(() => {});
+    return tokenized;
 }
 
 /**
