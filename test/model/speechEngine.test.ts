@@ -67,11 +67,17 @@ describe("Kokoro engine", () => {
     });
 
     it("phonemizes a known word with espeak-ng into the ids of Kokoro's vocabulary, padded with 0 at both ends", async () => {
-        expect(await phonemizeEnglish("Hello", false)).toBe("h\u0259l\u02C8o\u028A");
-        expect(await phonemizeEnglish("Hello", true)).toBe("h\u0259l\u02C8\u0259\u028A");
+        expect(await phonemizeEnglish(["Hello"], false)).toEqual(["h\u0259l\u02C8o\u028A"]);
+        expect(await phonemizeEnglish(["Hello"], true)).toEqual(["h\u0259l\u02C8\u0259\u028A"]);
         // Punctuation kept between the clauses espeak phonemizes (in one call), numbers read as words.
-        expect(await phonemizeEnglish("Hello, world; it's 3 o'clock, really?", false))
-            .toBe("h\u0259l\u02C8o\u028A, w\u02C8\u025C\u02D0ld; \u026Ats \u03B8\u0279\u02C8i\u02D0 \u0259kl\u02C8\u0251\u02D0k, \u0279\u02C8i\u0259li?");
+        // Several sentences in one espeak call come back as when phonemized one by one.
+        const sentences = ["Hello, world; it's 3 o'clock, really?", "Dr. Smith (the vet) paid $3.50.", "Yes!"];
+        const together = await phonemizeEnglish(sentences, false);
+        expect(together).toEqual([
+            ...await phonemizeEnglish([sentences[0]], false), ...await phonemizeEnglish([sentences[1]], false), ...await phonemizeEnglish([sentences[2]], false)
+        ]);
+        expect(together[0]).toBe("h\u0259l\u02C8o\u028A, w\u02C8\u025C\u02D0ld; \u026Ats \u03B8\u0279\u02C8i\u02D0 \u0259kl\u02C8\u0251\u02D0k, \u0279\u02C8i\u0259li?");
+        expect(together[1]).toMatch(/^d\u02C8\u0251\u02D0kt\u025A sm\u02C8\u026A\u03B8 \(.+\) p\u02C8e\u026Ad .+ s\u02C8\u025Bnts\.$/u);
         // h ə l ˈ o ʊ = ids 50 83 54 156 57 135, plus "$" (0) at both ends: 8 tokens of 600 samples in the test graph.
         const {chunks, result} = await collect(kokoro, {input: "Hello"});
         expect(result).toEqual({inputTokens: 6, outputSamples: 8 * kokoroFrame});

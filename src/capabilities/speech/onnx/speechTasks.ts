@@ -42,46 +42,65 @@ async function synthesize(task: SynthesizeTask, context: TaskContext): Promise<S
         throw new Error(`Unknown voice '${task.voice}'; the model has ${voices.join(", ")}.`);
     let inputTokens = 0;
     let outputSamples = 0;
-    let tokenized = prefetch(model, task, 0);
+    const tokens = new SentenceTokens(model, task);
     for (let index = 0; index < task.sentences.length; index++) {
         await waitForDelivery(task, index, context);
         context.throwIfCancelled();
         if (task.started != null)
             Atomics.add(task.started, 0, 1);
-        const sequences = await tokenized;
+        const sequences = await tokens.get(index);
         const parts: Float32Array[] = [];
-        let tokens = 0;
+        let sentenceTokens = 0;
         for (const [position, ids] of sequences.entries()) {
-            tokens += model.countTokens(ids);
+            sentenceTokens += model.countTokens(ids);
             const generated = model.generate(ids, task.voice, task.speed);
-            // The next sentence's phonemes are computed on this thread while ONNX Runtime runs this
-            // pass on its own: started after the run is dispatched (a macrotask later), not before it.
+            // The next sentences' phonemes are computed on this thread while ONNX Runtime runs this
+            // pass on its own threads: requested a macrotask later, once the run is dispatched.
             if (position === sequences.length - 1)
-                tokenized = prefetch(model, task, index + 1, true);
+                setImmediate(() => tokens.request(index + 1));
             parts.push(fadeEdges(await generated, sampleRate));
         }
-        if (sequences.length === 0)
-            tokenized = prefetch(model, task, index + 1);
         const samples = join(parts);
-        inputTokens += tokens;
+        inputTokens += sentenceTokens;
         outputSamples += samples.length;
-        const message: SentenceAudio = {index, samples, tokens};
+        const message: SentenceAudio = {index, samples, tokens: sentenceTokens};
         context.progress(message, [samples.buffer as ArrayBuffer]);
     }
     return {inputTokens, outputSamples};
 }
 
+/** Sentences tokenized per call after the first, which goes alone so the first audio comes soon. */
+const tokenizeBatch = 8;
+
 /**
- * Tokenizes sentence `index` (nothing past the end). A failure surfaces when the result is awaited;
- * an unawaited one (the task was cancelled first) is not an unhandled rejection.
+ * A task's sentences, tokenized ahead in batches (one espeak call per batch). A failure surfaces
+ * when that sentence is awaited; one never awaited (the task was cancelled) is not an unhandled rejection.
  */
-function prefetch(model: LoadedSpeechModel, task: SynthesizeTask, index: number, afterDispatch = false): Promise<number[][]> {
-    if (index >= task.sentences.length)
-        return Promise.resolve([]);
-    const start = () => model.tokenize(task.sentences[index], task.voice);
-    const tokenized = afterDispatch ? new Promise<void>((resolve) => setImmediate(resolve)).then(start) : start();
-    tokenized.catch(() => {});
-    return tokenized;
+class SentenceTokens {
+    private readonly pending = new Map<number, Promise<number[][]>>();
+
+    constructor(private readonly model: LoadedSpeechModel, private readonly task: SynthesizeTask) {}
+
+    /** Starts tokenizing from sentence `from` unless that one is already under way or past the end. */
+    request(from: number) {
+        const {sentences, voice} = this.task;
+        if (from >= sentences.length || this.pending.has(from))
+            return;
+        const end = Math.min(sentences.length, from === 0 ? 1 : from + tokenizeBatch);
+        const batch = this.model.tokenize(sentences.slice(from, end), voice);
+        for (let index = from; index < end; index++) {
+            const one = batch.then((all) => all[index - from]);
+            one.catch(() => {});
+            this.pending.set(index, one);
+        }
+    }
+
+    get(index: number): Promise<number[][]> {
+        this.request(index);
+        const tokens = this.pending.get(index)!;
+        this.pending.delete(index);
+        return tokens;
+    }
 }
 
 /**
