@@ -48,6 +48,9 @@ export class KokoroSpeechModel implements LoadedSpeechModel {
             // About 1.1 phonemes per character of English prose: 400 characters leave room under 510 tokens.
             maxSentenceChars: 400
         };
+        // espeak's first call instantiates and compiles its WebAssembly (~0.8 s of CPU here); pay it
+        // while loading, not in a client's first request.
+        await phonemizeEnglish(["Ready."], false);
         return new KokoroSpeechModel(description, spec.folder, tokenizer, model);
     }
 

@@ -16,8 +16,8 @@ type Piece = {text: string, run: number | null};
  * the ones in Kokoro's vocabulary. `british` picks espeak's British English voice (Kokoro's b*
  * voices), else en-us.
  *
- * All texts go to espeak in one call when possible: each call costs about 20 ms of CPU before any
- * phonemizing (measured: 23 ms for "a", 68 ms for one sentence, 154 ms for ten in one call).
+ * All texts go to espeak in one call when possible (fewer calls into the WebAssembly module while it
+ * is still warming up; once warm, a sentence costs about 20 ms of CPU either way).
  */
 export async function phonemizeEnglish(texts: readonly string[], british: boolean): Promise<string[]> {
     // "en" is espeak's British voice; "en-gb" right after "en-us" keeps the American one (phonemizer 1.2.1).

@@ -55,8 +55,10 @@ async function synthesize(task: SynthesizeTask, context: TaskContext): Promise<S
             sentenceTokens += model.countTokens(ids);
             const generated = model.generate(ids, task.voice, task.speed);
             // The next sentences' phonemes are computed on this thread while ONNX Runtime runs this
-            // pass on its own threads: requested a macrotask later, once the run is dispatched.
-            if (position === sequences.length - 1)
+            // pass on its own threads: requested a macrotask later, once the run is dispatched. Not
+            // during the first sentence: its audio would wait for the phonemizer if the model is the
+            // faster of the two, and the first audio's latency matters most.
+            if (index > 0 && position === sequences.length - 1)
                 setImmediate(() => tokens.request(index + 1));
             parts.push(fadeEdges(await generated, sampleRate));
         }
@@ -65,11 +67,12 @@ async function synthesize(task: SynthesizeTask, context: TaskContext): Promise<S
         outputSamples += samples.length;
         const message: SentenceAudio = {index, samples, tokens: sentenceTokens};
         context.progress(message, [samples.buffer as ArrayBuffer]);
+        tokens.request(index + 1);
     }
     return {inputTokens, outputSamples};
 }
 
-/** Sentences tokenized per call after the first, which goes alone so the first audio comes soon. */
+/** Sentences tokenized per call after the first, which goes alone so the first audio comes soon (see phonemizeEnglish). */
 const tokenizeBatch = 8;
 
 /**
