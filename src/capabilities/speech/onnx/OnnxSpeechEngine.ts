@@ -98,8 +98,13 @@ export class OnnxSpeechEngine implements SpeechEngine {
             Atomics.notify(delivered, 0);
         };
         const result = this.pool.run<SynthesizeResult>("speech.synthesize", task, {signal: taskSignal, onProgress});
-        // Registered after run(), so the pool's own listener has set the task's cancel flag when the worker wakes.
-        const wake = () => Atomics.notify(delivered, 0);
+        // Registered after run(), so the pool's own listener has set the task's cancel flag when the
+        // worker wakes. The count is changed too, not only notified: a worker that checked the flag
+        // just before the abort and is about to wait for the old count then does not wait at all.
+        const wake = () => {
+            Atomics.store(delivered, 0, 1 << 30);
+            Atomics.notify(delivered, 0);
+        };
         taskSignal.addEventListener("abort", wake, {once: true});
         try {
             const {inputTokens, outputSamples} = await result;
