@@ -9,6 +9,10 @@ import { speechModelSpec } from "../../src/capabilities/speech/onnx/speechModelS
 import type { SentenceAudio, SynthesizeTask } from "../../src/capabilities/speech/onnx/speechWorkerProtocol.js";
 import type { SpeechSettings } from "../../src/capabilities/speech/speechManifest.js";
 import type { SpeechJob } from "../../src/capabilities/speech/SpeechEngine.js";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { makeTestKokoroOnnx } from "../support/onnx/makeTestKokoroOnnx.js";
 import { tinyKokoroPath, tinyVitsPath } from "../support/testModels.js";
 
 const speechTasks = new URL("../../src/capabilities/speech/onnx/speechTasks.ts", import.meta.url).href;
@@ -67,11 +71,17 @@ describe("Kokoro engine", () => {
     });
 
     it("phonemizes a known word with espeak-ng into the ids of Kokoro's vocabulary, padded with 0 at both ends", async () => {
-        expect(await phonemizeEnglish("Hello", false)).toBe("h\u0259l\u02C8o\u028A");
-        expect(await phonemizeEnglish("Hello", true)).toBe("h\u0259l\u02C8\u0259\u028A");
+        expect(await phonemizeEnglish(["Hello"], false)).toEqual(["h\u0259l\u02C8o\u028A"]);
+        expect(await phonemizeEnglish(["Hello"], true)).toEqual(["h\u0259l\u02C8\u0259\u028A"]);
         // Punctuation kept between the clauses espeak phonemizes (in one call), numbers read as words.
-        expect(await phonemizeEnglish("Hello, world; it's 3 o'clock, really?", false))
-            .toBe("h\u0259l\u02C8o\u028A, w\u02C8\u025C\u02D0ld; \u026Ats \u03B8\u0279\u02C8i\u02D0 \u0259kl\u02C8\u0251\u02D0k, \u0279\u02C8i\u0259li?");
+        // Several sentences in one espeak call come back as when phonemized one by one.
+        const sentences = ["Hello, world; it's 3 o'clock, really?", "Dr. Smith (the vet) paid $3.50.", "Yes!"];
+        const together = await phonemizeEnglish(sentences, false);
+        expect(together).toEqual([
+            ...await phonemizeEnglish([sentences[0]], false), ...await phonemizeEnglish([sentences[1]], false), ...await phonemizeEnglish([sentences[2]], false)
+        ]);
+        expect(together[0]).toBe("h\u0259l\u02C8o\u028A, w\u02C8\u025C\u02D0ld; \u026Ats \u03B8\u0279\u02C8i\u02D0 \u0259kl\u02C8\u0251\u02D0k, \u0279\u02C8i\u0259li?");
+        expect(together[1]).toMatch(/^d\u02C8\u0251\u02D0kt\u025A sm\u02C8\u026A\u03B8 \(.+\) p\u02C8e\u026Ad .+ s\u02C8\u025Bnts\.$/u);
         // h ə l ˈ o ʊ = ids 50 83 54 156 57 135, plus "$" (0) at both ends: 8 tokens of 600 samples in the test graph.
         const {chunks, result} = await collect(kokoro, {input: "Hello"});
         expect(result).toEqual({inputTokens: 6, outputSamples: 8 * kokoroFrame});
@@ -245,5 +255,32 @@ describe("cancellation, queue and manifest", () => {
         await custom.dispose();
         expect(() => speechModelSpec("kk", tinyKokoroPath, {dtype: "q4", defaultVoice: null, voices: {}}, 1)).toThrow("dtype 'q4' needs");
         expect(speechModelSpec("kk", tinyKokoroPath, {dtype: null, defaultVoice: null, voices: {}}, 1)).toMatchObject({dtype: "q8", modelFileName: null});
+    });
+
+    it("lists only English Kokoro voices, defaults to the first when af_heart is absent, loads file-only dtypes by name, rejects unknown model types", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "speech-folders-"));
+        try {
+            const folder = path.join(dir, "kokoro");
+            makeTestKokoroOnnx(folder, {voices: ["bf_emma", "am_onyx", "jf_alpha", "zm_yunxi", "ef_dora"]});
+            // The Kokoro export's model_q8f16.onnx has no transformers.js dtype: loaded by file name.
+            fs.renameSync(path.join(folder, "onnx", "model.onnx"), path.join(folder, "onnx", "model_q8f16.onnx"));
+            fs.rmSync(path.join(folder, "onnx", "model_quantized.onnx"));
+            const engine = await OnnxSpeechEngine.load(pool, entry(folder, {dtype: "q8f16"}), {threads: 1, parallel: 1, queueSize: 1});
+            expect(engine.voices).toEqual(["am_onyx", "bf_emma"]);
+            expect(engine.defaultVoice).toBe("am_onyx");
+            expect(engine.voiceAliases).toEqual({onyx: "am_onyx"});
+            const british = await collect(engine, {input: "Hello.", voice: "bf_emma"});
+            expect(british.result.inputTokens).toBe(7);
+            await engine.dispose();
+            expect(speechModelSpec("k", folder, {dtype: null, defaultVoice: null, voices: {}}, 1)).toMatchObject({dtype: "fp32", modelFileName: "model_q8f16"});
+
+            const other = path.join(dir, "other");
+            fs.cpSync(folder, other, {recursive: true});
+            fs.writeFileSync(path.join(other, "config.json"), JSON.stringify({model_type: "bert"}));
+            await expect(OnnxSpeechEngine.load(pool, entry(other, {dtype: "q8f16"}), {threads: 1, parallel: 1, queueSize: 1}))
+                .rejects.toThrow("config.json model_type 'bert' is not a supported speech model");
+        } finally {
+            fs.rmSync(dir, {recursive: true, force: true});
+        }
     });
 });

@@ -48,16 +48,19 @@ export class KokoroSpeechModel implements LoadedSpeechModel {
             // About 1.1 phonemes per character of English prose: 400 characters leave room under 510 tokens.
             maxSentenceChars: 400
         };
+        // espeak's first call instantiates and compiles its WebAssembly (~0.8 s of CPU here); pay it
+        // while loading, not in a client's first request.
+        await phonemizeEnglish(["Ready."], false);
         return new KokoroSpeechModel(description, spec.folder, tokenizer, model);
     }
 
-    async tokenize(sentence: string, voice: string): Promise<number[][]> {
-        const phonemes = await phonemizeEnglish(sentence, voice.startsWith("b"));
+    async tokenize(sentences: readonly string[], voice: string): Promise<number[][][]> {
+        const phonemes = await phonemizeEnglish(sentences, voice.startsWith("b"));
         // One token per phoneme character at most (symbols outside the vocabulary are dropped), so
         // pieces of at most 510 characters, cut at word boundaries, fit one forward pass each.
-        return splitAtLength(phonemes, maxPhonemeTokens)
+        return phonemes.map((sentence) => splitAtLength(sentence, maxPhonemeTokens)
             .map((piece) => this.tokenizer.encode(piece))
-            .filter((ids) => this.countTokens(ids) > 0);
+            .filter((ids) => this.countTokens(ids) > 0));
     }
 
     countTokens(ids: number[]): number {

@@ -41,10 +41,14 @@ export class OnnxSpeechEngine implements SpeechEngine {
         this.admission = new AdmissionQueue(options.parallel, options.queueSize, id);
     }
 
-    /** Loads the model (in one worker; the others load it on first use), lists its voices and checks the manifest's voice fields. */
+    /**
+     * Loads the model in every worker (one describe task per worker, run together, so each lands on
+     * its own: a client's first request should not pay the model and phonemizer load), lists its
+     * voices and checks the manifest's voice fields.
+     */
     static async load(pool: WorkerPool, entry: ModelEntry<SpeechSettings>, options: OnnxSpeechEngineOptions): Promise<OnnxSpeechEngine> {
         const spec = speechModelSpec(entry.id, entry.path, entry.settings, options.threads);
-        const described = await pool.run<SpeechModelDescription>("speech.describe", spec);
+        const [described] = await Promise.all(Array.from({length: pool.size}, () => pool.run<SpeechModelDescription>("speech.describe", spec)));
         const {voiceAliases, defaultVoice} = resolveVoices(entry.id, described, entry.settings);
         return new OnnxSpeechEngine(entry.id, pool, spec, described, defaultVoice, voiceAliases, options);
     }
@@ -94,8 +98,13 @@ export class OnnxSpeechEngine implements SpeechEngine {
             Atomics.notify(delivered, 0);
         };
         const result = this.pool.run<SynthesizeResult>("speech.synthesize", task, {signal: taskSignal, onProgress});
-        // Registered after run(), so the pool's own listener has set the task's cancel flag when the worker wakes.
-        const wake = () => Atomics.notify(delivered, 0);
+        // Registered after run(), so the pool's own listener has set the task's cancel flag when the
+        // worker wakes. The count is changed too, not only notified: a worker that checked the flag
+        // just before the abort and is about to wait for the old count then does not wait at all.
+        const wake = () => {
+            Atomics.store(delivered, 0, 1 << 30);
+            Atomics.notify(delivered, 0);
+        };
         taskSignal.addEventListener("abort", wake, {once: true});
         try {
             const {inputTokens, outputSamples} = await result;

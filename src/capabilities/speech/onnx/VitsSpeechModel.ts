@@ -32,9 +32,11 @@ export class VitsSpeechModel implements LoadedSpeechModel {
         return new VitsSpeechModel(description, tokenizer, model, typeof blank === "number" ? blank : null);
     }
 
-    async tokenize(sentence: string): Promise<number[][]> {
-        const ids = this.tokenizer.encode(sentence);
-        return this.countTokens(ids) > 0 ? [ids] : [];
+    async tokenize(sentences: readonly string[]): Promise<number[][][]> {
+        return sentences.map((sentence) => {
+            const ids = this.tokenizer.encode(sentence);
+            return this.countTokens(ids) > 0 ? [ids] : [];
+        });
     }
 
     countTokens(ids: number[]): number {

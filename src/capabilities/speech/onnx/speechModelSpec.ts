@@ -36,7 +36,7 @@ export function speechModelSpec(id: string, folder: string, settings: SpeechSett
         throw new Error(`Speech model '${id}': dtype '${dtype}' needs ${file}, which does not exist.`);
     const fileOnly = fileOnlyDtypes.has(dtype);
     return {
-        key: `${id}:${folder}:${dtype}:${threads}`, folder, threads,
+        key: `${folder}:${dtype}:${threads}`, folder, threads,
         dtype: fileOnly ? "fp32" : dtype,
         modelFileName: fileOnly ? `model${suffix}` : null
     };

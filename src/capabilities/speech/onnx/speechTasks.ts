@@ -42,24 +42,68 @@ async function synthesize(task: SynthesizeTask, context: TaskContext): Promise<S
         throw new Error(`Unknown voice '${task.voice}'; the model has ${voices.join(", ")}.`);
     let inputTokens = 0;
     let outputSamples = 0;
+    const tokens = new SentenceTokens(model, task);
     for (let index = 0; index < task.sentences.length; index++) {
         await waitForDelivery(task, index, context);
         context.throwIfCancelled();
         if (task.started != null)
             Atomics.add(task.started, 0, 1);
+        const sequences = await tokens.get(index);
         const parts: Float32Array[] = [];
-        let tokens = 0;
-        for (const ids of await model.tokenize(task.sentences[index], task.voice)) {
-            tokens += model.countTokens(ids);
-            parts.push(fadeEdges(await model.generate(ids, task.voice, task.speed), sampleRate));
+        let sentenceTokens = 0;
+        for (const [position, ids] of sequences.entries()) {
+            sentenceTokens += model.countTokens(ids);
+            const generated = model.generate(ids, task.voice, task.speed);
+            // The next sentences' phonemes are computed on this thread while ONNX Runtime runs this
+            // pass on its own threads: requested a macrotask later, once the run is dispatched. Not
+            // during the first sentence: its audio would wait for the phonemizer if the model is the
+            // faster of the two, and the first audio's latency matters most.
+            if (index > 0 && position === sequences.length - 1)
+                setImmediate(() => tokens.request(index + 1));
+            parts.push(fadeEdges(await generated, sampleRate));
         }
         const samples = join(parts);
-        inputTokens += tokens;
+        inputTokens += sentenceTokens;
         outputSamples += samples.length;
-        const message: SentenceAudio = {index, samples, tokens};
+        const message: SentenceAudio = {index, samples, tokens: sentenceTokens};
         context.progress(message, [samples.buffer as ArrayBuffer]);
+        tokens.request(index + 1);
     }
     return {inputTokens, outputSamples};
+}
+
+/** Sentences tokenized per call after the first, which goes alone so the first audio comes soon (see phonemizeEnglish). */
+const tokenizeBatch = 8;
+
+/**
+ * A task's sentences, tokenized ahead in batches (one espeak call per batch). A failure surfaces
+ * when that sentence is awaited; one never awaited (the task was cancelled) is not an unhandled rejection.
+ */
+class SentenceTokens {
+    private readonly pending = new Map<number, Promise<number[][]>>();
+
+    constructor(private readonly model: LoadedSpeechModel, private readonly task: SynthesizeTask) {}
+
+    /** Starts tokenizing from sentence `from` unless that one is already under way or past the end. */
+    request(from: number) {
+        const {sentences, voice} = this.task;
+        if (from >= sentences.length || this.pending.has(from))
+            return;
+        const end = Math.min(sentences.length, from === 0 ? 1 : from + tokenizeBatch);
+        const batch = this.model.tokenize(sentences.slice(from, end), voice);
+        for (let index = from; index < end; index++) {
+            const one = batch.then((all) => all[index - from]);
+            one.catch(() => {});
+            this.pending.set(index, one);
+        }
+    }
+
+    get(index: number): Promise<number[][]> {
+        this.request(index);
+        const tokens = this.pending.get(index)!;
+        this.pending.delete(index);
+        return tokens;
+    }
 }
 
 /**

@@ -1,6 +1,6 @@
 /** Which speech model a task is for; workers load each model once (by `key`) and keep it. */
 export type SpeechModelSpec = {
-    /** `<id>:<folder>:<file>:<threads>`: one loaded copy per distinct spec in each worker. */
+    /** `<folder>:<dtype>:<threads>`: one loaded copy per distinct spec in each worker (entries sharing a folder share it). */
     key: string;
     /** Folder with config.json, tokenizer.json, tokenizer_config.json, onnx/*.onnx (and voices/*.bin for Kokoro). */
     folder: string;
