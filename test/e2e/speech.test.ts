@@ -169,6 +169,23 @@ describe("/v1/audio/speech against fake engines with known audio", () => {
         });
     });
 
+    it("SSE: the first delta leaves before the engine may synthesize the second sentence", async () => {
+        const gate = kokoro.holdBefore(1);
+        const response = await server.post("/v1/audio/speech", {model: "fake-kokoro", input, response_format: "pcm", stream_format: "sse"});
+        expect(response.status).toBe(200);
+        await gate.reached;
+        const reader = response.body!.getReader();
+        let text = "";
+        while (!text.includes("\n\n"))
+            text += Buffer.from((await reader.read()).value!).toString();
+        expect(kokoro.produced.at(-1)!.length).toBe(1);
+        const first = JSON.parse(text.split("\n").find((line) => line.startsWith("data: "))!.slice(6));
+        expect(first.type).toBe("speech.audio.delta");
+        expect(Buffer.from(first.audio, "base64").length).toBeGreaterThan(0);
+        gate.release();
+        while (!(await reader.read()).done);
+    });
+
     it("speed: a model with a speed input gets it; one without gets 1 and the audio is time-stretched (duration scales)", async () => {
         const lengthOf = async (model: string, speed: number) =>
             (await decodeSpeech("wav", await bytesOf(await server.post("/v1/audio/speech", {model, input, response_format: "wav", speed})))).samples.length;
