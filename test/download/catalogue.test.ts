@@ -38,6 +38,7 @@ describe("the catalogue in the repo (scripts/download-models/catalogue.json)", (
         expect(defaultOf("chat").aliases).toEqual(expect.arrayContaining(["gpt-3.5-turbo", "gpt-4o-mini"]));
         expect(defaultOf("embeddings").aliases).toEqual(expect.arrayContaining(["text-embedding-ada-002", "text-embedding-3-small"]));
         expect(defaultOf("image").aliases).toEqual(expect.arrayContaining(["dall-e-2", "dall-e-3", "gpt-image-1"]));
+        expect(defaultOf("speech").aliases).toEqual(expect.arrayContaining(["tts-1", "tts-1-hd", "gpt-4o-mini-tts"]));
     });
 
     it("every entry becomes a valid models.json entry", () => {

@@ -25,4 +25,15 @@ describe("catalogue values", () => {
         }
         expect(missing, `catalogue values to verify:\n  ${missing.join("\n  ")}\n`).toEqual([]);
     });
+
+    it("a speech model brings its default voice, and every voice table is float32 [510, 256]", () => {
+        for (const entry of loadCatalogue().filter((candidate) => candidate.task === "speech")) {
+            const voices = entry.files.filter((file) => /^voices\/[^/]+\.bin$/.test(file.path));
+            expect(voices.length, entry.id).toBeGreaterThan(0);
+            for (const voice of voices)
+                expect(voice.size, voice.path).toBe(510 * 256 * 4);
+            if (entry.manifest.defaultVoice != null)
+                expect(voices.map((file) => file.path), entry.id).toContain(`voices/${entry.manifest.defaultVoice}.bin`);
+        }
+    });
 });

@@ -1,8 +1,10 @@
 import fs from "node:fs";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "./gguf/makeTestLlamaGguf.js";
 import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
+import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
 import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath } from "./testModels.js";
+import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath } from "./testModels.js";
 
 /** Writes the generated test models once per test run (a few tens of milliseconds). */
 export default async function globalSetup() {
@@ -15,4 +17,6 @@ export default async function globalSetup() {
     makeTestSdModel(tinySdFloatTimestepPath, {seed: 1, timestep: "float", tokenizerJson: true});
     makeTestSdModel(tinySdFp16Path, {seed: 1, precision: "fp16", timestep: "float", inputIds: "int64", tokenizerJson: true, configs: false});
     makeTestSdModel(tinySdLcmPath, {seed: 1, timestep: "scalar", timestepCond: 16});
+    makeTestKokoroOnnx(tinyKokoroPath, {seed: 1});
+    makeTestVitsOnnx(tinyVitsPath, {seed: 2});
 }

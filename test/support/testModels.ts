@@ -37,3 +37,9 @@ export const tinySdFloatTimestepPath = path.join(testModelsDir, "tiny-sd-float-t
 export const tinySdFp16Path = path.join(testModelsDir, "tiny-sd-fp16");
 /** An LCM-style export: rank-0 float timestep (current optimum-onnx) and a `timestep_cond` [batch, 16] guidance embedding input. */
 export const tinySdLcmPath = path.join(testModelsDir, "tiny-sd-lcm");
+
+/** Tiny random-weight Kokoro-shaped (StyleTTS2) ONNX speech model folder with voices af_heart, af_alloy, am_echo, bm_fable (written by globalSetup). */
+export const tinyKokoroPath = path.join(testModelsDir, "tiny-kokoro");
+
+/** Tiny random-weight VITS/MMS-shaped ONNX speech model folder, 16 kHz, one speaker (written by globalSetup). */
+export const tinyVitsPath = path.join(testModelsDir, "tiny-vits");

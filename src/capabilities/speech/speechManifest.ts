@@ -3,7 +3,11 @@ import { onnxDtypes } from "../../runtimes/onnx/onnxDtypes.js";
 
 /** Manifest fields of a speech model, with defaults applied (README "Speech"). */
 export type SpeechSettings = {
-    /** transformers.js dtype of the ONNX file (`fp32` = onnx/model.onnx, `q8` = onnx/model_quantized.onnx, ...); null = whichever file is there. */
+    /**
+     * transformers.js dtype of the ONNX file (`fp32` = onnx/model.onnx, `q8` = onnx/model_quantized.onnx, ...), or one of the
+     * file-only dtypes Kokoro's export ships (`q8f16` = model_q8f16.onnx, `uint8f16` = model_uint8f16.onnx); null = the first
+     * file found (see onnx/speechModelSpec.ts).
+     */
     dtype: string | null;
     /** Voice used when a request names none; null = the engine's own default. */
     defaultVoice: string | null;
@@ -11,11 +15,14 @@ export type SpeechSettings = {
     voices: Readonly<Record<string, string>>;
 };
 
+/** Files of the Kokoro-82M ONNX export with no transformers.js dtype: loaded by file name. */
+const speechFileDtypes = ["q8f16", "uint8f16"];
+
 type Fields = {dtype?: string, defaultVoice?: string, voices?: Record<string, string>};
 
 export const speechManifest: ManifestSettings<SpeechSettings> = {
     properties: {
-        dtype: {enum: [...onnxDtypes]},
+        dtype: {enum: [...onnxDtypes, ...speechFileDtypes]},
         defaultVoice: {type: "string", minLength: 1, maxLength: 200},
         voices: {type: "object", additionalProperties: {type: "string", minLength: 1, maxLength: 200}, maxProperties: 1000}
     },

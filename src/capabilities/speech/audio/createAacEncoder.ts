@@ -13,7 +13,8 @@ let registered = false;
 /**
  * AAC-LC in ADTS through Mediabunny's ADTS muxer and its AAC encoder extension (FFmpeg's native AAC encoder built to
  * WebAssembly, running in a worker thread of this process). Every 1024-sample frame is muxed as soon as the worker
- * returns it, so a push returns what has come back by then and `end()` the rest.
+ * returns it. A push waits until the worker has encoded every whole frame pushed so far and returns those frames
+ * (all but the encoder's own delay), so a sentence's audio can leave before the next sentence exists; `end()` the rest.
  * `end()` must be called even for an abandoned response: it is what stops the worker.
  */
 export async function createAacEncoder(inputSampleRate: number): Promise<AudioEncoder> {
@@ -44,7 +45,8 @@ export async function createAacEncoder(inputSampleRate: number): Promise<AudioEn
             sample.close();
         }
     };
-    const take = () => {
+    const take = async () => {
+        await caughtUp(source);
         const bytes = concatBytes(written);
         written = [];
         return bytes;
@@ -54,7 +56,7 @@ export async function createAacEncoder(inputSampleRate: number): Promise<AudioEn
         sampleRate,
         async push(samples) {
             await add(rate.push(samples));
-            return take();
+            return await take();
         },
         async end() {
             try {
@@ -64,7 +66,21 @@ export async function createAacEncoder(inputSampleRate: number): Promise<AudioEn
                 await output.cancel();
                 throw error;
             }
-            return take();
+            return await take();
         }
     };
+}
+
+/** Mediabunny's private encoder state (pinned version): its serialized calls into the custom encoder, and the muxer's last write. */
+type EncoderInternals = {_encoder?: {customEncoderCallSerializer?: {currentPromise: Promise<unknown>}, lastMuxerPromise?: Promise<unknown>}};
+
+/**
+ * Waits until every sample added so far has been through the AAC worker and muxed. Mediabunny's `add` only waits when
+ * four encode calls are queued, so without this a push returns before its frames exist. The internals are read
+ * defensively: if a later Mediabunny renames them, this waits for nothing and frames simply come out one push later.
+ */
+async function caughtUp(source: AudioSampleSource) {
+    const internals = (source as unknown as EncoderInternals)._encoder;
+    await internals?.customEncoderCallSerializer?.currentPromise.catch(() => {});
+    await internals?.lastMuxerPromise?.catch(() => {});
 }

@@ -1,13 +1,121 @@
-// Placeholder: the speech-engine branch replaces this file with the engine (Kokoro and VITS in the worker pool).
+import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
+import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
+import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
+import { ApiError } from "../../../core/http/ApiError.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
 import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
-import type { SpeechEngine } from "../SpeechEngine.js";
+import type { SpeechEngine, SpeechJob, SpeechResult, SynthesizeOptions } from "../SpeechEngine.js";
 import type { SpeechSettings } from "../speechManifest.js";
+import { splitSentences } from "../splitSentences.js";
+import { resolveVoices } from "./resolveVoices.js";
+import { speechModelSpec } from "./speechModelSpec.js";
+import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeResult, SynthesizeTask } from "./speechWorkerProtocol.js";
 
 export type OnnxSpeechEngineOptions = {threads: number, parallel: number, queueSize: number, onWarning?(message: string): void};
 
-export const OnnxSpeechEngine = {
-    async load(_pool: WorkerPool, entry: ModelEntry<SpeechSettings>, _options: OnnxSpeechEngineOptions): Promise<SpeechEngine> {
-        throw new Error(`Model '${entry.id}': the ONNX speech engine is not built yet.`);
+/**
+ * Sentences a worker may synthesize beyond the one the main thread is handing out: enough to keep
+ * the worker busy while the main thread encodes, few enough that a cancelled request wastes at most
+ * one sentence of work.
+ */
+const lookahead = 1;
+
+/**
+ * A Kokoro or VITS model run in the shared worker pool (task module `speechTasks.ts`). A request is
+ * split into sentences here and synthesized in order by one task, which sends each sentence's audio
+ * as soon as it is ready; `parallel` requests run at once (each on its own worker), `queueSize` more
+ * wait, beyond that QueueFullError.
+ */
+export class OnnxSpeechEngine implements SpeechEngine {
+    readonly sampleRate: number;
+    readonly voices: readonly string[];
+    readonly hasSpeedInput: boolean;
+    private readonly admission: AdmissionQueue;
+
+    private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: SpeechModelSpec,
+        private readonly described: SpeechModelDescription, readonly defaultVoice: string,
+        readonly voiceAliases: Readonly<Record<string, string>>, options: OnnxSpeechEngineOptions) {
+        this.sampleRate = described.sampleRate;
+        this.voices = described.voices;
+        this.hasSpeedInput = described.hasSpeedInput;
+        this.admission = new AdmissionQueue(options.parallel, options.queueSize, id);
     }
-};
+
+    /**
+     * Loads the model in every worker (one describe task per worker, run together, so each lands on
+     * its own: a client's first request should not pay the model and phonemizer load), lists its
+     * voices and checks the manifest's voice fields.
+     */
+    static async load(pool: WorkerPool, entry: ModelEntry<SpeechSettings>, options: OnnxSpeechEngineOptions): Promise<OnnxSpeechEngine> {
+        const spec = speechModelSpec(entry.id, entry.path, entry.settings, options.threads);
+        const [described] = await Promise.all(Array.from({length: pool.size}, () => pool.run<SpeechModelDescription>("speech.describe", spec)));
+        const {voiceAliases, defaultVoice} = resolveVoices(entry.id, described, entry.settings);
+        return new OnnxSpeechEngine(entry.id, pool, spec, described, defaultVoice, voiceAliases, options);
+    }
+
+    load(): EngineLoad {
+        return this.admission.load();
+    }
+
+    describe() {
+        return {
+            modelType: this.described.modelType, sampleRate: this.sampleRate, voices: this.voices.length,
+            defaultVoice: this.defaultVoice, speedInput: this.hasSpeedInput
+        };
+    }
+
+    /** Throws QueueFullError synchronously when the queue is full (so the handler answers 503 before sending anything). */
+    synthesize(job: SpeechJob, options: SynthesizeOptions): Promise<SpeechResult> {
+        if (!this.voices.includes(job.voice))
+            return Promise.reject(ApiError.invalidRequest(
+                `Unknown voice '${job.voice}' for model '${this.id}'. Valid voices: ${[...this.voices, ...Object.keys(this.voiceAliases)].join(", ")}.`, "voice"));
+        return this.admission.run(1, options.signal, () => this.run(job, options));
+    }
+
+    private async run(job: SpeechJob, {signal, onAudio}: SynthesizeOptions): Promise<SpeechResult> {
+        const sentences = splitSentences(job.input, this.described.maxSentenceChars);
+        if (sentences.length === 0)
+            return {inputTokens: 0, outputSamples: 0};
+        const delivered = new Int32Array(new SharedArrayBuffer(4));
+        // A consumer that throws stops the task like a cancellation, and the call rejects with its error.
+        const consumerFailed = new AbortController();
+        const taskSignal = AbortSignal.any([signal, consumerFailed.signal]);
+        const task: SynthesizeTask = {
+            model: this.spec, sentences, voice: job.voice, speed: this.hasSpeedInput ? job.speed : 1, delivered, lookahead
+        };
+        let next = 0;
+        const onProgress = (message: unknown) => {
+            const {index, samples} = message as SentenceAudio;
+            try {
+                if (index !== next)
+                    throw new Error(`Speech task sent sentence ${index}, expected ${next}`);
+                next++;
+                onAudio(samples);
+            } catch (error) {
+                consumerFailed.abort(error);
+            }
+            Atomics.add(delivered, 0, 1);
+            Atomics.notify(delivered, 0);
+        };
+        const result = this.pool.run<SynthesizeResult>("speech.synthesize", task, {signal: taskSignal, onProgress});
+        // Registered after run(), so the pool's own listener has set the task's cancel flag when the
+        // worker wakes. The count is changed too, not only notified: a worker that checked the flag
+        // just before the abort and is about to wait for the old count then does not wait at all.
+        const wake = () => {
+            Atomics.store(delivered, 0, 1 << 30);
+            Atomics.notify(delivered, 0);
+        };
+        taskSignal.addEventListener("abort", wake, {once: true});
+        try {
+            const {inputTokens, outputSamples} = await result;
+            return {inputTokens, outputSamples};
+        } finally {
+            taskSignal.removeEventListener("abort", wake);
+        }
+    }
+
+    async dispose(): Promise<void> {
+        this.admission.close(new EngineDisposedError(this.id));
+        await this.admission.drain();
+    }
+}

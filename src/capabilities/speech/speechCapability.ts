@@ -1,0 +1,30 @@
+import { siblingModuleUrl } from "../../core/workers/siblingModuleUrl.js";
+import type { Capability } from "../Capability.js";
+import type { SpeechEngine } from "./SpeechEngine.js";
+import { speechHandler } from "./speechHandler.js";
+import { speechManifest, type SpeechSettings } from "./speechManifest.js";
+import { voicesHandler } from "./voicesHandler.js";
+
+/**
+ * /v1/audio/speech and /v1/audio/voices: Kokoro and VITS ONNX models through transformers.js in
+ * the shared worker pool; every OpenAI format encoded in-process (audio/).
+ */
+export const speechCapability: Capability<SpeechEngine, SpeechSettings> = {
+    task: "speech",
+    endpoints: ["/v1/audio/speech"],
+    manifest: speechManifest,
+    workerModules: {speech: siblingModuleUrl(import.meta.url, "./onnx/speechTasks")},
+    async createEngine(entry, {config, logger, workers}) {
+        const {OnnxSpeechEngine} = await import("./onnx/OnnxSpeechEngine.js");
+        return OnnxSpeechEngine.load(workers(), entry, {
+            threads: entry.threads ?? config.onnxThreads,
+            parallel: entry.parallel ?? config.parallel,
+            queueSize: config.queueSize,
+            onWarning: (message) => logger.warn(message)
+        });
+    },
+    routes(router, context) {
+        router.post("/audio/speech", context.jsonBody, speechHandler(context));
+        router.get("/audio/voices", voicesHandler(context));
+    }
+};
