@@ -20,6 +20,7 @@ import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
+import { SequencePrefixCache } from "./SequencePrefixCache.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 
 const maxCachedSchemaGrammars = 32;
@@ -33,6 +34,10 @@ export type LlamaChatEngineOptions = {
     /** Concurrent sequences (requests or choices) on the one context. */
     parallel: number;
     queueSize: number;
+    /** Reuse the KV cache of a prompt's prefix shared with a sequence's last request (SequencePrefixCache); default on. */
+    promptCache?: boolean;
+    /** llama.cpp's flash attention: on, off, or (default) where the backend supports it. */
+    flashAttention?: boolean | "auto";
 };
 
 /**
@@ -43,7 +48,9 @@ export type LlamaChatEngineOptions = {
  */
 export class LlamaChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
-    private readonly pool: AdmissionQueue<LlamaContextSequence>;
+    /** Places for sequences; which sequence a request gets is the prefix cache's choice. */
+    private readonly pool: AdmissionQueue;
+    private readonly sequences: SequencePrefixCache<LlamaContextSequence>;
     private readonly stepBarrier = new DecodeStepBarrier();
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
@@ -56,12 +63,14 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly renderer: ChatPromptRenderer,
         private readonly jsonGrammar: LlamaGrammar,
         options: LlamaChatEngineOptions,
-        fingerprint: string
+        fingerprint: string,
+        private readonly runtime: Record<string, unknown>
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
-        this.pool = new AdmissionQueue(sequences, options.queueSize, options.id);
+        this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? true);
+        this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
             id: options.id,
             contextSize: context.contextSize,
@@ -82,18 +91,23 @@ export class LlamaChatEngine implements ChatEngine {
                 sequences: options.parallel,
                 threads: options.threads,
                 batching: {itemPrioritizationStrategy: sequenceOrderedBatching(() => created)},
+                flashAttention: options.flashAttention ?? "auto",
                 // node-llama-cpp would otherwise shrink the context to fit memory without saying so.
                 failedCreationRemedy: false
             });
             const renderer = new ChatPromptRenderer(model);
             const jsonGrammar = await llama.createGrammar({grammar: jsonObjectGrammar});
+            const flashAttention = resolvedFlashAttention(llama, model, options.flashAttention ?? "auto");
+            const identity = runtimeIdentity(llama);
             const fingerprint = systemFingerprint({
-                ...runtimeIdentity(llama),
+                ...identity,
                 modelPath: options.modelPath,
                 contextSize: context.contextSize,
-                threads: options.threads
+                threads: options.threads,
+                flashAttention
             });
-            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint);
+            const runtime = {binary: identity.binary, flashAttention};
+            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime);
         } catch (error) {
             await model.dispose();
             throw error;
@@ -101,11 +115,11 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     load(): EngineLoad {
-        return this.pool.load();
+        return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats()}};
     }
 
     describe() {
-        return {context: this.info.contextSize};
+        return {context: this.info.contextSize, ...this.runtime, promptCache: this.sequences.enabled};
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
@@ -130,7 +144,8 @@ export class LlamaChatEngine implements ChatEngine {
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
 
-        const done = lease.then(async ({slots, release}) => {
+        const done = lease.then(async ({release}) => {
+            const slots = this.sequences.take(promptTokens, job.n);
             // One failing choice stops its siblings; the request's own signal stops them all.
             const stopAll = new AbortController();
             const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
@@ -158,6 +173,7 @@ export class LlamaChatEngine implements ChatEngine {
                         tokenBias,
                         grammar,
                         promptChunkSize: this.context.batchSize,
+                        reusePrefix: this.sequences.enabled,
                         stepBarrier: this.stepBarrier,
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
@@ -168,6 +184,7 @@ export class LlamaChatEngine implements ChatEngine {
                                 toolStream.push(text);
                             }
                     });
+                    this.sequences.record(promptTokens.length, outcome.cachedPromptTokens);
                     if (toolStream != null) {
                         toolStream.finish();
                         if (entries.length > 0)
@@ -187,10 +204,14 @@ export class LlamaChatEngine implements ChatEngine {
                     return result;
                 } catch (error) {
                     stopAll.abort(error);
+                    // What a failed evaluation left in the sequence is not worth trusting for the next prompt.
+                    await sequence.clearHistory().catch(() => {});
                     throw error;
                 }
             }));
             // Sequences go back only once every choice has let go of its own.
+            for (const sequence of slots)
+                this.sequences.giveBack(sequence);
             release();
             const failure = outcomes.find((outcome) => outcome.status === "rejected");
             if (failure != null)
@@ -228,6 +249,15 @@ export class LlamaChatEngine implements ChatEngine {
         this.schemaGrammars.set(key, grammar);
         return grammar;
     }
+}
+
+/** What `flashAttention: "auto"` became: llama.cpp turns it on where the backend runs the op, which the CPU always does. */
+function resolvedFlashAttention(llama: Llama, model: LlamaModel, setting: boolean | "auto"): boolean | "auto" {
+    if (!model.flashAttentionSupported)
+        return false;
+    if (setting !== "auto")
+        return setting;
+    return llama.gpu === false ? true : "auto";
 }
 
 function vocabularySize(model: LlamaModel) {
