@@ -24,7 +24,7 @@ import path from "node:path";
  * | --embed-workers  | EMBED_WORKERS        |                      | deprecated names of --workers / WORKERS (a warning says so) |
  * |                  | ONNX_THREADS         | 1                    | ONNX Runtime intra-op threads per worker (a manifest entry's `threads` overrides) |
  * | --flash-attention| FLASH_ATTENTION      | auto                 | chat models: `on`, `off`, or `auto` (on where llama.cpp supports it, as llama-server) |
- * | --prompt-cache   | PROMPT_CACHE         | on                   | chat models: `off` evaluates every prompt from scratch instead of reusing a sequence's common prefix |
+ * | --prompt-cache   | PROMPT_CACHE         | on                   | chat models: reuse the KV cache of a prompt's prefix: `on`, `exact` (only where outputs stay bit-identical), `off` |
  * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
@@ -51,14 +51,16 @@ export type Config = {
     onnxThreads: number;
     /** Chat models' flash attention; `auto` = where llama.cpp supports it on the backend. */
     flashAttention: FlashAttentionSetting;
-    /** Chat models reuse the KV cache of a prompt's longest common prefix with a sequence's last request. */
-    promptCache: boolean;
+    /** Chat models reuse the KV cache of a prompt's longest common prefix with a sequence's last request (see README). */
+    promptCache: PromptCacheSetting;
     /** Which llama.cpp binary node-llama-cpp loads; see src/runtimes/llama/llamaRuntime.ts. */
     llamaBuild: LlamaBuildSetting;
 };
 
 export const flashAttentionSettings = ["on", "off", "auto"] as const;
 export type FlashAttentionSetting = typeof flashAttentionSettings[number];
+export const promptCacheSettings = ["on", "exact", "off"] as const;
+export type PromptCacheSetting = typeof promptCacheSettings[number];
 export const llamaBuildSettings = ["auto", "native", "prebuilt"] as const;
 export type LlamaBuildSetting = typeof llamaBuildSettings[number];
 
@@ -89,7 +91,7 @@ export const defaultConfig: Config = {
     onnxThreads: 1,
     // As llama-server (`-fa auto`): on this machine's CPU it raised decode 567 -> 629 tok/s (llama-bench, README "Chat performance").
     flashAttention: "auto",
-    promptCache: true,
+    promptCache: "on",
     llamaBuild: "auto"
 };
 
@@ -145,7 +147,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         workers: integer(pick(values.workers ?? values["embed-workers"], "WORKERS") ?? nonEmpty(env.EMBED_WORKERS), "workers", defaultConfig.workers, 1, 64),
         onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256),
         flashAttention: oneOf(pick(values["flash-attention"], "FLASH_ATTENTION"), "flash-attention", flashAttentionSettings, defaultConfig.flashAttention),
-        promptCache: oneOf(pick(values["prompt-cache"], "PROMPT_CACHE"), "prompt-cache", ["on", "off"], defaultConfig.promptCache ? "on" : "off") === "on",
+        promptCache: oneOf(pick(values["prompt-cache"], "PROMPT_CACHE"), "prompt-cache", promptCacheSettings, defaultConfig.promptCache),
         llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild)
     };
     const warnings: string[] = [];

@@ -20,7 +20,8 @@ import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
-import { SequencePrefixCache } from "./SequencePrefixCache.js";
+import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
+import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 
 const maxCachedSchemaGrammars = 32;
@@ -35,7 +36,7 @@ export type LlamaChatEngineOptions = {
     parallel: number;
     queueSize: number;
     /** Reuse the KV cache of a prompt's prefix shared with a sequence's last request (SequencePrefixCache); default on. */
-    promptCache?: boolean;
+    promptCache?: PromptCacheMode;
     /** llama.cpp's flash attention: on, off, or (default) where the backend supports it. */
     flashAttention?: boolean | "auto";
 };
@@ -51,6 +52,8 @@ export class LlamaChatEngine implements ChatEngine {
     /** Places for sequences; which sequence a request gets is the prefix cache's choice. */
     private readonly pool: AdmissionQueue;
     private readonly sequences: SequencePrefixCache<LlamaContextSequence>;
+    /** Requests that got their sequences so far: tells a request whether another one ran beside it. */
+    private leasesGranted = 0;
     private readonly stepBarrier = new DecodeStepBarrier();
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
@@ -69,7 +72,7 @@ export class LlamaChatEngine implements ChatEngine {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
-        this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? true);
+        this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
             id: options.id,
@@ -119,7 +122,7 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     describe() {
-        return {context: this.info.contextSize, ...this.runtime, promptCache: this.sequences.enabled};
+        return {context: this.info.contextSize, ...this.runtime, promptCache: this.sequences.mode};
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
@@ -145,7 +148,10 @@ export class LlamaChatEngine implements ChatEngine {
         const lease = this.pool.acquire(job.n, hooks.signal);
 
         const done = lease.then(async ({release}) => {
-            const slots = this.sequences.take(promptTokens, job.n);
+            const taken = this.sequences.take(promptTokens, job.n);
+            const slots = taken.map(({sequence}) => sequence);
+            const leaseNumber = ++this.leasesGranted;
+            const aloneAtStart = this.pool.load().busy === job.n;
             // One failing choice stops its siblings; the request's own signal stops them all.
             const stopAll = new AbortController();
             const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
@@ -173,7 +179,7 @@ export class LlamaChatEngine implements ChatEngine {
                         tokenBias,
                         grammar,
                         promptChunkSize: this.context.batchSize,
-                        reusePrefix: this.sequences.enabled,
+                        keptPromptTokens: taken[index].kept,
                         stepBarrier: this.stepBarrier,
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
@@ -210,8 +216,12 @@ export class LlamaChatEngine implements ChatEngine {
                 }
             }));
             // Sequences go back only once every choice has let go of its own.
-            for (const sequence of slots)
-                this.sequences.giveBack(sequence);
+            // For the exact cache: the prompt went in whole chunks of the grid only if nothing shared its batches
+            // (another choice or request would have), which is certain when nobody else ran from start to end.
+            const alone = job.n === 1 && aloneAtStart && this.leasesGranted === leaseNumber;
+            const wholeChunks = alone ? wholeChunkTokens(promptTokens.length, this.context.batchSize) : 0;
+            outcomes.forEach((outcome, index) =>
+                this.sequences.giveBack(slots[index], outcome.status === "fulfilled" ? wholeChunks : 0));
             release();
             const failure = outcomes.find((outcome) => outcome.status === "rejected");
             if (failure != null)

@@ -3,8 +3,15 @@ import type { Token } from "node-llama-cpp";
 /** What the cache needs of a context sequence: the tokens its KV cache holds. */
 export type CachedSequence = {readonly contextTokens: readonly Token[]};
 
+/**
+ * `on`: every token a prompt shares with a sequence is reused. `exact`: only whole chunks of the
+ * prompt-evaluation grid (promptChunks.ts) that the sequence evaluated as whole prompt chunks, so
+ * every batch after them is the one a cache miss would evaluate. `off`: nothing.
+ */
+export type PromptCacheMode = "on" | "exact" | "off";
+
 export type PromptCacheStats = {
-    enabled: boolean;
+    mode: PromptCacheMode;
     /** Choices whose prompt was looked up (one per sequence a request used). */
     lookups: number;
     /** Of those, choices that reused at least one token. */
@@ -14,47 +21,50 @@ export type PromptCacheStats = {
     cachedTokens: number;
 };
 
+export type TakenSequence<S> = {sequence: S, /** Prompt tokens whose KV cache it keeps. */ kept: number};
+
 /**
  * The free sequences of one context, each still holding the tokens it last evaluated (prompt and
  * generated text) after its request ended, as llama-server keeps its slots. A request takes the
- * free sequences whose tokens share the longest prefix with its prompt (ties: the one used least
- * recently, so a busy conversation does not evict an idle one sooner than needed); the caller then
- * evaluates only the rest of the prompt (see reusePromptPrefix.ts).
+ * free sequences that can keep the most of its prompt (ties: the one used least recently, so a busy
+ * conversation does not evict an idle one sooner than needed); the caller erases the rest and
+ * evaluates only what follows (reusePromptPrefix.ts). At least the last prompt token is always
+ * evaluated again: its logits give the first completion token.
  *
- * With the cache off, sequences are handed out in the same least-recently-used order and the caller
- * clears them.
+ * With the cache off, sequences are handed out in the same least-recently-used order, kept = 0.
  */
 export class SequencePrefixCache<S extends CachedSequence> {
     private readonly lastUsed = new Map<S, number>();
+    /** `exact` mode: per sequence, the leading tokens it evaluated in whole prompt chunks. */
+    private readonly wholeChunks = new Map<S, number>();
     private clock = 0;
     private readonly counters = {lookups: 0, hits: 0, promptTokens: 0, cachedTokens: 0};
 
-    constructor(sequences: readonly S[], readonly enabled: boolean) {
+    constructor(sequences: readonly S[], readonly mode: PromptCacheMode, private readonly chunkSize: number) {
         for (const sequence of sequences)
             this.lastUsed.set(sequence, this.clock++);
     }
 
-    get freeCount() {
-        return this.lastUsed.size;
-    }
-
     /** Takes `count` free sequences for `prompt`, best first. The caller must have reserved them (AdmissionQueue). */
-    take(prompt: readonly Token[], count: number): S[] {
+    take(prompt: readonly Token[], count: number): TakenSequence<S>[] {
         if (count > this.lastUsed.size)
             throw new RangeError(`${count} sequences asked for, ${this.lastUsed.size} free`);
-        const ranked = [...this.lastUsed].map(([sequence, lastUsed]) => ({
-            sequence, lastUsed, shared: this.enabled ? commonPrefixLength(sequence.contextTokens, prompt) : 0
-        }));
-        ranked.sort((a, b) => b.shared - a.shared || a.lastUsed - b.lastUsed);
-        const taken = ranked.slice(0, count).map((entry) => entry.sequence);
-        for (const sequence of taken)
+        const ranked = [...this.lastUsed].map(([sequence, lastUsed]) => ({sequence, lastUsed, kept: this.keepable(sequence, prompt)}));
+        ranked.sort((a, b) => b.kept - a.kept || a.lastUsed - b.lastUsed);
+        const taken = ranked.slice(0, count);
+        for (const {sequence} of taken)
             this.lastUsed.delete(sequence);
-        return taken;
+        return taken.map(({sequence, kept}) => ({sequence, kept}));
     }
 
-    /** A sequence is free again, keeping its tokens for the next request. */
-    giveBack(sequence: S) {
+    /**
+     * A sequence is free again, keeping its tokens for the next request. `wholeChunkTokens`: its
+     * leading tokens that were evaluated in whole chunks of the prompt grid, alone in their batches
+     * (0 when unsure).
+     */
+    giveBack(sequence: S, wholeChunkTokens: number) {
         this.lastUsed.set(sequence, this.clock++);
+        this.wholeChunks.set(sequence, wholeChunkTokens);
     }
 
     /** Counts one choice's prompt: `cached` of its `prompt` tokens were reused. */
@@ -67,7 +77,16 @@ export class SequencePrefixCache<S extends CachedSequence> {
     }
 
     stats(): PromptCacheStats {
-        return {enabled: this.enabled, ...this.counters};
+        return {mode: this.mode, ...this.counters};
+    }
+
+    private keepable(sequence: S, prompt: readonly Token[]) {
+        if (this.mode === "off" || prompt.length === 0)
+            return 0;
+        const shared = Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1);
+        if (this.mode === "on")
+            return shared;
+        return Math.min(Math.floor(shared / this.chunkSize) * this.chunkSize, this.wholeChunks.get(sequence) ?? 0);
     }
 }
 

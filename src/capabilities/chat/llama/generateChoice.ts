@@ -26,8 +26,8 @@ export type ChoiceSettings = {
     grammar?: LlamaGrammar;
     /** Prompt tokens evaluated per step, so an abort is noticed between steps. */
     promptChunkSize: number;
-    /** Keep the KV cache of the prefix the sequence's tokens share with the prompt (prompt cache); default off. */
-    reusePrefix?: boolean;
+    /** Prompt tokens whose KV cache the sequence keeps (prompt cache, see SequencePrefixCache); default 0. */
+    keptPromptTokens?: number;
     /** Shared by the sequences of one context, to decode in shared batches. */
     stepBarrier: DecodeStepBarrier;
     signal: AbortSignal;
@@ -43,14 +43,15 @@ export type ChoiceOutcome = {
 };
 
 /**
- * Generates one choice on one context sequence, which it clears first except for the prefix it
- * shares with the prompt when `reusePrefix`. Sampling is configured for
+ * Generates one choice on one context sequence, which it clears first except for the first
+ * `keptPromptTokens` of the prompt. Sampling is configured for
  * OpenAI semantics rather than node-llama-cpp's defaults: no top-k (0 = whole vocabulary), no
  * min-p, no multiplicative repeat penalty, penalties counted over the generated tokens only.
  */
 export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOutcome> {
     const {model, sequence, promptTokens, signal} = settings;
-    const cachedPromptTokens = await reusePromptPrefix(sequence, promptTokens, settings.reusePrefix ?? false);
+    const cachedPromptTokens = settings.keptPromptTokens ?? 0;
+    await reusePromptPrefix(sequence, cachedPromptTokens);
 
     // The prompt is evaluated in chunks so an abort is noticed between them; the last chunk goes
     // to the generator below, whose first sample is the first completion token.

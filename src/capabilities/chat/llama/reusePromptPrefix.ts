@@ -1,17 +1,12 @@
-import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { commonPrefixLength } from "./SequencePrefixCache.js";
+import type { LlamaContextSequence } from "node-llama-cpp";
 
 /**
- * Prepares `sequence` for `prompt`: keeps the KV cache of the longest prefix it shares with the
- * tokens the sequence holds (when `reuse`), erases everything after it, and returns how many prompt
- * tokens are kept. At least the last prompt token is always evaluated again: its logits give the
- * first completion token, and llama.cpp keeps logits only for the last batch.
+ * Erases everything `sequence` holds after its first `kept` tokens (the prompt prefix whose KV
+ * cache is reused, as SequencePrefixCache chose), or all of it when `kept` is 0.
  */
-export async function reusePromptPrefix(sequence: LlamaContextSequence, prompt: readonly Token[], reuse: boolean): Promise<number> {
-    const kept = reuse ? Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1) : 0;
+export async function reusePromptPrefix(sequence: LlamaContextSequence, kept: number): Promise<void> {
     if (kept === 0)
         await sequence.clearHistory();
     else if (sequence.nextTokenIndex > kept)
         await sequence.eraseContextTokenRanges([{start: kept, end: sequence.nextTokenIndex}]);
-    return kept;
 }
