@@ -58,7 +58,7 @@ describe("prompt cache over HTTP: usage.prompt_tokens_details.cached_tokens and 
     });
 
     it("/health reports hits, cached tokens, the binary and flash attention per chat model", async () => {
-        const health = await (await fetch(`${server.url}/health`)).json();
+        const health: any = await (await fetch(`${server.url}/health`)).json();
         const details = health.models["tiny-chat"].details;
         expect(details.promptCache.mode).toBe("on");
         expect(details.promptCache.hits).toBeGreaterThanOrEqual(4);
@@ -73,7 +73,7 @@ describe("prompt cache over HTTP: usage.prompt_tokens_details.cached_tokens and 
         await uncached.client.chat.completions.create(request);
         const again = await uncached.client.chat.completions.create(request);
         expect(again.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
-        const health = await (await fetch(`${uncached.url}/health`)).json();
+        const health: any = await (await fetch(`${uncached.url}/health`)).json();
         expect(health.models["tiny-chat"].details.promptCache).toMatchObject({mode: "off", hits: 0});
     });
 });
