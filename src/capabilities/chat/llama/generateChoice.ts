@@ -41,6 +41,9 @@ export type ChoiceOutcome = {text: string, finishReason: FinishReason, completio
  */
 export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOutcome> {
     const {model, sequence, promptTokens, signal} = settings;
+    // A zero budget (legacy completions scoring a prompt with echo) generates nothing.
+    if (settings.maxTokens <= 0)
+        return {text: "", finishReason: "length", completionTokens: 0, ...(settings.logprobs == null ? {} : {logprobs: []})};
     await sequence.clearHistory();
 
     // The prompt is evaluated in chunks so an abort is noticed between them; the last chunk goes
