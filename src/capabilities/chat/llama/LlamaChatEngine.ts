@@ -71,7 +71,7 @@ export class LlamaChatEngine implements ChatEngine {
             vocabularySize: vocabularySize(model),
             fingerprint,
             toolCallFormat: renderer.toolCallFormat,
-            fillInTheMiddle: Object.values(model.tokens.infill).every((token) => token != null)
+            fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null
         };
     }
 

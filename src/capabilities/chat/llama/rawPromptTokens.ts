@@ -11,22 +11,27 @@ export type RawPromptTokens = {tokens: Token[], clientStart: number};
  * - text is tokenized as llama.cpp tokenizes a prompt (text that spells a control token stays
  *   text), after BOS when the model asks for one, exactly as the chat prompt of a model without a
  *   template, so the same text gives the same tokens (and the same seeded sampling) on both;
- * - with a suffix, fill in the middle in llama.cpp's prefix-suffix-middle order:
- *   [BOS] <FIM_PRE> prefix <FIM_SUF> suffix <FIM_MID>; the completion is the middle.
+ * - with a suffix, fill in the middle laid out as node-llama-cpp's own infill completion does:
+ *   [BOS] <FIM_PRE> prefix <FIM_SUF> suffix <FIM_MID> (prefix-suffix-middle), or, for a model
+ *   without a middle token, [BOS] <FIM_SUF> suffix <FIM_PRE> prefix; prefix and suffix text without
+ *   SentencePiece's word-start space (they continue code, they do not start a text). The
+ *   completion is the middle.
  */
 export function rawPromptTokens(model: LlamaModel, raw: RawPrompt): RawPromptTokens {
     const bos = model.tokens.bos;
     const wantsBos = bos != null && model.tokens.shouldPrependBosToken;
-    const prefix = typeof raw.prompt === "string" ? model.tokenize(raw.prompt) : raw.prompt.map((id) => id as Token);
 
     if (raw.suffix != null) {
         const {prefix: pre, suffix: suf, middle: mid} = model.tokens.infill;
-        if (pre == null || suf == null || mid == null)
+        if (pre == null || suf == null)
             throw new Error("This model has no fill-in-the-middle tokens; the request should have been refused");
-        const tokens = [pre, ...prefix, suf, ...model.tokenize(raw.suffix), mid];
+        const before = typeof raw.prompt === "string" ? model.tokenize(raw.prompt, false, "trimLeadingSpace") : raw.prompt.map((id) => id as Token);
+        const after = model.tokenize(raw.suffix, false, "trimLeadingSpace");
+        const tokens = mid != null ? [pre, ...before, suf, ...after, mid] : [suf, ...after, pre, ...before];
         return wantsBos ? {tokens: [bos, ...tokens], clientStart: 1} : {tokens, clientStart: 0};
     }
-    if (typeof raw.prompt !== "string" || !wantsBos || prefix[0] === bos)
-        return {tokens: prefix, clientStart: 0};
-    return {tokens: [bos, ...prefix], clientStart: 1};
+    if (typeof raw.prompt !== "string")
+        return {tokens: raw.prompt.map((id) => id as Token), clientStart: 0};
+    const tokens = model.tokenize(raw.prompt);
+    return wantsBos ? {tokens: [bos, ...tokens], clientStart: 1} : {tokens, clientStart: 0};
 }
