@@ -69,6 +69,10 @@ describe.skipIf(storiesModelPath == null)("/v1/completions on stories260K (real 
         expect(completion.choices).toHaveLength(1);
         expect(completion.choices[0].text.startsWith(storiesGreedyText)).toBe(true);
         expect(completion.usage).toEqual({prompt_tokens: 1, completion_tokens: 60, total_tokens: 61});
+        // An empty text prompt is OpenAI's "beginning of a new document": BOS alone.
+        const empty = await complete({prompt: "", max_tokens: 60});
+        expect(empty.choices[0].text).toBe(completion.choices[0].text);
+        expect(empty.usage).toEqual(completion.usage);
     });
 
     it("greedy completion of a text prompt equals node-llama-cpp's own greedy completion", async () => {

@@ -145,7 +145,7 @@ export class LlamaChatEngine implements ChatEngine {
                         model: this.model, tokens: promptTokens, clientStart: raw.clientStart,
                         text: typeof job.rawPrompt!.prompt === "string" ? job.rawPrompt!.prompt : null,
                         logprobs: job.logprobs == null ? undefined : {
-                            topLogprobs: job.logprobs, bytes: this.tokenBytes, sequence: slots[0], chunkSize: this.context.batchSize, signal: hooks.signal
+                            topLogprobs: job.logprobs, bytes: this.tokenBytes, tap: this.distributionTap, sequence: slots[0], chunkSize: this.context.batchSize, signal: hooks.signal
                         }
                     }));
                 } catch (error) {

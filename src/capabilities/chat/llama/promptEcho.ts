@@ -1,5 +1,6 @@
 import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import type { PromptEcho, PromptTokenLogprob } from "../ChatEngine.js";
+import type { PromptEcho, PromptTokenLogprob, TokenLogprob } from "../ChatEngine.js";
+import type { RawDistributionTap } from "./RawDistributionTap.js";
 import type { TokenBytes } from "./TokenBytes.js";
 import { TokenTextDecoder } from "./TokenTextDecoder.js";
 import { toTokenLogprob } from "./toTokenLogprob.js";
@@ -12,7 +13,7 @@ export type PromptEchoSettings = {
     /** The prompt text as the client sent it; null = the detokenized tokens. */
     text: string | null;
     /** Entries per token (with this many alternatives) need the prompt evaluated with logits at every position. */
-    logprobs?: {topLogprobs: number, bytes: TokenBytes, sequence: LlamaContextSequence, chunkSize: number, signal: AbortSignal};
+    logprobs?: {topLogprobs: number, bytes: TokenBytes, tap: RawDistributionTap, sequence: LlamaContextSequence, chunkSize: number, signal: AbortSignal};
 };
 
 /**
@@ -20,9 +21,10 @@ export type PromptEchoSettings = {
  * with the token's log probability given everything before it in the model's input (a BOS the
  * server put first counts; the very first token of the input has none: null, as OpenAI's first).
  *
- * node-llama-cpp's `controlledEvaluate` evaluates the prompt on the given sequence with the
- * distribution after every position (a greedy sampler: the raw softmax, as RawDistributionTap
- * reports for generated tokens). That is one more evaluation of the prompt, plus a sort of the
+ * node-llama-cpp's `controlledEvaluate` evaluates the prompt on the given sequence with logits at
+ * every position, and RawDistributionTap reads the model's raw distribution there, exactly as it
+ * does for generated tokens (so a prompt token's logprob is the one it would have had if it had
+ * been generated). That is one more evaluation of the prompt, plus a softmax and sort of the
  * vocabulary per token: paid only by requests that ask for echo and logprobs together. The
  * sequence is left dirty; generation clears it before use.
  */
@@ -42,44 +44,40 @@ export async function promptEcho(settings: PromptEchoSettings): Promise<PromptEc
     if (settings.logprobs == null)
         return {text};
 
-    const {topLogprobs, bytes, sequence, chunkSize, signal} = settings.logprobs;
-    // distributions[i]: the distribution after tokens[0..i], i.e. of tokens[i + 1].
-    const distributions: (Map<Token, number> | undefined)[] = [];
+    const {topLogprobs, bytes, sequence, tap, chunkSize, signal} = settings.logprobs;
+    // entries[i]: tokens[i]'s entry, from the raw distribution after tokens[0..i-1]. The tap reports
+    // the positions asked for in order (node-llama-cpp samples a decode's logits one after the other).
+    const logprobs = new Map<number, TokenLogprob>();
+    const waiting: number[] = [];
     await sequence.clearHistory();
-    for (let start = 0; start < tokens.length - 1; start += chunkSize) {
-        signal.throwIfAborted();
-        const end = Math.min(tokens.length - 1, start + chunkSize);
-        const input: ControlledEvaluateInputItem[] = tokens.slice(start, end).map((token, offset) =>
-            start + offset + 1 >= clientStart ? [token, {generateNext: {probabilities: true, options: {temperature: 0}}}] : token);
-        const results = await sequence.controlledEvaluate(input);
-        results.forEach((result, offset) => distributions[start + offset] = result?.next.probabilities);
+    const unwatch = tap.watch(sequence, (_greedy, distribution) => {
+        const position = waiting.shift()! + 1;
+        logprobs.set(position, toTokenLogprob(tokens[position], distribution, topLogprobs, bytes));
+    });
+    try {
+        for (let start = 0; start < tokens.length - 1; start += chunkSize) {
+            signal.throwIfAborted();
+            const end = Math.min(tokens.length - 1, start + chunkSize);
+            const input = tokens.slice(start, end).map((token, offset): ControlledEvaluateInputItem => {
+                if (start + offset + 1 < clientStart)
+                    return token;
+                waiting.push(start + offset);
+                return [token, {generateNext: {token: true, options: {temperature: 0}}}];
+            });
+            await sequence.controlledEvaluate(input);
+        }
+    } finally {
+        unwatch();
     }
     signal.throwIfAborted();
 
     const entries = client.map((token, index): PromptTokenLogprob => {
-        const position = clientStart + index;
-        const distribution = position === 0 ? undefined : distributions[position - 1];
-        if (distribution == null) {
+        const entry = logprobs.get(clientStart + index);
+        if (entry == null) {
             const tokenBytes = [...bytes.of(token)];
             return {token: new TextDecoder().decode(Uint8Array.from(tokenBytes)), bytes: tokenBytes, logprob: null, topLogprobs: null, offset: offsets[index]};
         }
-        const entry = toTokenLogprob(token, flatten(distribution, token, topLogprobs), topLogprobs, bytes);
         return {...entry, offset: offsets[index]};
     });
     return {text, tokens: entries};
-}
-
-/** The `topLogprobs` most likely tokens (the map is sorted) and `token`, as the flat array toTokenLogprob reads. */
-function flatten(distribution: Map<Token, number>, token: Token, topLogprobs: number): number[] {
-    const flat: number[] = [];
-    let found = false;
-    for (const [candidate, probability] of distribution) {
-        if (flat.length >= topLogprobs * 2)
-            break;
-        flat.push(candidate, probability);
-        found ||= candidate === token;
-    }
-    if (!found)
-        flat.push(token, distribution.get(token) ?? 0);
-    return flat;
 }
