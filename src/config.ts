@@ -23,6 +23,9 @@ import path from "node:path";
  * | --workers        | WORKERS              | 2                    | worker threads of the one pool running every ONNX model (embeddings, speech, images) |
  * | --embed-workers  | EMBED_WORKERS        |                      | deprecated names of --workers / WORKERS (a warning says so) |
  * |                  | ONNX_THREADS         | 1                    | ONNX Runtime intra-op threads per worker (a manifest entry's `threads` overrides) |
+ * | --flash-attention| FLASH_ATTENTION      | auto                 | chat models: `on`, `off`, or `auto` (on where llama.cpp supports it, as llama-server) |
+ * | --prompt-cache   | PROMPT_CACHE         | on                   | chat models: reuse the KV cache of a prompt's prefix: `on`, `exact` (only where outputs stay bit-identical), `off` |
+ * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -46,7 +49,20 @@ export type Config = {
     workers: number;
     /** ONNX Runtime intra-op threads per worker and model. */
     onnxThreads: number;
+    /** Chat models' flash attention; `auto` = where llama.cpp supports it on the backend. */
+    flashAttention: FlashAttentionSetting;
+    /** Chat models reuse the KV cache of a prompt's longest common prefix with a sequence's last request (see README). */
+    promptCache: PromptCacheSetting;
+    /** Which llama.cpp binary node-llama-cpp loads; see src/runtimes/llama/llamaRuntime.ts. */
+    llamaBuild: LlamaBuildSetting;
 };
+
+export const flashAttentionSettings = ["on", "off", "auto"] as const;
+export type FlashAttentionSetting = typeof flashAttentionSettings[number];
+export const promptCacheSettings = ["on", "exact", "off"] as const;
+export type PromptCacheSetting = typeof promptCacheSettings[number];
+export const llamaBuildSettings = ["auto", "native", "prebuilt"] as const;
+export type LlamaBuildSetting = typeof llamaBuildSettings[number];
 
 export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
 export type LogLevel = typeof logLevels[number];
@@ -72,7 +88,11 @@ export const defaultConfig: Config = {
     // Measured on a 2-core machine (README "Embeddings"): 2 workers with 1 intra-op thread each
     // (spinning off) beat every other combination.
     workers: 2,
-    onnxThreads: 1
+    onnxThreads: 1,
+    // As llama-server (`-fa auto`): on this machine's CPU it raised decode 567 -> 629 tok/s (llama-bench, README "Chat performance").
+    flashAttention: "auto",
+    promptCache: "on",
+    llamaBuild: "auto"
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -99,7 +119,10 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "body-limit": { type: "string" },
             download: { type: "boolean" },
             workers: { type: "string" },
-            "embed-workers": { type: "string" }
+            "embed-workers": { type: "string" },
+            "flash-attention": { type: "string" },
+            "prompt-cache": { type: "string" },
+            "llama-build": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -122,7 +145,10 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
         logLevel: logLevel(nonEmpty(env.LOG_LEVEL)),
         workers: integer(pick(values.workers ?? values["embed-workers"], "WORKERS") ?? nonEmpty(env.EMBED_WORKERS), "workers", defaultConfig.workers, 1, 64),
-        onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256)
+        onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256),
+        flashAttention: oneOf(pick(values["flash-attention"], "FLASH_ATTENTION"), "flash-attention", flashAttentionSettings, defaultConfig.flashAttention),
+        promptCache: oneOf(pick(values["prompt-cache"], "PROMPT_CACHE"), "prompt-cache", promptCacheSettings, defaultConfig.promptCache),
+        llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -163,7 +189,7 @@ const parseFlags: typeof parseArgs = (options) => {
     try {
         return parseArgs(options);
     } catch (error) {
-        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit, --download, --workers`);
+        throw new ConfigError(`${(error as Error).message}. Flags: --host, --port, --models, --threads, --parallel, --queue-size, --keys-file, --body-limit, --download, --workers, --flash-attention, --prompt-cache, --llama-build`);
     }
 };
 
@@ -173,7 +199,8 @@ function nonEmpty(value: string | undefined) {
 
 const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
-    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers"
+    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
+    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build"
 };
 
 function flagOf(envName: string) {
@@ -188,6 +215,15 @@ function integer(raw: string | undefined, name: string, fallback: number, min: n
     if (!Number.isInteger(value) || value < min || value > max)
         throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
     return value;
+}
+
+function oneOf<T extends string>(raw: string | undefined, name: string, allowed: readonly T[], fallback: T): T {
+    if (raw == null)
+        return fallback;
+    const value = raw.toLowerCase();
+    if (!(allowed as readonly string[]).includes(value))
+        throw new ConfigError(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+    return value as T;
 }
 
 function logLevel(raw: string | undefined): LogLevel {

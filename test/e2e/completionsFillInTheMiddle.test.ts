@@ -6,6 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fimTokens, makeTestLlamaGguf, testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 
+/** The token counts of a usage (the prompt cache's `prompt_tokens_details` varies with what ran before). */
+const counts = ({prompt_tokens, completion_tokens, total_tokens}: {prompt_tokens: number, completion_tokens: number, total_tokens: number}) =>
+    ({prompt_tokens, completion_tokens, total_tokens});
+
 // `suffix` on a (random-weight) model whose vocabulary has fill-in-the-middle tokens.
 describe("/v1/completions fill in the middle (suffix)", () => {
     let dir: string;
@@ -44,7 +48,7 @@ describe("/v1/completions fill in the middle (suffix)", () => {
         const filled = await complete({prompt: prefix, suffix});
         expect(filled.status).toBe(200);
         const asTokens = await complete({prompt: tokens});
-        expect(filled.body.usage).toEqual(asTokens.body.usage);
+        expect(counts(filled.body.usage)).toEqual(counts(asTokens.body.usage));
         expect(filled.body.usage.prompt_tokens).toBe(tokens.length);
         expect(filled.body.choices[0].text).toBe(asTokens.body.choices[0].text);
         expect(filled.body.choices[0].text.length).toBeGreaterThan(0);
@@ -57,7 +61,8 @@ describe("/v1/completions fill in the middle (suffix)", () => {
     it("an empty suffix is no suffix; echo cannot go with a suffix", async () => {
         const plain = await complete({prompt: "Once upon a time"});
         const emptySuffix = await complete({prompt: "Once upon a time", suffix: ""});
-        expect(emptySuffix.body).toMatchObject({usage: plain.body.usage, choices: [{text: plain.body.choices[0].text}]});
+        expect(counts(emptySuffix.body.usage)).toEqual(counts(plain.body.usage));
+        expect(emptySuffix.body.choices[0].text).toBe(plain.body.choices[0].text);
         expect(await complete({prompt: "x", suffix: "y", echo: true})).toMatchObject({status: 400, body: {error: {param: "echo"}}});
     });
 });

@@ -123,6 +123,8 @@ export type ChoiceResult = {
      * the first call, trimmed.
      */
     toolCalls?: GeneratedToolCall[];
+    /** Prompt tokens this choice took from the prompt cache instead of evaluating them; absent = no prompt cache. */
+    cachedPromptTokens?: number;
 };
 
 export type ChatEngineInfo = {

@@ -12,13 +12,15 @@ export const chatCapability: Capability<ChatEngine> = {
     async createEngine(entry, {config}) {
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
         const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
-        return LlamaChatEngine.load(await loadLlamaRuntime(), {
+        return LlamaChatEngine.load(await loadLlamaRuntime(config.llamaBuild), {
             id: entry.id,
             modelPath: entry.path,
             contextSize: entry.contextSize,
             threads: entry.threads ?? config.threads,
             parallel: entry.parallel ?? config.parallel,
-            queueSize: config.queueSize
+            queueSize: config.queueSize,
+            promptCache: config.promptCache,
+            flashAttention: config.flashAttention === "auto" ? "auto" : config.flashAttention === "on"
         });
     },
     routes(router, context) {

@@ -4,8 +4,14 @@ import type { CompletionEnvelope } from "../chatResponses.js";
 import { CompletionLogprobsWriter } from "./CompletionLogprobsWriter.js";
 import type { TextCompletion, WireCompletionChoice, WireCompletionFinishReason, WireCompletionLogprobs } from "./CompletionWire.js";
 
-/** One prompt's outcome: its echo (when asked for) and its returned choices, renumbered 0..n-1. */
-export type PromptOutcome = {promptTokens: number, echo: PromptEcho | null, choices: readonly ChoiceResult[], completionTokens: number};
+/**
+ * One prompt's outcome: its echo (when asked for), its returned choices (renumbered 0..n-1), the
+ * tokens of every candidate generated, and the prompt tokens every candidate took from the prompt
+ * cache (absent = no prompt cache).
+ */
+export type PromptOutcome = {
+    promptTokens: number, echo: PromptEcho | null, choices: readonly ChoiceResult[], completionTokens: number, cachedTokens?: number
+};
 
 export function toCompletionFinishReason(reason: ChoiceResult["finishReason"]): WireCompletionFinishReason {
     return reason === "length" ? "length" : "stop";
@@ -36,11 +42,17 @@ export function toTextCompletion(envelope: CompletionEnvelope, outcomes: readonl
     return {...envelopeFields(envelope), choices, usage: toCompletionUsage(outcomes)};
 }
 
-/** Prompt tokens count once per prompt; completion tokens count every generated candidate (best_of included). */
+/**
+ * Prompt tokens count once per prompt; completion tokens count every generated candidate (best_of
+ * included); `cached_tokens` (as chat's) when the engine reports them for every prompt.
+ */
 export function toCompletionUsage(outcomes: readonly PromptOutcome[]): Usage {
     const prompt = outcomes.reduce((sum, outcome) => sum + outcome.promptTokens, 0);
     const completion = outcomes.reduce((sum, outcome) => sum + outcome.completionTokens, 0);
-    return {prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion};
+    const usage: Usage = {prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion};
+    if (outcomes.length > 0 && outcomes.every((outcome) => outcome.cachedTokens != null))
+        usage.prompt_tokens_details = {cached_tokens: outcomes.reduce((sum, outcome) => sum + outcome.cachedTokens!, 0)};
+    return usage;
 }
 
 /** A streamed chunk: the response's shape with one choice's partial text, or (choices []) the usage. */

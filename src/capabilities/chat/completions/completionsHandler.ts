@@ -6,7 +6,7 @@ import { SseWriter } from "../../../core/streaming/SseWriter.js";
 import { streamResponse } from "../../../core/streaming/streamResponse.js";
 import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
 import type { RouteContext } from "../../Capability.js";
-import type { ChatEngine, ChatJob, ChatRun, ChatRunHooks, PromptEcho } from "../ChatEngine.js";
+import type { ChatEngine, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, PromptEcho } from "../ChatEngine.js";
 import type { CompletionEnvelope } from "../chatResponses.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -82,7 +82,8 @@ export function completionsHandler(context: RouteContext): Middleware {
                 promptTokens: runs[prompt].promptTokens,
                 echo: echoes[prompt],
                 choices: plan.bestOf > plan.n ? selectBestOf(choices, plan.n) : choices,
-                completionTokens: choices.reduce((sum, choice) => sum + choice.completionTokens, 0)
+                completionTokens: choices.reduce((sum, choice) => sum + choice.completionTokens, 0),
+                ...cachedTokensOf(choices)
             }));
             const usage = toCompletionUsage(outcomes);
             state.logFields.prompt_tokens = usage.prompt_tokens;
@@ -121,6 +122,12 @@ function submitAll(
         throw toCompletionError(error, request, runs.length);
     }
     return runs;
+}
+
+/** As chat counts them: the prompt tokens every choice reused (each ran on its own sequence). */
+function cachedTokensOf(choices: readonly ChoiceResult[]): {cachedTokens?: number} {
+    const cached = choices.map((choice) => choice.cachedPromptTokens);
+    return cached.length > 0 && cached.every((tokens) => tokens != null) ? {cachedTokens: Math.min(...cached as number[])} : {};
 }
 
 function toCompletionError(error: unknown, request: CompletionRequest, prompt: number): unknown {
