@@ -48,7 +48,9 @@ describe.skipIf(storiesModelPath == null)("/v1/completions on stories260K (real 
     let server: TestServer;
     beforeAll(async () => {
         server = await startTestServer({
-            models: [{id: "stories-260k", task: "chat", path: storiesModelPath!, aliases: ["gpt-3.5-turbo-instruct"], contextSize: 256, parallel: 4, threads: 1}]
+            models: [{id: "stories-260k", task: "chat", path: storiesModelPath!, aliases: ["gpt-3.5-turbo-instruct"], contextSize: 256, parallel: 4, threads: 1}],
+            // A short queue: a request with many prompts must not fill it by itself.
+            config: {queueSize: 2}
         });
     });
     afterAll(() => server?.stop());
@@ -133,6 +135,16 @@ describe.skipIf(storiesModelPath == null)("/v1/completions on stories260K (real 
         await complete({prompt: "The little dog ran to the park", max_tokens: 1});
         const again = await complete({prompt: "The little dog ran to the park", max_tokens: 1});
         expect(again.usage.prompt_tokens_details.cached_tokens).toBe(again.usage.prompt_tokens - 1);
+    });
+
+    it("more prompts than sequences and queue places together: they take turns, in order", async () => {
+        const prompts = Array.from({length: 12}, (_, index) => index % 2 === 0 ? "The dog" : prompt);
+        const completion = await complete({prompt: prompts, n: 2, max_tokens: 4});
+        expect(completion.choices.map((choice: {index: number}) => choice.index)).toEqual(Array.from({length: 24}, (_, index) => index));
+        const dog = (await complete({prompt: "The dog", max_tokens: 4})).choices[0].text;
+        const story = (await complete({max_tokens: 4})).choices[0].text;
+        completion.choices.forEach((choice: {index: number, text: string}) => expect(choice.text).toBe(Math.floor(choice.index / 2) % 2 === 0 ? dog : story));
+        expect(await load()).toMatchObject({busy: 0, waiting: 0});
     });
 
     it("an array of token arrays is used as given (no BOS added)", async () => {

@@ -6,7 +6,7 @@ import { SseWriter } from "../../../core/streaming/SseWriter.js";
 import { streamResponse } from "../../../core/streaming/streamResponse.js";
 import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
 import type { RouteContext } from "../../Capability.js";
-import type { ChatEngine, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, PromptEcho } from "../ChatEngine.js";
+import type { ChatEngine, ChatRunHooks, ChoiceResult, PromptEcho } from "../ChatEngine.js";
 import type { CompletionEnvelope } from "../chatResponses.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -16,6 +16,7 @@ import { toCompletionChunk, toCompletionFinishReason, toCompletionUsage, toTextC
 import type { CompletionRequest } from "./CompletionWire.js";
 import { completionSchema } from "./completionSchema.js";
 import { selectBestOf } from "./selectBestOf.js";
+import { runPrompts } from "./runPrompts.js";
 import { toCompletionJobs } from "./toCompletionJobs.js";
 
 /** As chat's: at most two socket writes per this window (see SseWriter). */
@@ -23,8 +24,8 @@ const tokenCoalesceMs = 8;
 
 /**
  * POST /v1/completions (OpenAI's legacy endpoint) on the chat models: each prompt is one chat-engine
- * job with a raw prompt (no template), all submitted before any header goes out, so a prompt that
- * does not fit, a full queue or too many choices is still a plain 4xx/503.
+ * job with a raw prompt (no template), run by runPrompts; the first ones are submitted before any
+ * header goes out, so a prompt that does not fit, a full queue or too many choices is a plain 4xx/503.
  */
 export function completionsHandler(context: RouteContext): Middleware {
     const validate = compileRequestValidator<CompletionRequest>(completionSchema);
@@ -65,21 +66,21 @@ export function completionsHandler(context: RouteContext): Middleware {
         };
         const collectHooks = (prompt: number): Omit<ChatRunHooks, "signal"> => ({onPrompt: (echo) => echoes[prompt] = echo});
 
-        // Submitted before the headers go out (see above); one failing prompt stops the others.
+        // The first prompts are submitted before the headers go out (see runPrompts); one failing prompt stops the others.
         const stopAll = new AbortController();
-        const signal = AbortSignal.any([state.signal, stopAll.signal]);
-        const runs = submitAll(engine, plan.jobs, request, signal, stopAll, (prompt) => stream ? streamHooks(prompt) : collectHooks(prompt));
+        const results = runPrompts({
+            engine,
+            jobs: plan.jobs,
+            concurrency: Math.floor(engine.load().parallel / plan.bestOf),
+            signal: AbortSignal.any([state.signal, stopAll.signal]),
+            stopAll,
+            hooksOf: (prompt) => stream ? streamHooks(prompt) : collectHooks(prompt),
+            toError: (error, prompt) => toCompletionError(error, request, prompt)
+        });
+        results.catch(() => {});
         const finish = async (): Promise<PromptOutcome[]> => {
-            const results = await Promise.all(runs.map(async (run) => {
-                try {
-                    return await run.done;
-                } catch (error) {
-                    stopAll.abort(error);
-                    throw error;
-                }
-            }));
-            const outcomes = results.map((choices, prompt): PromptOutcome => ({
-                promptTokens: runs[prompt].promptTokens,
+            const outcomes = (await results).map(({promptTokens, choices}, prompt): PromptOutcome => ({
+                promptTokens,
                 echo: echoes[prompt],
                 choices: plan.bestOf > plan.n ? selectBestOf(choices, plan.n) : choices,
                 completionTokens: choices.reduce((sum, choice) => sum + choice.completionTokens, 0),
@@ -102,26 +103,6 @@ export function completionsHandler(context: RouteContext): Middleware {
                 writer.send(toCompletionChunk(envelope, null, toCompletionUsage(outcomes)));
         });
     };
-}
-
-/** Submits every prompt's job; a synchronous refusal of one withdraws the others and is told in terms of this endpoint. */
-function submitAll(
-    engine: ChatEngine, jobs: readonly ChatJob[], request: CompletionRequest, signal: AbortSignal, stopAll: AbortController,
-    hooksOf: (prompt: number) => Omit<ChatRunHooks, "signal">
-): ChatRun[] {
-    const runs: ChatRun[] = [];
-    try {
-        jobs.forEach((job, prompt) => {
-            const run = engine.submit(job, {...hooksOf(prompt), signal});
-            // Awaited later; a run withdrawn before that must not be an unhandled rejection.
-            run.done.catch(() => {});
-            runs.push(run);
-        });
-    } catch (error) {
-        stopAll.abort(error);
-        throw toCompletionError(error, request, runs.length);
-    }
-    return runs;
 }
 
 /** As chat counts them: the prompt tokens every choice reused (each ran on its own sequence). */
