@@ -3,8 +3,8 @@
  *
  * /v1/completions against /v1/chat/completions on the same server and model (a model without a
  * chat template, so both prompts are the same tokens), and the cost of scoring a prompt
- * (`echo` + `logprobs` + `max_tokens: 0`: one more evaluation with a raw distribution per prompt
- * token) against evaluating it once for one token. Non-streamed requests, alternated, medians of
+ * (`echo` + `logprobs` + `max_tokens: 0`: an evaluation with a raw distribution read per prompt
+ * token) against evaluating it once for one token (both prompts new to the prompt cache). Non-streamed requests, alternated, medians of
  * the wall time per request. The server runs as a child process with 1 thread.
  */
 import fs from "node:fs";
@@ -55,10 +55,12 @@ async function main() {
             let promptTokens = 0;
             for (let run = 0; run < runs + 1; run++) {
                 const results = [
-                    await post("/v1/chat/completions", {model: id, messages: [{role: "user", content: model.story}], ...sampling}),
-                    await post("/v1/completions", {model: id, prompt: model.story, ...sampling}),
-                    await post("/v1/completions", {model: id, prompt: longPrompt, max_tokens: 0, echo: true, logprobs: 5}),
-                    await post("/v1/completions", {model: id, prompt: longPrompt, max_tokens: 1, temperature: 0})
+                    // Equal-length prompts that differ from the first token, so neither side reuses the other's prompt cache.
+                    await post("/v1/chat/completions", {model: id, messages: [{role: "user", content: `${run + 100} ${model.story}`}], ...sampling}),
+                    await post("/v1/completions", {model: id, prompt: `${run + 200} ${model.story}`, ...sampling}),
+                    // A different first word each run: no prompt-cache hit on either side.
+                    await post("/v1/completions", {model: id, prompt: `${run} ${longPrompt}`, max_tokens: 0, echo: true, logprobs: 5}),
+                    await post("/v1/completions", {model: id, prompt: `${run + 1000} ${longPrompt}`, max_tokens: 1, temperature: 0})
                 ];
                 promptTokens = results[3].usage.prompt_tokens;
                 if (run === 0)
@@ -66,7 +68,7 @@ async function main() {
                 [chat, completions, scored, once].forEach((list, at) => list.push(results[at].ms));
             }
             console.log(`\n${model.name}`);
-            console.log(`  200 tokens, same prompt tokens:   chat ${fixed(median(chat))} ms   completions ${fixed(median(completions))} ms   ratio ${fixed(median(completions) / median(chat), 2)}`);
+            console.log(`  200 tokens, same prompt length:   chat ${fixed(median(chat))} ms   completions ${fixed(median(completions))} ms   ratio ${fixed(median(completions) / median(chat), 2)}`);
             console.log(`  ${promptTokens}-token prompt: evaluate + 1 token ${fixed(median(once))} ms   echo+logprobs 5, max_tokens 0 ${fixed(median(scored))} ms   ratio ${fixed(median(scored) / median(once), 2)}`);
         }
     } finally {
