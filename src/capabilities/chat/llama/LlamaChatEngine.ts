@@ -42,6 +42,8 @@ export type LlamaChatEngineOptions = {
     promptCache?: PromptCacheMode;
     /** llama.cpp's flash attention: on, off, or (default) where the backend supports it. */
     flashAttention?: boolean | "auto";
+    /** Tokens per llama.cpp batch, also the prompt chunk grid; default node-llama-cpp's (512). */
+    batchSize?: number;
 };
 
 /**
@@ -99,6 +101,7 @@ export class LlamaChatEngine implements ChatEngine {
                 threads: options.threads,
                 batching: {itemPrioritizationStrategy: sequenceOrderedBatching(() => created)},
                 flashAttention: options.flashAttention ?? "auto",
+                batchSize: options.batchSize,
                 // node-llama-cpp would otherwise shrink the context to fit memory without saying so.
                 failedCreationRemedy: false
             });
