@@ -1,12 +1,13 @@
 import type { Capability } from "../Capability.js";
 import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
+import { completionsHandler } from "./completions/completionsHandler.js";
 import type { ChatEngine } from "./ChatEngine.js";
 
-/** /v1/chat/completions on GGUF models through node-llama-cpp, in-process. */
+/** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine) on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine> = {
     task: "chat",
-    endpoints: ["/v1/chat/completions"],
+    endpoints: ["/v1/chat/completions", "/v1/completions"],
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     async createEngine(entry, {config}) {
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
@@ -24,6 +25,7 @@ export const chatCapability: Capability<ChatEngine> = {
     },
     routes(router, context) {
         router.post("/chat/completions", context.jsonBody, chatCompletionsHandler(context));
+        router.post("/completions", context.jsonBody, completionsHandler(context));
     },
     toApiError: chatApiError
 };

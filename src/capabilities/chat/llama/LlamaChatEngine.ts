@@ -2,6 +2,7 @@ import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence,
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
+import { EmptyPromptError } from "../errors/EmptyPromptError.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import { InvalidJsonSchemaError } from "../errors/InvalidJsonSchemaError.js";
 import { TooManyChoicesError } from "../errors/TooManyChoicesError.js";
@@ -16,6 +17,8 @@ import { TokenBytes } from "./TokenBytes.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { parseToolCalls } from "./parseToolCalls.js";
+import { promptEcho } from "./promptEcho.js";
+import { rawPromptTokens } from "./rawPromptTokens.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
@@ -81,7 +84,8 @@ export class LlamaChatEngine implements ChatEngine {
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
             fingerprint,
-            toolCallFormat: renderer.toolCallFormat
+            toolCallFormat: renderer.toolCallFormat,
+            fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null
         };
     }
 
@@ -135,7 +139,11 @@ export class LlamaChatEngine implements ChatEngine {
         const toolCallFormat = this.renderer.toolCallFormat;
         if (tools != null && tools.functions.length > 0 && toolCallFormat == null)
             throw new Error(`Model '${this.info.id}' has no tool support; the request should have been refused`);
-        const promptTokens = this.renderer.render(job.turns, tools?.functions);
+        // A raw prompt (legacy completions) replaces the rendered conversation; everything else is shared.
+        const raw = job.rawPrompt == null ? null : rawPromptTokens(this.model, job.rawPrompt);
+        const promptTokens = raw?.tokens ?? this.renderer.render(job.turns, tools?.functions);
+        if (promptTokens.length === 0)
+            throw new EmptyPromptError();
         const contextSize = this.info.contextSize;
         if (promptTokens.length >= contextSize)
             throw new ContextLengthExceededError(contextSize, promptTokens.length);
@@ -155,6 +163,23 @@ export class LlamaChatEngine implements ChatEngine {
             const slots = taken.map(({sequence}) => sequence);
             const leaseNumber = ++this.leasesGranted;
             const aloneAtStart = this.pool.load().busy === job.n;
+            if (raw != null && job.rawPrompt!.echo === true) {
+                try {
+                    hooks.onPrompt?.(await promptEcho({
+                        model: this.model, tokens: promptTokens, clientStart: raw.clientStart,
+                        text: typeof job.rawPrompt!.prompt === "string" ? job.rawPrompt!.prompt : null,
+                        logprobs: job.logprobs == null ? undefined : {
+                            topLogprobs: job.logprobs, bytes: this.tokenBytes, tap: this.distributionTap, sequence: slots[0], chunkSize: this.context.batchSize, signal: hooks.signal
+                        }
+                    }));
+                } catch (error) {
+                    // As for a failed choice below: what the evaluation left is not worth trusting.
+                    await slots[0].clearHistory().catch(() => {});
+                    slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
+                    release();
+                    throw error;
+                }
+            }
             // One failing choice stops its siblings; the request's own signal stops them all.
             const stopAll = new AbortController();
             const signal = AbortSignal.any([hooks.signal, stopAll.signal]);

@@ -50,6 +50,9 @@ export type ChoiceOutcome = {
  */
 export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOutcome> {
     const {model, sequence, promptTokens, signal} = settings;
+    // A zero budget (legacy completions scoring a prompt with echo) generates nothing.
+    if (settings.maxTokens <= 0)
+        return {text: "", finishReason: "length", completionTokens: 0, cachedPromptTokens: 0, ...(settings.logprobs == null ? {} : {logprobs: []})};
     const cachedPromptTokens = settings.keptPromptTokens ?? 0;
     await reusePromptPrefix(sequence, cachedPromptTokens);
 
