@@ -4,6 +4,8 @@ import { SequencePrefixCache } from "../../src/capabilities/chat/llama/SequenceP
 import { promptChunks, wholeChunkTokens } from "../../src/capabilities/chat/llama/promptChunks.js";
 import { toUsage } from "../../src/capabilities/chat/chatResponses.js";
 import type { ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import { systemFingerprint } from "../../src/runtimes/llama/systemFingerprint.js";
+import { tinyChatModelPath } from "../support/testModels.js";
 
 type FakeSequence = {name: string, contextTokens: Token[]};
 const tokens = (...ids: number[]) => ids as Token[];
@@ -96,5 +98,20 @@ describe("usage.prompt_tokens_details.cached_tokens", () => {
 
     it("is left out when the engine has no prompt cache to report", () => {
         expect(toUsage(50, [choice(0)])).toEqual({prompt_tokens: 50, completion_tokens: 2, total_tokens: 52});
+    });
+});
+
+describe("system_fingerprint follows flash attention and the llama.cpp binary", () => {
+    const inputs = {
+        serverVersion: "1", nodeLlamaCppVersion: "3.21.1", llamaCppRelease: "ggml-org/llama.cpp@v0.4.0", backend: "cpu:prebuilt",
+        binary: "prebuilt cpu (zen4)", modelPath: tinyChatModelPath, contextSize: 256, threads: 1, flashAttention: true as boolean | "auto"
+    };
+
+    it("is stable for the same inputs and changes when either changes", () => {
+        const base = systemFingerprint(inputs);
+        expect(systemFingerprint({...inputs})).toBe(base);
+        expect(systemFingerprint({...inputs, flashAttention: false})).not.toBe(base);
+        expect(systemFingerprint({...inputs, binary: "native cpu (native)", backend: "cpu:localBuild"})).not.toBe(base);
+        expect(systemFingerprint({...inputs, binary: "prebuilt cpu (haswell)"})).not.toBe(base);
     });
 });
