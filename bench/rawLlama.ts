@@ -1,4 +1,6 @@
-import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
+import { type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
+import type { LlamaBuildSetting } from "../src/config.js";
+import { loadLlamaRuntime } from "../src/runtimes/llama/llamaRuntime.js";
 import { ChatPromptRenderer } from "../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { choiceSeed } from "../src/capabilities/chat/llama/choiceSeed.js";
 import { createLogitBias } from "../src/capabilities/chat/llama/createLogitBias.js";
@@ -7,9 +9,9 @@ import { generateChoice } from "../src/capabilities/chat/llama/generateChoice.js
 import { TokenTextDecoder } from "../src/capabilities/chat/llama/TokenTextDecoder.js";
 import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
 
-/** Same runtime options as the server (src/engines/llama/llamaRuntime.ts). */
+/** The binary the server loads (src/runtimes/llama/llamaRuntime.ts), LLAMA_BUILD as for the server. */
 export function loadRawLlama(): Promise<Llama> {
-    return getLlama({gpu: "auto", build: "never", logLevel: LlamaLogLevel.error});
+    return loadLlamaRuntime((process.env.LLAMA_BUILD ?? "auto") as LlamaBuildSetting);
 }
 
 /**

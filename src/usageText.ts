@@ -22,6 +22,9 @@ Options (flag / environment variable, default):
                                                           origins whose web pages may call the server ('*' = any)
   --allowed-hosts <list>   ALLOWED_HOSTS         (none)   Host names accepted without API keys besides loopback (reverse proxy)
   --metrics-public         METRICS_PUBLIC        off      serve GET /metrics without an API key
+  --flash-attention <m>    FLASH_ATTENTION       ${defaultConfig.flashAttention}   chat models: on, off, auto (where llama.cpp supports it)
+  --prompt-cache <m>       PROMPT_CACHE          ${defaultConfig.promptCache}   chat models: on, exact (bit-identical outputs only), off
+  --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary: native (npm run build:native), prebuilt, auto
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   -h, --help                                              this text
                            ONNX_THREADS          ${defaultConfig.onnxThreads}   ONNX Runtime threads per worker

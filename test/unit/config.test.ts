@@ -45,14 +45,16 @@ describe("loadConfig", () => {
             QUEUE_SIZE: "0", API_KEYS_FILE: "/etc/keys.json", BODY_LIMIT: "1mb", SSE_PING_MS: "250",
             SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", WORKERS: "3", ONNX_THREADS: "2",
             CORS_ORIGINS: "https://a.example, http://b.lan:*", ALLOWED_HOSTS: "LLM.internal,proxy:8080", METRICS_PUBLIC: "true",
-            HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000"
+            HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000",
+            FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
             apiKeys: ["k1"], apiKeysFile: "/etc/keys.json", bodyLimit: "1mb", ssePingMs: 250, shutdownTimeoutMs: 0,
             logLevel: "debug", workers: 3, onnxThreads: 2,
             corsOrigins: ["https://a.example", "http://b.lan:*"], allowedHosts: ["llm.internal", "proxy:8080"], metricsPublic: true,
-            headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000
+            headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000,
+            flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt"
         });
     });
 
@@ -74,6 +76,18 @@ describe("loadConfig", () => {
             host: "::1", port: 0, modelsConfig: "/flag/models.json", threads: 2, parallel: 8, queueSize: 7,
             apiKeysFile: "/flag/keys.json", bodyLimit: "2mb"
         });
+    });
+
+    it("chat runtime settings: flash attention, prompt cache and llama.cpp build, flag over env, checked", () => {
+        expect(defaultConfig).toMatchObject({flashAttention: "auto", promptCache: "on", llamaBuild: "auto"});
+        expect(loadConfig(["--flash-attention", "on", "--prompt-cache", "off", "--llama-build", "native"],
+            {FLASH_ATTENTION: "off", PROMPT_CACHE: "on", LLAMA_BUILD: "prebuilt"}))
+            .toMatchObject({flashAttention: "on", promptCache: "off", llamaBuild: "native"});
+        expect(loadConfig([], {FLASH_ATTENTION: "AUTO", PROMPT_CACHE: "Exact"})).toMatchObject({flashAttention: "auto", promptCache: "exact"});
+        expect(configErrorOf(["--flash-attention", "yes"])).toBe('flash-attention must be one of on, off, auto, got "yes"');
+        expect(configErrorOf([], {PROMPT_CACHE: "1"})).toBe('prompt-cache must be one of on, exact, off, got "1"');
+        expect(configErrorOf([], {LLAMA_BUILD: "cuda"})).toBe('llama-build must be one of auto, native, prebuilt, got "cuda"');
+        expect(configErrorOf(["--flash-attention", ""])).toBe("--flash-attention needs a value");
     });
 
     it("--workers wins over WORKERS; both are range-checked", () => {

@@ -46,7 +46,11 @@ export type WireTopLogprob = {token: string, logprob: number, bytes: number[] | 
 export type WireTokenLogprob = WireTopLogprob & {top_logprobs: WireTopLogprob[]};
 export type WireLogprobs = {content: WireTokenLogprob[] | null, refusal: null};
 
-export type Usage = {prompt_tokens: number, completion_tokens: number, total_tokens: number};
+export type Usage = {
+    prompt_tokens: number, completion_tokens: number, total_tokens: number,
+    /** `cached_tokens`: prompt tokens served from the prompt cache (OpenAI's field). */
+    prompt_tokens_details?: {cached_tokens: number}
+};
 
 export type ChatCompletion = {
     id: string;

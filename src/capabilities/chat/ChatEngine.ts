@@ -49,11 +49,39 @@ export type SamplingOptions = {
     logitBias: ReadonlyMap<number, number>;
 };
 
+/** A prompt taken as it is, without the chat template (the legacy /v1/completions). */
+export type RawPrompt = {
+    /**
+     * Text, tokenized as llama.cpp tokenizes a prompt (control-token text stays plain text; BOS
+     * first when the model wants one), or token ids, used exactly as given.
+     */
+    prompt: string | readonly number[];
+    /** Fill in the middle: the text after the gap (only on a model whose info says `fillInTheMiddle`). */
+    suffix?: string | null;
+    /** Report the prompt back through `onPrompt` before any text (with logprobs when the job asks for them). */
+    echo?: boolean;
+};
+
+/** A prompt token as echoed: `logprob` is null for a token that nothing precedes (no BOS before it). */
+export type PromptTokenLogprob = {
+    token: string;
+    bytes: number[];
+    logprob: number | null;
+    topLogprobs: TopLogprob[] | null;
+    /** Where the token's text starts in the echoed text. */
+    offset: number;
+};
+
+/** The echoed prompt: its text and, when the job asks for logprobs, one entry per token of it. */
+export type PromptEcho = {text: string, tokens?: PromptTokenLogprob[]};
+
 export type ChatJob = {
     turns: ChatTurn[];
+    /** When set, the prompt is this instead of `turns` (then empty): no template, tools or JSON constraints. */
+    rawPrompt?: RawPrompt | null;
     /** Number of choices, each on its own sequence. */
     n: number;
-    /** null = until the context is full. */
+    /** null = until the context is full; 0 = only evaluate the prompt (for its echoed logprobs). */
     maxTokens: number | null;
     stop: string[];
     sampling: SamplingOptions;
@@ -95,6 +123,8 @@ export type ChoiceResult = {
      * the first call, trimmed.
      */
     toolCalls?: GeneratedToolCall[];
+    /** Prompt tokens this choice took from the prompt cache instead of evaluating them; absent = no prompt cache. */
+    cachedPromptTokens?: number;
 };
 
 export type ChatEngineInfo = {
@@ -105,6 +135,8 @@ export type ChatEngineInfo = {
     fingerprint: string;
     /** How the model's chat template writes tool calls; absent or null = the model has no tool support. */
     toolCallFormat?: ToolCallFormat | null;
+    /** The vocabulary has fill-in-the-middle tokens (prefix, suffix, middle), so a raw prompt may have a `suffix`. */
+    fillInTheMiddle?: boolean;
 };
 
 export type ChatRunHooks = {
@@ -121,6 +153,8 @@ export type ChatRunHooks = {
      * `arguments` fragments, which concatenate to the call's final `arguments`.
      */
     onToolCall?: (index: number, event: ToolCallEvent, logprobs?: TokenLogprob[]) => void;
+    /** Called once, before any text, when the job's raw prompt asks for echo. */
+    onPrompt?: (echo: PromptEcho) => void;
     /** Called once per choice when it finishes (before the whole run settles). */
     onFinish?: (result: ChoiceResult) => void;
 };

@@ -1,5 +1,6 @@
 import { ApiError } from "../../core/http/ApiError.js";
 import { ContextLengthExceededError } from "./errors/ContextLengthExceededError.js";
+import { EmptyPromptError } from "./errors/EmptyPromptError.js";
 import { InvalidJsonSchemaError } from "./errors/InvalidJsonSchemaError.js";
 import { TooManyChoicesError } from "./errors/TooManyChoicesError.js";
 
@@ -7,6 +8,8 @@ import { TooManyChoicesError } from "./errors/TooManyChoicesError.js";
 export function chatApiError(error: unknown): ApiError | undefined {
     if (error instanceof ContextLengthExceededError)
         return ApiError.invalidRequest(error.message, "messages", "context_length_exceeded");
+    if (error instanceof EmptyPromptError)
+        return ApiError.invalidRequest(error.message, "messages");
     if (error instanceof TooManyChoicesError)
         return ApiError.invalidRequest(error.message, "n");
     if (error instanceof InvalidJsonSchemaError)

@@ -6,9 +6,17 @@ import { toWireLogprobs } from "./toWireLogprobs.js";
 /** The fields every response and every chunk of one completion share. */
 export type CompletionEnvelope = {id: string, created: number, model: string, systemFingerprint: string};
 
+/**
+ * `prompt_tokens` counts the prompt once whatever `n` is, so `cached_tokens` does too: the tokens
+ * every choice reused (each choice runs on its own sequence, which may have kept less of the prompt).
+ */
 export function toUsage(promptTokens: number, choices: readonly ChoiceResult[]): Usage {
     const completion = choices.reduce((sum, choice) => sum + choice.completionTokens, 0);
-    return {prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion};
+    const usage: Usage = {prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion};
+    const cached = choices.map((choice) => choice.cachedPromptTokens);
+    if (cached.length > 0 && cached.every((tokens) => tokens != null))
+        usage.prompt_tokens_details = {cached_tokens: Math.min(...cached as number[])};
+    return usage;
 }
 
 /** A choice's finish reason on the wire; `deprecatedFunctions`: the request used `functions` (then `function_call`). */

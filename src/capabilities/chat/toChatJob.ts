@@ -3,6 +3,7 @@ import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatT
 import { ApiError } from "../../core/http/ApiError.js";
 import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
 import { checkJsonSchema } from "./checkJsonSchema.js";
+import { toLogitBias } from "./toLogitBias.js";
 
 /**
  * Converts a validated OpenAI request into an engine job, applying OpenAI's defaults and the
@@ -296,20 +297,6 @@ function toTurn(message: WireMessage, index: number, engine: ChatEngineInfo | st
         throw ApiError.invalidRequest(`Invalid content part type '${part.type}': supported is 'text'.`, partParam);
     });
     return {role, content: texts.join("")};
-}
-
-function toLogitBias(logitBias: Record<string, number> | null | undefined, vocabularySize: number) {
-    const biases = new Map<number, number>();
-    for (const [key, value] of Object.entries(logitBias ?? {})) {
-        const token = Number(key);
-        if (token >= vocabularySize)
-            throw ApiError.invalidRequest(
-                `Invalid key in 'logit_bias': ${key} is not a token id of this model (its vocabulary has ${vocabularySize} tokens).`,
-                `logit_bias.${key}`);
-        if (value !== 0)
-            biases.set(token, value);
-    }
-    return biases;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -18,7 +18,7 @@ export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSetting
         if (entry.path.toLowerCase().endsWith(".gguf")) {
             const {LlamaEmbeddingsEngine} = await import("./llama/LlamaEmbeddingsEngine.js");
             const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
-            return LlamaEmbeddingsEngine.load(await loadLlamaRuntime(), {
+            return LlamaEmbeddingsEngine.load(await loadLlamaRuntime(config.llamaBuild), {
                 id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
                 matryoshka: settings.matryoshka, normalize: settings.normalize,
                 threads: entry.threads ?? config.threads, queueSize: config.queueSize

@@ -6,4 +6,6 @@ export type EngineLoad = {
     busy: number;
     /** Requests waiting for a place. */
     waiting: number;
+    /** What else an engine reports about itself (a chat model: its llama.cpp binary, prompt-cache hits). */
+    details?: Record<string, unknown>;
 };

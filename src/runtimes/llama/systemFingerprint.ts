@@ -8,14 +8,19 @@ export type FingerprintInputs = {
     nodeLlamaCppVersion: string;
     llamaCppRelease: string;
     backend: string;
+    /** describeLlamaBinary: native or prebuilt, and the CPU variant. */
+    binary: string;
     modelPath: string;
     contextSize: number;
     threads: number;
+    /** Flash attention changes the order of the attention sums, hence the last bits of the logits. */
+    flashAttention: boolean | "auto";
 };
 
 /**
  * `system_fingerprint`: changes whenever something that can change outputs for a fixed seed
- * changes (server or llama.cpp build, backend, model file, context size, threads), and stays the
+ * changes (server or llama.cpp build and binary, backend, model file, context size, threads, flash
+ * attention), and stays the
  * same across restarts otherwise. The model file is identified by its size and its first and
  * last MiB rather than a full hash, which would take seconds on multi-GB files at every start;
  * its path and modification time are left out so a copied folder keeps its fingerprint.

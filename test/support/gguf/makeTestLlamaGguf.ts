@@ -14,6 +14,12 @@ export type TestLlamaGgufOptions = {
     /** Additional normal pieces (`▁` marks a leading space); their prefixes are added too so the tokenizer can reach them. */
     extraVocab?: readonly string[],
     name?: string,
+    /**
+     * Adds fill-in-the-middle control tokens (`<|fim_prefix|>`, `<|fim_suffix|>`, `<|fim_middle|>`, Qwen2.5-Coder's
+     * spelling) after the rest of the vocabulary, with their `tokenizer.ggml.fim_*_token_id` keys. Off by default, so
+     * the other test models stay as they are.
+     */
+    fillInTheMiddle?: boolean,
     /** Storage of the weight matrices (norms stay f32). f16 halves the file and is how small models often ship. */
     weightStorage?: TensorStorage
 };
@@ -145,7 +151,8 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         chatTemplate = defaultTestChatTemplate,
         extraVocab = [],
         name = "test-llama",
-        weightStorage = "f32"
+        weightStorage = "f32",
+        fillInTheMiddle = false
     } = options;
 
     if (nEmbd % nHeads !== 0)
@@ -157,7 +164,7 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
     if (headDim % 2 !== 0)
         throw new Error(`The head dimension (${headDim}) must be even for RoPE`);
 
-    const vocab = buildVocab(extraVocab);
+    const vocab = buildVocab(extraVocab, fillInTheMiddle);
     const nVocab = vocab.tokens.length;
     const nEmbdKv = headDim * nKvHeads;
 
@@ -186,6 +193,9 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         .addBool("tokenizer.ggml.add_bos_token", true)
         .addBool("tokenizer.ggml.add_eos_token", false)
         .addBool("tokenizer.ggml.add_space_prefix", true);
+    if (fillInTheMiddle)
+        for (const [key, text] of fimTokens)
+            writer.addUint32(`tokenizer.ggml.${key}_token_id`, vocab.tokens.indexOf(text));
 
     if (chatTemplate != null)
         writer.addString("tokenizer.chat_template", chatTemplate);
@@ -235,7 +245,10 @@ type Vocab = {
     byteTokenIds: number[]
 };
 
-function buildVocab(extraVocab: readonly string[]): Vocab {
+/** The fill-in-the-middle control tokens `fillInTheMiddle` adds, by their GGUF key. */
+export const fimTokens = [["fim_pre", "<|fim_prefix|>"], ["fim_suf", "<|fim_suffix|>"], ["fim_mid", "<|fim_middle|>"]] as const;
+
+function buildVocab(extraVocab: readonly string[], fillInTheMiddle = false): Vocab {
     const vocab: Vocab = {tokens: [], scores: [], types: [], controlTokenIds: [], byteTokenIds: []};
     const ids = new Map<string, number>();
     const add = (piece: string, type: number, score: number) => {
@@ -282,6 +295,10 @@ function buildVocab(extraVocab: readonly string[]): Vocab {
 
     for (const piece of [...suffixes, ...symbolPieces, ...extraVocab])
         addWithPrefixes(piece);
+
+    if (fillInTheMiddle)
+        for (const [, text] of fimTokens)
+            add(text, TOKEN_TYPE_CONTROL, 0);
 
     return vocab;
 }

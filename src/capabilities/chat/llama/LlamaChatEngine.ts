@@ -2,6 +2,7 @@ import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence,
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
+import { EmptyPromptError } from "../errors/EmptyPromptError.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import { InvalidJsonSchemaError } from "../errors/InvalidJsonSchemaError.js";
 import { TooManyChoicesError } from "../errors/TooManyChoicesError.js";
@@ -16,10 +17,14 @@ import { TokenBytes } from "./TokenBytes.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { parseToolCalls } from "./parseToolCalls.js";
+import { promptEcho } from "./promptEcho.js";
+import { rawPromptTokens } from "./rawPromptTokens.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
+import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
+import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 
 const maxCachedSchemaGrammars = 32;
@@ -33,6 +38,12 @@ export type LlamaChatEngineOptions = {
     /** Concurrent sequences (requests or choices) on the one context. */
     parallel: number;
     queueSize: number;
+    /** Reuse the KV cache of a prompt's prefix shared with a sequence's last request (SequencePrefixCache); default on. */
+    promptCache?: PromptCacheMode;
+    /** llama.cpp's flash attention: on, off, or (default) where the backend supports it. */
+    flashAttention?: boolean | "auto";
+    /** Tokens per llama.cpp batch, also the prompt chunk grid; default node-llama-cpp's (512). */
+    batchSize?: number;
 };
 
 /**
@@ -43,7 +54,11 @@ export type LlamaChatEngineOptions = {
  */
 export class LlamaChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
-    private readonly pool: AdmissionQueue<LlamaContextSequence>;
+    /** Places for sequences; which sequence a request gets is the prefix cache's choice. */
+    private readonly pool: AdmissionQueue;
+    private readonly sequences: SequencePrefixCache<LlamaContextSequence>;
+    /** Requests that got their sequences so far: tells a request whether another one ran beside it. */
+    private leasesGranted = 0;
     private readonly stepBarrier = new DecodeStepBarrier();
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
@@ -56,18 +71,21 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly renderer: ChatPromptRenderer,
         private readonly jsonGrammar: LlamaGrammar,
         options: LlamaChatEngineOptions,
-        fingerprint: string
+        fingerprint: string,
+        private readonly runtime: Record<string, unknown>
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
-        this.pool = new AdmissionQueue(sequences, options.queueSize, options.id);
+        this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
+        this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
             id: options.id,
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
             fingerprint,
-            toolCallFormat: renderer.toolCallFormat
+            toolCallFormat: renderer.toolCallFormat,
+            fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null
         };
     }
 
@@ -82,18 +100,24 @@ export class LlamaChatEngine implements ChatEngine {
                 sequences: options.parallel,
                 threads: options.threads,
                 batching: {itemPrioritizationStrategy: sequenceOrderedBatching(() => created)},
+                flashAttention: options.flashAttention ?? "auto",
+                batchSize: options.batchSize,
                 // node-llama-cpp would otherwise shrink the context to fit memory without saying so.
                 failedCreationRemedy: false
             });
             const renderer = new ChatPromptRenderer(model);
             const jsonGrammar = await llama.createGrammar({grammar: jsonObjectGrammar});
+            const flashAttention = resolvedFlashAttention(llama, model, options.flashAttention ?? "auto");
+            const identity = runtimeIdentity(llama);
             const fingerprint = systemFingerprint({
-                ...runtimeIdentity(llama),
+                ...identity,
                 modelPath: options.modelPath,
                 contextSize: context.contextSize,
-                threads: options.threads
+                threads: options.threads,
+                flashAttention
             });
-            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint);
+            const runtime = {binary: identity.binary, flashAttention};
+            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime);
         } catch (error) {
             await model.dispose();
             throw error;
@@ -101,11 +125,11 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     load(): EngineLoad {
-        return this.pool.load();
+        return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats()}};
     }
 
     describe() {
-        return {context: this.info.contextSize};
+        return {context: this.info.contextSize, ...this.runtime, promptCache: this.sequences.mode};
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
@@ -115,7 +139,11 @@ export class LlamaChatEngine implements ChatEngine {
         const toolCallFormat = this.renderer.toolCallFormat;
         if (tools != null && tools.functions.length > 0 && toolCallFormat == null)
             throw new Error(`Model '${this.info.id}' has no tool support; the request should have been refused`);
-        const promptTokens = this.renderer.render(job.turns, tools?.functions);
+        // A raw prompt (legacy completions) replaces the rendered conversation; everything else is shared.
+        const raw = job.rawPrompt == null ? null : rawPromptTokens(this.model, job.rawPrompt);
+        const promptTokens = raw?.tokens ?? this.renderer.render(job.turns, tools?.functions);
+        if (promptTokens.length === 0)
+            throw new EmptyPromptError();
         const contextSize = this.info.contextSize;
         if (promptTokens.length >= contextSize)
             throw new ContextLengthExceededError(contextSize, promptTokens.length);
@@ -130,7 +158,28 @@ export class LlamaChatEngine implements ChatEngine {
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
 
-        const done = lease.then(async ({slots, release}) => {
+        const done = lease.then(async ({release}) => {
+            const taken = this.sequences.take(promptTokens, job.n);
+            const slots = taken.map(({sequence}) => sequence);
+            const leaseNumber = ++this.leasesGranted;
+            const aloneAtStart = this.pool.load().busy === job.n;
+            if (raw != null && job.rawPrompt!.echo === true) {
+                try {
+                    hooks.onPrompt?.(await promptEcho({
+                        model: this.model, tokens: promptTokens, clientStart: raw.clientStart,
+                        text: typeof job.rawPrompt!.prompt === "string" ? job.rawPrompt!.prompt : null,
+                        logprobs: job.logprobs == null ? undefined : {
+                            topLogprobs: job.logprobs, bytes: this.tokenBytes, tap: this.distributionTap, sequence: slots[0], chunkSize: this.context.batchSize, signal: hooks.signal
+                        }
+                    }));
+                } catch (error) {
+                    // As for a failed choice below: what the evaluation left is not worth trusting.
+                    await slots[0].clearHistory().catch(() => {});
+                    slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
+                    release();
+                    throw error;
+                }
+            }
             // One failing choice stops its siblings; the request's own signal stops them all.
             const stopAll = new AbortController();
             const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
@@ -158,6 +207,7 @@ export class LlamaChatEngine implements ChatEngine {
                         tokenBias,
                         grammar,
                         promptChunkSize: this.context.batchSize,
+                        keptPromptTokens: taken[index].kept,
                         stepBarrier: this.stepBarrier,
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
@@ -168,6 +218,7 @@ export class LlamaChatEngine implements ChatEngine {
                                 toolStream.push(text);
                             }
                     });
+                    this.sequences.record(promptTokens.length, outcome.cachedPromptTokens);
                     if (toolStream != null) {
                         toolStream.finish();
                         if (entries.length > 0)
@@ -187,10 +238,18 @@ export class LlamaChatEngine implements ChatEngine {
                     return result;
                 } catch (error) {
                     stopAll.abort(error);
+                    // What a failed evaluation left in the sequence is not worth trusting for the next prompt.
+                    await sequence.clearHistory().catch(() => {});
                     throw error;
                 }
             }));
             // Sequences go back only once every choice has let go of its own.
+            // For the exact cache: the prompt went in whole chunks of the grid only if nothing shared its batches
+            // (another choice or request would have), which is certain when nobody else ran from start to end.
+            const alone = job.n === 1 && aloneAtStart && this.leasesGranted === leaseNumber;
+            const wholeChunks = alone ? wholeChunkTokens(promptTokens.length, this.context.batchSize) : 0;
+            outcomes.forEach((outcome, index) =>
+                this.sequences.giveBack(slots[index], outcome.status === "fulfilled" ? wholeChunks : 0));
             release();
             const failure = outcomes.find((outcome) => outcome.status === "rejected");
             if (failure != null)
@@ -228,6 +287,15 @@ export class LlamaChatEngine implements ChatEngine {
         this.schemaGrammars.set(key, grammar);
         return grammar;
     }
+}
+
+/** What `flashAttention: "auto"` became: llama.cpp turns it on where the backend runs the op, which the CPU always does. */
+function resolvedFlashAttention(llama: Llama, model: LlamaModel, setting: boolean | "auto"): boolean | "auto" {
+    if (!model.flashAttentionSupported)
+        return false;
+    if (setting !== "auto")
+        return setting;
+    return llama.gpu === false ? true : "auto";
 }
 
 function vocabularySize(model: LlamaModel) {

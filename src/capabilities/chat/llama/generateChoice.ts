@@ -2,6 +2,8 @@ import type { LlamaContextSequence, LlamaGrammar, LlamaModel, Token, TokenBias }
 import { LlamaGrammarEvaluationState } from "node-llama-cpp";
 import type { FinishReason, TokenLogprob } from "../ChatEngine.js";
 import type { DecodeStepBarrier } from "./DecodeStepBarrier.js";
+import { promptChunks } from "./promptChunks.js";
+import { reusePromptPrefix } from "./reusePromptPrefix.js";
 import { ChoiceText } from "./ChoiceText.js";
 import type { RawDistribution, RawDistributionTap } from "./RawDistributionTap.js";
 import type { TokenBytes } from "./TokenBytes.js";
@@ -24,6 +26,8 @@ export type ChoiceSettings = {
     grammar?: LlamaGrammar;
     /** Prompt tokens evaluated per step, so an abort is noticed between steps. */
     promptChunkSize: number;
+    /** Prompt tokens whose KV cache the sequence keeps (prompt cache, see SequencePrefixCache); default 0. */
+    keptPromptTokens?: number;
     /** Shared by the sequences of one context, to decode in shared batches. */
     stepBarrier: DecodeStepBarrier;
     signal: AbortSignal;
@@ -32,23 +36,33 @@ export type ChoiceSettings = {
     onText: (text: string, logprobs?: TokenLogprob[]) => void;
 };
 
-export type ChoiceOutcome = {text: string, finishReason: FinishReason, completionTokens: number, logprobs?: TokenLogprob[]};
+export type ChoiceOutcome = {
+    text: string, finishReason: FinishReason, completionTokens: number, logprobs?: TokenLogprob[],
+    /** Prompt tokens whose KV cache was reused rather than evaluated. */
+    cachedPromptTokens: number
+};
 
 /**
- * Generates one choice on one context sequence, which it clears first. Sampling is configured for
+ * Generates one choice on one context sequence, which it clears first except for the first
+ * `keptPromptTokens` of the prompt. Sampling is configured for
  * OpenAI semantics rather than node-llama-cpp's defaults: no top-k (0 = whole vocabulary), no
  * min-p, no multiplicative repeat penalty, penalties counted over the generated tokens only.
  */
 export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOutcome> {
     const {model, sequence, promptTokens, signal} = settings;
-    await sequence.clearHistory();
+    // A zero budget (legacy completions scoring a prompt with echo) generates nothing.
+    if (settings.maxTokens <= 0)
+        return {text: "", finishReason: "length", completionTokens: 0, cachedPromptTokens: 0, ...(settings.logprobs == null ? {} : {logprobs: []})};
+    const cachedPromptTokens = settings.keptPromptTokens ?? 0;
+    await reusePromptPrefix(sequence, cachedPromptTokens);
 
     // The prompt is evaluated in chunks so an abort is noticed between them; the last chunk goes
     // to the generator below, whose first sample is the first completion token.
-    const lastChunkStart = Math.max(0, promptTokens.length - settings.promptChunkSize);
-    for (let start = 0; start < lastChunkStart; start += settings.promptChunkSize) {
+    const chunks = promptChunks(promptTokens.length, cachedPromptTokens, settings.promptChunkSize);
+    const last = chunks.pop()!;
+    for (const chunk of chunks) {
         signal.throwIfAborted();
-        await sequence.evaluateWithoutGeneratingNewTokens(promptTokens.slice(start, Math.min(lastChunkStart, start + settings.promptChunkSize)));
+        await sequence.evaluateWithoutGeneratingNewTokens(promptTokens.slice(chunk.start, chunk.end));
     }
     signal.throwIfAborted();
 
@@ -59,7 +73,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     // The distribution of the token the sequence samples next, reported just before the generator yields that token.
     let sampled: {token: Token, distribution: RawDistribution} | undefined;
 
-    const tokens = sequence.evaluate(promptTokens.slice(lastChunkStart), {
+    const tokens = sequence.evaluate(promptTokens.slice(last.start, last.end), {
         temperature: settings.temperature,
         topK: 0,
         topP: settings.topP,
@@ -140,7 +154,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         unwatch?.();
     }
     return {
-        text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length,
+        text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length, cachedPromptTokens,
         ...(settings.logprobs == null ? {} : {logprobs: output.logprobs})
     };
 }

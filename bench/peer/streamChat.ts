@@ -1,0 +1,58 @@
+/** What one streamed chat completion looked like from the client. Times are `performance.now()` ms. */
+export type ChatTiming = {start: number, firstToken: number, end: number, text: string, completionTokens: number, promptTokens: number, cachedTokens: number | null};
+
+/**
+ * One streamed POST /v1/chat/completions, parsed by hand (no SDK), the same for both servers:
+ * the first token is the first chunk with non-empty content, the end is the finish_reason chunk.
+ */
+export async function streamChat(baseUrl: string, body: Record<string, unknown>, start = performance.now()): Promise<ChatTiming> {
+    const response = await fetch(`${baseUrl}/v1/chat/completions`, {
+        method: "POST",
+        signal: AbortSignal.timeout(300_000),
+        headers: {"Content-Type": "application/json"},
+        body: JSON.stringify({...body, stream: true, stream_options: {include_usage: true}})
+    });
+    if (response.status !== 200 || response.body == null)
+        throw new Error(`${baseUrl}: POST /v1/chat/completions: ${response.status} ${await response.text()}`);
+    let firstToken = NaN;
+    let end = NaN;
+    let text = "";
+    let usage: {prompt_tokens: number, completion_tokens: number, prompt_tokens_details?: {cached_tokens?: number}} | null = null;
+    let buffer = "";
+    const decoder = new TextDecoder();
+    const reader = response.body.getReader();
+    for (;;) {
+        const {value, done} = await reader.read();
+        if (done)
+            break;
+        const now = performance.now();
+        buffer += decoder.decode(value, {stream: true});
+        let boundary: number;
+        while ((boundary = buffer.indexOf("\n\n")) >= 0) {
+            const event = buffer.slice(0, boundary);
+            buffer = buffer.slice(boundary + 2);
+            if (!event.startsWith("data: ") || event === "data: [DONE]")
+                continue;
+            const chunk = JSON.parse(event.slice(6));
+            if (chunk.error != null)
+                throw new Error(`${baseUrl}: error in the stream: ${JSON.stringify(chunk.error)}`);
+            const choice = chunk.choices?.[0];
+            const content = choice?.delta?.content;
+            if (typeof content === "string" && content !== "") {
+                if (text === "")
+                    firstToken = now;
+                text += content;
+            }
+            if (choice?.finish_reason != null)
+                end = now;
+            if (chunk.usage != null)
+                usage = chunk.usage;
+        }
+    }
+    if (usage == null)
+        throw new Error(`${baseUrl}: the stream ended without usage`);
+    return {
+        start, firstToken, end, text, completionTokens: usage.completion_tokens, promptTokens: usage.prompt_tokens,
+        cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? null
+    };
+}

@@ -1,0 +1,102 @@
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import type { PromptCacheMode } from "../../src/capabilities/chat/llama/SequencePrefixCache.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import type { ChatJob, ChatTurn, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// The README's seed statement for the prompt cache, checked. The model is wide enough (256, f16) and
+// the prompts long enough (~740 tokens, over one 512-token batch) for llama.cpp's batch-size-dependent
+// arithmetic to show: the first test fails with PROMPT_CACHE=on (checked: seed 1, sampled, differs).
+const modelPath = path.join(testModelsDir, "prompt-cache-256.gguf");
+const batchSize = 512;
+
+const words = "the cat sat on a mat and looked at the dog who ran across the big green field".split(" ");
+const text = (count: number, salt: number) => Array.from({length: count}, (_, i) => words[(i * 7 + salt) % words.length]).join(" ");
+
+function job(turns: ChatTurn[], seed: number, temperature: number, n = 1): ChatJob {
+    return {
+        turns, n, maxTokens: 12, stop: [], jsonObject: false, jsonSchema: null,
+        sampling: {temperature, topP: 1, seed, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}
+    };
+}
+
+describe("prompt cache and seeds", () => {
+    const engines = new Map<PromptCacheMode, LlamaChatEngine>();
+    beforeAll(async () => {
+        await makeTestLlamaGguf(modelPath, {nEmbd: 256, nLayers: 2, nHeads: 4, nKvHeads: 2, nFf: 512, contextLength: 2048, seed: 3, weightStorage: "f16"});
+        const llama = await loadLlamaRuntime();
+        for (const mode of ["off", "on", "exact"] as const)
+            engines.set(mode, await LlamaChatEngine.load(llama, {
+                id: mode, modelPath, contextSize: 2048, threads: 1, parallel: 2, queueSize: 4, promptCache: mode, batchSize
+            }));
+    }, 60_000);
+    afterAll(async () => {
+        for (const engine of engines.values())
+            await engine.dispose();
+    });
+
+    /** The choices, and the prompt's length as `promptTokens`. */
+    const run = async (mode: PromptCacheMode, request: ChatJob): Promise<ChoiceResult[] & {promptTokens: number}> => {
+        const submitted = engines.get(mode)!.submit(request, {signal: new AbortController().signal});
+        return Object.assign(await submitted.done, {promptTokens: submitted.promptTokens});
+    };
+
+    const conversation = (seed: number) => {
+        const first: ChatTurn[] = [{role: "system", content: text(400, seed)}, {role: "user", content: "first " + seed}];
+        const followUp: ChatTurn[] = [...first, {role: "assistant", content: text(6, seed + 1)}, {role: "user", content: "second " + seed}];
+        return {first, followUp};
+    };
+
+    it("exact: a reused prefix or a whole reused prompt gives the output of a miss, greedy and sampled, seed by seed", async () => {
+        for (let seed = 1; seed <= 4; seed++) {
+            const {first, followUp} = conversation(seed);
+            for (const temperature of [0, 1]) {
+                const [miss] = await run("off", job(followUp, seed, temperature));
+                expect(miss.cachedPromptTokens).toBe(0);
+                await run("exact", job(first, seed + 100, temperature));
+                const [prefixHit] = await run("exact", job(followUp, seed, temperature));
+                const [wholeHit] = await run("exact", job(followUp, seed, temperature));
+                // Hits for real, on the chunk grid.
+                expect(prefixHit.cachedPromptTokens).toBeGreaterThanOrEqual(batchSize);
+                expect(prefixHit.cachedPromptTokens! % batchSize).toBe(0);
+                expect(wholeHit.cachedPromptTokens).toBeGreaterThanOrEqual(prefixHit.cachedPromptTokens!);
+                expect({seed, temperature, text: prefixHit.text}).toEqual({seed, temperature, text: miss.text});
+                expect({seed, temperature, text: wholeHit.text}).toEqual({seed, temperature, text: miss.text});
+            }
+        }
+    }, 120_000);
+
+    it("on: a request repeated unchanged reuses all but its last prompt token and gives the same output from its second run on", async () => {
+        for (let seed = 1; seed <= 3; seed++) {
+            const {followUp} = conversation(seed);
+            const [first] = await run("on", job(followUp, seed, 1));
+            const [second] = await run("on", job(followUp, seed, 1));
+            const thirdRun = await run("on", job(followUp, seed, 1));
+            const [third] = thirdRun;
+            const promptTokens = thirdRun.promptTokens;
+            expect(second.cachedPromptTokens).toBe(promptTokens - 1);
+            expect(third.cachedPromptTokens).toBe(promptTokens - 1);
+            expect(third.text).toBe(second.text);
+            expect(first.completionTokens).toBe(12);
+        }
+    }, 120_000);
+
+    it("n = 2: each choice takes its own sequence with the longest prefix; both reuse it on the next turn", async () => {
+        const {first, followUp} = conversation(9);
+        const firstRun = await run("on", job(first, 9, 1, 2));
+        const [a, b] = firstRun;
+        const [c, d] = await run("on", job(followUp, 9, 1, 2));
+        expect(a.cachedPromptTokens).toBeGreaterThanOrEqual(0);
+        expect(b.cachedPromptTokens).toBeGreaterThanOrEqual(0);
+        const firstLength = firstRun.promptTokens;
+        // Each sequence holds the first prompt (and its own choice): the follow-up keeps at least the first prompt's tokens
+        // up to where the assistant turn starts, on both sequences.
+        expect(c.cachedPromptTokens).toBeGreaterThanOrEqual(firstLength - 1);
+        expect(d.cachedPromptTokens).toBeGreaterThanOrEqual(firstLength - 1);
+        const stats = engines.get("on")!.load().details!.promptCache as {hits: number, lookups: number};
+        expect(stats.hits).toBeGreaterThanOrEqual(2);
+    }, 120_000);
+});
