@@ -9,7 +9,7 @@ import { loadLlamaRuntime } from "../src/runtimes/llama/llamaRuntime.js";
 import type { ChatJob, ChatTurn } from "../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
 
-const modelPath = process.argv[2] ?? new URL("../.cache/cache-agreement.gguf", import.meta.url).pathname;
+const modelPath = process.argv[2] || new URL("../.cache/cache-agreement.gguf", import.meta.url).pathname;
 const seeds = Number(process.argv[3] ?? 20);
 const historyWords = Number(process.argv[4] ?? 300);
 (await import("node:fs")).mkdirSync(new URL("../.cache/", import.meta.url).pathname, {recursive: true});

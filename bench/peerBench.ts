@@ -135,9 +135,14 @@ async function benchModel(name: string, options: TestLlamaGgufOptions, llamaServ
             for (const side of order) {
                 const perSide = results.get(side.name) ?? new Map<string, number[]>();
                 results.set(side.name, perSide);
-                await measure(side, `run${run}-${side.name}-${Date.now()}`, longWords, prefillWords, (label, value) => {
-                    perSide.set(label, [...perSide.get(label) ?? [], value]);
-                });
+                try {
+                    await measure(side, `run${run}-${side.name}-${Date.now()}`, longWords, prefillWords, (label, value) => {
+                        perSide.set(label, [...perSide.get(label) ?? [], value]);
+                    });
+                } catch (error) {
+                    const log = side.name === "ours" ? ours.log : peer?.log ?? "";
+                    throw new Error(`${name}, run ${run}, ${side.name} failed: ${(error as Error).message}; ${(error as Error).cause ?? ""}\n${log.slice(-3000)}`);
+                }
             }
         }
         const rows: [string, string, boolean][] = [

@@ -3,7 +3,12 @@ import net from "node:net";
 
 /** llama.cpp's llama-server as a child process on a free loopback port. */
 export class LlamaServerProcess {
-    private constructor(private readonly child: ChildProcess, readonly baseUrl: string, readonly commandLine: string) {}
+    private constructor(private readonly child: ChildProcess, readonly baseUrl: string, readonly commandLine: string, private readonly output: () => string) {}
+
+    /** The last 20 kB of its output. */
+    get log() {
+        return this.output();
+    }
 
     static async start(binary: string, args: string[], timeoutMs = 300_000): Promise<LlamaServerProcess> {
         const port = await freePort();
@@ -21,7 +26,7 @@ export class LlamaServerProcess {
             const response = await fetch(`${baseUrl}/health`, {signal: AbortSignal.timeout(2000)}).catch(() => null);
             await response?.body?.cancel();
             if (response?.status === 200)
-                return new LlamaServerProcess(child, baseUrl, [binary, ...fullArgs].join(" "));
+                return new LlamaServerProcess(child, baseUrl, [binary, ...fullArgs].join(" "), () => output);
             if (Date.now() - started > timeoutMs) {
                 child.kill("SIGKILL");
                 throw new Error(`llama-server did not become ready:\n${output}`);

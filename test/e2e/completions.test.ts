@@ -135,6 +135,9 @@ describe.skipIf(storiesModelPath == null)("/v1/completions on stories260K (real 
         await complete({prompt: "The little dog ran to the park", max_tokens: 1});
         const again = await complete({prompt: "The little dog ran to the park", max_tokens: 1});
         expect(again.usage.prompt_tokens_details.cached_tokens).toBe(again.usage.prompt_tokens - 1);
+        // Echoed logprobs need the whole prompt evaluated again: nothing counts as cached.
+        const scored = await complete({prompt: "The little dog ran to the park", max_tokens: 0, echo: true, logprobs: 1});
+        expect(scored.usage.prompt_tokens_details.cached_tokens).toBe(0);
     });
 
     it("more prompts than sequences and queue places together: they take turns, in order", async () => {

@@ -84,7 +84,8 @@ export function completionsHandler(context: RouteContext): Middleware {
                 echo: echoes[prompt],
                 choices: plan.bestOf > plan.n ? selectBestOf(choices, plan.n) : choices,
                 completionTokens: choices.reduce((sum, choice) => sum + choice.completionTokens, 0),
-                ...cachedTokensOf(choices)
+                // Echoed logprobs evaluate the whole prompt again, whatever the prompt cache kept.
+                ...(plan.echo && plan.logprobs != null ? {cachedTokens: 0} : cachedTokensOf(choices))
             }));
             const usage = toCompletionUsage(outcomes);
             state.logFields.prompt_tokens = usage.prompt_tokens;

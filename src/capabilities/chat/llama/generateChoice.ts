@@ -50,11 +50,12 @@ export type ChoiceOutcome = {
  */
 export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOutcome> {
     const {model, sequence, promptTokens, signal} = settings;
-    // A zero budget (legacy completions scoring a prompt with echo) generates nothing.
-    if (settings.maxTokens <= 0)
-        return {text: "", finishReason: "length", completionTokens: 0, cachedPromptTokens: 0, ...(settings.logprobs == null ? {} : {logprobs: []})};
     const cachedPromptTokens = settings.keptPromptTokens ?? 0;
     await reusePromptPrefix(sequence, cachedPromptTokens);
+    // A zero budget (legacy completions scoring a prompt with echo) evaluates nothing more; the
+    // sequence then holds only the kept prefix, which is what the prompt cache is told it holds.
+    if (settings.maxTokens <= 0)
+        return {text: "", finishReason: "length", completionTokens: 0, cachedPromptTokens, ...(settings.logprobs == null ? {} : {logprobs: []})};
 
     // The prompt is evaluated in chunks so an abort is noticed between them; the last chunk goes
     // to the generator below, whose first sample is the first completion token.
