@@ -21,6 +21,7 @@ import { OnnxSession } from "../src/runtimes/onnx/OnnxSession.js";
 import { startServer } from "../src/startServer.js";
 import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { makeTestSdModel } from "../test/support/onnx/makeTestSdModel.js";
+import { chatTtft } from "./chatTtft.js";
 
 const quick = process.argv.includes("--quick");
 const runs = quick ? 3 : 7;
@@ -149,15 +150,7 @@ for (const n of [1, 4]) {
 const rss = process.memoryUsage().rss;
 const peak = process.resourceUsage().maxRSS * 1024;
 
-async function ttft() {
-    const started = performance.now();
-    const stream = await client.chat.completions.create({model: "chat", messages: [{role: "user", content: "hi"}], max_tokens: 16, stream: true, temperature: 0});
-    let first = 0;
-    for await (const chunk of stream)
-        if ((chunk.choices[0]?.delta?.content ?? "") !== "" && first === 0)
-            first = performance.now() - started;
-    return first;
-}
+const ttft = () => chatTtft(client);
 const idle: number[] = [];
 for (let i = 0; i < 10; i++) idle.push(await ttft());
 let generating = true;

@@ -30,6 +30,7 @@ import { makeTestKokoroOnnx } from "../test/support/onnx/makeTestKokoroOnnx.js";
 import { BenchServer } from "./serverClient.js";
 import { oneSentence, tenSentences, timeSpeechEngineDirect, type SpeechTimingResult } from "./speechEngineDirect.js";
 import { fixed, median } from "./stats.js";
+import { chatTtft } from "./chatTtft.js";
 
 const quick = process.argv.includes("--quick");
 const flag = (name: string, fallback: number) => {
@@ -170,15 +171,7 @@ for (const concurrency of [1, 4]) {
         `${fixed(median(results.map((result) => result.totalMs)), 0)} | ${fixed(direct.realTimeFactor, 1)} | ${fixed(concurrency * directFigures["10 sentences"].audioSeconds / (wallMs / 1000), 1)} |`);
 }
 
-async function ttft() {
-    const started = performance.now();
-    const stream = await client.chat.completions.create({model: "chat", messages: [{role: "user", content: "hi"}], max_tokens: 16, stream: true, temperature: 0});
-    let first = 0;
-    for await (const chunk of stream)
-        if ((chunk.choices[0]?.delta?.content ?? "") !== "" && first === 0)
-            first = performance.now() - started;
-    return first;
-}
+const ttft = () => chatTtft(client);
 const samples = quick ? 5 : 10;
 const idle: number[] = [];
 for (let i = 0; i < samples; i++)

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { encodeModel, float, int64, mulberry32, node, tensor, valueInfo } from "./onnxGraphBuilder.js";
+import { seededRandom } from "../seededRandom.js";
+import { encodeModel, float, int64, node, tensor, valueInfo } from "./onnxGraphBuilder.js";
 import { kokoroVocabulary } from "./kokoroVocabulary.js";
 
 export type TestKokoroOptions = {
@@ -30,7 +31,7 @@ const styleRows = 510;
  */
 export function makeTestKokoroOnnx(folder: string, options: TestKokoroOptions = {}) {
     const frame = options.samplesPerToken ?? 600;
-    const random = mulberry32(options.seed ?? 1);
+    const random = seededRandom(options.seed ?? 1);
     const floats = (count: number, scale: number) => Float32Array.from({length: count}, () => (random() * 2 - 1) * scale);
     const vocabularySize = Math.max(...Object.values(kokoroVocabulary)) + 1;
 

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import onnxProto from "onnx-proto";
 import { float16 } from "../../../src/runtimes/onnx/float16.js";
+import { seededRandom } from "../seededRandom.js";
 
 const {onnx} = onnxProto;
 const DataType = onnx.TensorProto.DataType;
@@ -53,7 +54,7 @@ export const testSdLatentSize = 8;
 export function makeTestSdModel(folder: string, options: TestSdOptions = {}) {
     const precision = options.precision ?? "fp32";
     const hidden = options.hiddenSize ?? 32;
-    const random = mulberry32(options.seed ?? 1);
+    const random = seededRandom(options.seed ?? 1);
     const floats = (count: number, scale: number) => Float32Array.from({length: count}, () => (random() * 2 - 1) * scale);
     const tokenizer = testSdTokenizer();
 
@@ -355,15 +356,4 @@ function valueInfo(name: string, elemType: number, dims: (string | number)[]) {
 
 function bytesOf(view: ArrayBufferView) {
     return new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-}
-
-function mulberry32(seed: number) {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6D2B79F5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
 }

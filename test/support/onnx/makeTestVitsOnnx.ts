@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { encodeModel, float, int64, mulberry32, node, tensor, valueInfo } from "./onnxGraphBuilder.js";
+import { seededRandom } from "../seededRandom.js";
+import { encodeModel, float, int64, node, tensor, valueInfo } from "./onnxGraphBuilder.js";
 
 export type TestVitsOptions = {
     seed?: number;
@@ -21,7 +22,7 @@ const characters = ["_", " ", "'", "-", ..."abcdefghijklmnopqrstuvwxyz0123456789
  */
 export function makeTestVitsOnnx(folder: string, options: TestVitsOptions = {}) {
     const frame = options.samplesPerToken ?? 256;
-    const random = mulberry32(options.seed ?? 2);
+    const random = seededRandom(options.seed ?? 2);
     const embeddings = Float32Array.from({length: characters.length * frame}, () => (random() * 2 - 1) * 1.5);
     const model = encodeModel({
         name: "test-vits",

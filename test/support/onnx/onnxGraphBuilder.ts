@@ -45,15 +45,3 @@ export function encodeModel(graph: onnxProto.onnx.IGraphProto): Uint8Array {
         graph: onnx.GraphProto.create(graph)
     })).finish();
 }
-
-/** Deterministic pseudo-random numbers in [0, 1). */
-export function mulberry32(seed: number) {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6D2B79F5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
