@@ -11,7 +11,7 @@ import type { Capability } from "../../src/capabilities/Capability.js";
 import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
 import { defaultConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
-import { checkAnswer, mutatedBody, type Mutation } from "./requestFuzz.js";
+import { checkAnswer, combinedBody, mutatedBody, type Mutation } from "./requestFuzz.js";
 
 // Property: whatever the body, the answer is a 2xx or an OpenAI-shaped 4xx naming the field at fault;
 // never a 5xx; the server stays healthy with nothing busy. Seeded, so a failure is reproducible
@@ -52,8 +52,8 @@ beforeAll(async () => {
             {id: "tiny-kokoro", task: "speech", path: tinyKokoroPath},
             {id: "fake-sd", task: "image", path: tinySdPath, aliases: ["dall-e-2"], defaults: {steps: 3}},
             {id: "fake-mj", task: "image", path: tinySdPath, parameterSet: "midjourney", defaults: {steps: 2, sampler: "Euler", size: "48x48", guidanceScale: 0}},
-            {id: "tiny-sd", task: "image", path: tinySdPath, defaults: {steps: 1, size: "32x32"}},
-            {id: "tiny-mj", task: "image", path: tinySdPath, parameterSet: "midjourney", defaults: {steps: 1, sampler: "Euler a", size: "32x32"}}
+            {id: "tiny-sd", task: "image", path: tinySdPath, defaults: {steps: 1}},
+            {id: "tiny-mj", task: "image", path: tinySdPath, parameterSet: "midjourney", defaults: {steps: 1, sampler: "Euler a"}}
         ],
         config: {workers: 1, onnxThreads: 1},
         capabilities: withFakeEngines,
@@ -118,6 +118,47 @@ const check = async (path: string, base: Record<string, unknown>, fields: string
     await expectIdle();
 };
 
+const combined = async (path: string, base: Record<string, unknown>, choices: Record<string, readonly string[]>, numRuns: number) => {
+    await fc.assert(fc.asyncProperty(combinedBody(base, choices), async (mutation) => {
+        const problem = await send(`POST ${path} ${JSON.stringify(base).slice(0, 60)} combined`, path, mutation);
+        expect(problem, mutation.body.slice(0, 500)).toBeNull();
+    }), {seed, numRuns});
+    await expectIdle();
+};
+
+// Plausible values per field (JSON text), at and just past the bounds, for `combined`.
+const completionsChoices = {
+    prompt: ['"once upon"', '["a","b"]', "[1,2,3]", "[[1,2],[3]]", '""', '[""]', "[]", "[[]]", '"\\ud800"', "[99999999]"],
+    suffix: ['"end"', '""', "null"], max_tokens: ["1", "0", "3", "null", "100000"], temperature: ["0", "2", "2.01", "null"],
+    top_p: ["0", "1", "0.5"], n: ["1", "2", "3", "129"], stop: ['"\n"', '["a","b","c","d"]', '["a","b","c","d","e"]', '""', "null"],
+    seed: ["0", "-1", "9007199254740993"], presence_penalty: ["-2", "2", "2.5"], frequency_penalty: ["-2", "0", "-2.1"],
+    logit_bias: ['{"1":100}', '{"1":-100}', '{"2":101}', '{"x":1}', "{}"], logprobs: ["0", "5", "6", "null", "true"],
+    echo: ["true", "false"], best_of: ["1", "2", "3", "20", "21"], stream: ["true", "false"],
+    stream_options: ['{"include_usage":true}', '{"include_usage":false}', "null"], user: ['"u"']
+} as const;
+const speechChoices = {
+    input: ['"One. Two! Three?"', '"x"', '" "', '"\\u0000"', '"🙂🙂"', `"${"word ".repeat(60)}"`],
+    voice: ['"af_heart"', '"am_onyx"', '"alloy"', '"onyx"', '{"id":"am_onyx"}', '{"id":"nobody"}', '"nobody"'],
+    instructions: ['"calm"', '""', "null"], response_format: ['"mp3"', '"opus"', '"aac"', '"flac"', '"wav"', '"pcm"'],
+    speed: ["0.25", "1", "4", "0.5", "4.01"], stream_format: ['"audio"', '"sse"'], stream: ["true", "false"]
+} as const;
+const imagesChoices = {
+    prompt: ['"a red fox"', '"a fox --ar 16:9 --seed 3 --no dogs"', '"x --ar 0:1"', '"x --v 6 --stylize 99999"', `"${"fox ".repeat(100)}"`],
+    negative_prompt: ['"blurry"', '""'], n: ["1", "2", "4", "5"], size: ['"32x32"', '"48x64"', '"auto"', '"128x128"', '"136x136"', '"33x33"'],
+    steps: ["1", "2", "50", "51"], sampler: ['"Euler"', '"Euler a"', '"DDIM"', '"DPM++ 2M Karras"', '"LCM"', '"nope"'],
+    seed: ["0", "4294967295", "4294967296"], guidance_scale: ["0", "1", "30", "30.5"], response_format: ['"b64_json"', '"url"'],
+    output_format: ['"png"', '"jpeg"', '"webp"'], output_compression: ["0", "100", "101"], quality: ['"low"', '"hd"', '"standard"', '"auto"'],
+    background: ['"transparent"', '"opaque"', '"auto"'], style: ['"vivid"'], moderation: ['"low"'], partial_images: ["0", "1", "3", "4"],
+    stream: ["true", "false"], user: ['"u"']
+} as const;
+// A MidJourney-style model takes its parameters in the prompt, plus OpenAI's output options.
+const midjourneyChoices = {
+    prompt: ['"a red fox"', '"a fox --ar 16:9"', '"a fox --ar 1:3 --seed 7"', '"a fox --no dogs --chaos 50 --stylize 250"', '"x --ar 0:1"',
+        '"x --seed -1"', '"x --seed 99999999999"', '"x --v 6 --q 2 --weird 3000 --tile"', '"x --ar"', '"--ar 2:1"', '"x --unknownflag 3"', '"x -- --"'],
+    stream: ["true", "false"], response_format: ['"b64_json"', '"url"'], output_format: ['"png"', '"jpeg"', '"webp"'],
+    output_compression: ["0", "100"], partial_images: ["0", "2"], n: ["1", "2"], background: ['"transparent"', '"auto"'], user: ['"u"']
+} as const;
+
 const property = (path: string, base: Record<string, unknown>, fields: string[]) =>
     fc.asyncProperty(mutatedBody(base, fields), async (mutation) => {
         const problem = await send(`POST ${path} ${JSON.stringify(base).slice(0, 90)}`, path, mutation);
@@ -136,21 +177,26 @@ describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
     it("POST /v1/completions", async () => {
         await check("/v1/completions", completionsBase, completionsFields, runs);
         await check("/v1/completions", {...completionsBase, stream: true, stream_options: {include_usage: true}}, completionsFields, runsFor(1 / 2));
+        await combined("/v1/completions", completionsBase, completionsChoices, runs);
     }, 600_000);
 
     it("POST /v1/completions on a real (tiny) model", async () => {
         await check("/v1/completions", {...completionsBase, model: "real"}, completionsFields, runsFor(1 / 4));
         await check("/v1/completions", {...completionsBase, model: "real", stream: true, logprobs: 2}, completionsFields, runsFor(1 / 8));
+        await combined("/v1/completions", {...completionsBase, model: "real"}, completionsChoices, runsFor(1 / 4));
     }, 600_000);
 
     it("POST /v1/audio/speech", async () => {
-        await check("/v1/audio/speech", speechBase, speechFields, runs);
-        await check("/v1/audio/speech", {...speechBase, stream_format: "sse"}, speechFields, runsFor(1 / 2));
-        await check("/v1/audio/speech", {...speechBase, response_format: "pcm", stream: true}, speechFields, runsFor(1 / 2));
+        // Each answer is encoded audio (mp3 by default), the dearest per case of the model-free properties.
+        await check("/v1/audio/speech", speechBase, speechFields, runsFor(1 / 2));
+        await check("/v1/audio/speech", {...speechBase, stream_format: "sse"}, speechFields, runsFor(1 / 4));
+        await check("/v1/audio/speech", {...speechBase, response_format: "pcm", stream: true}, speechFields, runsFor(1 / 4));
+        await combined("/v1/audio/speech", speechBase, speechChoices, runsFor(1 / 2));
     }, 600_000);
 
     it("POST /v1/audio/speech on a real (tiny) Kokoro model", async () => {
         await check("/v1/audio/speech", {...speechBase, model: "tiny-kokoro", input: "Hi.", response_format: "wav"}, speechFields, runsFor(1 / 10));
+        await combined("/v1/audio/speech", {...speechBase, model: "tiny-kokoro", input: "Hi."}, {...speechChoices, input: ['"Hi."', '"One. Two!"', '" "', '"🙂"']}, runsFor(1 / 10));
     }, 600_000);
 
     it("GET /v1/audio/voices with fuzzed query strings", async () => {
@@ -172,11 +218,16 @@ describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
         await check("/v1/images/generations", imagesBase, imagesFields, runs);
         await check("/v1/images/generations", {...imagesBase, stream: true, partial_images: 1}, imagesFields, runsFor(1 / 2));
         await check("/v1/images/generations", {model: "fake-mj", prompt: "a red fox --ar 3:2"}, imagesFields, runsFor(1 / 2));
+        await combined("/v1/images/generations", imagesBase, imagesChoices, runs);
+        await combined("/v1/images/generations", {model: "fake-mj", prompt: "a red fox"}, midjourneyChoices, runsFor(1 / 2));
     }, 600_000);
 
     it("POST /v1/images/generations on a real (tiny) Stable Diffusion model", async () => {
         await check("/v1/images/generations", {model: "tiny-sd", prompt: "a red fox"}, imagesFields, runsFor(1 / 20));
         await check("/v1/images/generations", {model: "tiny-mj", prompt: "a red fox --ar 2:1"}, imagesFields, runsFor(1 / 40));
+        const small = {...imagesChoices, size: ['"64x64"', '"auto"', '"72x64"', '"32x32"'], steps: ["1", "2"], n: ["1", "2"]};
+        await combined("/v1/images/generations", {model: "tiny-sd", prompt: "a red fox"}, small, runsFor(1 / 20));
+        await combined("/v1/images/generations", {model: "tiny-mj", prompt: "a red fox"}, midjourneyChoices, runsFor(1 / 40));
     }, 600_000);
 
     it("POST /v1/embeddings", async () => {

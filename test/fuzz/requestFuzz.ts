@@ -125,3 +125,18 @@ function inStreamServerError(response: Response, text: string): string | null {
     }
     return null;
 }
+
+/**
+ * A valid body with several fields set at once from per-field lists of plausible values (JSON text):
+ * in range, at the bounds and just past them. Mostly valid requests, so the engines, encoders and
+ * streams run with the combinations a client would send; one bad value must still be a 4xx naming a param.
+ */
+export function combinedBody(base: Record<string, unknown>, choices: Record<string, readonly string[]>): fc.Arbitrary<Mutation> {
+    return fc.subarray(Object.keys(choices), {minLength: 1}).chain((fields) =>
+        fc.tuple(...fields.map((field) => fc.constantFrom(...choices[field]))).map((values) => {
+            const chosen = new Map(fields.map((field, index) => [field, values[index]]));
+            const others = Object.entries(base).filter(([key]) => !chosen.has(key)).map(([key, json]) => `${JSON.stringify(key)}:${JSON.stringify(json)}`);
+            const own = [...chosen].map(([field, value]) => `${JSON.stringify(field)}:${value}`);
+            return {field: fields.join(","), body: `{${[...others, ...own].join(",")}}`, contentType: "application/json"};
+        }));
+}
