@@ -19,7 +19,16 @@ export const nastyValue: fc.Arbitrary<string> = fc.oneof(
         "[{\"role\":\"user\"}]", "[{\"role\":\"tool\",\"content\":\"x\"}]", "[{\"role\":\"assistant\",\"tool_calls\":[{}]}]",
         "[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:,\"}}]}]",
         "[{\"role\":\"user\",\"content\":[{\"type\":\"text\"}]}]", "[{\"role\":\"wizard\",\"content\":\"x\"}]",
-        "{\"include_usage\":\"yes\"}", "[[1,2],[3]]", "[1,-1,99999999]", "[\"\"]", "[[]]"
+        "{\"include_usage\":\"yes\"}", "[[1,2],[3]]", "[1,-1,99999999]", "[\"\"]", "[[]]",
+        // Values some endpoints take (completions, speech, images), so valid branches are reached too.
+        "{\"include_usage\":true}", "[\"a\",\"b\"]", "[[1,2],[3,4]]", "[0]", "[[0]]", "[\"hi\",[1,2]]", "3", "5", "6", "2", "4",
+        "\"wav\"", "\"pcm\"", "\"mp3\"", "\"opus\"", "\"aac\"", "\"flac\"", "\"sse\"", "\"audio\"", "\"alloy\"", "\"am_onyx\"",
+        "{\"id\":\"af_heart\"}", "{\"id\":\"nobody\"}", "{\"id\":7}", "{\"name\":\"af_heart\"}", "0.25", "4", "4.01", "0.24",
+        "\"auto\"", "\"48x48\"", "\"64x64\"", "\"1024x1024\"", "\"1x1\"", "\"64x\"", "\"0x0\"", "\"-64x64\"", "\"1e3x1e3\"",
+        "\"9999999999x9999999999\"", "\"b64_json\"", "\"url\"", "\"png\"", "\"jpeg\"", "\"webp\"", "\"transparent\"", "\"opaque\"",
+        "\"hd\"", "\"standard\"", "\"high\"", "\"vivid\"", "\"low\"", "\"Euler\"", "\"Euler a\"", "\"DPM++ 2M Karras\"", "\"DDIM\"",
+        "\"LCM\"", "100", "101", "50", "51", "30", "30.5", "4294967295", "4294967296", "\"<fim_middle>\"", "\"--ar 16:9 --v 6\"",
+        "\"a cat --ar 2:1 --seed 5 --no dogs --stylize 1000 --chaos 100\"", "\"--ar 0:0\"", "\"--ar 99999:1\""
     ),
     fc.double().map((value) => Number.isFinite(value) ? JSON.stringify(value) : "0"),
     fc.integer().map(String),
@@ -75,7 +84,7 @@ export async function checkAnswer(response: Response, mutation: Mutation): Promi
     if (response.status >= 500)
         return `status ${response.status}: ${text.slice(0, 300)}`;
     if (response.status < 300)
-        return null;
+        return inStreamServerError(response, text);
     let body: {error?: {message?: unknown, type?: unknown, param?: unknown, code?: unknown}};
     try {
         body = JSON.parse(text);
@@ -90,4 +99,44 @@ export async function checkAnswer(response: Response, mutation: Mutation): Promi
     if (response.status === 400 && mutation.field != null && error.param == null && error.code !== "invalid_json")
         return `400 without a param for a body whose field '${mutation.field}' was changed: ${error.message}`;
     return null;
+}
+
+/**
+ * A streamed answer (SSE) that carries an `error` event of a server-side type: a 5xx in disguise,
+ * since the headers had already gone out. In-stream 4xx-like errors (a field only found wrong once
+ * streaming began) are allowed. Chunked audio needs no check here: the body was read to its end.
+ */
+function inStreamServerError(response: Response, text: string): string | null {
+    if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream"))
+        return null;
+    for (const block of text.split("\n\n")) {
+        const data = block.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6)).join("\n");
+        if (data === "" || data === "[DONE]")
+            continue;
+        let event: {type?: unknown, error?: {type?: unknown}};
+        try {
+            event = JSON.parse(data);
+        } catch {
+            return `an SSE event that is not JSON: ${data.slice(0, 200)}`;
+        }
+        const errorType = event.error?.type;
+        if (errorType === "server_error" || (event.type === "error" && errorType == null))
+            return `an in-stream server error: ${data.slice(0, 300)}`;
+    }
+    return null;
+}
+
+/**
+ * A valid body with several fields set at once from per-field lists of plausible values (JSON text):
+ * in range, at the bounds and just past them. Mostly valid requests, so the engines, encoders and
+ * streams run with the combinations a client would send; one bad value must still be a 4xx naming a param.
+ */
+export function combinedBody(base: Record<string, unknown>, choices: Record<string, readonly string[]>): fc.Arbitrary<Mutation> {
+    return fc.subarray(Object.keys(choices), {minLength: 1}).chain((fields) =>
+        fc.tuple(...fields.map((field) => fc.constantFrom(...choices[field]))).map((values) => {
+            const chosen = new Map(fields.map((field, index) => [field, values[index]]));
+            const others = Object.entries(base).filter(([key]) => !chosen.has(key)).map(([key, json]) => `${JSON.stringify(key)}:${JSON.stringify(json)}`);
+            const own = [...chosen].map(([field, value]) => `${JSON.stringify(field)}:${value}`);
+            return {field: fields.join(","), body: `{${[...others, ...own].join(",")}}`, contentType: "application/json"};
+        }));
 }
