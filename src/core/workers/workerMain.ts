@@ -10,8 +10,8 @@ export type WorkerTaskMessage = {
     payload: unknown;
     /** Shared flag, 1 once the request is cancelled. */
     cancel: Int32Array;
-    /** Progress messages go here, then `{end: true}`. */
-    port: MessagePort;
+    /** Progress messages go here, then `{end: true}`; absent when the caller listens to no progress (a channel per task costs). */
+    port?: MessagePort;
 };
 
 const modules = new Map<string, Promise<TaskModule>>();
@@ -40,7 +40,7 @@ export default async function runWorkerTask({module, task, payload, cancel, port
                 throw new TaskCancelledError();
         },
         progress(message, transfer = []) {
-            port.postMessage({progress: message}, transfer);
+            port?.postMessage({progress: message}, transfer);
         }
     };
     try {
@@ -49,7 +49,7 @@ export default async function runWorkerTask({module, task, payload, cancel, port
             throw new Error(`Worker task module ${module} has no task '${task}'`);
         return await run(payload, context);
     } finally {
-        port.postMessage({end: true});
-        port.close();
+        port?.postMessage({end: true});
+        port?.close();
     }
 }
