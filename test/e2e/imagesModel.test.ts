@@ -110,3 +110,17 @@ describe("/v1/images/generations on the generated tiny Stable Diffusion model", 
         }
     });
 });
+
+describe("an image model whose manifest default size is outside its bounds", () => {
+    it("fails to load, naming the model and the field", async () => {
+        const server = await startTestServer({
+            models: [{id: "tiny-sd-bad", task: "image", path: tinySdPath, defaults: {size: "32x32"}}],
+            waitUntilReady: false
+        });
+        try {
+            await expect(server.ready).rejects.toThrow(/tiny-sd-bad.*'defaults\.size' is 32x32, outside this model's sizes \(each side 64\.\.128/);
+        } finally {
+            await server.stop();
+        }
+    });
+});

@@ -28,13 +28,23 @@ export function createImagesCapability(options: ImagesCapabilityOptions = {}): C
         workerModules: {images: siblingModuleUrl(import.meta.url, "./onnx/imageTasks")},
         async createEngine(entry, {config, logger, workers}) {
             const {OnnxImageEngine} = await import("./onnx/OnnxImageEngine.js");
-            return OnnxImageEngine.load(workers(), entry, {
+            const engine = await OnnxImageEngine.load(workers(), entry, {
                 threads: entry.threads ?? config.onnxThreads,
                 // One generation at a time per model: a UNet step already uses every ONNX thread.
                 parallel: entry.parallel ?? 1,
                 queueSize: config.queueSize,
                 onWarning: (message) => logger.warn(message)
             });
+            // The manifest's default size is only checkable once the model says its bounds: a wrong one stops the
+            // load (naming the field) instead of turning every request without `size` into a 400 about `size`.
+            const size = entry.settings.defaults.size;
+            const {min, max, multiple} = engine.sizeBounds;
+            if (size != null && size.split("x").map(Number).some((side) => side < min || side > max || side % multiple !== 0)) {
+                await engine.dispose();
+                throw new Error(`Model '${entry.id}': manifest field 'defaults.size' is ${size}, outside this model's sizes ` +
+                    `(each side ${min}..${max}, a multiple of ${multiple}).`);
+            }
+            return engine;
         },
         routes(router, context) {
             const links = new ImageLinkStore({now: options.now ?? Date.now, ttlMs: imageLinkTtlMs, maxBytes: imageLinkMaxBytes});
