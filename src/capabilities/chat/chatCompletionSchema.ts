@@ -1,3 +1,4 @@
+import { samplingSchema } from "./samplingSchema.js";
 /**
  * JSON schema of a chat-completion request. Known fields are checked for type and range; unknown
  * fields are allowed (clients send newer fields), and fields this server does not support yet are
@@ -35,13 +36,9 @@ export const chatCompletionSchema = {
                 }
             }
         },
-        frequency_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
-        presence_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
-        logit_bias: nullable({
-            type: "object",
-            propertyNames: {pattern: "^(0|[1-9][0-9]{0,9})$"},
-            additionalProperties: {type: "number", minimum: -100, maximum: 100}
-        }),
+        frequency_penalty: samplingSchema.frequency_penalty,
+        presence_penalty: samplingSchema.presence_penalty,
+        logit_bias: samplingSchema.logit_bias,
         logprobs: {type: ["boolean", "null"]},
         top_logprobs: nullable({type: "integer", minimum: 0, maximum: 5}),
         max_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
@@ -66,7 +63,7 @@ export const chatCompletionSchema = {
             if: {properties: {type: {const: "json_schema"}}},
             then: {required: ["json_schema"], properties: {json_schema: {type: "object"}}}
         }),
-        seed: nullable({type: "integer", minimum: -maxSafe, maximum: maxSafe}),
+        seed: samplingSchema.seed,
         stop: {
             type: ["string", "array", "null"],
             minLength: 1,
@@ -78,8 +75,8 @@ export const chatCompletionSchema = {
             type: "object",
             properties: {include_usage: {type: "boolean"}}
         }),
-        temperature: nullable({type: "number", minimum: 0, maximum: 2}),
-        top_p: nullable({type: "number", minimum: 0, maximum: 1}),
+        temperature: samplingSchema.temperature,
+        top_p: samplingSchema.top_p,
         tools: {type: ["array", "null"]},
         tool_choice: {type: ["string", "object", "null"]},
         parallel_tool_calls: {type: ["boolean", "null"]},

@@ -1,9 +1,9 @@
-import crypto from "node:crypto";
 import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatTools, ChatTurn } from "./ChatEngine.js";
 import { ApiError } from "../../core/http/ApiError.js";
 import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
 import { checkJsonSchema } from "./checkJsonSchema.js";
 import { toLogitBias } from "./toLogitBias.js";
+import { toSamplingOptions } from "./toSamplingOptions.js";
 
 /**
  * Converts a validated OpenAI request into an engine job, applying OpenAI's defaults and the
@@ -51,16 +51,7 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
         jsonSchema,
         logprobs: request.logprobs === true ? request.top_logprobs ?? 0 : null,
         tools,
-        sampling: {
-            temperature: request.temperature ?? 1,
-            topP: request.top_p ?? 1,
-            // node-llama-cpp would seed unseeded requests with the current second, making two
-            // unseeded requests in the same second identical.
-            seed: request.seed ?? crypto.randomInt(0, 2 ** 48 - 1),
-            frequencyPenalty: request.frequency_penalty ?? 0,
-            presencePenalty: request.presence_penalty ?? 0,
-            logitBias: toLogitBias(request.logit_bias, engine.vocabularySize)
-        }
+        sampling: toSamplingOptions(request, toLogitBias(request.logit_bias, engine.vocabularySize))
     };
 }
 

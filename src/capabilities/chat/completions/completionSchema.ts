@@ -1,3 +1,4 @@
+import { samplingSchema } from "../samplingSchema.js";
 /**
  * JSON schema of a legacy completion request. Known fields are checked for type and range; unknown
  * fields are allowed (as for chat). The checks a schema cannot express (token ids against the
@@ -19,8 +20,8 @@ export const completionSchema = {
         prompt: {type: ["string", "array"], minItems: 1},
         suffix: {type: ["string", "null"]},
         max_tokens: nullable({type: "integer", minimum: 0, maximum: maxSafe}),
-        temperature: nullable({type: "number", minimum: 0, maximum: 2}),
-        top_p: nullable({type: "number", minimum: 0, maximum: 1}),
+        temperature: samplingSchema.temperature,
+        top_p: samplingSchema.top_p,
         n: nullable({type: "integer", minimum: 1, maximum: maxChoices}),
         best_of: nullable({type: "integer", minimum: 1, maximum: maxChoices}),
         stop: {
@@ -29,14 +30,10 @@ export const completionSchema = {
             maxItems: 4,
             items: {type: "string", minLength: 1}
         },
-        seed: nullable({type: "integer", minimum: -maxSafe, maximum: maxSafe}),
-        frequency_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
-        presence_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
-        logit_bias: nullable({
-            type: "object",
-            propertyNames: {pattern: "^(0|[1-9][0-9]{0,9})$"},
-            additionalProperties: {type: "number", minimum: -100, maximum: 100}
-        }),
+        seed: samplingSchema.seed,
+        frequency_penalty: samplingSchema.frequency_penalty,
+        presence_penalty: samplingSchema.presence_penalty,
+        logit_bias: samplingSchema.logit_bias,
         logprobs: nullable({type: "integer", minimum: 0, maximum: 5}),
         echo: {type: ["boolean", "null"]},
         stream: {type: ["boolean", "null"]},

@@ -1,7 +1,7 @@
-import crypto from "node:crypto";
 import { ApiError } from "../../../core/http/ApiError.js";
 import type { ChatEngineInfo, ChatJob } from "../ChatEngine.js";
 import { toLogitBias } from "../toLogitBias.js";
+import { toSamplingOptions } from "../toSamplingOptions.js";
 import type { CompletionRequest } from "./CompletionWire.js";
 
 /** OpenAI's default for the legacy endpoint (chat's default is "until the context is full"). */
@@ -58,15 +58,7 @@ export function toCompletionJobs(request: CompletionRequest, engine: ChatEngineI
         // best_of ranks the candidates by their tokens' logprobs, asked for even when the client did not.
         logprobs: logprobs ?? (bestOf > n ? 0 : null),
         tools: null,
-        sampling: {
-            temperature: request.temperature ?? 1,
-            topP: request.top_p ?? 1,
-            // Unseeded, each prompt gets its own seed, so two equal prompts do not give equal texts.
-            seed: request.seed ?? crypto.randomInt(0, 2 ** 48 - 1),
-            frequencyPenalty: request.frequency_penalty ?? 0,
-            presencePenalty: request.presence_penalty ?? 0,
-            logitBias
-        }
+        sampling: toSamplingOptions(request, logitBias)
     }));
     return {jobs, n, bestOf, logprobs, echo};
 }
