@@ -12,30 +12,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { makeTestLlamaGguf, testLlamaTokens, type TestLlamaGgufOptions } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { buildLlamaServer } from "./peer/buildLlamaServer.js";
+import { greedyChatBody as body } from "./peer/greedyChatBody.js";
 import { LlamaServerProcess } from "./peer/LlamaServerProcess.js";
+import { cacheDir, peerContextSize as contextSize, peerModelPath, peerModels, projectRoot } from "./peer/peerModels.js";
 import { streamChat, type ChatTiming } from "./peer/streamChat.js";
 import { BenchServer } from "./serverClient.js";
 import { fixed, median } from "./stats.js";
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const cacheDir = path.join(projectRoot, ".cache");
 const parallel = 4;
 const threads = 1;
-const contextSize = 4096;
-
-const benchModels: Record<string, TestLlamaGgufOptions> = {
-    // ~56 MB F16: 4 layers, 768 wide.
-    "56mb": {nEmbd: 768, nLayers: 4, nHeads: 12, nKvHeads: 4, nFf: 2304, contextLength: contextSize, seed: 11, weightStorage: "f16", name: "peer-56mb"},
-    // ~300 MB F16: 12 layers, 1024 wide.
-    "300mb": {nEmbd: 1024, nLayers: 12, nHeads: 16, nKvHeads: 8, nFf: 2816, contextLength: contextSize, seed: 12, weightStorage: "f16", name: "peer-300mb"}
-};
 
 type Side = {name: string, url: string};
-type Row = {label: string, unit: string, higherIsBetter: boolean, values: Map<string, number[]>};
 
 const {values: args} = parseArgs({options: {
     runs: {type: "string", default: "5"},
@@ -46,17 +35,8 @@ const {values: args} = parseArgs({options: {
 const runs = Number(args.runs);
 const decodeTokens = Number(args.tokens);
 
-/** Control tokens (end of turn, end of sequence) and the 256 byte-fallback tokens, banned for both servers. */
-const bannedTokens: Record<string, number> = {};
-for (let id = 0; id < testLlamaTokens.firstByte.id + 256; id++)
-    bannedTokens[String(id)] = -100;
-
 const words = "the quick brown fox jumps over a lazy dog while small birds sing in tall green trees near an old stone bridge".split(" ");
 const text = (count: number, salt: number) => Array.from({length: count}, (_, i) => words[(i * 7 + salt) % words.length]).join(" ");
-
-function body(messages: {role: string, content: string}[], maxTokens: number) {
-    return {model: "bench", messages, max_tokens: maxTokens, temperature: 0, seed: 1, logit_bias: bannedTokens};
-}
 
 function expectTokens(timing: ChatTiming, tokens: number, what: string) {
     if (timing.completionTokens !== tokens)
@@ -104,12 +84,10 @@ async function measure(side: Side, nonce: string, longWords: number, prefillWord
     record("promptTokensPrefill", prefill.promptTokens);
 }
 
-async function benchModel(name: string, options: TestLlamaGgufOptions, llamaServer: string | null) {
-    const modelDir = path.join(cacheDir, "peer-models");
-    fs.mkdirSync(modelDir, {recursive: true});
-    const modelPath = path.join(modelDir, `${name}.gguf`);
-    if (!fs.existsSync(modelPath))
-        await makeTestLlamaGguf(modelPath, options);
+async function benchModel(name: string, llamaServer: string | null) {
+    const options = peerModels[name];
+    const modelPath = await peerModelPath(name);
+    const modelDir = path.dirname(modelPath);
     const sizeMb = fs.statSync(modelPath).size / 1e6;
     const manifestPath = path.join(modelDir, `${name}.models.json`);
     fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize}]}));
@@ -176,9 +154,5 @@ async function benchModel(name: string, options: TestLlamaGgufOptions, llamaServ
 
 const llamaServer = args["skip-peer"] ? null : buildLlamaServer(projectRoot, cacheDir);
 console.log("Note: on a shared machine the absolute figures move with the load; the runs interleave so the ratios hold better.");
-for (const name of args.models!.split(",")) {
-    const options = benchModels[name];
-    if (options == null)
-        throw new Error(`Unknown model '${name}'; known: ${Object.keys(benchModels).join(", ")}`);
-    await benchModel(name, options, llamaServer);
-}
+for (const name of args.models!.split(","))
+    await benchModel(name, llamaServer);

@@ -1,5 +1,9 @@
 /** What one streamed chat completion looked like from the client. Times are `performance.now()` ms. */
-export type ChatTiming = {start: number, firstToken: number, end: number, text: string, completionTokens: number, promptTokens: number, cachedTokens: number | null};
+export type ChatTiming = {
+    start: number, firstToken: number, end: number, text: string, completionTokens: number, promptTokens: number, cachedTokens: number | null,
+    /** llama-server's own account of the generation (its `timings` field); null from our server. */
+    peerPerTokenMs: number | null
+};
 
 /**
  * One streamed POST /v1/chat/completions, parsed by hand (no SDK), the same for both servers:
@@ -17,6 +21,7 @@ export async function streamChat(baseUrl: string, body: Record<string, unknown>,
     let firstToken = NaN;
     let end = NaN;
     let text = "";
+    let peerPerTokenMs: number | null = null;
     let usage: {prompt_tokens: number, completion_tokens: number, prompt_tokens_details?: {cached_tokens?: number}} | null = null;
     let buffer = "";
     const decoder = new TextDecoder();
@@ -47,12 +52,14 @@ export async function streamChat(baseUrl: string, body: Record<string, unknown>,
                 end = now;
             if (chunk.usage != null)
                 usage = chunk.usage;
+            if (typeof chunk.timings?.predicted_per_token_ms === "number")
+                peerPerTokenMs = chunk.timings.predicted_per_token_ms;
         }
     }
     if (usage == null)
         throw new Error(`${baseUrl}: the stream ended without usage`);
     return {
         start, firstToken, end, text, completionTokens: usage.completion_tokens, promptTokens: usage.prompt_tokens,
-        cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? null
+        cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? null, peerPerTokenMs
     };
 }

@@ -1,0 +1,187 @@
+/**
+ * `npm run bench:steps [-- --runs N] [--models 56mb,300mb] [--tokens N] [--skip-peer]`
+ *
+ * Where the time of one decode step goes, with 1 stream and with 4 streams at once, for:
+ * - raw: node-llama-cpp driven directly (`sequence.evaluate`, no server code), one context of 4
+ *   sequences, as its documentation shows;
+ * - ours: our chat engine (LlamaChatEngine, in process: no HTTP), the same context settings;
+ * - llama-server: its own per-token generation time (`timings.predicted_per_token_ms`: the wall
+ *   time of its decode loop per step, as it reports it), over HTTP.
+ * For raw and ours it also shows the native part of a step: node-llama-cpp's `decodeBatch` (the
+ * async call running llama_decode on libuv's thread pool, from the call to its resolution), and
+ * how many tokens each batch held (4 = the 4 streams decoded together, as llama-server does).
+ * A step's wall time minus its native decode is what the JavaScript loop costs (node-llama-cpp's
+ * sampling round trips, generator and queue, and our code). Runs interleave; medians.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { TokenBias, type Llama, type LlamaContext, type LlamaModel } from "node-llama-cpp";
+import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { buildLlamaServer } from "../peer/buildLlamaServer.js";
+import { bannedTokenIds, greedyChatBody } from "../peer/greedyChatBody.js";
+import { LlamaServerProcess } from "../peer/LlamaServerProcess.js";
+import { cacheDir, peerContextSize, peerModelPath, projectRoot } from "../peer/peerModels.js";
+import { streamChat } from "../peer/streamChat.js";
+import { BenchServer } from "../serverClient.js";
+import { fixed, median } from "../stats.js";
+import { NativeCallTimer } from "./NativeCallTimer.js";
+
+const {values: args} = parseArgs({options: {
+    runs: {type: "string", default: "7"},
+    models: {type: "string", default: "56mb"},
+    tokens: {type: "string", default: "128"},
+    "skip-peer": {type: "boolean", default: false}
+}});
+const runs = Number(args.runs);
+const tokens = Number(args.tokens);
+const parallel = 4;
+const threads = 1;
+
+/** One run of `streams` streams: each stream's wall time per step after its first token, and the native calls. */
+type RunFigures = {stepMs: number[], decodeMs: number[], batchTokens: number[], peerStepMs: number[]};
+type Side = {name: string, run(streams: number, nonce: string): Promise<RunFigures>, dispose(): Promise<void>};
+
+/** Per-step wall time of one stream from the arrival times of its tokens. */
+function stepMs(arrivals: number[]) {
+    if (arrivals.length !== tokens)
+        throw new Error(`${arrivals.length} tokens instead of ${tokens}`);
+    return (arrivals.at(-1)! - arrivals[0]) / (arrivals.length - 1);
+}
+
+/** Generation steps only: batches of at most one token per stream (prompts are longer batches). */
+function generationSteps(timer: NativeCallTimer, streams: number) {
+    const steps = timer.batchTokens.map((size, index) => ({size, ms: timer.decodeMs[index]})).filter((step) => step.size <= streams);
+    return {decodeMs: steps.map((step) => step.ms), batchTokens: steps.map((step) => step.size)};
+}
+
+async function rawSide(llama: Llama, model: LlamaModel): Promise<Side> {
+    const context: LlamaContext = await model.createContext({contextSize: peerContextSize, sequences: parallel, threads, flashAttention: "auto"});
+    const timer = new NativeCallTimer(context);
+    const sequences = Array.from({length: parallel}, () => context.getSequence());
+    const bias = new TokenBias(model.tokenizer);
+    for (const id of bannedTokenIds)
+        bias.set(id as never, "never");
+    return {
+        name: "raw node-llama-cpp",
+        async run(streams, nonce) {
+            timer.reset();
+            const perStream = await Promise.all(sequences.slice(0, streams).map(async (sequence, index) => {
+                await sequence.clearHistory();
+                const arrivals: number[] = [];
+                for await (const _token of sequence.evaluate(model.tokenize(`${nonce}-${index} Tell me a story about a cat and a dog.`), {temperature: 0, tokenBias: bias})) {
+                    arrivals.push(performance.now());
+                    if (arrivals.length >= tokens)
+                        break;
+                }
+                return stepMs(arrivals);
+            }));
+            return {stepMs: perStream, ...generationSteps(timer, streams), peerStepMs: []};
+        },
+        dispose: () => context.dispose()
+    };
+}
+
+async function oursSide(llama: Llama, modelPath: string): Promise<Side> {
+    const engine = await LlamaChatEngine.load(llama, {
+        id: "bench", modelPath, contextSize: peerContextSize, threads, parallel, queueSize: parallel, promptCache: "off"
+    });
+    const timer = new NativeCallTimer((engine as unknown as {context: LlamaContext}).context);
+    const logitBias = new Map(bannedTokenIds.map((id) => [id, -100]));
+    const job = (content: string): ChatJob => ({
+        turns: [{role: "user", content}], n: 1, maxTokens: tokens, stop: [], jsonObject: false, jsonSchema: null,
+        sampling: {temperature: 0, topP: 1, seed: 1, frequencyPenalty: 0, presencePenalty: 0, logitBias}
+    });
+    return {
+        name: "ours (engine)",
+        async run(streams, nonce) {
+            timer.reset();
+            const perStream = await Promise.all(Array.from({length: streams}, async (_, index) => {
+                const arrivals: number[] = [];
+                const run = engine.submit(job(`${nonce}-${index} Tell me a story about a cat and a dog.`), {
+                    signal: new AbortController().signal,
+                    onText: () => arrivals.push(performance.now())
+                });
+                await run.done;
+                return stepMs(arrivals);
+            }));
+            return {stepMs: perStream, ...generationSteps(timer, streams), peerStepMs: []};
+        },
+        dispose: () => engine.dispose()
+    };
+}
+
+/** Streams over HTTP with the same client for both servers; llama-server also reports its own step time. */
+function httpSide(name: string, baseUrl: string, stop: () => Promise<void>): Side {
+    return {
+        name,
+        async run(streams, nonce) {
+            const timings = await Promise.all(Array.from({length: streams}, (_, index) =>
+                streamChat(baseUrl, greedyChatBody([{role: "user", content: `${nonce}-${index} Tell me a story about a cat and a dog.`}], tokens))));
+            for (const timing of timings)
+                if (timing.completionTokens !== tokens)
+                    throw new Error(`${name}: ${timing.completionTokens} tokens instead of ${tokens}`);
+            return {
+                stepMs: timings.map((timing) => (timing.end - timing.firstToken) / (tokens - 1)),
+                decodeMs: [], batchTokens: [],
+                peerStepMs: timings.map((timing) => timing.peerPerTokenMs ?? NaN)
+            };
+        },
+        dispose: stop
+    };
+}
+
+async function peerSide(binary: string, modelPath: string): Promise<Side> {
+    const server = await LlamaServerProcess.start(binary, [
+        "-m", modelPath, "-t", String(threads), "-tb", String(threads), "-np", String(parallel), "-c", String(peerContextSize * parallel),
+        "-b", "512", "-ub", "512", "-fa", "auto", "--jinja"
+    ]);
+    return httpSide("llama-server", server.baseUrl, () => server.stop());
+}
+
+/** Our server as a user starts it (its own process); every prompt starts with a nonce, so its prompt cache reuses at most the template's first tokens. */
+async function oursOverHttpSide(modelPath: string): Promise<Side> {
+    const manifestPath = path.join(path.dirname(modelPath), "steps.models.json");
+    fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize: peerContextSize}]}));
+    const server = await BenchServer.start({
+        cwd: projectRoot, manifestPath, keysFile: path.join(path.dirname(modelPath), "no-keys.json"), threads, parallel, startTimeoutMs: 300_000
+    });
+    return httpSide("ours (server, HTTP)", server.baseUrl.replace(/\/v1$/, ""), () => server.stop());
+}
+
+async function benchModel(name: string, llama: Llama, llamaServer: string | null) {
+    const modelPath = await peerModelPath(name);
+    const model = await llama.loadModel({modelPath});
+    const sides = [await rawSide(llama, model), await oursSide(llama, modelPath), await oursOverHttpSide(modelPath)];
+    if (llamaServer != null)
+        sides.push(await peerSide(llamaServer, modelPath));
+    try {
+        for (const streams of [1, parallel]) {
+            const figures = new Map(sides.map((side) => [side.name, [] as RunFigures[]]));
+            for (let run = 0; run < runs; run++)
+                for (const side of run % 2 === 0 ? sides : [...sides].reverse())
+                    figures.get(side.name)!.push(await side.run(streams, `run${run}-${Date.now()}`));
+            console.log(`\n## ${name}, ${streams} stream${streams > 1 ? "s" : ""} at once, ${tokens} tokens each, ${runs} interleaved runs (medians, ms per step)\n`);
+            console.log("| | step, client's clock | native decodeBatch | step minus decode | tokens per batch | step, its own report |\n|---|---|---|---|---|---|");
+            for (const side of sides) {
+                const all = figures.get(side.name)!;
+                const step = median(all.map((run) => median(run.stepMs)));
+                const decode = median(all.map((run) => median(run.decodeMs)));
+                const perBatch = median(all.map((run) => run.batchTokens.reduce((sum, size) => sum + size, 0) / run.batchTokens.length));
+                const own = median(all.map((run) => median(run.peerStepMs)));
+                console.log(`| ${side.name} | ${fixed(step, 3)} | ${fixed(decode, 3)} | ${fixed(step - decode, 3)} | ${fixed(perBatch, 2)} | ${fixed(own, 3)} |`);
+            }
+        }
+    } finally {
+        for (const side of sides)
+            await side.dispose();
+        await model.dispose();
+    }
+}
+
+const llama = await loadLlamaRuntime((process.env.LLAMA_BUILD ?? "auto") as "auto");
+const llamaServer = args["skip-peer"] ? null : buildLlamaServer(projectRoot, cacheDir);
+for (const name of args.models!.split(","))
+    await benchModel(name, llama, llamaServer);
