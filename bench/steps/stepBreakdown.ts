@@ -1,5 +1,5 @@
 /**
- * `npm run bench:steps [-- --runs N] [--models 56mb,300mb] [--tokens N] [--skip-peer]`
+ * `npm run bench:steps [-- --runs N] [--models 56mb,300mb] [--tokens N] [--skip-peer] [--also DIR]`
  *
  * Where the time of one decode step goes, with 1 stream and with 4 streams at once, for:
  * - raw: node-llama-cpp driven directly (`sequence.evaluate`, no server code), one context of 4
@@ -12,6 +12,8 @@
  * how many tokens each batch held (4 = the 4 streams decoded together, as llama-server does).
  * A step's wall time minus its native decode is what the JavaScript loop costs (node-llama-cpp's
  * sampling round trips, generator and queue, and our code). Runs interleave; medians.
+ * `--also DIR` adds the server of another checkout of this project (e.g. a git worktree of an older
+ * commit, with node_modules linked) as one more side: before/after figures from one run.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -33,7 +35,8 @@ const {values: args} = parseArgs({options: {
     runs: {type: "string", default: "7"},
     models: {type: "string", default: "56mb"},
     tokens: {type: "string", default: "128"},
-    "skip-peer": {type: "boolean", default: false}
+    "skip-peer": {type: "boolean", default: false},
+    also: {type: "string"}
 }});
 const runs = Number(args.runs);
 const tokens = Number(args.tokens);
@@ -142,19 +145,21 @@ async function peerSide(binary: string, modelPath: string): Promise<Side> {
 }
 
 /** Our server as a user starts it (its own process); every prompt starts with a nonce, so its prompt cache reuses at most the template's first tokens. */
-async function oursOverHttpSide(modelPath: string): Promise<Side> {
+async function oursOverHttpSide(modelPath: string, checkout = projectRoot, name = "ours (server, HTTP)"): Promise<Side> {
     const manifestPath = path.join(path.dirname(modelPath), "steps.models.json");
     fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize: peerContextSize}]}));
     const server = await BenchServer.start({
-        cwd: projectRoot, manifestPath, keysFile: path.join(path.dirname(modelPath), "no-keys.json"), threads, parallel, startTimeoutMs: 300_000
+        cwd: checkout, manifestPath, keysFile: path.join(path.dirname(modelPath), "no-keys.json"), threads, parallel, startTimeoutMs: 300_000
     });
-    return httpSide("ours (server, HTTP)", server.baseUrl.replace(/\/v1$/, ""), () => server.stop());
+    return httpSide(name, server.baseUrl.replace(/\/v1$/, ""), () => server.stop());
 }
 
 async function benchModel(name: string, llama: Llama, llamaServer: string | null) {
     const modelPath = await peerModelPath(name);
     const model = await llama.loadModel({modelPath});
     const sides = [await rawSide(llama, model), await oursSide(llama, modelPath), await oursOverHttpSide(modelPath)];
+    if (args.also != null)
+        sides.push(await oursOverHttpSide(modelPath, path.resolve(args.also), `server of ${path.basename(args.also)}`));
     if (llamaServer != null)
         sides.push(await peerSide(llamaServer, modelPath));
     try {
