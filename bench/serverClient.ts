@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import { readSseEvents } from "./readSseEvents.js";
 import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
 
 const requestTimeoutMs = 120_000;
@@ -99,7 +100,7 @@ export class BenchServer {
         return {start, streams: results};
     }
 
-    /** One streamed chat completion, parsed by hand (no SDK) to keep client overhead small. */
+    /** One streamed chat completion (readSseEvents). */
     async streamChat(settings: GenerationSettings, start = performance.now()): Promise<StreamTiming> {
         const response = await fetch(`${this.baseUrl}/v1/chat/completions`, {
             method: "POST",
@@ -128,50 +129,29 @@ export class BenchServer {
         let completionTokens = -1;
         let promptTokens = -1;
         let done = false;
-        let buffer = "";
-        const decoder = new TextDecoder();
-        const reader = response.body.getReader();
-        while (!done) {
-            const {value, done: streamEnded} = await reader.read();
-            if (streamEnded)
+        for await (const {data, receivedAt} of readSseEvents(response.body)) {
+            if (data === "[DONE]") {
+                done = true;
                 break;
-            const now = performance.now();
-            buffer += decoder.decode(value, {stream: true});
-            let boundary: number;
-            while ((boundary = buffer.indexOf("\n\n")) >= 0) {
-                const event = buffer.slice(0, boundary);
-                buffer = buffer.slice(boundary + 2);
-                if (event.startsWith(":"))
-                    continue; // ping comment
-                if (event.startsWith("event: error"))
-                    throw new Error(`Error event in the stream: ${event}`);
-                if (!event.startsWith("data: "))
-                    continue;
-                const data = event.slice("data: ".length);
-                if (data === "[DONE]") {
-                    done = true;
-                    break;
-                }
-                const chunk = JSON.parse(data) as {
-                    choices: {delta: {content?: string}, finish_reason: string | null}[],
-                    usage?: {prompt_tokens: number, completion_tokens: number} | null
-                };
-                const choice = chunk.choices[0];
-                const content = choice?.delta.content;
-                if (content != null && content !== "") {
-                    if (text === "")
-                        firstToken = now;
-                    text += content;
-                }
-                if (choice?.finish_reason != null)
-                    end = now;
-                if (chunk.usage != null) {
-                    completionTokens = chunk.usage.completion_tokens;
-                    promptTokens = chunk.usage.prompt_tokens;
-                }
+            }
+            const chunk = data as {
+                choices: {delta: {content?: string}, finish_reason: string | null}[],
+                usage?: {prompt_tokens: number, completion_tokens: number} | null
+            };
+            const choice = chunk.choices[0];
+            const content = choice?.delta.content;
+            if (content != null && content !== "") {
+                if (text === "")
+                    firstToken = receivedAt;
+                text += content;
+            }
+            if (choice?.finish_reason != null)
+                end = receivedAt;
+            if (chunk.usage != null) {
+                completionTokens = chunk.usage.completion_tokens;
+                promptTokens = chunk.usage.prompt_tokens;
             }
         }
-        await reader.cancel().catch(() => {});
         if (!done || completionTokens < 0)
             throw new Error("The stream ended without usage or [DONE]");
         return {start, firstToken, end, completionTokens, promptTokens, text};

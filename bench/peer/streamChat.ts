@@ -1,3 +1,5 @@
+import { readSseEvents } from "../readSseEvents.js";
+
 /** What one streamed chat completion looked like from the client. Times are `performance.now()` ms. */
 export type ChatTiming = {
     start: number, firstToken: number, end: number, text: string, completionTokens: number, promptTokens: number, cachedTokens: number | null,
@@ -6,7 +8,7 @@ export type ChatTiming = {
 };
 
 /**
- * One streamed POST /v1/chat/completions, parsed by hand (no SDK), the same for both servers:
+ * One streamed POST /v1/chat/completions (readSseEvents), the same for both servers:
  * the first token is the first chunk with non-empty content, the end is the finish_reason chunk.
  */
 export async function streamChat(baseUrl: string, body: Record<string, unknown>, start = performance.now()): Promise<ChatTiming> {
@@ -23,38 +25,22 @@ export async function streamChat(baseUrl: string, body: Record<string, unknown>,
     let text = "";
     let peerPerTokenMs: number | null = null;
     let usage: {prompt_tokens: number, completion_tokens: number, prompt_tokens_details?: {cached_tokens?: number}} | null = null;
-    let buffer = "";
-    const decoder = new TextDecoder();
-    const reader = response.body.getReader();
-    for (;;) {
-        const {value, done} = await reader.read();
-        if (done)
+    for await (const {data: chunk, receivedAt} of readSseEvents(response.body)) {
+        if (chunk === "[DONE]")
             break;
-        const now = performance.now();
-        buffer += decoder.decode(value, {stream: true});
-        let boundary: number;
-        while ((boundary = buffer.indexOf("\n\n")) >= 0) {
-            const event = buffer.slice(0, boundary);
-            buffer = buffer.slice(boundary + 2);
-            if (!event.startsWith("data: ") || event === "data: [DONE]")
-                continue;
-            const chunk = JSON.parse(event.slice(6));
-            if (chunk.error != null)
-                throw new Error(`${baseUrl}: error in the stream: ${JSON.stringify(chunk.error)}`);
-            const choice = chunk.choices?.[0];
-            const content = choice?.delta?.content;
-            if (typeof content === "string" && content !== "") {
-                if (text === "")
-                    firstToken = now;
-                text += content;
-            }
-            if (choice?.finish_reason != null)
-                end = now;
-            if (chunk.usage != null)
-                usage = chunk.usage;
-            if (typeof chunk.timings?.predicted_per_token_ms === "number")
-                peerPerTokenMs = chunk.timings.predicted_per_token_ms;
+        const choice = chunk.choices?.[0];
+        const content = choice?.delta?.content;
+        if (typeof content === "string" && content !== "") {
+            if (text === "")
+                firstToken = receivedAt;
+            text += content;
         }
+        if (choice?.finish_reason != null)
+            end = receivedAt;
+        if (chunk.usage != null)
+            usage = chunk.usage;
+        if (typeof chunk.timings?.predicted_per_token_ms === "number")
+            peerPerTokenMs = chunk.timings.predicted_per_token_ms;
     }
     if (usage == null)
         throw new Error(`${baseUrl}: the stream ended without usage`);

@@ -1,33 +1,45 @@
 import type { LlamaContext } from "node-llama-cpp";
 
+/** What happened in one generation step, in ms (see NativeCallTimer.steps). */
+export type StepPhases = {
+    /** Tokens in the step's batch. */
+    tokens: number;
+    /** `decodeBatch`, from the call to the resolution of its promise (llama_decode on libuv's thread pool, plus the hops). */
+    decodeMs: number;
+    /** From the decode's resolution to the last `sampleToken` resolution of the step (the samples run on the pool too). */
+    sampleMs: number;
+    /** From the last sample to the next `decodeBatch` call: the JavaScript between two steps. */
+    javascriptMs: number;
+};
+
 /**
- * Times node-llama-cpp's native calls on one context: each `decodeBatch` (an async call that runs
- * llama_decode on libuv's thread pool, timed from the call to the resolution of its promise) and
- * the number of tokens in each batch (`initBatch`'s argument). Wraps the context's internal
- * `_ctx` binding object; the bench's only use of node-llama-cpp internals.
+ * Times node-llama-cpp's native calls on one context: `initBatch` (the batch size), `decodeBatch`
+ * (call and resolution) and `sampleToken` (resolution). Wraps the context's internal `_ctx`
+ * binding object; the bench's only use of node-llama-cpp internals.
  */
 export class NativeCallTimer {
-    readonly decodeMs: number[] = [];
-    readonly batchTokens: number[] = [];
+    private events: {kind: "init" | "decodeCall" | "decodeDone" | "sampleDone", at: number, size?: number}[] = [];
 
     constructor(context: LlamaContext) {
         const internals = context as unknown as {_ctx: Record<string, unknown>};
         const native = internals._ctx;
-        const timer = this;
+        const events = () => this.events;
         internals._ctx = new Proxy(native, {get(target, property) {
             const value = target[property as string];
             if (typeof value !== "function")
                 return value;
             if (property === "initBatch")
                 return (size: number) => {
-                    timer.batchTokens.push(size);
+                    events().push({kind: "init", at: performance.now(), size});
                     return value.call(target, size);
                 };
-            if (property === "decodeBatch")
-                return () => {
-                    const start = performance.now();
-                    const done = value.call(target) as Promise<void>;
-                    void done.then(() => timer.decodeMs.push(performance.now() - start), () => undefined);
+            if (property === "decodeBatch" || property === "sampleToken")
+                return (...args: unknown[]) => {
+                    if (property === "decodeBatch")
+                        events().push({kind: "decodeCall", at: performance.now()});
+                    const done = value.apply(target, args) as Promise<unknown>;
+                    const list = events();
+                    void done.then(() => list.push({kind: property === "decodeBatch" ? "decodeDone" : "sampleDone", at: performance.now()}), () => undefined);
                     return done;
                 };
             return value.bind(target);
@@ -35,7 +47,31 @@ export class NativeCallTimer {
     }
 
     reset() {
-        this.decodeMs.length = 0;
-        this.batchTokens.length = 0;
+        this.events = [];
+    }
+
+    /**
+     * The generation steps since `reset` (batches of at most `streams` tokens; prompt batches are
+     * longer), each split into its phases; the last step (no next decode) is left out.
+     */
+    steps(streams: number): StepPhases[] {
+        const steps: StepPhases[] = [];
+        const calls = this.events.flatMap((event, index) => event.kind === "decodeCall" ? [index] : []);
+        for (let c = 0; c + 1 < calls.length; c++) {
+            const slice = this.events.slice(calls[c], calls[c + 1] + 1);
+            const size = [...this.events.slice(0, calls[c])].reverse().find((event) => event.kind === "init")?.size ?? 0;
+            const decodeDone = slice.find((event) => event.kind === "decodeDone");
+            const samples = slice.filter((event) => event.kind === "sampleDone");
+            if (size > streams || decodeDone == null || samples.length === 0)
+                continue;
+            const lastSample = samples.at(-1)!.at;
+            steps.push({
+                tokens: size,
+                decodeMs: decodeDone.at - slice[0].at,
+                sampleMs: lastSample - decodeDone.at,
+                javascriptMs: slice.at(-1)!.at - lastSample
+            });
+        }
+        return steps;
     }
 }

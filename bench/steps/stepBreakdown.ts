@@ -7,11 +7,12 @@
  * - ours: our chat engine (LlamaChatEngine, in process: no HTTP), the same context settings;
  * - llama-server: its own per-token generation time (`timings.predicted_per_token_ms`: the wall
  *   time of its decode loop per step, as it reports it), over HTTP.
- * For raw and ours it also shows the native part of a step: node-llama-cpp's `decodeBatch` (the
- * async call running llama_decode on libuv's thread pool, from the call to its resolution), and
+ * For raw and ours (in process) it splits a step (NativeCallTimer): node-llama-cpp's `decodeBatch`
+ * (the async call running llama_decode on libuv's thread pool, from the call to its resolution),
+ * then the samples (async calls on the pool as well, until the last resolves), then the JavaScript
+ * until the next `decodeBatch` call (node-llama-cpp's generator, locks and queue; our loop), and
  * how many tokens each batch held (4 = the 4 streams decoded together, as llama-server does).
- * A step's wall time minus its native decode is what the JavaScript loop costs (node-llama-cpp's
- * sampling round trips, generator and queue, and our code). Runs interleave; medians.
+ * Runs interleave; medians.
  * `--also DIR` adds the server of another checkout of this project (e.g. a git worktree of an older
  * commit, with node_modules linked) as one more side: before/after figures from one run.
  */
@@ -29,7 +30,7 @@ import { cacheDir, peerContextSize, peerModelPath, projectRoot } from "../peer/p
 import { streamChat } from "../peer/streamChat.js";
 import { BenchServer } from "../serverClient.js";
 import { fixed, median } from "../stats.js";
-import { NativeCallTimer } from "./NativeCallTimer.js";
+import { NativeCallTimer, type StepPhases } from "./NativeCallTimer.js";
 
 const {values: args} = parseArgs({options: {
     runs: {type: "string", default: "7"},
@@ -44,7 +45,7 @@ const parallel = 4;
 const threads = 1;
 
 /** One run of `streams` streams: each stream's wall time per step after its first token, and the native calls. */
-type RunFigures = {stepMs: number[], decodeMs: number[], batchTokens: number[], peerStepMs: number[]};
+type RunFigures = {stepMs: number[], phases: StepPhases[], peerStepMs: number[]};
 type Side = {name: string, run(streams: number, nonce: string): Promise<RunFigures>, dispose(): Promise<void>};
 
 /** Per-step wall time of one stream from the arrival times of its tokens. */
@@ -52,12 +53,6 @@ function stepMs(arrivals: number[]) {
     if (arrivals.length !== tokens)
         throw new Error(`${arrivals.length} tokens instead of ${tokens}`);
     return (arrivals.at(-1)! - arrivals[0]) / (arrivals.length - 1);
-}
-
-/** Generation steps only: batches of at most one token per stream (prompts are longer batches). */
-function generationSteps(timer: NativeCallTimer, streams: number) {
-    const steps = timer.batchTokens.map((size, index) => ({size, ms: timer.decodeMs[index]})).filter((step) => step.size <= streams);
-    return {decodeMs: steps.map((step) => step.ms), batchTokens: steps.map((step) => step.size)};
 }
 
 async function rawSide(llama: Llama, model: LlamaModel): Promise<Side> {
@@ -81,7 +76,7 @@ async function rawSide(llama: Llama, model: LlamaModel): Promise<Side> {
                 }
                 return stepMs(arrivals);
             }));
-            return {stepMs: perStream, ...generationSteps(timer, streams), peerStepMs: []};
+            return {stepMs: perStream, phases: timer.steps(streams), peerStepMs: []};
         },
         dispose: () => context.dispose()
     };
@@ -110,7 +105,7 @@ async function oursSide(llama: Llama, modelPath: string): Promise<Side> {
                 await run.done;
                 return stepMs(arrivals);
             }));
-            return {stepMs: perStream, ...generationSteps(timer, streams), peerStepMs: []};
+            return {stepMs: perStream, phases: timer.steps(streams), peerStepMs: []};
         },
         dispose: () => engine.dispose()
     };
@@ -128,7 +123,7 @@ function httpSide(name: string, baseUrl: string, stop: () => Promise<void>): Sid
                     throw new Error(`${name}: ${timing.completionTokens} tokens instead of ${tokens}`);
             return {
                 stepMs: timings.map((timing) => (timing.end - timing.firstToken) / (tokens - 1)),
-                decodeMs: [], batchTokens: [],
+                phases: [],
                 peerStepMs: timings.map((timing) => timing.peerPerTokenMs ?? NaN)
             };
         },
@@ -169,14 +164,14 @@ async function benchModel(name: string, llama: Llama, llamaServer: string | null
                 for (const side of run % 2 === 0 ? sides : [...sides].reverse())
                     figures.get(side.name)!.push(await side.run(streams, `run${run}-${Date.now()}`));
             console.log(`\n## ${name}, ${streams} stream${streams > 1 ? "s" : ""} at once, ${tokens} tokens each, ${runs} interleaved runs (medians, ms per step)\n`);
-            console.log("| | step, client's clock | native decodeBatch | step minus decode | tokens per batch | step, its own report |\n|---|---|---|---|---|---|");
+            console.log("| | step, client's clock | native decodeBatch | then samples | then JavaScript to the next decode | tokens per batch | step, its own report |\n|---|---|---|---|---|---|---|");
             for (const side of sides) {
                 const all = figures.get(side.name)!;
+                const phase = (pick: (phases: StepPhases) => number) => fixed(median(all.map((run) => median(run.phases.map(pick)))), 3);
                 const step = median(all.map((run) => median(run.stepMs)));
-                const decode = median(all.map((run) => median(run.decodeMs)));
-                const perBatch = median(all.map((run) => run.batchTokens.reduce((sum, size) => sum + size, 0) / run.batchTokens.length));
                 const own = median(all.map((run) => median(run.peerStepMs)));
-                console.log(`| ${side.name} | ${fixed(step, 3)} | ${fixed(decode, 3)} | ${fixed(step - decode, 3)} | ${fixed(perBatch, 2)} | ${fixed(own, 3)} |`);
+                console.log(`| ${side.name} | ${fixed(step, 3)} | ${phase((p) => p.decodeMs)} | ${phase((p) => p.sampleMs)} | ${phase((p) => p.javascriptMs)} | ` +
+                    `${fixed(median(all.map((run) => run.phases.reduce((sum, p) => sum + p.tokens, 0) / run.phases.length)), 2)} | ${fixed(own, 3)} |`);
             }
         }
     } finally {

@@ -132,7 +132,12 @@ export function testSdTokenizer() {
     return {vocabulary, merges};
 }
 
-/** tokenizer.json as Hugging Face's CLIPTokenizerFast conversion writes it (openai/clip-vit-* tokenizer.json). */
+/**
+ * tokenizer.json as Hugging Face's CLIPTokenizerFast conversion writes it (openai/clip-vit-* tokenizer.json).
+ * Kept apart from the one src/capabilities/images/onnx/loadClipTokenizer.ts builds from vocab.json +
+ * merges.txt on purpose: test/model/imageEngine.test.ts checks that both tokenize alike, which it
+ * could not if they came from one function.
+ */
 function clipTokenizerJson({vocabulary, merges}: ReturnType<typeof testSdTokenizer>) {
     const id = (token: string) => vocabulary.indexOf(token);
     const special = (content: string) => ({id: id(content), content, single_word: false, lstrip: false, rstrip: false, normalized: content !== "<|endoftext|>", special: true});
