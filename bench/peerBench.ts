@@ -14,7 +14,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { buildLlamaServer } from "./peer/buildLlamaServer.js";
-import { greedyChatBody as body } from "./peer/greedyChatBody.js";
+import { fillerText, greedyChatBody as body } from "./peer/greedyChatBody.js";
 import { LlamaServerProcess } from "./peer/LlamaServerProcess.js";
 import { cacheDir, peerContextSize as contextSize, peerModelPath, peerModels, projectRoot } from "./peer/peerModels.js";
 import { streamChat, type ChatTiming } from "./peer/streamChat.js";
@@ -35,8 +35,7 @@ const {values: args} = parseArgs({options: {
 const runs = Number(args.runs);
 const decodeTokens = Number(args.tokens);
 
-const words = "the quick brown fox jumps over a lazy dog while small birds sing in tall green trees near an old stone bridge".split(" ");
-const text = (count: number, salt: number) => Array.from({length: count}, (_, i) => words[(i * 7 + salt) % words.length]).join(" ");
+const text = fillerText;
 
 function expectTokens(timing: ChatTiming, tokens: number, what: string) {
     if (timing.completionTokens !== tokens)

@@ -12,3 +12,10 @@ export function greedyChatBody(messages: {role: string, content: string}[], maxT
     const logitBias = Object.fromEntries(bannedTokenIds.map((id) => [String(id), -100]));
     return {model: "bench", messages, max_tokens: maxTokens, temperature: 0, seed: 1, logit_bias: logitBias};
 }
+
+const words = "the quick brown fox jumps over a lazy dog while small birds sing in tall green trees near an old stone bridge".split(" ");
+
+/** `count` words of filler for long prompts; `salt` shifts the sequence so two texts differ. */
+export function fillerText(count: number, salt: number): string {
+    return Array.from({length: count}, (_, i) => words[(i * 7 + salt) % words.length]).join(" ");
+}

@@ -3,8 +3,8 @@ import { readSseEvents } from "../readSseEvents.js";
 /** What one streamed chat completion looked like from the client. Times are `performance.now()` ms. */
 export type ChatTiming = {
     start: number, firstToken: number, end: number, text: string, completionTokens: number, promptTokens: number, cachedTokens: number | null,
-    /** llama-server's own account of the generation (its `timings` field); null from our server. */
-    peerPerTokenMs: number | null
+    /** llama-server's own account (its `timings` field): ms per generated token, and ms of prompt evaluation; null from our server. */
+    peerPerTokenMs: number | null, peerPromptMs: number | null
 };
 
 /**
@@ -24,6 +24,7 @@ export async function streamChat(baseUrl: string, body: Record<string, unknown>,
     let end = NaN;
     let text = "";
     let peerPerTokenMs: number | null = null;
+    let peerPromptMs: number | null = null;
     let usage: {prompt_tokens: number, completion_tokens: number, prompt_tokens_details?: {cached_tokens?: number}} | null = null;
     for await (const {data: chunk, receivedAt} of readSseEvents(response.body)) {
         if (chunk === "[DONE]")
@@ -41,11 +42,13 @@ export async function streamChat(baseUrl: string, body: Record<string, unknown>,
             usage = chunk.usage;
         if (typeof chunk.timings?.predicted_per_token_ms === "number")
             peerPerTokenMs = chunk.timings.predicted_per_token_ms;
+        if (typeof chunk.timings?.prompt_ms === "number")
+            peerPromptMs = chunk.timings.prompt_ms;
     }
     if (usage == null)
         throw new Error(`${baseUrl}: the stream ended without usage`);
     return {
         start, firstToken, end, text, completionTokens: usage.completion_tokens, promptTokens: usage.prompt_tokens,
-        cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? null, peerPerTokenMs
+        cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? null, peerPerTokenMs, peerPromptMs
     };
 }

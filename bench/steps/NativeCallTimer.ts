@@ -46,6 +46,19 @@ export class NativeCallTimer {
         }});
     }
 
+    /** The time of every `decodeBatch` since `reset`, call to resolution, summed. */
+    decodeTotalMs(): number {
+        let total = 0;
+        let call = NaN;
+        for (const event of this.events) {
+            if (event.kind === "decodeCall")
+                call = event.at;
+            if (event.kind === "decodeDone")
+                total += event.at - call;
+        }
+        return total;
+    }
+
     reset() {
         this.events = [];
     }

@@ -12,7 +12,8 @@
  * then the samples (async calls on the pool as well, until the last resolves), then the JavaScript
  * until the next `decodeBatch` call (node-llama-cpp's generator, locks and queue; our loop), and
  * how many tokens each batch held (4 = the 4 streams decoded together, as llama-server does).
- * Runs interleave; medians.
+ * Then one ~2,000-token prompt per side (to its first token), with node-llama-cpp's decode calls
+ * summed and llama-server's own `timings.prompt_ms`. Runs interleave; medians.
  * `--also DIR` adds the server of another checkout of this project (e.g. a git worktree of an older
  * commit, with node_modules linked) as one more side: before/after figures from one run.
  */
@@ -24,7 +25,7 @@ import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { buildLlamaServer } from "../peer/buildLlamaServer.js";
-import { bannedTokenIds, greedyChatBody } from "../peer/greedyChatBody.js";
+import { bannedTokenIds, fillerText, greedyChatBody } from "../peer/greedyChatBody.js";
 import { LlamaServerProcess } from "../peer/LlamaServerProcess.js";
 import { cacheDir, peerContextSize, peerModelPath, projectRoot } from "../peer/peerModels.js";
 import { streamChat } from "../peer/streamChat.js";
@@ -41,12 +42,20 @@ const {values: args} = parseArgs({options: {
 }});
 const runs = Number(args.runs);
 const tokens = Number(args.tokens);
+const prefillTokens = 2000;
 const parallel = 4;
 const threads = 1;
 
 /** One run of `streams` streams: each stream's wall time per step after its first token, and the native calls. */
 type RunFigures = {stepMs: number[], phases: StepPhases[], peerStepMs: number[]};
-type Side = {name: string, run(streams: number, nonce: string): Promise<RunFigures>, dispose(): Promise<void>};
+/** One prompt evaluated (and one token generated): time to first token, native decode time summed, llama-server's own prompt_ms. */
+type PrefillFigures = {firstTokenMs: number, decodeMs: number, peerMs: number, promptTokens: number};
+type Side = {
+    name: string,
+    run(streams: number, nonce: string): Promise<RunFigures>,
+    prefill(prompt: string): Promise<PrefillFigures>,
+    dispose(): Promise<void>
+};
 
 /** Per-step wall time of one stream from the arrival times of its tokens. */
 function stepMs(arrivals: number[]) {
@@ -78,6 +87,19 @@ async function rawSide(llama: Llama, model: LlamaModel): Promise<Side> {
             }));
             return {stepMs: perStream, phases: timer.steps(streams), peerStepMs: []};
         },
+        async prefill(prompt) {
+            const [sequence] = sequences;
+            await sequence.clearHistory();
+            const promptTokens = model.tokenize(prompt);
+            timer.reset();
+            const start = performance.now();
+            let firstTokenMs = NaN;
+            for await (const _token of sequence.evaluate(promptTokens, {temperature: 0, tokenBias: bias})) {
+                firstTokenMs = performance.now() - start;
+                break;
+            }
+            return {firstTokenMs, decodeMs: timer.decodeTotalMs(), peerMs: NaN, promptTokens: promptTokens.length};
+        },
         dispose: () => context.dispose()
     };
 }
@@ -107,6 +129,16 @@ async function oursSide(llama: Llama, modelPath: string): Promise<Side> {
             }));
             return {stepMs: perStream, phases: timer.steps(streams), peerStepMs: []};
         },
+        async prefill(prompt) {
+            timer.reset();
+            const start = performance.now();
+            let firstTokenMs = NaN;
+            await engine.submit({...job(prompt), maxTokens: 1}, {
+                signal: new AbortController().signal,
+                onText: () => firstTokenMs = performance.now() - start
+            }).done;
+            return {firstTokenMs, decodeMs: timer.decodeTotalMs(), peerMs: NaN, promptTokens: NaN};
+        },
         dispose: () => engine.dispose()
     };
 }
@@ -126,6 +158,10 @@ function httpSide(name: string, baseUrl: string, stop: () => Promise<void>): Sid
                 phases: [],
                 peerStepMs: timings.map((timing) => timing.peerPerTokenMs ?? NaN)
             };
+        },
+        async prefill(prompt) {
+            const timing = await streamChat(baseUrl, greedyChatBody([{role: "user", content: prompt}], 1));
+            return {firstTokenMs: timing.firstToken - timing.start, decodeMs: NaN, peerMs: timing.peerPromptMs ?? NaN, promptTokens: timing.promptTokens};
         },
         dispose: stop
     };
@@ -173,6 +209,20 @@ async function benchModel(name: string, llama: Llama, llamaServer: string | null
                 console.log(`| ${side.name} | ${fixed(step, 3)} | ${phase((p) => p.decodeMs)} | ${phase((p) => p.sampleMs)} | ${phase((p) => p.javascriptMs)} | ` +
                     `${fixed(median(all.map((run) => run.phases.reduce((sum, p) => sum + p.tokens, 0) / run.phases.length)), 2)} | ${fixed(own, 3)} |`);
             }
+        }
+
+        // Prompt evaluation: a ~2,000-token prompt (the count measured with the model's tokenizer).
+        const words = Math.round(400 * prefillTokens / model.tokenize(fillerText(400, 2)).length);
+        const prefills = new Map(sides.map((side) => [side.name, [] as PrefillFigures[]]));
+        for (let run = 0; run < runs; run++)
+            for (const side of run % 2 === 0 ? sides : [...sides].reverse())
+                prefills.get(side.name)!.push(await side.prefill(`run${run}-${Date.now()} ${fillerText(words, 2)}`));
+        console.log(`\n## ${name}, prompt evaluation, ~${prefillTokens} tokens, ${runs} interleaved runs (medians, ms)\n`);
+        console.log("| | prompt tokens | time to first token | native decodeBatch, summed | prompt evaluation, its own report |\n|---|---|---|---|---|");
+        for (const side of sides) {
+            const all = prefills.get(side.name)!;
+            const med = (pick: (figures: PrefillFigures) => number) => median(all.map(pick));
+            console.log(`| ${side.name} | ${fixed(med((f) => f.promptTokens), 0)} | ${fixed(med((f) => f.firstTokenMs), 1)} | ${fixed(med((f) => f.decodeMs), 1)} | ${fixed(med((f) => f.peerMs), 1)} |`);
         }
     } finally {
         for (const side of sides)
