@@ -23,7 +23,6 @@ import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
-import { WhileDecoding } from "./WhileDecoding.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
@@ -61,7 +60,6 @@ export class LlamaChatEngine implements ChatEngine {
     /** Requests that got their sequences so far: tells a request whether another one ran beside it. */
     private leasesGranted = 0;
     private readonly stepBarrier = new DecodeStepBarrier();
-    private readonly whileDecoding: WhileDecoding;
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
@@ -78,7 +76,6 @@ export class LlamaChatEngine implements ChatEngine {
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
-        this.whileDecoding = WhileDecoding.install(context);
         this.tokenBytes = new TokenBytes(model);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
@@ -212,7 +209,6 @@ export class LlamaChatEngine implements ChatEngine {
                         promptChunkSize: this.context.batchSize,
                         keptPromptTokens: taken[index].kept,
                         stepBarrier: this.stepBarrier,
-                        whileDecoding: this.whileDecoding,
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
                         onText: toolStream == null

@@ -7,7 +7,6 @@ import { reusePromptPrefix } from "./reusePromptPrefix.js";
 import { ChoiceText } from "./ChoiceText.js";
 import type { RawDistribution, RawDistributionTap } from "./RawDistributionTap.js";
 import type { TokenBytes } from "./TokenBytes.js";
-import type { WhileDecoding } from "./WhileDecoding.js";
 import { toTokenLogprob } from "./toTokenLogprob.js";
 
 export type ChoiceSettings = {
@@ -31,8 +30,6 @@ export type ChoiceSettings = {
     keptPromptTokens?: number;
     /** Shared by the sequences of one context, to decode in shared batches. */
     stepBarrier: DecodeStepBarrier;
-    /** When set, a token's text is handed out while the next token decodes rather than before; absent = at once. */
-    whileDecoding?: WhileDecoding;
     signal: AbortSignal;
     /** Report a logprobs entry (with this many alternatives) for every token; needs `tap`. */
     logprobs?: {topLogprobs: number, tap: RawDistributionTap, bytes: TokenBytes};
@@ -107,55 +104,41 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         }
     });
 
-    // What handing out `token` means: its text, and its logprobs entry from the distribution it was sampled from.
-    const textOf = (token: Token, from: typeof sampled) => {
-        if (settings.logprobs == null)
-            return () => output.add(token);
-        if (from?.token !== token)
-            throw new Error(`No raw distribution was reported for sampled token ${token}`);
-        const {distribution} = from;
-        const {topLogprobs, bytes} = settings.logprobs;
-        return () => output.add(token, () => toTokenLogprob(token, distribution, topLogprobs, bytes));
-    };
     const unwatch = settings.logprobs?.tap.watch(sequence, (token, distribution) => sampled = {token, distribution});
     const iterator = tokens[Symbol.asyncIterator]();
     let joined = false;
     let pending: Promise<IteratorResult<Token>> | undefined = iterator.next();
-    // Hands out the previous token's text, if the decode that started meanwhile has not already done it.
-    let settleText: (() => void) | undefined;
     try {
         while (pending != null) {
             const result = await pending;
             pending = undefined;
-            settleText?.();
-            settleText = undefined;
             if (result.done)
                 break;
             const token = result.value;
-            // output.stopped: the previous token's text ended the choice; this one was decoded ahead and is dropped.
             if (model.isEogToken(token) || output.stopped) {
                 finishReason = "stop";
                 break;
             }
             generated.push(token);
-            const addText = textOf(token, sampled);
-            sampled = undefined;
-            if (generated.length >= settings.maxTokens) {
-                addText();
-                break;
+            if (settings.logprobs == null)
+                output.add(token);
+            else {
+                if (sampled?.token !== token)
+                    throw new Error(`No raw distribution was reported for sampled token ${token}`);
+                const {distribution} = sampled;
+                const {topLogprobs, bytes} = settings.logprobs;
+                output.add(token, () => toTokenLogprob(token, distribution, topLogprobs, bytes));
             }
+            sampled = undefined;
+            if (generated.length >= settings.maxTokens)
+                break;
             signal.throwIfAborted();
             if (!joined) {
                 settings.stepBarrier.join();
                 joined = true;
             }
             await settings.stepBarrier.arrive();
-            // The next token first, then this one's text, while that decode runs (see WhileDecoding).
             pending = iterator.next();
-            if (settings.whileDecoding == null)
-                addText();
-            else
-                settleText = settings.whileDecoding.defer(addText);
         }
         output.finish();
         if (output.stopped)
