@@ -18,27 +18,29 @@ export type StepPhases = {
  * binding object; the bench's only use of node-llama-cpp internals.
  */
 export class NativeCallTimer {
-    private events: {kind: "init" | "decodeCall" | "decodeDone" | "sampleDone", at: number, size?: number}[] = [];
+    /** A decode call carries the size its batch was initialized with. */
+    private events: {kind: "decodeCall" | "decodeDone" | "sampleDone", at: number, size?: number}[] = [];
+    private batchSize = 0;
 
     constructor(context: LlamaContext) {
         const internals = context as unknown as {_ctx: Record<string, unknown>};
         const native = internals._ctx;
-        const events = () => this.events;
+        const timer = this;
         internals._ctx = new Proxy(native, {get(target, property) {
             const value = target[property as string];
             if (typeof value !== "function")
                 return value;
             if (property === "initBatch")
                 return (size: number) => {
-                    events().push({kind: "init", at: performance.now(), size});
+                    timer.batchSize = size;
                     return value.call(target, size);
                 };
             if (property === "decodeBatch" || property === "sampleToken")
                 return (...args: unknown[]) => {
                     if (property === "decodeBatch")
-                        events().push({kind: "decodeCall", at: performance.now()});
+                        timer.events.push({kind: "decodeCall", at: performance.now(), size: timer.batchSize});
                     const done = value.apply(target, args) as Promise<unknown>;
-                    const list = events();
+                    const list = timer.events;
                     void done.then(() => list.push({kind: property === "decodeBatch" ? "decodeDone" : "sampleDone", at: performance.now()}), () => undefined);
                     return done;
                 };
@@ -72,7 +74,7 @@ export class NativeCallTimer {
         const calls = this.events.flatMap((event, index) => event.kind === "decodeCall" ? [index] : []);
         for (let c = 0; c + 1 < calls.length; c++) {
             const slice = this.events.slice(calls[c], calls[c + 1] + 1);
-            const size = [...this.events.slice(0, calls[c])].reverse().find((event) => event.kind === "init")?.size ?? 0;
+            const size = slice[0].size ?? 0;
             const decodeDone = slice.find((event) => event.kind === "decodeDone");
             const samples = slice.filter((event) => event.kind === "sampleDone");
             if (size > streams || decodeDone == null || samples.length === 0)

@@ -5,6 +5,7 @@
  * - raw: node-llama-cpp driven directly (`sequence.evaluate`, no server code), one context of 4
  *   sequences, as its documentation shows;
  * - ours: our chat engine (LlamaChatEngine, in process: no HTTP), the same context settings;
+ * - ours over HTTP: our server in its own process, with the same client as llama-server;
  * - llama-server: its own per-token generation time (`timings.predicted_per_token_ms`: the wall
  *   time of its decode loop per step, as it reports it), over HTTP.
  * For raw and ours (in process) it splits a step (NativeCallTimer): node-llama-cpp's `decodeBatch`
@@ -64,7 +65,7 @@ function stepMs(arrivals: number[]) {
     return (arrivals.at(-1)! - arrivals[0]) / (arrivals.length - 1);
 }
 
-async function rawSide(llama: Llama, model: LlamaModel): Promise<Side> {
+async function rawSide(model: LlamaModel): Promise<Side> {
     const context: LlamaContext = await model.createContext({contextSize: peerContextSize, sequences: parallel, threads, flashAttention: "auto"});
     const timer = new NativeCallTimer(context);
     const sequences = Array.from({length: parallel}, () => context.getSequence());
@@ -188,7 +189,7 @@ async function oursOverHttpSide(modelPath: string, checkout = projectRoot, name 
 async function benchModel(name: string, llama: Llama, llamaServer: string | null) {
     const modelPath = await peerModelPath(name);
     const model = await llama.loadModel({modelPath});
-    const sides = [await rawSide(llama, model), await oursSide(llama, modelPath), await oursOverHttpSide(modelPath)];
+    const sides = [await rawSide(model), await oursSide(llama, modelPath), await oursOverHttpSide(modelPath)];
     if (args.also != null)
         sides.push(await oursOverHttpSide(modelPath, path.resolve(args.also), `server of ${path.basename(args.also)}`));
     if (llamaServer != null)
