@@ -39,7 +39,7 @@ type BenchModel = {name: string, path: string, prompt: string, note: string, gen
 const benchModels: BenchModel[] = [
     {
         name: "stories260K",
-        path: "/work/shared/models/stories260K.gguf",
+        path: "models/demo/stories260K.gguf",
         prompt: "Once upon a time, there was a little girl named Lily. She",
         note: "real 260K-param model, no chat template",
         gateConcurrency: false

@@ -27,7 +27,7 @@ async function main() {
     const plain50mb = path.join(tmpDir, "bench50mb-plain.gguf");
     await makeTestLlamaGguf(plain50mb, {...bench50mbOptions, chatTemplate: null});
     const models: BenchModel[] = [
-        {name: "stories260K", path: "/work/shared/models/stories260K.gguf", eos: 2, story: "Once upon a time, there was a little girl named Lily. She"},
+        {name: "stories260K", path: "models/demo/stories260K.gguf", eos: 2, story: "Once upon a time, there was a little girl named Lily. She"},
         {name: "bench50mb (no template)", path: plain50mb, eos: 4, story: "Tell me a story about a cat and a dog."}
     ];
     const manifestPath = path.join(tmpDir, "models.json");

@@ -5,7 +5,7 @@
 //
 //   npm run soak -- [--seconds 600] [--max-requests 1000000] [--concurrency 12] [--abort-rate 0.3] [--seed 1]
 //
-// Models: ../shared/models/stories260K.gguf (chat) and test/.models/tiny-bert (embeddings, written by
+// Models: models/demo/stories260K.gguf (chat) and test/.models/tiny-bert (embeddings, written by
 // `npm test`'s setup) when present.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -40,7 +40,7 @@ const random = () => {
 };
 const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
 
-const stories = path.resolve(root, "../shared/models/stories260K.gguf");
+const stories = path.resolve(root, "models/demo/stories260K.gguf");
 const bert = path.resolve(root, "test/.models/tiny-bert");
 if (!fs.existsSync(stories)) {
     console.error(`error: ${stories} is missing (the soak's chat model).`);

@@ -10,6 +10,7 @@ import { ModelRegistry } from "./core/registry/ModelRegistry.js";
 import { WorkerPool } from "./core/workers/WorkerPool.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
+import type { RouteInfo } from "./server/routeTableOf.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
 import { ServerMetrics } from "./server/metrics/ServerMetrics.js";
 import { watchBodyIdle } from "./server/watchBodyIdle.js";
@@ -35,6 +36,8 @@ export type RunningServer = {
     registry: ModelRegistry;
     engines: EngineHost;
     keys: ApiKeyStore;
+    /** Every route the server answers, and whether it is public. */
+    routes: readonly RouteInfo[];
     /** Resolves when every model is loaded; rejects when one fails to load. */
     ready: Promise<void>;
     /** Stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models, close the worker pool. */
@@ -89,7 +92,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
     // the whole request (not the response: a generation may take minutes) within requestTimeout.
     // Node checks the first two on a timer; checking often keeps short test timeouts meaningful.
-    const server = http.createServer({connectionsCheckingInterval: Math.max(50, Math.min(1000, config.headersTimeoutMs / 4))}, app.callback());
+    const server = http.createServer({connectionsCheckingInterval: Math.max(50, Math.min(1000, config.headersTimeoutMs / 4))}, app.koa.callback());
     server.headersTimeout = config.headersTimeoutMs;
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
@@ -134,5 +137,5 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         await (workers as WorkerPool | null)?.close();
     })();
 
-    return {url, registry, engines, keys, ready, close};
+    return {url, registry, engines, keys, routes: app.routes, ready, close};
 }

@@ -24,8 +24,8 @@ export type RouteContext = {
     ssePingMs: number;
     /** Parses a JSON request body (415 for other media types, 413 past the limit). */
     jsonBody: Middleware;
-    /** The router outside /v1, whose routes need no API key (e.g. unguessable image links, as OpenAI's signed URLs). */
-    rootRouter: Router;
+    /** The routes that need no API key, outside /v1 (e.g. unguessable image links, as OpenAI's signed URLs): anything else a capability adds is protected. */
+    publicRouter: Router;
 };
 
 /**

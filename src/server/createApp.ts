@@ -15,6 +15,7 @@ import type { ServerMetrics } from "./metrics/ServerMetrics.js";
 import { metricsHandler } from "./metricsHandler.js";
 import { listModelsHandler, retrieveModelHandler } from "./modelsHandlers.js";
 import { requestContext } from "./requestContext.js";
+import { routeTableOf, type RouteInfo } from "./routeTableOf.js";
 
 export type AppDeps = {
     capabilities: readonly Capability[];
@@ -32,41 +33,69 @@ export type AppDeps = {
     metricsPublic: boolean;
 };
 
+export type App = {
+    koa: Koa;
+    /** Every route the server answers, and whether it needs no key (the security test walks it). */
+    routes: readonly RouteInfo[];
+};
+
 /**
  * The Koa app and its one route table: the server's own routes here, each capability's from its
  * folder. Everything it needs is passed in, so tests can build it with fakes.
+ *
+ * Authorization is decided on the route that matched, never on the raw path: the key check is the
+ * first middleware of every protected route, so it runs for whatever spelling the router accepts
+ * (case, trailing slash, HEAD). Routes are protected unless registered on `publicRouter`, and a
+ * request that matches no route at all needs a key too (an unknown path tells an unauthenticated
+ * caller nothing).
  */
-export function createApp(deps: AppDeps): Koa {
-    const app = new Koa();
-    app.proxy = false;
+export function createApp(deps: AppDeps): App {
+    const koa = new Koa();
+    koa.proxy = false;
     // Errors are logged by errorMiddleware; Koa's default handler would print them again.
-    app.silent = true;
+    koa.silent = true;
+    const auth = authMiddleware(deps.keys);
 
-    const router = new Router();
-    router.get("/health", healthHandler(deps.engines));
-    router.get("/metrics", metricsHandler(deps.metrics));
+    // The only routes that answer without a key.
+    const publicRouter = new Router();
+    publicRouter.get("/health", healthHandler(deps.engines));
+    if (deps.metricsPublic)
+        publicRouter.get("/metrics", metricsHandler(deps.metrics));
+
+    const protectedRoot = new Router();
+    if (!deps.metricsPublic)
+        protectedRoot.get("/metrics", metricsHandler(deps.metrics));
 
     const v1 = new Router({prefix: "/v1"});
     v1.get("/models", listModelsHandler(deps.engines));
     v1.get("/models/:id", retrieveModelHandler(deps.engines));
-    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), rootRouter: router};
+    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), publicRouter};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);
 
+    // The key check as the first middleware of each protected route itself: whatever spelling matched the route runs it.
+    for (const router of [protectedRoot, v1])
+        for (const layer of router.stack)
+            if (layer.methods.length > 0)
+                layer.stack.unshift(auth);
+
     const capabilityMappers = deps.capabilities.flatMap((capability) => capability.toApiError ?? []);
     // CORS first: preflights are answered before auth, and every answer (errors too) carries its headers.
-    app.use(corsMiddleware(deps.corsOrigins));
-    app.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers), deps.metrics));
-    app.use(errorMiddleware(deps.logger));
-    app.use(hostCheckMiddleware(deps.keys, deps.allowedHosts));
-    // Auth guards the whole /v1 space, unknown paths included, before any routing; /metrics too unless made public.
-    const auth = authMiddleware(deps.keys);
-    const guarded = (path: string) => path === "/v1" || path.startsWith("/v1/") || (path === "/metrics" && !deps.metricsPublic);
-    app.use((ctx, next) => guarded(ctx.path) ? auth(ctx, next) : next());
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-    app.use(v1.routes());
+    koa.use(corsMiddleware(deps.corsOrigins));
+    koa.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers), deps.metrics));
+    koa.use(errorMiddleware(deps.logger));
+    koa.use(hostCheckMiddleware(deps.keys, deps.allowedHosts));
+    koa.use(publicRouter.routes());
+    koa.use(protectedRoot.routes());
+    koa.use(v1.routes());
+    // Nothing matched: a key is needed to learn even that (a public path with another method is the exception: its 405 is public).
+    koa.use((ctx, next) => publicRouter.match(ctx.path, ctx.method).path.length > 0 ? next() : auth(ctx, next));
     // Not `throw: true`: in that mode the router does not set `Allow`; errorMiddleware shapes the 405.
-    app.use(v1.allowedMethods());
-    return app;
+    koa.use(publicRouter.allowedMethods());
+    koa.use(protectedRoot.allowedMethods());
+    koa.use(v1.allowedMethods());
+    return {
+        koa,
+        routes: [...routeTableOf(publicRouter, true), ...routeTableOf(protectedRoot, false), ...routeTableOf(v1, false)]
+    };
 }

@@ -44,7 +44,7 @@ async function eventually(check: () => Promise<boolean>, tries = 100, delayMs = 
     return false;
 }
 
-describe.skipIf(storiesModelPath == null)("/v1/completions on stories260K (real weights, from ../shared/models)", () => {
+describe("/v1/completions on stories260K (real weights, models/demo)", () => {
     let server: TestServer;
     beforeAll(async () => {
         server = await startTestServer({

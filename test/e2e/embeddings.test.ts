@@ -352,7 +352,7 @@ describe("the server process under embeddings load", () => {
     });
 });
 
-describe.skipIf(storiesModelPath == null)("a GGUF embeddings model on node-llama-cpp (stories260K)", () => {
+describe("a GGUF embeddings model on node-llama-cpp (stories260K)", () => {
     let server: TestServer;
     beforeAll(async () => {
         server = await startTestServer({models: [

@@ -25,7 +25,7 @@ describe("response_format json_object", () => {
             models: [
                 {id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 2},
                 {id: "plain", task: "chat", path: tinyPlainModelPath, contextSize: 1024, parallel: 2},
-                ...(storiesModelPath == null ? [] : [{id: "stories", task: "chat", path: storiesModelPath, contextSize: 1024, parallel: 2}])
+                ...[{id: "stories", task: "chat", path: storiesModelPath, contextSize: 1024, parallel: 2}]
             ]
         });
     });
@@ -34,7 +34,7 @@ describe("response_format json_object", () => {
     // stories260K loves to keep telling its story inside a string: it needs a stronger nudge.
     const models: [string, string, number][] = [
         ["tiny", tinyChatModelPath, 4], ["plain", tinyPlainModelPath, 4],
-        ...(storiesModelPath == null ? [] : [["stories", storiesModelPath, 8] as [string, string, number]])
+        ...[["stories", storiesModelPath, 8] as [string, string, number]]
     ];
 
     it.each(models)("%s: every finished answer over 20 seeds is a JSON object", async (model, modelPath, strength) => {

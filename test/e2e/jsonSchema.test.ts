@@ -39,13 +39,13 @@ describe("response_format json_schema", () => {
         server = await startTestServer({
             models: [
                 {id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 2},
-                ...(storiesModelPath == null ? [] : [{id: "stories", task: "chat", path: storiesModelPath, contextSize: 1024, parallel: 2}])
+                ...[{id: "stories", task: "chat", path: storiesModelPath, contextSize: 1024, parallel: 2}]
             ]
         });
     });
     afterAll(() => server.stop());
 
-    const models: [string, string][] = [["tiny", tinyChatModelPath], ...(storiesModelPath == null ? [] : [["stories", storiesModelPath] as [string, string]])];
+    const models: [string, string][] = [["tiny", tinyChatModelPath], ...[["stories", storiesModelPath] as [string, string]]];
 
     it.each(models)("%s: over many seeds every finished answer validates, integers are integral", async (model, modelPath) => {
         const logit_bias = await banByteTokens(modelPath);

@@ -6,7 +6,7 @@ import { storiesGreedyText, storiesModelPath } from "../support/testModels.js";
 // Without a chat template, the prompt is BOS + the message contents (see ChatPromptRenderer).
 const eos = "2";
 
-describe.skipIf(storiesModelPath == null)("stories260K (real weights, from ../shared/models)", () => {
+describe("stories260K (real weights, models/demo)", () => {
     let server: TestServer;
     beforeAll(async () => {
         server = await startTestServer({

@@ -10,7 +10,7 @@ import { createLogitBias } from "../../src/capabilities/chat/llama/createLogitBi
 import { generateChoice, type ChoiceSettings } from "../../src/capabilities/chat/llama/generateChoice.js";
 import type { ChatJob, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
 import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
-import { tinyChatModelPath } from "../support/testModels.js";
+import { gpt2VocabPath, tinyChatModelPath } from "../support/testModels.js";
 
 const prompt = [1, 3, 300, 301, 302, 4, 3, 320] as Token[];
 
@@ -199,9 +199,7 @@ function spyTap(tap: RawDistributionTap, seen: RawDistribution[] | undefined): R
     })} as RawDistributionTap;
 }
 
-const gpt2VocabPath = "/work/shared/models/ggml-vocab-gpt-2.gguf";
-
-describe.skipIf(!fs.existsSync(gpt2VocabPath))("TokenBytes on a byte-level BPE (GPT-2) vocabulary", () => {
+describe("TokenBytes on a byte-level BPE (GPT-2) vocabulary", () => {
     it("maps every piece back to its exact bytes: leading spaces, and bytes that are only part of a character", async () => {
         const llama = await loadLlamaRuntime();
         const model = await llama.loadModel({modelPath: gpt2VocabPath, vocabOnly: true});

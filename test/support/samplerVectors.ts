@@ -2,8 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The shared reference runs (../shared/testvectors/samplers from the project root; README there). */
-export const samplerVectorsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/testvectors/samplers/sampler-vectors.json");
+/** The reference runs, committed under test/fixtures/samplers (its README gives the conventions). */
+export const samplerVectorsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/samplers/sampler-vectors.json");
 
 export type SamplerVectorCase = {
     sampler: string;
@@ -50,7 +50,7 @@ let cached: SamplerVectors | undefined;
 export function loadSamplerVectors(): SamplerVectors {
     if (cached == null) {
         if (!fs.existsSync(samplerVectorsPath))
-            throw new Error(`Sampler reference vectors not found at ${samplerVectorsPath} (expected ../shared/testvectors/samplers/ beside the project).`);
+            throw new Error(`Sampler reference vectors not found at ${samplerVectorsPath} (committed under test/fixtures/samplers/).`);
         cached = JSON.parse(fs.readFileSync(samplerVectorsPath, "utf8")) as SamplerVectors;
     }
     return cached;

@@ -13,17 +13,15 @@ export const tinyPlainModelPath = path.join(testModelsDir, "tiny-plain.gguf");
 /** The same architecture with the Qwen2.5 tool-calling template and `<tool_call>` pieces in the vocabulary (written by globalSetup). */
 export const tinyToolsModelPath = path.join(testModelsDir, "tiny-tools.gguf");
 
-/** The real stories260K model from ../shared, or null when this checkout has no shared folder. */
-export const storiesModelPath: string | null = (() => {
-    const candidate = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/models/stories260K.gguf");
-    return fs.existsSync(candidate) ? candidate : null;
-})();
+/** The real stories260K model (real weights, MIT), committed as the demo model under models/demo. */
+export const storiesModelPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../models/demo/stories260K.gguf");
+
+/** A vocabulary-only GGUF (GPT-2 byte-level BPE), committed under test/fixtures/vocab. */
+export const gpt2VocabPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/vocab/ggml-vocab-gpt-2.gguf");
 
 export const storiesGreedyText =
     "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball.";
 
-if (storiesModelPath == null)
-    console.warn("SKIPPING tests that need ../shared/models/stories260K.gguf: the file is not there.");
 
 /** Tiny random-weight BERT-like ONNX embeddings model folder (written by globalSetup). */
 export const tinyBertPath = path.join(testModelsDir, "tiny-bert");

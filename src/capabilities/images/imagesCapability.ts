@@ -49,7 +49,7 @@ export function createImagesCapability(options: ImagesCapabilityOptions = {}): C
         routes(router, context) {
             const links = new ImageLinkStore({now: options.now ?? Date.now, ttlMs: imageLinkTtlMs, maxBytes: imageLinkMaxBytes});
             router.post("/images/generations", context.jsonBody, imagesHandler(context, links));
-            context.rootRouter.get(`${imageFilesPath}/:name`, imageFileHandler(links));
+            context.publicRouter.get(`${imageFilesPath}/:name`, imageFileHandler(links));
         }
     };
 }
