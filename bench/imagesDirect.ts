@@ -122,9 +122,8 @@ export async function directImageBench(folder: string, options: DirectImageBench
  */
 export async function engineImageBench(folder: string, options: DirectImageBenchOptions & {previews?: number}): Promise<{medianStepSeconds: number, totalSeconds: number}> {
     const {WorkerPool} = await import("../src/core/workers/WorkerPool.js");
-    const {siblingModuleUrl} = await import("../src/core/workers/siblingModuleUrl.js");
     const {OnnxImageEngine} = await import("../src/capabilities/images/onnx/OnnxImageEngine.js");
-    const pool = new WorkerPool({workers: 1, modules: {images: siblingModuleUrl(import.meta.url, "../src/capabilities/images/onnx/imageTasks")}});
+    const pool = new WorkerPool({workers: 1});
     try {
         const entry = {
             id: "bench", task: "image", path: folder, family: null, released: null, aliases: [], ownedBy: "bench", contextSize: null, threads: null, parallel: null,

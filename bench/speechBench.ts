@@ -24,7 +24,6 @@ import type { SpeechSettings } from "../src/capabilities/speech/speechManifest.j
 import { defaultConfig } from "../src/config.js";
 import type { ModelEntry } from "../src/core/registry/ModelEntry.js";
 import { WorkerPool } from "../src/core/workers/WorkerPool.js";
-import { siblingModuleUrl } from "../src/core/workers/siblingModuleUrl.js";
 import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { makeTestKokoroOnnx } from "../test/support/onnx/makeTestKokoroOnnx.js";
 import { BenchServer } from "./serverClient.js";
@@ -81,7 +80,7 @@ for (const concurrency of [1, 4])
 const directRtf = (name: string) => directFigures[name].audioSeconds / (directFigures[name].totalMs / 1000);
 
 // The ten-sentence audio itself, sentence by sentence, for the encoders.
-const pool = new WorkerPool({workers: 1, modules: {speech: siblingModuleUrl(import.meta.url, "../src/capabilities/speech/onnx/speechTasks")}});
+const pool = new WorkerPool({workers: 1});
 const engine = await OnnxSpeechEngine.load(pool, entry, {threads: onnxThreads, parallel: 1, queueSize: 1});
 const sampleRate = engine.sampleRate;
 const tenSentenceAudio: Float32Array[] = [];

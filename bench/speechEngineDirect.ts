@@ -13,7 +13,6 @@ import { pathToFileURL } from "node:url";
 import { OnnxSpeechEngine } from "../src/capabilities/speech/onnx/OnnxSpeechEngine.js";
 import type { SpeechSettings } from "../src/capabilities/speech/speechManifest.js";
 import type { ModelEntry } from "../src/core/registry/ModelEntry.js";
-import { siblingModuleUrl } from "../src/core/workers/siblingModuleUrl.js";
 import { WorkerPool } from "../src/core/workers/WorkerPool.js";
 
 export type SpeechTimingOptions = {
@@ -59,7 +58,7 @@ export type SpeechTimingResult = {
 export async function timeSpeechEngineDirect(options: SpeechTimingOptions): Promise<SpeechTimingResult> {
     const concurrency = options.concurrency ?? 1;
     const workers = options.workers ?? Math.max(1, Math.min(concurrency, os.availableParallelism()));
-    const pool = new WorkerPool({workers, modules: {speech: siblingModuleUrl(import.meta.url, "../src/capabilities/speech/onnx/speechTasks")}});
+    const pool = new WorkerPool({workers});
     const entry: ModelEntry<SpeechSettings> = {
         id: "bench-speech", task: "speech", path: path.resolve(options.modelPath), family: null, released: null, aliases: [], ownedBy: "bench",
         contextSize: null, threads: null, parallel: null, settings: {dtype: options.dtype ?? null, defaultVoice: null, voices: {}}

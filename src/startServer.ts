@@ -67,10 +67,9 @@ export async function startServer(config: Config, logger: Logger, options: Serve
 
     // One worker pool for every capability's ONNX tasks, started when the first model needs it.
     let workers: WorkerPool | null = null;
-    const workerModules = Object.assign({}, ...capabilities.map((capability) => capability.workerModules ?? {}));
     const engineContext: EngineContext = {
         config, logger,
-        workers: () => workers ??= new WorkerPool({workers: config.workers, modules: workerModules})
+        workers: () => workers ??= new WorkerPool({workers: config.workers})
     };
     const engines = new EngineHost(registry, capabilities.map((capability) => ({
         task: capability.task,

@@ -41,8 +41,6 @@ export type Capability<E extends Engine = Engine, Settings = unknown> = {
     endpoints: readonly string[];
     /** Manifest fields only its models have; none = only the common ones. */
     manifest?: ManifestSettings<Settings>;
-    /** Task modules it runs in the shared worker pool, by name (file URLs): tasks are `<name>.<task>`. */
-    workerModules?: Readonly<Record<string, string>>;
     /** Loads one of its models. */
     createEngine(entry: ModelEntry<Settings>, context: EngineContext): Promise<E>;
     /** Adds its routes to the /v1 router. */

@@ -13,16 +13,14 @@ import { QueueFullError } from "../../src/core/engines/QueueFullError.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { TaskCancelledError } from "../../src/core/workers/TaskCancelledError.js";
 import type { TaskContext } from "../../src/core/workers/WorkerTask.js";
-import { siblingModuleUrl } from "../../src/core/workers/siblingModuleUrl.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 import { makeTestSdModel, testSdTokenizer } from "../support/onnx/makeTestSdModel.js";
 import { tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath } from "../support/testModels.js";
 
-const imageTasks = siblingModuleUrl(import.meta.url, "../../src/capabilities/images/onnx/imageTasks");
 const pools: WorkerPool[] = [];
 
 function pool(workers = 1) {
-    const created = new WorkerPool({workers, modules: {images: imageTasks}});
+    const created = new WorkerPool({workers});
     pools.push(created);
     return created;
 }

@@ -6,7 +6,8 @@ import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 import { OnnxSpeechEngine } from "../../src/capabilities/speech/onnx/OnnxSpeechEngine.js";
 import { phonemizeEnglish } from "../../src/capabilities/speech/onnx/phonemizeEnglish.js";
 import { speechModelSpec } from "../../src/capabilities/speech/onnx/speechModelSpec.js";
-import type { SentenceAudio, SynthesizeTask } from "../../src/capabilities/speech/onnx/speechWorkerProtocol.js";
+import type { SynthesizeTask } from "../../src/capabilities/speech/onnx/speechWorkerProtocol.js";
+import { speechTaskHandles } from "../../src/capabilities/speech/onnx/speechTaskHandles.js";
 import type { SpeechSettings } from "../../src/capabilities/speech/speechManifest.js";
 import type { SpeechJob } from "../../src/capabilities/speech/SpeechEngine.js";
 import fs from "node:fs";
@@ -15,7 +16,6 @@ import path from "node:path";
 import { makeTestKokoroOnnx } from "../support/onnx/makeTestKokoroOnnx.js";
 import { tinyKokoroPath, tinyVitsPath } from "../support/testModels.js";
 
-const speechTasks = new URL("../../src/capabilities/speech/onnx/speechTasks.ts", import.meta.url).href;
 /** The test Kokoro graph's samples per token (pads included) at speed 1; the test VITS graph's per token (blanks included). */
 const kokoroFrame = 600;
 const vitsFrame = 256;
@@ -49,7 +49,7 @@ let kokoro: OnnxSpeechEngine;
 let vits: OnnxSpeechEngine;
 
 beforeAll(async () => {
-    pool = new WorkerPool({workers: 2, modules: {speech: speechTasks}});
+    pool = new WorkerPool({workers: 2});
     kokoro = await OnnxSpeechEngine.load(pool, entry(tinyKokoroPath, {}, "kokoro"), {threads: 1, parallel: 2, queueSize: 4});
     vits = await OnnxSpeechEngine.load(pool, entry(tinyVitsPath, {}, "vits"), {threads: 1, parallel: 2, queueSize: 4});
 });
@@ -161,7 +161,7 @@ describe("VITS engine", () => {
 
 describe("cancellation, queue and manifest", () => {
     it("a signal aborted in the first onAudio rejects with its reason, hands out no more audio and leaves the pool free", async () => {
-        const single = new WorkerPool({workers: 1, modules: {speech: speechTasks}});
+        const single = new WorkerPool({workers: 1});
         const engine = await OnnxSpeechEngine.load(single, entry(tinyKokoroPath), {threads: 1, parallel: 1, queueSize: 1});
         try {
             const controller = new AbortController();
@@ -187,7 +187,7 @@ describe("cancellation, queue and manifest", () => {
     });
 
     it("a cancelled task starts no sentence beyond the one-sentence lookahead", async () => {
-        const single = new WorkerPool({workers: 1, modules: {speech: speechTasks}});
+        const single = new WorkerPool({workers: 1});
         try {
             const delivered = new Int32Array(new SharedArrayBuffer(4));
             const started = new Int32Array(new SharedArrayBuffer(4));
@@ -198,10 +198,10 @@ describe("cancellation, queue and manifest", () => {
                 delivered, lookahead: 1, started
             };
             const indices: number[] = [];
-            const run = single.run("speech.synthesize", task, {
+            const run = single.run(speechTaskHandles.synthesize, task, {
                 signal: controller.signal,
                 onProgress: (message) => {
-                    indices.push((message as SentenceAudio).index);
+                    indices.push(message.index);
                     controller.abort(new Error("stop"));
                     Atomics.add(delivered, 0, 1);
                     Atomics.notify(delivered, 0);

@@ -1,12 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { PoolClosedError } from "../../src/core/workers/PoolClosedError.js";
+import { taskModule, type TaskHandle } from "../../src/core/workers/TaskHandle.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
+import type { tasks } from "../support/workers/testTasks.js";
 
 const testTasks = new URL("../support/workers/testTasks.ts", import.meta.url).href;
+const test = taskModule<typeof tasks>(testTasks);
 const pools: WorkerPool[] = [];
 
 function pool(workers: number) {
-    const created = new WorkerPool({workers, modules: {test: testTasks}});
+    const created = new WorkerPool({workers});
     pools.push(created);
     return created;
 }
@@ -26,25 +29,27 @@ afterEach(async () => {
 
 describe("WorkerPool", () => {
     it("runs a registered module's task and returns its result", async () => {
-        expect(await pool(1).run("test.echo", {hello: "world"})).toEqual({hello: "world"});
+        expect(await pool(1).run(test.task("echo"), {hello: "world"})).toEqual({hello: "world"});
     });
 
     it("rejects unknown modules and tasks, and passes a task's error on", async () => {
         const workers = pool(1);
-        await expect(workers.run("nope.echo", null)).rejects.toThrow("No worker task module registered for 'nope.echo'");
-        await expect(workers.run("test.nope", null)).rejects.toThrow("has no task 'nope'");
-        await expect(workers.run("test.fail", {message: "bad input"})).rejects.toThrow("bad input");
+        const missingModule: TaskHandle<null, unknown, never> = {moduleUrl: new URL("../support/workers/noSuchTasks.ts", import.meta.url).href, task: "echo"};
+        await expect(workers.run(missingModule, null)).rejects.toThrow("noSuchTasks");
+        const missingTask: TaskHandle<null, unknown, never> = {moduleUrl: testTasks, task: "nope"};
+        await expect(workers.run(missingTask, null)).rejects.toThrow("has no task 'nope'");
+        await expect(workers.run(test.task("fail"), {message: "bad input"})).rejects.toThrow("bad input");
     });
 
     it("delivers every progress message, in order, before the result", async () => {
         const seen: unknown[] = [];
-        const result = await pool(1).run("test.steps", {count: 50}, {onProgress: (message) => seen.push(message)});
+        const result = await pool(1).run(test.task("steps"), {count: 50}, {onProgress: (message) => seen.push(message)});
         expect(result).toBe(50);
         expect(seen).toEqual(Array.from({length: 50}, (_, step) => ({step})));
     });
 
     it("moves a transferable result", async () => {
-        const {data} = await pool(1).run<{data: Uint8Array}>("test.bytes", {length: 1000});
+        const {data} = await pool(1).run(test.task("bytes"), {length: 1000});
         expect(data.length).toBe(1000);
         expect(data.every((value) => value === 7)).toBe(true);
     });
@@ -55,10 +60,10 @@ describe("WorkerPool", () => {
         const small = new AbortController();
         const finished: string[] = [];
         const first = gate();
-        const runs = [workers.run("test.gated", {gate: first, id: "big-0"}, {signal: big.signal}).then((id) => finished.push(id as string))];
+        const runs = [workers.run(test.task("gated"), {gate: first, id: "big-0"}, {signal: big.signal}).then((id) => finished.push(id as string))];
         for (let index = 1; index < 6; index++)
-            runs.push(workers.run("test.echo", `big-${index}`, {signal: big.signal}).then((id) => finished.push(id as string)));
-        runs.push(workers.run("test.echo", "small", {signal: small.signal}).then((id) => finished.push(id as string)));
+            runs.push(workers.run(test.task("echo"), `big-${index}`, {signal: big.signal}).then((id) => finished.push(id as string)));
+        runs.push(workers.run(test.task("echo"), "small", {signal: small.signal}).then((id) => finished.push(id as string)));
         open(first);
         await Promise.all(runs);
         // One worker: tasks finish in the order they were dispatched.
@@ -72,13 +77,13 @@ describe("WorkerPool", () => {
         const blocked = gate();
         let started!: () => void;
         const startedPromise = new Promise<void>((resolve) => started = resolve);
-        const running = workers.run("test.gated", {gate: blocked, id: "a"}, {signal: controller.signal, onProgress: () => started()});
-        const queued = workers.run("test.echo", "never", {signal: controller.signal});
+        const running = workers.run(test.task("gated"), {gate: blocked, id: "a"}, {signal: controller.signal, onProgress: () => started()});
+        const queued = workers.run(test.task("echo"), "never", {signal: controller.signal});
         await startedPromise;
         controller.abort(reason);
         // Both settle on the abort (the queued one at once): watch them together so neither goes unhandled.
         await Promise.all([expect(running).rejects.toBe(reason), expect(queued).rejects.toBe(reason)]);
-        expect(await workers.run("test.echo", "after")).toBe("after");
+        expect(await workers.run(test.task("echo"), "after")).toBe("after");
     });
 
     it("drops a cancelled request's queued tasks at once, while another request holds every worker", async () => {
@@ -86,17 +91,17 @@ describe("WorkerPool", () => {
         const blocked = gate();
         let started!: () => void;
         const startedPromise = new Promise<void>((resolve) => started = resolve);
-        const holder = workers.run("test.gated", {gate: blocked, id: "holder"}, {onProgress: () => started()});
+        const holder = workers.run(test.task("gated"), {gate: blocked, id: "holder"}, {onProgress: () => started()});
         await startedPromise;
         const controller = new AbortController();
         const reason = new Error("client went away");
-        const queued = [1, 2, 3].map((index) => workers.run("test.echo", index, {signal: controller.signal}));
+        const queued = [1, 2, 3].map((index) => workers.run(test.task("echo"), index, {signal: controller.signal}));
         controller.abort(reason);
         // Rejected before the worker is free: the request does not wait for a turn it will not use.
         await Promise.all(queued.map((task) => expect(task).rejects.toBe(reason)));
         open(blocked);
         expect(await holder).toBe("holder");
-        expect(await workers.run("test.echo", "after")).toBe("after");
+        expect(await workers.run(test.task("echo"), "after")).toBe("after");
     });
 
     it("close() waits for running tasks, then refuses new ones", async () => {
@@ -104,11 +109,11 @@ describe("WorkerPool", () => {
         const blocked = gate();
         let started!: () => void;
         const startedPromise = new Promise<void>((resolve) => started = resolve);
-        const running = workers.run("test.gated", {gate: blocked, id: "slow"}, {onProgress: () => started()});
+        const running = workers.run(test.task("gated"), {gate: blocked, id: "slow"}, {onProgress: () => started()});
         await startedPromise;
         let closed = false;
         const closing = workers.close().then(() => closed = true);
-        await expect(workers.run("test.echo", 1)).rejects.toBeInstanceOf(PoolClosedError);
+        await expect(workers.run(test.task("echo"), 1)).rejects.toBeInstanceOf(PoolClosedError);
         for (let turn = 0; turn < 5; turn++)
             await new Promise((resolve) => setImmediate(resolve));
         expect(closed).toBe(false);

@@ -1,4 +1,3 @@
-import { siblingModuleUrl } from "../../core/workers/siblingModuleUrl.js";
 import type { Capability } from "../Capability.js";
 import type { EmbeddingsEngine } from "./EmbeddingsEngine.js";
 import { embeddingsHandler } from "./embeddingsHandler.js";
@@ -12,7 +11,6 @@ export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSetting
     task: "embeddings",
     endpoints: ["/v1/embeddings"],
     manifest: embeddingsManifest,
-    workerModules: {embeddings: siblingModuleUrl(import.meta.url, "./onnx/embeddingTasks")},
     async createEngine(entry, {config, logger, workers}) {
         const settings = entry.settings;
         if (entry.path.toLowerCase().endsWith(".gguf")) {

@@ -1,4 +1,3 @@
-import { siblingModuleUrl } from "../../core/workers/siblingModuleUrl.js";
 import type { Capability } from "../Capability.js";
 import type { ImageEngine } from "./ImageEngine.js";
 import { imageFileHandler } from "./imageFileHandler.js";
@@ -25,7 +24,6 @@ export function createImagesCapability(options: ImagesCapabilityOptions = {}): C
         task: "image",
         endpoints: ["/v1/images/generations"],
         manifest: imagesManifest,
-        workerModules: {images: siblingModuleUrl(import.meta.url, "./onnx/imageTasks")},
         async createEngine(entry, {config, logger, workers}) {
             const {OnnxImageEngine} = await import("./onnx/OnnxImageEngine.js");
             const engine = await OnnxImageEngine.load(workers(), entry, {

@@ -1,4 +1,3 @@
-import { siblingModuleUrl } from "../../core/workers/siblingModuleUrl.js";
 import type { Capability } from "../Capability.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
 import { speechHandler } from "./speechHandler.js";
@@ -13,7 +12,6 @@ export const speechCapability: Capability<SpeechEngine, SpeechSettings> = {
     task: "speech",
     endpoints: ["/v1/audio/speech"],
     manifest: speechManifest,
-    workerModules: {speech: siblingModuleUrl(import.meta.url, "./onnx/speechTasks")},
     async createEngine(entry, {config, logger, workers}) {
         const {OnnxSpeechEngine} = await import("./onnx/OnnxSpeechEngine.js");
         return OnnxSpeechEngine.load(workers(), entry, {

@@ -2,30 +2,29 @@ import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { PoolClosedError } from "./PoolClosedError.js";
 import { siblingModuleUrl } from "./siblingModuleUrl.js";
+import type { TaskHandle } from "./TaskHandle.js";
 import type { WorkerTaskMessage } from "./workerMain.js";
 
 export type WorkerPoolOptions = {
     /** Worker threads; each imports the task modules it is asked for once and keeps them (and their models). */
     workers: number;
-    /** Task modules by name (file URLs), as capabilities register them; tasks are addressed `<module>.<task>`. */
-    modules: Readonly<Record<string, string>>;
 };
 
-export type RunOptions = {
+export type RunOptions<Progress = never> = {
     /**
      * The request's signal. Tasks with the same signal are one request's: they share a cancel flag
      * (set when it aborts, checked by the task between its steps) and one place in the fair rotation.
      */
     signal?: AbortSignal;
-    /** Receives the task's `context.progress(...)` messages, in order, before the run settles. */
-    onProgress?: (message: unknown) => void;
+    /** Receives the task's `context.progress(...)` messages, in order, before the run settles (none for a task that sends none). */
+    onProgress?: [Progress] extends [never] ? never : (message: Progress) => void;
     /** Buffers of the payload to move to the worker instead of copying. */
     transfer?: ArrayBuffer[];
 };
 
 type QueuedTask = {
     message: Omit<WorkerTaskMessage, "port">;
-    options: RunOptions;
+    options: RunOptions<unknown>;
     resolve: (value: unknown) => void;
     reject: (error: unknown) => void;
 };
@@ -82,14 +81,10 @@ export class WorkerPool {
         return this.closing != null;
     }
 
-    /** Runs task `<module>.<task>` (e.g. `embeddings.embed`) with `payload` in a worker. */
-    run<R>(kind: string, payload: unknown, options: RunOptions = {}): Promise<R> {
+    /** Runs the task `handle` names (e.g. the speech module's `synthesize`) with `payload` in a worker. */
+    run<Payload, Result, Progress>(handle: TaskHandle<Payload, Result, Progress>, payload: NoInfer<Payload>, options: RunOptions<NoInfer<Progress>> = {}): Promise<Result> {
         if (this.closing != null)
             return Promise.reject(new PoolClosedError());
-        const dot = kind.indexOf(".");
-        const module = this.options.modules[kind.slice(0, dot)];
-        if (dot < 0 || module == null)
-            return Promise.reject(new Error(`No worker task module registered for '${kind}'`));
         const {signal} = options;
         if (signal?.aborted)
             return Promise.reject(signal.reason);
@@ -103,10 +98,10 @@ export class WorkerPool {
             signal?.addEventListener("abort", () => this.dropQueued(key, signal), {once: true});
         }
         const queue = line;
-        return new Promise<R>((resolve, reject) => {
+        return new Promise<Result>((resolve, reject) => {
             queue.tasks.push({
-                message: {module, task: kind.slice(dot + 1), payload, cancel: queue.cancel},
-                options, resolve: resolve as (value: unknown) => void, reject
+                message: {module: handle.moduleUrl, task: handle.task, payload, cancel: queue.cancel},
+                options: options as RunOptions<unknown>, resolve: resolve as (value: unknown) => void, reject
             });
             this.dispatch();
         });

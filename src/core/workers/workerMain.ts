@@ -1,6 +1,6 @@
 import type { MessagePort } from "node:worker_threads";
 import { TaskCancelledError } from "./TaskCancelledError.js";
-import type { TaskContext, TaskModule } from "./WorkerTask.js";
+import type { TaskContext } from "./WorkerTask.js";
 
 /** What the pool sends a worker for one task. */
 export type WorkerTaskMessage = {
@@ -14,12 +14,20 @@ export type WorkerTaskMessage = {
     port?: MessagePort;
 };
 
-const modules = new Map<string, Promise<TaskModule>>();
+/**
+ * A task as the worker calls it. The message crossed a thread as plain data, so its types are gone
+ * here; they were checked where it was sent, against the same module's signatures (TaskHandle).
+ */
+type UntypedTask = (payload: unknown, context: TaskContext<unknown>) => unknown;
 
-function taskModule(url: string): Promise<TaskModule> {
+const modules = new Map<string, Promise<Readonly<Record<string, UntypedTask>>>>();
+
+function taskModule(url: string): Promise<Readonly<Record<string, UntypedTask>>> {
     let loaded = modules.get(url);
     if (loaded == null) {
-        loaded = import(url).then((module: {tasks?: TaskModule}) => {
+        loaded = import(url).catch((error: unknown) => {
+            throw new Error(`Worker task module ${url} could not be loaded: ${(error as Error)?.message ?? String(error)}`);
+        }).then((module: {tasks?: Record<string, UntypedTask>}) => {
             if (module.tasks == null)
                 throw new Error(`Worker task module ${url} has no 'tasks' export`);
             return module.tasks;
@@ -31,7 +39,7 @@ function taskModule(url: string): Promise<TaskModule> {
 
 /** Runs inside a piscina worker thread: one task of a capability's task module. */
 export default async function runWorkerTask({module, task, payload, cancel, port}: WorkerTaskMessage): Promise<unknown> {
-    const context: TaskContext = {
+    const context: TaskContext<unknown> = {
         get cancelled() {
             return Atomics.load(cancel, 0) !== 0;
         },

@@ -13,6 +13,10 @@ import type { RequestState } from "../../../src/core/http/RequestState.js";
 import { SseWriter } from "../../../src/core/streaming/SseWriter.js";
 import { streamResponse } from "../../../src/core/streaming/streamResponse.js";
 import type { WorkerPool } from "../../../src/core/workers/WorkerPool.js";
+import { taskModule } from "../../../src/core/workers/TaskHandle.js";
+import type { tasks } from "./gateTasks.js";
+
+const holdTask = taskModule<typeof tasks>(new URL("./gateTasks.ts", import.meta.url).href).task("hold");
 
 /** Shared with the worker threads (a SharedArrayBuffer is not copied): each open bumps the counter. */
 const gate = new Int32Array(new SharedArrayBuffer(4));
@@ -33,7 +37,7 @@ class GateEngine implements Engine {
     }
 
     hold(signal: AbortSignal, onHeld: () => void) {
-        return this.admission.run(1, signal, () => this.workers.run("gate.hold", {gate, since: Atomics.load(gate, 0)}, {signal, onProgress: onHeld}));
+        return this.admission.run(1, signal, () => this.workers.run(holdTask, {gate, since: Atomics.load(gate, 0)}, {signal, onProgress: onHeld}));
     }
 
     async dispose() {
@@ -45,7 +49,6 @@ class GateEngine implements Engine {
 export const gateCapability: Capability<GateEngine> = {
     task: "gate",
     endpoints: ["/v1/gate/hold"],
-    workerModules: {gate: new URL("./gateTasks.ts", import.meta.url).href},
     createEngine: async (_entry, {workers}) => new GateEngine(workers()),
     routes(router, context) {
         router.post("/gate/hold", context.jsonBody, async (ctx) => {

@@ -2,7 +2,7 @@
 import type { TaskContext, TaskModule } from "../../../src/core/workers/WorkerTask.js";
 
 export const tasks = {
-    hold: async (payload: {gate: Int32Array, since: number}, context: TaskContext) => {
+    hold: async (payload: {gate: Int32Array, since: number}, context: TaskContext<{held: boolean}>) => {
         context.progress({held: true});
         while (Atomics.load(payload.gate, 0) === payload.since && !context.cancelled)
             await Atomics.waitAsync(payload.gate, 0, payload.since, 5).value;

@@ -14,6 +14,10 @@ import { SseWriter } from "../../../src/core/streaming/SseWriter.js";
 import { streamResponse } from "../../../src/core/streaming/streamResponse.js";
 import { compileRequestValidator } from "../../../src/core/validation/compileRequestValidator.js";
 import type { WorkerPool } from "../../../src/core/workers/WorkerPool.js";
+import { taskModule } from "../../../src/core/workers/TaskHandle.js";
+import type { tasks } from "./reverseTasks.js";
+
+const reverseTask = taskModule<typeof tasks>(new URL("./reverseTasks.ts", import.meta.url).href).task("reverse");
 
 type ReverseSettings = {repeat: number, maxLength: number};
 
@@ -37,8 +41,7 @@ export class ReverseEngine implements Engine {
     reverse(text: string, signal: AbortSignal, onProgress?: (step: {step: number, steps: number, partial: string}) => void) {
         if ([...text].length > this.settings.maxLength)
             throw new TextTooLongError(this.settings.maxLength);
-        return this.admission.run(1, signal, () => this.workers.run<{text: string}>("reverse.reverse", {text, repeat: this.settings.repeat},
-            {signal, onProgress: onProgress as (message: unknown) => void}));
+        return this.admission.run(1, signal, () => this.workers.run(reverseTask, {text, repeat: this.settings.repeat}, {signal, onProgress}));
     }
 
     async dispose() {
@@ -81,7 +84,6 @@ export const reverseCapability: Capability<ReverseEngine, ReverseSettings> = {
             return {repeat: fields.repeat ?? 1, maxLength: fields.maxLength ?? 100};
         }
     },
-    workerModules: {reverse: new URL("./reverseTasks.ts", import.meta.url).href},
     createEngine: async (entry, {workers}) => new ReverseEngine(entry.id, entry.settings, workers()),
     routes(router, context) {
         router.post("/reverse", context.jsonBody, reverseHandler(context));

@@ -2,7 +2,7 @@
 import type { TaskContext, TaskModule } from "../../../src/core/workers/WorkerTask.js";
 
 export const tasks = {
-    reverse: (payload: {text: string, repeat: number}, context: TaskContext) => {
+    reverse: (payload: {text: string, repeat: number}, context: TaskContext<{step: number, steps: number, partial: string}>) => {
         const characters = [...payload.text];
         let reversed = "";
         for (let step = 0; step < characters.length; step++) {

@@ -17,13 +17,13 @@ export const tasks = {
         throw new Error(payload.message);
     },
     /** Reports `count` steps, then returns how many it reported. */
-    steps: (payload: {count: number}, context: TaskContext) => {
+    steps: (payload: {count: number}, context: TaskContext<{step: number}>) => {
         for (let step = 0; step < payload.count; step++)
             context.progress({step});
         return payload.count;
     },
     /** Says it started, then waits for the gate; returns whether it saw the cancel flag. */
-    gated: async (payload: {gate: Int32Array, id: string}, context: TaskContext) => {
+    gated: async (payload: {gate: Int32Array, id: string}, context: TaskContext<{started: string}>) => {
         context.progress({started: payload.id});
         await waitForGate(payload.gate, context);
         context.throwIfCancelled();

@@ -6,6 +6,7 @@ import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
 import { finishVector, planBatches } from "./pooling.js";
 import type { DescribeResult, EmbedTask, EmbedTaskResult, OnnxModelSpec, TokenizeResult, TokenizeTask } from "./workerProtocol.js";
+import { embeddingTaskHandles } from "./embeddingTaskHandles.js";
 
 export type OnnxEmbeddingsOptions = {
     spec: OnnxModelSpec;
@@ -43,7 +44,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
 
     /** Loads the model (in one worker; the others load it on first use) and reads its shape. */
     static async load(pool: WorkerPool, id: string, options: OnnxEmbeddingsOptions): Promise<OnnxEmbeddingsEngine> {
-        const described = await pool.run<DescribeResult>("embeddings.describe", options.spec);
+        const described = await pool.run(embeddingTaskHandles.describe, options.spec);
         const ownLimit = described.maxPositions ?? fallbackMaxInputTokens;
         let maxInputTokens = options.maxInputTokens ?? ownLimit;
         if (described.maxPositions != null && maxInputTokens > described.maxPositions) {
@@ -87,7 +88,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
         const settled = await Promise.allSettled(batches.map(async (batch) => {
             try {
                 const task: EmbedTask = {model: this.options.spec, ids: batch.map((index) => ids[index])};
-                const result = await this.pool.run<EmbedTaskResult>("embeddings.embed", task, {signal: batchSignal});
+                const result = await this.pool.run(embeddingTaskHandles.embed, task, {signal: batchSignal});
                 if (!result.cancelled)
                     batch.forEach((index, position) => vectors[index] = finishVector(result.vectors[position], {dimensions: options.dimensions, normalize: this.info.normalize}));
             } catch (error) {
@@ -117,7 +118,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
             chunks.push(textIndices.slice(start, start + tokenizeChunk));
         await Promise.all(chunks.map(async (chunk) => {
             const task: TokenizeTask = {model: this.options.spec, texts: chunk.map((index) => inputs[index] as string)};
-            const result = await this.pool.run<TokenizeResult>("embeddings.tokenize", task, {signal});
+            const result = await this.pool.run(embeddingTaskHandles.tokenize, task, {signal});
             chunk.forEach((index, position) => ids[index] = result.ids[position]);
         }));
         return ids;

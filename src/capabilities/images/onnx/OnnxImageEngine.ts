@@ -7,6 +7,7 @@ import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { GenerateOptions, ImageEngine, ImageJob, ImageResult } from "../ImageEngine.js";
 import type { ImageSettings } from "../imagesManifest.js";
 import type { GenerateTask, GenerateTaskResult, SdDescribeResult, SdModelSpec } from "./workerProtocol.js";
+import { imageTaskHandles } from "./imageTaskHandles.js";
 
 export type OnnxImageEngineOptions = {
     /** ONNX Runtime intra-op threads per session. */
@@ -60,7 +61,7 @@ export class OnnxImageEngine implements ImageEngine {
             previewDecoder: previewDecoder == null ? null : path.resolve(entry.path, previewDecoder),
             maxUnetBatch: options.maxUnetBatch ?? null
         };
-        const described = await pool.run<SdDescribeResult>("images.describe", spec);
+        const described = await pool.run(imageTaskHandles.describe, spec);
         return new OnnxImageEngine(entry.id, pool, spec, described, options);
     }
 
@@ -79,9 +80,9 @@ export class OnnxImageEngine implements ImageEngine {
             return Promise.reject(new RangeError(`Model '${this.id}': ${invalid}`));
         return this.admission.run(1, options.signal, async () => {
             const task: GenerateTask = {model: this.spec, job};
-            const result = await this.pool.run<GenerateTaskResult>("images.generate", task, {
+            const result = await this.pool.run(imageTaskHandles.generate, task, {
                 signal: options.signal,
-                onProgress: options.onProgress as ((message: unknown) => void) | undefined
+                onProgress: options.onProgress
             });
             if (result.truncated)
                 this.options.onWarning?.(`Model '${this.id}': a prompt was longer than the text encoder's ${this.maxPromptTokens} tokens and was truncated (as diffusers does).`);

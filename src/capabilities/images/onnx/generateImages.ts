@@ -1,6 +1,6 @@
 import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { OnnxSession } from "../../../runtimes/onnx/OnnxSession.js";
-import type { GeneratedImage, ImageJob, ImagePreview, ImageResult, ImageStepProgress } from "../ImageEngine.js";
+import type { GeneratedImage, ImageJob, ImagePreview, ImageProgress, ImageResult, ImageStepProgress } from "../ImageEngine.js";
 import { compVisDenoiser } from "../samplers/compVisDenoiser.js";
 import { gaussianNoise } from "../samplers/gaussianNoise.js";
 import { initialLatent } from "../samplers/initialLatent.js";
@@ -22,7 +22,7 @@ import { previewSteps } from "./previewSteps.js";
  * every step, previews at the planned steps, the cancel flag checked before every UNet call and after every step;
  * then the VAE decoder one image at a time (bounded memory).
  */
-export async function generateImages(pipeline: SdPipeline, job: ImageJob, context: TaskContext, options: {maxUnetBatch?: number | null} = {}): Promise<ImageResult> {
+export async function generateImages(pipeline: SdPipeline, job: ImageJob, context: TaskContext<ImageProgress>, options: {maxUnetBatch?: number | null} = {}): Promise<ImageResult> {
     const started = performance.now();
     const {describe, io} = pipeline;
     const scale = describe.vaeScaleFactor;

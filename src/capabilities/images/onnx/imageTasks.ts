@@ -8,6 +8,7 @@ import { transferable } from "../../../core/workers/transferable.js";
 import type { TaskContext, TaskModule } from "../../../core/workers/WorkerTask.js";
 import { generateImages } from "./generateImages.js";
 import { loadSdPipeline, type SdPipeline } from "./loadSdPipeline.js";
+import type { ImageProgress } from "../ImageEngine.js";
 import type { GenerateTask, GenerateTaskResult, SdDescribeResult, SdModelSpec } from "./workerProtocol.js";
 
 // Fully offline: only the manifest's folders, never the hub.
@@ -31,7 +32,7 @@ function loaded(spec: SdModelSpec): Promise<SdPipeline> {
 
 export const tasks = {
     describe: async (spec: SdModelSpec): Promise<SdDescribeResult> => (await loaded(spec)).describe,
-    generate: async (task: GenerateTask, context: TaskContext): Promise<GenerateTaskResult> => {
+    generate: async (task: GenerateTask, context: TaskContext<ImageProgress>): Promise<GenerateTaskResult> => {
         const result = await generateImages(await loaded(task.model), task.job, context, {maxUnetBatch: task.model.maxUnetBatch});
         return transferable(result, result.images.map((image) => image.rgb.buffer as ArrayBuffer));
     }

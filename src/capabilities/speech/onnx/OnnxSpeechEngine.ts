@@ -10,6 +10,7 @@ import { splitSentences } from "../splitSentences.js";
 import { resolveVoices } from "./resolveVoices.js";
 import { speechModelSpec } from "./speechModelSpec.js";
 import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeResult, SynthesizeTask } from "./speechWorkerProtocol.js";
+import { speechTaskHandles } from "./speechTaskHandles.js";
 
 export type OnnxSpeechEngineOptions = {threads: number, parallel: number, queueSize: number, onWarning?(message: string): void};
 
@@ -48,7 +49,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
      */
     static async load(pool: WorkerPool, entry: ModelEntry<SpeechSettings>, options: OnnxSpeechEngineOptions): Promise<OnnxSpeechEngine> {
         const spec = speechModelSpec(entry.id, entry.path, entry.settings, options.threads);
-        const [described] = await Promise.all(Array.from({length: pool.size}, () => pool.run<SpeechModelDescription>("speech.describe", spec)));
+        const [described] = await Promise.all(Array.from({length: pool.size}, () => pool.run(speechTaskHandles.describe, spec)));
         const {voiceAliases, defaultVoice} = resolveVoices(entry.id, described, entry.settings);
         return new OnnxSpeechEngine(entry.id, pool, spec, described, defaultVoice, voiceAliases, options);
     }
@@ -84,8 +85,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
             model: this.spec, sentences, voice: job.voice, speed: this.hasSpeedInput ? job.speed : 1, delivered, lookahead
         };
         let next = 0;
-        const onProgress = (message: unknown) => {
-            const {index, samples} = message as SentenceAudio;
+        const onProgress = ({index, samples}: SentenceAudio) => {
             try {
                 if (index !== next)
                     throw new Error(`Speech task sent sentence ${index}, expected ${next}`);
@@ -97,7 +97,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
             Atomics.add(delivered, 0, 1);
             Atomics.notify(delivered, 0);
         };
-        const result = this.pool.run<SynthesizeResult>("speech.synthesize", task, {signal: taskSignal, onProgress});
+        const result = this.pool.run(speechTaskHandles.synthesize, task, {signal: taskSignal, onProgress});
         // Registered after run(), so the pool's own listener has set the task's cancel flag when the
         // worker wakes. The count is changed too, not only notified: a worker that checked the flag
         // just before the abort and is about to wait for the old count then does not wait at all.

@@ -32,10 +32,10 @@ function loaded(spec: SpeechModelSpec): Promise<LoadedSpeechModel> {
 
 export const tasks = {
     describe: async (spec: SpeechModelSpec): Promise<SpeechModelDescription> => (await loaded(spec)).description,
-    synthesize: (task: SynthesizeTask, context: TaskContext) => synthesize(task, context)
+    synthesize: (task: SynthesizeTask, context: TaskContext<SentenceAudio>) => synthesize(task, context)
 } satisfies TaskModule;
 
-async function synthesize(task: SynthesizeTask, context: TaskContext): Promise<SynthesizeResult> {
+async function synthesize(task: SynthesizeTask, context: TaskContext<SentenceAudio>): Promise<SynthesizeResult> {
     const model = await loaded(task.model);
     const {sampleRate, voices} = model.description;
     if (!voices.includes(task.voice))
