@@ -4,10 +4,10 @@ import type { Config } from "../config.js";
 import type { ApiError } from "../core/http/ApiError.js";
 import type { Engine } from "../core/engines/Engine.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
-import type { ManifestSettings } from "../core/registry/ManifestSettings.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
 import type { WorkerPool } from "../core/workers/WorkerPool.js";
 import type { Logger } from "../logger.js";
+import type { CapabilityManifest } from "./CapabilityManifest.js";
 
 /** What a capability gets to build the engine of one of its models. */
 export type EngineContext = {
@@ -30,17 +30,12 @@ export type RouteContext = {
 
 /**
  * One thing the server does (chat, embeddings, speech, images), everything of it in its own folder:
+ * its manifest part (`CapabilityManifest`, in `<name>ManifestPart.ts`) and the server part here:
  * wire schema and mappers, engine interface and implementations, routes, manifest settings, the
  * engine errors it maps to API errors, and its worker task modules. The server is generic over the
  * list in `capabilities.ts`: adding a capability is a folder and one line there.
  */
-export type Capability<E extends Engine = Engine, Settings = unknown> = {
-    /** The manifest `task` of its models. */
-    task: string;
-    /** Listed per model in /v1/models. */
-    endpoints: readonly string[];
-    /** Manifest fields only its models have; none = only the common ones. */
-    manifest?: ManifestSettings<Settings>;
+export type Capability<E extends Engine = Engine, Settings = unknown> = CapabilityManifest<Settings> & {
     /** Loads one of its models. */
     createEngine(entry: ModelEntry<Settings>, context: EngineContext): Promise<E>;
     /** Adds its routes to the /v1 router. */

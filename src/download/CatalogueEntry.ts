@@ -1,5 +1,7 @@
-/** The tasks of the product the catalogue has models for. */
-export const catalogueTasks = ["chat", "embeddings", "speech", "image"] as const;
+import { manifestParts, type ServedTask } from "../capabilities/manifestParts.js";
+
+/** The tasks the catalogue can have models for: those the server serves. */
+export const catalogueTasks: readonly ServedTask[] = manifestParts.map((part) => part.task);
 
 /** One file of a model, as the hub serves it at `<repo>/resolve/<revision>/<path>`. */
 export type CatalogueFile = {
@@ -14,7 +16,7 @@ export type CatalogueFile = {
 /** One model of `scripts/download-models/catalogue.json`, after validation. */
 export type CatalogueEntry = {
     id: string;
-    task: typeof catalogueTasks[number];
+    task: ServedTask;
     family: string;
     released: string;
     licence: string;

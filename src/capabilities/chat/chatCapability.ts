@@ -3,11 +3,11 @@ import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
 import { completionsHandler } from "./completions/completionsHandler.js";
 import type { ChatEngine } from "./ChatEngine.js";
+import { chatManifestPart } from "./chatManifestPart.js";
 
 /** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine) on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine> = {
-    task: "chat",
-    endpoints: ["/v1/chat/completions", "/v1/completions"],
+    ...chatManifestPart,
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     async createEngine(entry, {config}) {
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");

@@ -1,16 +1,15 @@
 import type { Capability } from "../Capability.js";
 import type { EmbeddingsEngine } from "./EmbeddingsEngine.js";
 import { embeddingsHandler } from "./embeddingsHandler.js";
-import { embeddingsManifest, type EmbeddingSettings } from "./embeddingsManifest.js";
+import type { EmbeddingSettings } from "./embeddingsManifest.js";
+import { embeddingsManifestPart } from "./embeddingsManifestPart.js";
 
 /**
  * /v1/embeddings: ONNX models through transformers.js in the shared worker pool, GGUF embedding
  * models through node-llama-cpp's embedding context.
  */
 export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSettings> = {
-    task: "embeddings",
-    endpoints: ["/v1/embeddings"],
-    manifest: embeddingsManifest,
+    ...embeddingsManifestPart,
     async createEngine(entry, {config, logger, workers}) {
         const settings = entry.settings;
         if (entry.path.toLowerCase().endsWith(".gguf")) {

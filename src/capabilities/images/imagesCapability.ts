@@ -2,7 +2,8 @@ import type { Capability } from "../Capability.js";
 import type { ImageEngine } from "./ImageEngine.js";
 import { imageFileHandler } from "./imageFileHandler.js";
 import { imageFilesPath, imagesHandler } from "./imagesHandler.js";
-import { imagesManifest, type ImageSettings } from "./imagesManifest.js";
+import type { ImageSettings } from "./imagesManifest.js";
+import { imagesManifestPart } from "./imagesManifestPart.js";
 import { ImageLinkStore } from "./output/ImageLinkStore.js";
 
 export type ImagesCapabilityOptions = {
@@ -21,9 +22,7 @@ const imageLinkMaxBytes = 512 * 1024 * 1024;
  */
 export function createImagesCapability(options: ImagesCapabilityOptions = {}): Capability<ImageEngine, ImageSettings> {
     return {
-        task: "image",
-        endpoints: ["/v1/images/generations"],
-        manifest: imagesManifest,
+        ...imagesManifestPart,
         async createEngine(entry, {config, logger, workers}) {
             const {OnnxImageEngine} = await import("./onnx/OnnxImageEngine.js");
             const engine = await OnnxImageEngine.load(workers(), entry, {

@@ -1,7 +1,8 @@
 import type { Capability } from "../Capability.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
 import { speechHandler } from "./speechHandler.js";
-import { speechManifest, type SpeechSettings } from "./speechManifest.js";
+import type { SpeechSettings } from "./speechManifest.js";
+import { speechManifestPart } from "./speechManifestPart.js";
 import { voicesHandler } from "./voicesHandler.js";
 
 /**
@@ -9,9 +10,7 @@ import { voicesHandler } from "./voicesHandler.js";
  * the shared worker pool; every OpenAI format encoded in-process (audio/).
  */
 export const speechCapability: Capability<SpeechEngine, SpeechSettings> = {
-    task: "speech",
-    endpoints: ["/v1/audio/speech"],
-    manifest: speechManifest,
+    ...speechManifestPart,
     async createEngine(entry, {config, logger, workers}) {
         const {OnnxSpeechEngine} = await import("./onnx/OnnxSpeechEngine.js");
         return OnnxSpeechEngine.load(workers(), entry, {

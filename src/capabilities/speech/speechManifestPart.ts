@@ -1,0 +1,9 @@
+import type { CapabilityManifest } from "../CapabilityManifest.js";
+import { speechManifest, type SpeechSettings } from "./speechManifest.js";
+
+/** The speech task (/v1/audio/speech on Kokoro and VITS ONNX folders): what the manifest loader and the downloader know of it. */
+export const speechManifestPart = {
+    task: "speech" as const,
+    endpoints: ["/v1/audio/speech"],
+    manifest: speechManifest
+} satisfies CapabilityManifest<SpeechSettings>;

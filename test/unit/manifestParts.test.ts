@@ -1,0 +1,51 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { capabilities } from "../../src/capabilities/capabilities.js";
+import { manifestParts } from "../../src/capabilities/manifestParts.js";
+import { catalogueTasks } from "../../src/download/CatalogueEntry.js";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+/** Every module a file loads when it is imported: its static imports, transitively (bare package names as they are). */
+function staticClosure(entry: string) {
+    const files = new Set<string>();
+    const packages = new Set<string>();
+    const pending = [entry];
+    while (pending.length > 0) {
+        const file = pending.pop()!;
+        if (files.has(file))
+            continue;
+        files.add(file);
+        const text = fs.readFileSync(file, "utf8");
+        // `import type` is erased; `import(...)` loads only when its code runs.
+        for (const match of text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;]*?from\s+["']([^"']+)["']|^\s*import\s+["']([^"']+)["']/gm)) {
+            const specifier = match[1] ?? match[2];
+            if (specifier.startsWith("."))
+                pending.push(path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts")));
+            else if (!specifier.startsWith("node:"))
+                packages.add(specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]);
+        }
+    }
+    return {files: [...files].map((file) => path.relative(root, file)), packages: [...packages]};
+}
+
+describe("each capability's manifest part, apart from its server part", () => {
+    it("lists the same tasks, endpoints and manifest fields as capabilities.ts, in the same order", () => {
+        expect(manifestParts.map((part) => part.task)).toEqual(capabilities.map((capability) => capability.task));
+        manifestParts.forEach((part, index) => {
+            expect(capabilities[index].endpoints).toEqual(part.endpoints);
+            expect(capabilities[index].manifest).toBe("manifest" in part ? part.manifest : undefined);
+        });
+        expect(catalogueTasks).toEqual(capabilities.map((capability) => capability.task));
+    });
+
+    it("`npm run download-models` loads no handler, engine or codec, nor sharp, ONNX Runtime or node-llama-cpp", () => {
+        const {files, packages} = staticClosure(path.join(root, "scripts/download-models/main.ts"));
+        const serverFiles = files.filter((file) => /(Handler|Engine|Capability|capabilities|Encoder|Tasks)\.ts$/.test(file) || file.startsWith("src/server/"));
+        expect(serverFiles).toEqual([]);
+        expect(packages.filter((name) => ["sharp", "node-llama-cpp", "@huggingface/transformers", "onnxruntime-node", "koa", "@koa/router"].includes(name))).toEqual([]);
+        // The walk does see what the server loads (the check above can fail).
+        expect(staticClosure(path.join(root, "src/capabilities/capabilities.ts")).packages).toContain("sharp");
+    });
+});
