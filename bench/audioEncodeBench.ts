@@ -4,10 +4,10 @@
  * Also resampling 10 s from 16 to 24 kHz and a 1.25x time stretch. Best of 3 runs after one warm-up (codecs loaded).
  */
 import { performance } from "node:perf_hooks";
-import { createAudioEncoder } from "../src/capabilities/speech/audio/createAudioEncoder.js";
-import { resample } from "../src/capabilities/speech/audio/resample.js";
-import { speechFormats } from "../src/capabilities/speech/audio/speechFormats.js";
-import { timeStretch } from "../src/capabilities/speech/audio/timeStretch.js";
+import { createAudioEncoder } from "../src/media/audio/createAudioEncoder.js";
+import { resample } from "../src/media/audio/resample.js";
+import { audioFormats } from "../src/media/audio/audioFormats.js";
+import { timeStretch } from "../src/media/audio/timeStretch.js";
 
 const sampleRate = 24_000;
 const seconds = 10;
@@ -31,7 +31,7 @@ async function bestOf(runs: number, task: () => Promise<unknown> | unknown): Pro
 
 const rows: {what: string; ms: string; "% of audio time": string}[] = [];
 const row = (what: string, ms: number) => rows.push({what, ms: ms.toFixed(1), "% of audio time": ((ms / (seconds * 1000)) * 100).toFixed(2)});
-for (const format of speechFormats) {
+for (const format of audioFormats) {
     row(format, await bestOf(3, async () => {
         const encoder = await createAudioEncoder(format, {inputSampleRate: sampleRate, streaming: true});
         for (let at = 0; at < audio.length; at += chunk) await encoder.push(audio.subarray(at, at + chunk));

@@ -17,8 +17,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import OpenAI from "openai";
-import { createAudioEncoder } from "../src/capabilities/speech/audio/createAudioEncoder.js";
-import { speechFormats, type SpeechFormat } from "../src/capabilities/speech/audio/speechFormats.js";
+import { createAudioEncoder } from "../src/media/audio/createAudioEncoder.js";
+import { audioFormats, type AudioFormat } from "../src/media/audio/audioFormats.js";
 import { OnnxSpeechEngine } from "../src/capabilities/speech/onnx/OnnxSpeechEngine.js";
 import type { SpeechSettings } from "../src/capabilities/speech/speechManifest.js";
 import { defaultConfig } from "../src/config.js";
@@ -91,8 +91,8 @@ await engine.dispose();
 await pool.close();
 
 // ---- 2. Encoding alone: the ten-sentence audio pushed sentence by sentence, streamed.
-const encodeMs: Record<SpeechFormat, number> = {} as Record<SpeechFormat, number>;
-for (const format of speechFormats) {
+const encodeMs: Record<AudioFormat, number> = {} as Record<AudioFormat, number>;
+for (const format of audioFormats) {
     const times: number[] = [];
     for (let run = 0; run < Math.max(runs, 2); run++) {
         const started = performance.now();
@@ -122,7 +122,7 @@ const serverUrl = server.baseUrl;
 const client = new OpenAI({baseURL: `${serverUrl}/v1`, apiKey: "none", maxRetries: 0});
 
 /** One request: ms to the first body byte and to the end. */
-async function overHttp(input: string, format: SpeechFormat): Promise<{firstMs: number, totalMs: number}> {
+async function overHttp(input: string, format: AudioFormat): Promise<{firstMs: number, totalMs: number}> {
     const started = performance.now();
     const response = await fetch(`${serverUrl}/v1/audio/speech`, {
         method: "POST", headers: {"Content-Type": "application/json"},
@@ -144,7 +144,7 @@ async function overHttp(input: string, format: SpeechFormat): Promise<{firstMs: 
 
 await Promise.all(Array.from({length: workers}, () => overHttp(tenSentences, "wav")));
 const serverRows: string[] = [];
-for (const format of speechFormats) {
+for (const format of audioFormats) {
     for (const [name, input] of Object.entries(inputs)) {
         await overHttp(input, format);
         const results: {firstMs: number, totalMs: number}[] = [];

@@ -1,9 +1,9 @@
 import os from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { speechFormats, type SpeechFormat } from "../../src/capabilities/speech/audio/speechFormats.js";
-import { timeStretch } from "../../src/capabilities/speech/audio/timeStretch.js";
-import { concatSamples } from "../../src/capabilities/speech/audio/concatSamples.js";
-import { maxDifference } from "../unit/speech/audio/compareAudio.js";
+import { audioFormats, type AudioFormat } from "../../src/media/audio/audioFormats.js";
+import { timeStretch } from "../../src/media/audio/timeStretch.js";
+import { concatSamples } from "../../src/media/audio/concatSamples.js";
+import { maxDifference } from "../unit/media/audio/compareAudio.js";
 import { expectSpeechMatches } from "../support/compareSpeech.js";
 import { decodeSpeech } from "../support/decodeSpeech.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
@@ -11,7 +11,7 @@ import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 
 const input = "First sentence here. Second one! Third?";
-const contentTypes: Record<SpeechFormat, string> = {
+const contentTypes: Record<AudioFormat, string> = {
     mp3: "audio/mpeg", opus: "audio/ogg", aac: "audio/aac", flac: "audio/flac", wav: "audio/wav", pcm: "audio/pcm"
 };
 const existingPath = os.tmpdir();
@@ -86,7 +86,7 @@ describe("/v1/audio/speech against fake engines with known audio", () => {
     describe.each(["fake-kokoro", "fake-vits"])("%s", (model) => {
         const engine = () => engines[model];
 
-        it.each([...speechFormats])("%s: streamed and stream:false both decode to the engine's audio, and to the same audio", async (format) => {
+        it.each([...audioFormats])("%s: streamed and stream:false both decode to the engine's audio, and to the same audio", async (format) => {
             const streamed = await server.post("/v1/audio/speech", {model, input, response_format: format});
             expect(streamed.status).toBe(200);
             expect(streamed.headers.get("content-type")).toBe(contentTypes[format]);
@@ -151,7 +151,7 @@ describe("/v1/audio/speech against fake engines with known audio", () => {
         });
 
         it("the first bytes leave before the engine may synthesize the second sentence", async () => {
-            for (const format of speechFormats) {
+            for (const format of audioFormats) {
                 const gate = engine().holdBefore(1);
                 const response = await server.post("/v1/audio/speech", {model, input, response_format: format});
                 expect(response.status).toBe(200);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resample } from "../../src/capabilities/speech/audio/resample.js";
-import { maxDifference } from "../unit/speech/audio/compareAudio.js";
+import { resample } from "../../src/media/audio/resample.js";
+import { maxDifference } from "../unit/media/audio/compareAudio.js";
 import { expectSpeechMatches } from "../support/compareSpeech.js";
 import { decodeSpeech } from "../support/decodeSpeech.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";

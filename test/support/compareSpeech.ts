@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import type { SpeechFormat } from "../../src/capabilities/speech/audio/speechFormats.js";
-import { resample } from "../../src/capabilities/speech/audio/resample.js";
-import { bestLag, maxDifference, snrDb } from "../unit/speech/audio/compareAudio.js";
+import type { AudioFormat } from "../../src/media/audio/audioFormats.js";
+import { resample } from "../../src/media/audio/resample.js";
+import { bestLag, maxDifference, snrDb } from "../unit/media/audio/compareAudio.js";
 import type { DecodedSpeech } from "./decodeSpeech.js";
 
 /** One 16-bit step, plus float noise from the resampler: what a lossless format may change. */
@@ -14,7 +14,7 @@ const losslessTolerance = 1 / 0x7FFF + 1e-6;
  * (a known codec delay, or one found by cross-correlation), covering the whole reference, above an
  * SNR floor that broken or misaligned audio does not reach (<= 0 dB).
  */
-export function expectSpeechMatches(format: SpeechFormat, decoded: DecodedSpeech, reference: Float32Array, modelRate: number,
+export function expectSpeechMatches(format: AudioFormat, decoded: DecodedSpeech, reference: Float32Array, modelRate: number,
     /** Lower for noise-like audio (random-weight models), which a perceptual codec keeps less exactly than tones. */
     lossyFloorDb: {mp3: number, opus: number, aac: number} = {mp3: 12, opus: 8, aac: 9}) {
     expect(decoded.channels).toBe(1);

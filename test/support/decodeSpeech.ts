@@ -1,6 +1,6 @@
 import { FLACDecoder } from "@wasm-audio-decoders/flac";
-import type { SpeechFormat } from "../../src/capabilities/speech/audio/speechFormats.js";
-import { decodeLossy } from "../unit/speech/audio/decodeLossy.js";
+import type { AudioFormat } from "../../src/media/audio/audioFormats.js";
+import { decodeLossy } from "../unit/media/audio/decodeLossy.js";
 
 export type DecodedSpeech = {
     samples: Float32Array;
@@ -11,7 +11,7 @@ export type DecodedSpeech = {
 };
 
 /** The response bytes of any `response_format`, decoded by hand (wav, pcm) or by an independent decoder from npm. */
-export async function decodeSpeech(format: SpeechFormat, bytes: Uint8Array): Promise<DecodedSpeech> {
+export async function decodeSpeech(format: AudioFormat, bytes: Uint8Array): Promise<DecodedSpeech> {
     switch (format) {
         case "wav": return parseWav(bytes);
         case "pcm": return {samples: pcm16ToFloat(bytes), sampleRate: 24_000, channels: 1};

@@ -6,12 +6,13 @@ const src = path.resolve(import.meta.dirname, "../../src");
 
 /**
  * Every layer imports only downward. Leaves (config, logger, version, projectRoot) are below all;
- * a capability never imports another capability's folder.
+ * a capability never imports another capability's folder: what two capabilities share (audio
+ * codecs, resampling) lives below them, in media/.
  */
 const layers: [prefix: string, rank: number][] = [
     ["config.ts", 0], ["logger.ts", 0], ["version.ts", 0], ["projectRoot.ts", 0],
     ["core/", 1],
-    ["runtimes/", 2],
+    ["runtimes/", 2], ["media/", 2],
     ["auth/", 3], ["capabilities/", 3],
     ["server/", 4], ["download/", 4],
     ["startServer.ts", 5], ["usageText.ts", 5],

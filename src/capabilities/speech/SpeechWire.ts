@@ -1,4 +1,4 @@
-import type { SpeechFormat } from "./audio/speechFormats.js";
+import type { AudioFormat } from "../../media/audio/audioFormats.js";
 
 /** OpenAI wire types of /v1/audio/speech and /v1/audio/voices (kept apart from the engine types in SpeechEngine.ts). */
 export type SpeechRequest = {
@@ -8,7 +8,7 @@ export type SpeechRequest = {
     voice?: string | Record<string, unknown> | null;
     /** Accepted for compatibility; no served model takes instructions (README "Speech"). */
     instructions?: string | null;
-    response_format?: SpeechFormat | null;
+    response_format?: AudioFormat | null;
     speed?: number | null;
     stream_format?: SpeechStreamFormat | null;
     /** Extension: `false` answers the whole file at once (Content-Length, WAV/FLAC headers with true sizes). */

@@ -1,4 +1,4 @@
-import { speechFormats } from "./audio/speechFormats.js";
+import { audioFormats } from "../../media/audio/audioFormats.js";
 
 /** OpenAI's limit on `input` and on `instructions`, in characters. */
 export const maxSpeechInputCharacters = 4096;
@@ -19,7 +19,7 @@ export const speechSchema = {
         input: {type: "string", minLength: 1, maxLength: maxSpeechInputCharacters},
         voice: {type: ["string", "object", "null"]},
         instructions: nullable({type: "string", maxLength: maxSpeechInputCharacters}),
-        response_format: {type: ["string", "null"], enum: [...speechFormats, null]},
+        response_format: {type: ["string", "null"], enum: [...audioFormats, null]},
         speed: nullable({type: "number", minimum: 0.25, maximum: 4}),
         stream_format: {type: ["string", "null"], enum: ["audio", "sse", null]},
         stream: nullable({type: "boolean"})

@@ -1,5 +1,5 @@
-import type { AudioEncoder } from "./audio/AudioEncoder.js";
-import { timeStretch } from "./audio/timeStretch.js";
+import type { AudioEncoder } from "../../media/audio/AudioEncoder.js";
+import { timeStretch } from "../../media/audio/timeStretch.js";
 import { ChunkQueue } from "./ChunkQueue.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
 import type { SpeechResponsePlan } from "./toSpeechJob.js";

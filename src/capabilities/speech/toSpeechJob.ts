@@ -1,5 +1,5 @@
 import { ApiError } from "../../core/http/ApiError.js";
-import type { SpeechFormat } from "./audio/speechFormats.js";
+import type { AudioFormat } from "../../media/audio/audioFormats.js";
 import type { SpeechEngine, SpeechJob } from "./SpeechEngine.js";
 import type { SpeechRequest, SpeechStreamFormat } from "./SpeechWire.js";
 
@@ -9,7 +9,7 @@ export type SpeechEngineInfo = Pick<SpeechEngine, "id" | "voices" | "defaultVoic
 export type SpeechResponsePlan = {
     /** What the engine is asked for (speed 1 when the handler time-stretches instead). */
     job: SpeechJob;
-    format: SpeechFormat;
+    format: AudioFormat;
     streamFormat: SpeechStreamFormat;
     /** false only with the `stream: false` extension: the whole file in one response with its true sizes. */
     streamed: boolean;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AudioEncoder } from "../../../src/capabilities/speech/audio/AudioEncoder.js";
+import type { AudioEncoder } from "../../../src/media/audio/AudioEncoder.js";
 import { ChunkQueue } from "../../../src/capabilities/speech/ChunkQueue.js";
 import { synthesizeEncoded } from "../../../src/capabilities/speech/synthesizeEncoded.js";
 import { FakeSpeechEngine } from "../../support/FakeSpeechEngine.js";

@@ -1,6 +1,6 @@
 import { FLACDecoder } from "@wasm-audio-decoders/flac";
 import { describe, expect, it } from "vitest";
-import { createAudioEncoder } from "../../../../src/capabilities/speech/audio/createAudioEncoder.js";
+import { createAudioEncoder } from "../../../../src/media/audio/createAudioEncoder.js";
 import { maxDifference } from "./compareAudio.js";
 import { encodeChunks } from "./encodeChunks.js";
 import { mixedSignal, randomChunks, sentenceLikeSignal } from "./signals.js";

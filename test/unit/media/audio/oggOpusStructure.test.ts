@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createAudioEncoder } from "../../../../src/capabilities/speech/audio/createAudioEncoder.js";
+import { createAudioEncoder } from "../../../../src/media/audio/createAudioEncoder.js";
 import { encodeChunks } from "./encodeChunks.js";
 import { randomChunks, sentenceLikeSignal } from "./signals.js";
 

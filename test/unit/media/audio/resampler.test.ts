@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { resample } from "../../../../src/capabilities/speech/audio/resample.js";
-import { Resampler } from "../../../../src/capabilities/speech/audio/Resampler.js";
+import { resample } from "../../../../src/media/audio/resample.js";
+import { Resampler } from "../../../../src/media/audio/Resampler.js";
 import { maxDifference, toneAmplitude } from "./compareAudio.js";
 import { mixedSignal, randomChunks } from "./signals.js";
 

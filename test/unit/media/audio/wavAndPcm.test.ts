@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createAudioEncoder } from "../../../../src/capabilities/speech/audio/createAudioEncoder.js";
-import { resample } from "../../../../src/capabilities/speech/audio/resample.js";
+import { createAudioEncoder } from "../../../../src/media/audio/createAudioEncoder.js";
+import { resample } from "../../../../src/media/audio/resample.js";
 import { parseWav, pcm16ToFloat } from "../../../support/decodeSpeech.js";
 import { maxDifference } from "./compareAudio.js";
 import { encodeChunks } from "./encodeChunks.js";

@@ -5,7 +5,7 @@ import { createMp3Encoder } from "./createMp3Encoder.js";
 import { createOpusEncoder } from "./createOpusEncoder.js";
 import { createPcmEncoder } from "./createPcmEncoder.js";
 import { createWavEncoder } from "./createWavEncoder.js";
-import type { SpeechFormat } from "./speechFormats.js";
+import type { AudioFormat } from "./audioFormats.js";
 
 export type AudioEncoderOptions = {
     /** The rate of the samples that will be pushed (the model's: 24 kHz Kokoro, 16 kHz VITS/MMS). */
@@ -22,7 +22,7 @@ export type AudioEncoderOptions = {
  * Rates: pcm is always 24 kHz (OpenAI's contract); the others keep the model's rate when the format allows it,
  * else resample to that format's nearest standard rate.
  */
-export async function createAudioEncoder(format: SpeechFormat, options: AudioEncoderOptions): Promise<AudioEncoder> {
+export async function createAudioEncoder(format: AudioFormat, options: AudioEncoderOptions): Promise<AudioEncoder> {
     const {inputSampleRate, streaming} = options;
     if (!(Number.isInteger(inputSampleRate) && inputSampleRate > 0))
         throw new RangeError(`inputSampleRate must be a positive integer, got ${inputSampleRate}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { timeStretch } from "../../../../src/capabilities/speech/audio/timeStretch.js";
+import { timeStretch } from "../../../../src/media/audio/timeStretch.js";
 import { toneAmplitude } from "./compareAudio.js";
 import { sentenceLikeSignal } from "./signals.js";
 

@@ -1,4 +1,4 @@
-import type { AudioEncoder } from "../../../../src/capabilities/speech/audio/AudioEncoder.js";
+import type { AudioEncoder } from "../../../../src/media/audio/AudioEncoder.js";
 
 /** Pushes the chunks through the encoder; returns every call's output (the last one is end()'s) and all bytes joined. */
 export async function encodeChunks(encoder: AudioEncoder, chunks: Float32Array[]): Promise<{outputs: Uint8Array[]; bytes: Uint8Array}> {
