@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import type { Middleware } from "koa";
 import type { Config } from "../config.js";
 import type { ApiError } from "../core/http/ApiError.js";
+import type { MultipartLimits } from "../core/http/multipartBody.js";
 import type { Engine } from "../core/engines/Engine.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
@@ -24,6 +25,8 @@ export type RouteContext = {
     ssePingMs: number;
     /** Parses a JSON request body (415 for other media types, 413 past the limit). */
     jsonBody: Middleware;
+    /** Parses a multipart/form-data body (uploads, in memory): fields to `ctx.request.body`, files to `ctx.state.files`. */
+    multipartBody(limits: MultipartLimits): Middleware;
     /** The routes that need no API key, outside /v1 (e.g. unguessable image links, as OpenAI's signed URLs): anything else a capability adds is protected. */
     publicRouter: Router;
 };

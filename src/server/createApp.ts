@@ -4,6 +4,7 @@ import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
 import type { Capability } from "../capabilities/Capability.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import { jsonBody } from "../core/http/jsonBody.js";
+import { multipartBody } from "../core/http/multipartBody.js";
 import { toApiError } from "../core/http/toApiError.js";
 import type { Logger } from "../logger.js";
 import { authMiddleware } from "./authMiddleware.js";
@@ -69,7 +70,7 @@ export function createApp(deps: AppDeps): App {
     const v1 = new Router({prefix: "/v1"});
     v1.get("/models", listModelsHandler(deps.engines));
     v1.get("/models/:id", retrieveModelHandler(deps.engines));
-    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), publicRouter};
+    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), multipartBody, publicRouter};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);
 

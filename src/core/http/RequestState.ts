@@ -1,4 +1,5 @@
 import type { ApiError } from "./ApiError.js";
+import type { UploadedFile } from "./UploadedFile.js";
 
 /** What the request-context middleware puts on `ctx.state` for the handlers. */
 export type RequestState = {
@@ -14,4 +15,6 @@ export type RequestState = {
     toApiError: (error: unknown) => ApiError;
     /** performance.now() when the request arrived (time to first token is measured from it). */
     receivedAt: number;
+    /** The files of a multipart body, once `RouteContext.multipartBody` parsed it. */
+    files?: UploadedFile[];
 };

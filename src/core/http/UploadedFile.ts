@@ -1,0 +1,10 @@
+/** One file of a multipart request body, held in memory (never written to disk). */
+export type UploadedFile = {
+    /** The form field it came in (`file` for OpenAI's audio endpoints). */
+    field: string;
+    /** The client's file name, if it sent one. */
+    name: string | null;
+    /** The part's Content-Type, if it sent one. */
+    mimeType: string | null;
+    bytes: Uint8Array;
+};

@@ -1,0 +1,94 @@
+import { Writable } from "node:stream";
+import type { Middleware } from "koa";
+import formidable, { errors as formidableErrors } from "formidable";
+import { ApiError } from "./ApiError.js";
+import type { UploadedFile } from "./UploadedFile.js";
+import { formatLimit } from "./formatLimit.js";
+
+export type MultipartLimits = {
+    /** Largest single file, and all files together (OpenAI's audio endpoints: 25 MB). */
+    maxFileBytes: number;
+    /** How many files one request may carry. */
+    maxFiles: number;
+    /** How many plain fields, and their bytes together. */
+    maxFields: number;
+    maxFieldsBytes: number;
+};
+
+/**
+ * `multipart/form-data` request bodies (file uploads). Files are kept in memory, bounded by the
+ * limits, and never touch the disk: there is no temporary file to remove after the request or
+ * after a client that went away mid-upload. Plain fields become `ctx.request.body` (a field sent
+ * more than once: its last value, as OpenAI reads them; `timestamp_granularities[]` style arrays:
+ * every value), files `ctx.state.files`. Another media type is a 415; a body past a limit a 413
+ * naming it; a body that does not parse a 400.
+ */
+export function multipartBody(limits: MultipartLimits): Middleware {
+    return async (ctx, next) => {
+        const contentType = ctx.get("Content-Type");
+        if (contentType.split(";")[0].trim().toLowerCase() !== "multipart/form-data")
+            throw new ApiError(415, "invalid_request_error",
+                `Unsupported Content-Type ${contentType ? `'${contentType}'` : "(none)"}: send the request as 'multipart/form-data'.`,
+                {code: "unsupported_media_type"});
+        const chunks = new Map<object, Buffer[]>();
+        const form = formidable({
+            maxFiles: limits.maxFiles,
+            maxFileSize: limits.maxFileBytes,
+            maxTotalFileSize: limits.maxFileBytes,
+            maxFields: limits.maxFields,
+            maxFieldsSize: limits.maxFieldsBytes,
+            allowEmptyFiles: true,
+            minFileSize: 0,
+            // In memory: each file's bytes are collected as they arrive (the limits bound them).
+            fileWriteStreamHandler: (file) => {
+                const parts: Buffer[] = [];
+                chunks.set(file as object, parts);
+                return new Writable({
+                    write(chunk: Buffer, _encoding, callback) {
+                        parts.push(chunk);
+                        callback();
+                    }
+                });
+            }
+        });
+        let parsed: [formidable.Fields, formidable.Files];
+        try {
+            parsed = await form.parse(ctx.req);
+        } catch (error) {
+            throw toMultipartError(error as {code?: number, httpCode?: number}, limits);
+        }
+        const [fields, files] = parsed;
+        const body: Record<string, string | string[]> = {};
+        for (const [name, values] of Object.entries(fields)) {
+            if (values == null || values.length === 0)
+                continue;
+            body[name] = name.endsWith("[]") ? values : values[values.length - 1];
+        }
+        const uploaded: UploadedFile[] = Object.entries(files).flatMap(([field, list]) => (list ?? []).map((file) => ({
+            field,
+            name: file.originalFilename ?? null,
+            mimeType: file.mimetype ?? null,
+            bytes: new Uint8Array(Buffer.concat(chunks.get(file as object) ?? []))
+        })));
+        ctx.request.body = body;
+        ctx.state.files = uploaded;
+        return next();
+    };
+}
+
+function toMultipartError(error: {code?: number, httpCode?: number, message?: string}, limits: MultipartLimits) {
+    switch (error.code) {
+        case formidableErrors.biggerThanMaxFileSize:
+        case formidableErrors.biggerThanTotalMaxFileSize:
+            return new ApiError(413, "invalid_request_error", `The uploaded file is larger than the server's limit of ${formatLimit(limits.maxFileBytes)}.`,
+                {param: "file", code: "request_too_large"});
+        case formidableErrors.maxFilesExceeded:
+            return new ApiError(413, "invalid_request_error", `The request carries more than ${limits.maxFiles} file(s).`, {param: "file", code: "request_too_large"});
+        case formidableErrors.maxFieldsExceeded:
+        case formidableErrors.maxFieldsSizeExceeded:
+            return new ApiError(413, "invalid_request_error",
+                `The request's form fields are past the server's limit (${limits.maxFields} fields, ${formatLimit(limits.maxFieldsBytes)}).`, {code: "request_too_large"});
+        default:
+            return ApiError.invalidRequest("We could not parse the multipart/form-data body of your request.", null, "invalid_multipart");
+    }
+}
