@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/core/http/ApiError.js";
 import { multipartBody } from "../../src/core/http/multipartBody.js";
 import type { UploadedFile } from "../../src/core/http/UploadedFile.js";
+import { jsonOf } from "../support/startTestServer.js";
 
 let server: http.Server;
 let url: string;
@@ -58,13 +59,13 @@ describe("multipart/form-data bodies", () => {
     it("refuses a file past the limit with a 413 naming `file` and the limit", async () => {
         const response = await fetch(url, {method: "POST", body: form([["file", new Blob([new Uint8Array(1025)]), "big.wav"]])});
         expect(response.status).toBe(413);
-        expect((await response.json()).error).toMatchObject({param: "file", code: "request_too_large", message: expect.stringContaining("1 KB")});
+        expect((await jsonOf(response)).error).toMatchObject({param: "file", code: "request_too_large", message: expect.stringContaining("1 KB")});
     });
 
     it("refuses more files than allowed, and too many fields", async () => {
         const files = await fetch(url, {method: "POST", body: form([["a", new Blob(["1"]), "a"], ["b", new Blob(["2"]), "b"], ["c", new Blob(["3"]), "c"]])});
         expect(files.status).toBe(413);
-        expect((await files.json()).error.param).toBe("file");
+        expect((await jsonOf(files)).error.param).toBe("file");
         const fields = await fetch(url, {method: "POST", body: form(Array.from({length: 9}, (_, index) => [`f${index}`, "x"] as [string, string]))});
         expect(fields.status).toBe(413);
     });
@@ -74,7 +75,7 @@ describe("multipart/form-data bodies", () => {
         expect(json.status).toBe(415);
         const broken = await fetch(url, {method: "POST", headers: {"Content-Type": "multipart/form-data; boundary=x"}, body: "--x\r\nnot a part"});
         expect(broken.status).toBe(400);
-        expect((await broken.json()).error.code).toBe("invalid_multipart");
+        expect((await jsonOf(broken)).error.code).toBe("invalid_multipart");
     });
 
     it("survives a client that goes away mid-upload, and serves the next request", async () => {
