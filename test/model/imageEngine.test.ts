@@ -14,6 +14,7 @@ import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { TaskCancelledError } from "../../src/core/workers/TaskCancelledError.js";
 import type { TaskContext } from "../../src/core/workers/WorkerTask.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
+import { imageTaskHandles } from "../../src/capabilities/images/onnx/imageTaskHandles.js";
 import { makeTestSdModel, testSdTokenizer } from "../support/onnx/makeTestSdModel.js";
 import { tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath } from "../support/testModels.js";
 
@@ -33,8 +34,8 @@ function entry(folder: string, settings: Partial<ImageSettings> = {}): ModelEntr
     };
 }
 
-function load(workers: WorkerPool, folder: string, settings: Partial<ImageSettings> = {}, options: {parallel?: number, queueSize?: number, maxUnetBatch?: number} = {}) {
-    return OnnxImageEngine.load(workers, entry(folder, settings), {threads: 1, parallel: options.parallel ?? 1, queueSize: options.queueSize ?? 4, maxUnetBatch: options.maxUnetBatch});
+function load(workers: WorkerPool, folder: string, settings: Partial<ImageSettings> = {}, options: {parallel?: number, queueSize?: number, maxUnetBatch?: number, workers?: number} = {}) {
+    return OnnxImageEngine.load(workers, entry(folder, settings), {threads: 1, parallel: options.parallel ?? 1, queueSize: options.queueSize ?? 4, maxUnetBatch: options.maxUnetBatch, workers: options.workers});
 }
 
 const baseJob: ImageJob = {
@@ -354,3 +355,26 @@ describe("CLIP tokenizer", () => {
         fs.rmSync(path.dirname(folder), {recursive: true, force: true});
     });
 });
+
+describe("the pipeline's copies in the worker pool", () => {
+    const loadedPerWorker = (workers: WorkerPool) => workers.runOnEach(imageTaskHandles.loadedPipelines, null);
+
+    it("with manifest workers: 1, two generations at once share one copy on one worker of two; dispose frees it", async () => {
+        const workers = pool(2);
+        const pinned = await load(workers, tinySdPath, {}, {parallel: 2, workers: 1});
+        await Promise.all([run(pinned, {seeds: [1]}), run(pinned, {seeds: [2]})]);
+        expect(await loadedPerWorker(workers)).toEqual([1, 0]);
+        await pinned.dispose();
+        expect(await loadedPerWorker(workers)).toEqual([0, 0]);
+    });
+
+    it("by default every worker may load it (two at once load two copies); dispose frees both", async () => {
+        const workers = pool(2);
+        const spread = await load(workers, tinySdPath, {}, {parallel: 2});
+        await Promise.all([run(spread, {seeds: [1]}), run(spread, {seeds: [2]})]);
+        expect(await loadedPerWorker(workers)).toEqual([1, 1]);
+        await spread.dispose();
+        expect(await loadedPerWorker(workers)).toEqual([0, 0]);
+    });
+});
+

@@ -122,4 +122,54 @@ describe("WorkerPool", () => {
         await closing;
         expect(closed).toBe(true);
     });
+
+    describe("placement: a model's tasks run on the workers chosen for it", () => {
+        it("keeps a key's tasks on its workers, and spreads keys over the least used workers", async () => {
+            const workers = pool(3);
+            const big = {key: "image-model", workers: 1};
+            const small = {key: "speech-model", workers: 2};
+            const bigThreads = new Set((await Promise.all(Array.from({length: 6}, (_, index) => workers.run(test.task("whoami"), `b${index}`, {placement: big})))).map((run) => run.threadId));
+            expect(bigThreads.size).toBe(1);
+            expect(workers.workersOf(big)).toEqual([0]);
+            expect(workers.workersOf(small)).toEqual([1, 2]);
+            const smallThreads = new Set((await workers.runOnEach(test.task("whoami"), "load", small)).map((run) => run.threadId));
+            expect(smallThreads.size).toBe(2);
+            expect([...smallThreads].some((id) => bigThreads.has(id))).toBe(false);
+        });
+
+        it("runOnEach runs once on every worker", async () => {
+            const workers = pool(2);
+            const runs = await workers.runOnEach(test.task("whoami"), "each");
+            expect(new Set(runs.map((run) => run.threadId)).size).toBe(2);
+        });
+
+        it("a task waiting for its own busy worker does not hold back another request's task", async () => {
+            const workers = pool(2);
+            const pinned = {key: "pinned", workers: 1};
+            const blocked = gate();
+            let started!: () => void;
+            const startedPromise = new Promise<void>((resolve) => started = resolve);
+            const holder = workers.run(test.task("gated"), {gate: blocked, id: "holder"}, {placement: pinned, onProgress: () => started()});
+            await startedPromise;
+            const waiting = workers.run(test.task("echo"), "pinned-second", {placement: pinned});
+            // Another request, placed anywhere: the free worker takes it while the pinned one waits.
+            expect(await workers.run(test.task("echo"), "free")).toBe("free");
+            open(blocked);
+            expect(await holder).toBe("holder");
+            expect(await waiting).toBe("pinned-second");
+        });
+
+        it("release runs the task on the key's workers and frees its place", async () => {
+            const workers = pool(2);
+            const first = {key: "first", workers: 1};
+            expect(workers.workersOf(first)).toEqual([0]);
+            expect(workers.workersOf({key: "second", workers: 1})).toEqual([1]);
+            const released = await workers.runOnEach(test.task("whoami"), "before", first);
+            await workers.release(test.task("whoami"), "release", first);
+            // Worker 0 holds nothing now: the next new key goes there.
+            expect(workers.workersOf({key: "third", workers: 1})).toEqual([0]);
+            expect(released).toHaveLength(1);
+        });
+    });
 });
+

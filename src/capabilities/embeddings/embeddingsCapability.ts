@@ -27,7 +27,8 @@ export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSetting
             spec: onnxModelSpec(entry.id, entry.path, settings, entry.threads ?? config.onnxThreads),
             maxInputTokens: settings.maxInputTokens, matryoshka: settings.matryoshka, normalize: settings.normalize,
             parallel: entry.parallel ?? config.parallel, queueSize: config.queueSize,
-            onWarning: (message) => logger.warn(message)
+            onWarning: (message) => logger.warn(message),
+            workers: entry.workers
         });
     },
     routes(router, context) {

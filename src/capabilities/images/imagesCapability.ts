@@ -30,7 +30,8 @@ export function createImagesCapability(options: ImagesCapabilityOptions = {}): C
                 // One generation at a time per model: a UNet step already uses every ONNX thread.
                 parallel: entry.parallel ?? 1,
                 queueSize: config.queueSize,
-                onWarning: (message) => logger.warn(message)
+                onWarning: (message) => logger.warn(message),
+                workers: entry.workers
             });
             // The manifest's default size is only checkable once the model says its bounds: a wrong one stops the
             // load (naming the field) instead of turning every request without `size` into a 400 about `size`.

@@ -17,7 +17,8 @@ export const speechCapability: Capability<SpeechEngine, SpeechSettings> = {
             threads: entry.threads ?? config.onnxThreads,
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,
-            onWarning: (message) => logger.warn(message)
+            onWarning: (message) => logger.warn(message),
+            workers: entry.workers
         });
     },
     routes(router, context) {

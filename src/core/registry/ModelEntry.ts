@@ -16,6 +16,8 @@ export type ModelEntry<Settings = unknown> = {
     threads: number | null;
     /** Requests (chat: sequences) served at once; null = the server's `parallel` setting. */
     parallel: number | null;
+    /** ONNX models: how many of the worker pool's threads load it (default: all); 1 = one copy in the process. */
+    workers?: number;
     /** The fields only this task's entries have, parsed by its capability (see ManifestSettings). */
     settings: Settings;
 };

@@ -10,7 +10,7 @@ import type { ModelEntry } from "./ModelEntry.js";
 
 type RawModel = {
     id: string, task: string, path: string, family?: string, released?: string, aliases?: string[],
-    ownedBy?: string, contextSize?: number, threads?: number, parallel?: number
+    ownedBy?: string, contextSize?: number, threads?: number, parallel?: number, workers?: number
 } & Record<string, unknown>;
 
 /**
@@ -77,6 +77,7 @@ export function loadManifest(manifestPath: string, settingsByTask: Readonly<Reco
             contextSize: model.contextSize ?? null,
             threads: model.threads ?? null,
             parallel: model.parallel ?? null,
+            ...(model.workers != null ? {workers: model.workers} : {}),
             settings
         };
     });

@@ -17,7 +17,8 @@ export const commonModelProperties = {
     description: {type: "string"},
     contextSize: {type: "integer", minimum: 16, maximum: 1048576},
     threads: {type: "integer", minimum: 1, maximum: 256},
-    parallel: {type: "integer", minimum: 1, maximum: 64}
+    parallel: {type: "integer", minimum: 1, maximum: 64},
+    workers: {type: "integer", minimum: 1, maximum: 64}
 } as const;
 
 /**

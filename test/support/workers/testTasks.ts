@@ -2,6 +2,7 @@
  * A task module for the worker pool's own tests: tasks that report progress, block until the test
  * releases them, or run until cancelled, so every state is reached deterministically.
  */
+import { threadId } from "node:worker_threads";
 import type { TaskContext, TaskModule } from "../../../src/core/workers/WorkerTask.js";
 import { transferable } from "../../../src/core/workers/transferable.js";
 
@@ -13,6 +14,8 @@ async function waitForGate(gate: Int32Array, context: TaskContext) {
 
 export const tasks = {
     echo: (payload: unknown) => payload,
+    /** The worker thread's id, and what the payload says (to tell runs apart). */
+    whoami: (payload: string) => ({threadId, payload}),
     fail: (payload: {message: string}) => {
         throw new Error(payload.message);
     },

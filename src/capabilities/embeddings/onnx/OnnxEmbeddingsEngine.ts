@@ -2,7 +2,7 @@ import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import { InputTooLongError } from "../InputTooLongError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
-import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
+import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
 import { finishVector, planBatches } from "./pooling.js";
 import type { DescribeResult, EmbedTask, EmbedTaskResult, OnnxModelSpec, TokenizeResult, TokenizeTask } from "./workerProtocol.js";
@@ -23,6 +23,8 @@ export type OnnxEmbeddingsOptions = {
     /** Padded tokens per forward pass (bounds a batch's memory). */
     maxBatchTokens?: number;
     onWarning?: (message: string) => void;
+    /** How many of the pool's workers load the model (manifest `workers`); default all. */
+    workers?: number;
 };
 
 /** Texts per tokenize task: tokenizing is cheap, but a 2048-item request should not hold one worker for long. */
@@ -38,13 +40,22 @@ const fallbackMaxInputTokens = 512;
 export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
     private readonly admission: AdmissionQueue;
 
-    private constructor(readonly info: EmbeddingsEngineInfo, private readonly pool: WorkerPool, private readonly options: OnnxEmbeddingsOptions) {
+    private constructor(readonly info: EmbeddingsEngineInfo, private readonly pool: WorkerPool, private readonly options: OnnxEmbeddingsOptions,
+                        private readonly placement: Placement) {
         this.admission = new AdmissionQueue(options.parallel, options.queueSize, info.id);
     }
 
-    /** Loads the model (in one worker; the others load it on first use) and reads its shape. */
+    /** Loads the model (in one of its workers; the others load it on first use) and reads its shape. */
     static async load(pool: WorkerPool, id: string, options: OnnxEmbeddingsOptions): Promise<OnnxEmbeddingsEngine> {
-        const described = await pool.run(embeddingTaskHandles.describe, options.spec);
+        const placement: Placement = {key: options.spec.key, workers: options.workers ?? pool.size};
+        pool.acquire(placement);
+        let described;
+        try {
+            described = await pool.run(embeddingTaskHandles.describe, options.spec, {placement});
+        } catch (error) {
+            await pool.release(embeddingTaskHandles.release, options.spec, placement);
+            throw error;
+        }
         const ownLimit = described.maxPositions ?? fallbackMaxInputTokens;
         let maxInputTokens = options.maxInputTokens ?? ownLimit;
         if (described.maxPositions != null && maxInputTokens > described.maxPositions) {
@@ -55,7 +66,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
             id, maxInputTokens, dimensions: described.dimensions, vocabularySize: described.vocabularySize,
             matryoshka: options.matryoshka, normalize: options.normalize
         };
-        return new OnnxEmbeddingsEngine(info, pool, options);
+        return new OnnxEmbeddingsEngine(info, pool, options, placement);
     }
 
     load(): EngineLoad {
@@ -88,7 +99,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
         const settled = await Promise.allSettled(batches.map(async (batch) => {
             try {
                 const task: EmbedTask = {model: this.options.spec, ids: batch.map((index) => ids[index])};
-                const result = await this.pool.run(embeddingTaskHandles.embed, task, {signal: batchSignal});
+                const result = await this.pool.run(embeddingTaskHandles.embed, task, {signal: batchSignal, placement: this.placement});
                 if (!result.cancelled)
                     batch.forEach((index, position) => vectors[index] = finishVector(result.vectors[position], {dimensions: options.dimensions, normalize: this.info.normalize}));
             } catch (error) {
@@ -118,14 +129,17 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
             chunks.push(textIndices.slice(start, start + tokenizeChunk));
         await Promise.all(chunks.map(async (chunk) => {
             const task: TokenizeTask = {model: this.options.spec, texts: chunk.map((index) => inputs[index] as string)};
-            const result = await this.pool.run(embeddingTaskHandles.tokenize, task, {signal});
+            const result = await this.pool.run(embeddingTaskHandles.tokenize, task, {signal, placement: this.placement});
             chunk.forEach((index, position) => ids[index] = result.ids[position]);
         }));
         return ids;
     }
 
+    /** Refuses new requests, lets the admitted ones finish, then frees the model in the workers that loaded it. */
     async dispose(): Promise<void> {
         this.admission.close(new EngineDisposedError(this.info.id));
         await this.admission.drain();
+        if (!this.pool.closed)
+            await this.pool.release(embeddingTaskHandles.release, this.options.spec, this.placement);
     }
 }

@@ -8,5 +8,6 @@ const module = taskModule<typeof tasks>(siblingModuleUrl(import.meta.url, "./emb
 export const embeddingTaskHandles = {
     describe: module.task("describe"),
     tokenize: module.task("tokenize"),
-    embed: module.task("embed")
+    embed: module.task("embed"),
+    release: module.task("release")
 };

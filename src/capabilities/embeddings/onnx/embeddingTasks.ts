@@ -55,7 +55,13 @@ async function loadModel(spec: OnnxModelSpec): Promise<LoadedModel> {
 export const tasks = {
     describe: (model: OnnxModelSpec) => describe(model),
     tokenize: (task: TokenizeTask) => tokenize(task.model, task.texts),
-    embed: (task: EmbedTask, context: TaskContext) => embed(task, context)
+    embed: (task: EmbedTask, context: TaskContext) => embed(task, context),
+    /** Frees the model's session in this worker (its engine was disposed). */
+    release: async (spec: OnnxModelSpec) => {
+        const model = models.get(spec.key);
+        models.delete(spec.key);
+        await (await model?.catch(() => null))?.model.dispose();
+    }
 } satisfies TaskModule;
 
 async function describe(spec: OnnxModelSpec): Promise<DescribeResult> {

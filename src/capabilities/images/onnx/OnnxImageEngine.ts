@@ -3,7 +3,7 @@ import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
-import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
+import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { GenerateOptions, ImageEngine, ImageJob, ImageResult } from "../ImageEngine.js";
 import type { ImageSettings } from "../imagesManifest.js";
 import type { GenerateTask, GenerateTaskResult, SdDescribeResult, SdModelSpec } from "./workerProtocol.js";
@@ -21,6 +21,8 @@ export type OnnxImageEngineOptions = {
      * Results do not depend on it; lower it when n = 4 at large sizes needs too much memory.
      */
     maxUnetBatch?: number;
+    /** How many of the pool's workers load the pipeline (manifest `workers`: 1 for a large model); default all. */
+    workers?: number;
     onWarning?(message: string): void;
 };
 
@@ -41,7 +43,7 @@ export class OnnxImageEngine implements ImageEngine {
     readonly maxPromptTokens: number;
 
     private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: SdModelSpec,
-                        readonly described: SdDescribeResult, private readonly options: OnnxImageEngineOptions) {
+                        readonly described: SdDescribeResult, private readonly options: OnnxImageEngineOptions, private readonly placement: Placement) {
         this.admission = new AdmissionQueue(options.parallel, options.queueSize, id);
         this.nativeSize = {width: described.nativeWidth, height: described.nativeHeight};
         const native = Math.max(described.nativeWidth, described.nativeHeight);
@@ -51,7 +53,10 @@ export class OnnxImageEngine implements ImageEngine {
         this.maxPromptTokens = described.textWindow;
     }
 
-    /** Loads the pipeline in one worker (the others load it on first use) and reads its sizes. */
+    /**
+     * Loads the pipeline in one of its workers (the others of its placement load it on first use;
+     * manifest `workers: 1` keeps a large model to one copy in the process) and reads its sizes.
+     */
     static async load(pool: WorkerPool, entry: ModelEntry<ImageSettings>, options: OnnxImageEngineOptions): Promise<OnnxImageEngine> {
         const previewDecoder = entry.settings.previewDecoder;
         const spec: SdModelSpec = {
@@ -61,8 +66,15 @@ export class OnnxImageEngine implements ImageEngine {
             previewDecoder: previewDecoder == null ? null : path.resolve(entry.path, previewDecoder),
             maxUnetBatch: options.maxUnetBatch ?? null
         };
-        const described = await pool.run(imageTaskHandles.describe, spec);
-        return new OnnxImageEngine(entry.id, pool, spec, described, options);
+        const placement: Placement = {key: spec.key, workers: options.workers ?? pool.size};
+        pool.acquire(placement);
+        try {
+            const described = await pool.run(imageTaskHandles.describe, spec, {placement});
+            return new OnnxImageEngine(entry.id, pool, spec, described, options, placement);
+        } catch (error) {
+            await pool.release(imageTaskHandles.release, spec, placement);
+            throw error;
+        }
     }
 
     load(): EngineLoad {
@@ -82,6 +94,7 @@ export class OnnxImageEngine implements ImageEngine {
             const task: GenerateTask = {model: this.spec, job};
             const result = await this.pool.run(imageTaskHandles.generate, task, {
                 signal: options.signal,
+                placement: this.placement,
                 onProgress: options.onProgress
             });
             if (result.truncated)
@@ -107,8 +120,11 @@ export class OnnxImageEngine implements ImageEngine {
         return null;
     }
 
+    /** Refuses new requests, lets the admitted ones finish, then frees the pipeline's sessions in its workers. */
     async dispose(): Promise<void> {
         this.admission.close(new EngineDisposedError(this.id));
         await this.admission.drain();
+        if (!this.pool.closed)
+            await this.pool.release(imageTaskHandles.release, this.spec, this.placement);
     }
 }

@@ -7,5 +7,7 @@ const module = taskModule<typeof tasks>(siblingModuleUrl(import.meta.url, "./ima
 /** The images capability's worker tasks (imageTasks.ts), typed for the main thread. */
 export const imageTaskHandles = {
     describe: module.task("describe"),
-    generate: module.task("generate")
+    generate: module.task("generate"),
+    release: module.task("release"),
+    loadedPipelines: module.task("loadedPipelines")
 };

@@ -19,8 +19,12 @@ env.useBrowserCache = false;
 
 const pipelines = new Map<string, Promise<SdPipeline>>();
 
+function keyOf(spec: SdModelSpec) {
+    return `${spec.key}\0${spec.folder}\0${spec.threads}\0${spec.previewDecoder ?? ""}`;
+}
+
 function loaded(spec: SdModelSpec): Promise<SdPipeline> {
-    const key = `${spec.key}\0${spec.folder}\0${spec.threads}\0${spec.previewDecoder ?? ""}`;
+    const key = keyOf(spec);
     let pipeline = pipelines.get(key);
     if (pipeline == null) {
         pipeline = loadSdPipeline(spec);
@@ -35,5 +39,16 @@ export const tasks = {
     generate: async (task: GenerateTask, context: TaskContext<ImageProgress>): Promise<GenerateTaskResult> => {
         const result = await generateImages(await loaded(task.model), task.job, context, {maxUnetBatch: task.model.maxUnetBatch});
         return transferable(result, result.images.map((image) => image.rgb.buffer as ArrayBuffer));
+    },
+    /** How many pipelines this worker holds (memory checks: one copy per process with manifest `workers: 1`). */
+    loadedPipelines: () => pipelines.size,
+    /** Frees the pipeline's sessions in this worker (its engine was disposed). */
+    release: async (spec: SdModelSpec) => {
+        const pipeline = pipelines.get(keyOf(spec));
+        pipelines.delete(keyOf(spec));
+        const loadedPipeline = await pipeline?.catch(() => null);
+        if (loadedPipeline != null)
+            await Promise.all([loadedPipeline.textEncoder, loadedPipeline.unet, loadedPipeline.vaeDecoder, loadedPipeline.previewDecoder]
+                .map((session) => session?.release()));
     }
 } satisfies TaskModule;

@@ -100,4 +100,8 @@ export class KokoroSpeechModel implements LoadedSpeechModel {
         // Copied into an aligned buffer of its own (a Buffer may share a pool at any offset).
         return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     }
+
+    async dispose(): Promise<void> {
+        await this.model.dispose();
+    }
 }

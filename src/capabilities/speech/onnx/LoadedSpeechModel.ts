@@ -13,4 +13,6 @@ export interface LoadedSpeechModel {
     countTokens(ids: number[]): number;
     /** One forward pass: mono float32 samples at `description.sampleRate`, in a buffer of their own. */
     generate(ids: number[], voice: string, speed: number): Promise<Float32Array>;
+    /** Frees its ONNX Runtime session. */
+    dispose(): Promise<void>;
 }

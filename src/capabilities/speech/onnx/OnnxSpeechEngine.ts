@@ -3,7 +3,7 @@ import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.j
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ApiError } from "../../../core/http/ApiError.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
-import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
+import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { SpeechEngine, SpeechJob, SpeechResult, SynthesizeOptions } from "../SpeechEngine.js";
 import type { SpeechSettings } from "../speechManifest.js";
 import { splitSentences } from "../splitSentences.js";
@@ -12,7 +12,11 @@ import { speechModelSpec } from "./speechModelSpec.js";
 import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeResult, SynthesizeTask } from "./speechWorkerProtocol.js";
 import { speechTaskHandles } from "./speechTaskHandles.js";
 
-export type OnnxSpeechEngineOptions = {threads: number, parallel: number, queueSize: number, onWarning?(message: string): void};
+export type OnnxSpeechEngineOptions = {
+    threads: number, parallel: number, queueSize: number, onWarning?(message: string): void,
+    /** How many of the pool's workers load the model (manifest `workers`); default all. */
+    workers?: number
+};
 
 /**
  * Sentences a worker may synthesize beyond the one the main thread is handing out: enough to keep
@@ -35,7 +39,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
 
     private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: SpeechModelSpec,
         private readonly described: SpeechModelDescription, readonly defaultVoice: string,
-        readonly voiceAliases: Readonly<Record<string, string>>, options: OnnxSpeechEngineOptions) {
+        readonly voiceAliases: Readonly<Record<string, string>>, private readonly placement: Placement, options: OnnxSpeechEngineOptions) {
         this.sampleRate = described.sampleRate;
         this.voices = described.voices;
         this.hasSpeedInput = described.hasSpeedInput;
@@ -43,15 +47,22 @@ export class OnnxSpeechEngine implements SpeechEngine {
     }
 
     /**
-     * Loads the model in every worker (one describe task per worker, run together, so each lands on
-     * its own: a client's first request should not pay the model and phonemizer load), lists its
-     * voices and checks the manifest's voice fields.
+     * Loads the model in every worker of its placement (all, or the manifest's `workers`: a client's
+     * first request should not pay the model and phonemizer load), lists its voices and checks the
+     * manifest's voice fields.
      */
     static async load(pool: WorkerPool, entry: ModelEntry<SpeechSettings>, options: OnnxSpeechEngineOptions): Promise<OnnxSpeechEngine> {
         const spec = speechModelSpec(entry.id, entry.path, entry.settings, options.threads);
-        const [described] = await Promise.all(Array.from({length: pool.size}, () => pool.run(speechTaskHandles.describe, spec)));
-        const {voiceAliases, defaultVoice} = resolveVoices(entry.id, described, entry.settings);
-        return new OnnxSpeechEngine(entry.id, pool, spec, described, defaultVoice, voiceAliases, options);
+        const placement: Placement = {key: spec.key, workers: options.workers ?? pool.size};
+        pool.acquire(placement);
+        try {
+            const [described] = await pool.runOnEach(speechTaskHandles.describe, spec, placement);
+            const {voiceAliases, defaultVoice} = resolveVoices(entry.id, described, entry.settings);
+            return new OnnxSpeechEngine(entry.id, pool, spec, described, defaultVoice, voiceAliases, placement, options);
+        } catch (error) {
+            await pool.release(speechTaskHandles.release, spec, placement);
+            throw error;
+        }
     }
 
     load(): EngineLoad {
@@ -97,7 +108,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
             Atomics.add(delivered, 0, 1);
             Atomics.notify(delivered, 0);
         };
-        const result = this.pool.run(speechTaskHandles.synthesize, task, {signal: taskSignal, onProgress});
+        const result = this.pool.run(speechTaskHandles.synthesize, task, {signal: taskSignal, onProgress, placement: this.placement});
         // Registered after run(), so the pool's own listener has set the task's cancel flag when the
         // worker wakes. The count is changed too, not only notified: a worker that checked the flag
         // just before the abort and is about to wait for the old count then does not wait at all.
@@ -114,8 +125,11 @@ export class OnnxSpeechEngine implements SpeechEngine {
         }
     }
 
+    /** Refuses new requests, lets the admitted ones finish, then frees the model in its workers (once no other entry uses it). */
     async dispose(): Promise<void> {
         this.admission.close(new EngineDisposedError(this.id));
         await this.admission.drain();
+        if (!this.pool.closed)
+            await this.pool.release(speechTaskHandles.release, this.spec, this.placement);
     }
 }

@@ -51,4 +51,8 @@ export class VitsSpeechModel implements LoadedSpeechModel {
         }) as {waveform: Tensor};
         return Float32Array.from(waveform.data as Float32Array);
     }
+
+    async dispose(): Promise<void> {
+        await this.model.dispose();
+    }
 }

@@ -7,5 +7,6 @@ const module = taskModule<typeof tasks>(siblingModuleUrl(import.meta.url, "./spe
 /** The speech capability's worker tasks (speechTasks.ts), typed for the main thread. */
 export const speechTaskHandles = {
     describe: module.task("describe"),
-    synthesize: module.task("synthesize")
+    synthesize: module.task("synthesize"),
+    release: module.task("release")
 };

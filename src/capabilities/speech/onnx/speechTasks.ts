@@ -32,7 +32,13 @@ function loaded(spec: SpeechModelSpec): Promise<LoadedSpeechModel> {
 
 export const tasks = {
     describe: async (spec: SpeechModelSpec): Promise<SpeechModelDescription> => (await loaded(spec)).description,
-    synthesize: (task: SynthesizeTask, context: TaskContext<SentenceAudio>) => synthesize(task, context)
+    synthesize: (task: SynthesizeTask, context: TaskContext<SentenceAudio>) => synthesize(task, context),
+    /** Frees the model's session in this worker (the last engine using it was disposed). */
+    release: async (spec: SpeechModelSpec) => {
+        const model = models.get(spec.key);
+        models.delete(spec.key);
+        await (await model?.catch(() => null))?.dispose();
+    }
 } satisfies TaskModule;
 
 async function synthesize(task: SynthesizeTask, context: TaskContext<SentenceAudio>): Promise<SynthesizeResult> {
