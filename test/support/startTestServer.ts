@@ -22,6 +22,8 @@ export type TestServerOptions = {
     factories?: EngineFactories;
     capabilities?: readonly Capability[];
     waitUntilReady?: boolean;
+    /** Receives the server's log lines (at `config.logLevel`, default silent). */
+    logLines?: string[];
 };
 
 /** Starts the real server in-process on a free loopback port with a manifest written to a temp dir. */
@@ -37,7 +39,8 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         logLevel: process.env.TEST_LOG_LEVEL as Config["logLevel"] ?? "silent",
         ...options.config
     };
-    const server = await startServer(config, createLogger(config.logLevel), {factories: options.factories, capabilities: options.capabilities});
+    const logger = options.logLines != null ? createLogger(config.logLevel, (line) => options.logLines!.push(line)) : createLogger(config.logLevel);
+    const server = await startServer(config, logger, {factories: options.factories, capabilities: options.capabilities});
     if (options.waitUntilReady !== false)
         await server.ready;
     const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: options.apiKey ?? "unused", maxRetries: 0});
