@@ -14,6 +14,7 @@ import { choiceSeed } from "./choiceSeed.js";
 import { generateChoice } from "./generateChoice.js";
 import { RawDistributionTap } from "./RawDistributionTap.js";
 import { TokenBytes } from "./TokenBytes.js";
+import { PromptTokenFloor } from "./PromptTokenFloor.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { parseToolCalls } from "./parseToolCalls.js";
@@ -63,6 +64,7 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
+    private readonly tokenFloor: PromptTokenFloor;
 
     private constructor(
         private readonly llama: Llama,
@@ -77,6 +79,7 @@ export class LlamaChatEngine implements ChatEngine {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
+        this.tokenFloor = new PromptTokenFloor(model);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
@@ -139,12 +142,16 @@ export class LlamaChatEngine implements ChatEngine {
         const toolCallFormat = this.renderer.toolCallFormat;
         if (tools != null && tools.functions.length > 0 && toolCallFormat == null)
             throw new Error(`Model '${this.info.id}' has no tool support; the request should have been refused`);
+        const contextSize = this.info.contextSize;
+        // Refused before tokenizing (main thread) when its length alone says it cannot fit.
+        const floor = this.tokenFloor.of(job);
+        if (floor >= contextSize)
+            throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
         // A raw prompt (legacy completions) replaces the rendered conversation; everything else is shared.
         const raw = job.rawPrompt == null ? null : rawPromptTokens(this.model, job.rawPrompt);
         const promptTokens = raw?.tokens ?? this.renderer.render(job.turns, tools?.functions);
         if (promptTokens.length === 0)
             throw new EmptyPromptError();
-        const contextSize = this.info.contextSize;
         if (promptTokens.length >= contextSize)
             throw new ContextLengthExceededError(contextSize, promptTokens.length);
 
