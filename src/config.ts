@@ -30,6 +30,8 @@ import path from "node:path";
  * |                  | BODY_TIMEOUT_MS      | 30000                | longest silence while a request body is arriving (slow-loris) |
  * |                  | REQUEST_TIMEOUT_MS   | 300000               | a whole request (headers and body, not the response) must arrive within this |
  * |                  | KEEP_ALIVE_TIMEOUT_MS| 5000                 | idle keep-alive connections close after this |
+ * |                  | WRITE_TIMEOUT_MS     | 30000                | a response the client stops reading (bytes waiting, none taken) is cut after this |
+ * | --max-connections| MAX_CONNECTIONS      | 512                  | open connections at most; more are closed at once |
  * | --flash-attention| FLASH_ATTENTION      | auto                 | chat models: `on`, `off`, or `auto` (on where llama.cpp supports it, as llama-server) |
  * | --prompt-cache   | PROMPT_CACHE         | on                   | chat models: reuse the KV cache of a prompt's prefix: `on`, `exact` (only where outputs stay bit-identical), `off` |
  * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
@@ -67,6 +69,10 @@ export type Config = {
     /** Receiving the whole request; never applies to the response. */
     requestTimeoutMs: number;
     keepAliveTimeoutMs: number;
+    /** How long a response may have bytes waiting that the client does not take before the connection is cut. */
+    writeTimeoutMs: number;
+    /** Open connections at most (each may hold a response's buffers). */
+    maxConnections: number;
     /** Chat models' flash attention; `auto` = where llama.cpp supports it on the backend. */
     flashAttention: FlashAttentionSetting;
     /** Chat models reuse the KV cache of a prompt's longest common prefix with a sequence's last request (see README). */
@@ -116,6 +122,9 @@ export const defaultConfig: Config = {
     bodyTimeoutMs: 30_000,
     requestTimeoutMs: 300_000,
     keepAliveTimeoutMs: 5000,
+    // A reader that takes nothing for this long is gone or hostile: its buffered response is freed.
+    writeTimeoutMs: 30_000,
+    maxConnections: 512,
     // As llama-server (`-fa auto`): on this machine's CPU it raised decode 567 -> 629 tok/s (llama-bench, README "Chat performance").
     flashAttention: "auto",
     promptCache: "on",
@@ -152,7 +161,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "metrics-public": { type: "boolean" },
             "flash-attention": { type: "string" },
             "prompt-cache": { type: "string" },
-            "llama-build": { type: "string" }
+            "llama-build": { type: "string" },
+            "max-connections": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -183,6 +193,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         bodyTimeoutMs: integer(nonEmpty(env.BODY_TIMEOUT_MS), "BODY_TIMEOUT_MS", defaultConfig.bodyTimeoutMs, 100, 3_600_000),
         requestTimeoutMs: integer(nonEmpty(env.REQUEST_TIMEOUT_MS), "REQUEST_TIMEOUT_MS", defaultConfig.requestTimeoutMs, 100, 3_600_000),
         keepAliveTimeoutMs: integer(nonEmpty(env.KEEP_ALIVE_TIMEOUT_MS), "KEEP_ALIVE_TIMEOUT_MS", defaultConfig.keepAliveTimeoutMs, 100, 3_600_000),
+        writeTimeoutMs: integer(nonEmpty(env.WRITE_TIMEOUT_MS), "WRITE_TIMEOUT_MS", defaultConfig.writeTimeoutMs, 100, 3_600_000),
+        maxConnections: integer(pick(values["max-connections"], "MAX_CONNECTIONS"), "max-connections", defaultConfig.maxConnections, 1, 1_000_000),
         flashAttention: oneOf(pick(values["flash-attention"], "FLASH_ATTENTION"), "flash-attention", flashAttentionSettings, defaultConfig.flashAttention),
         promptCache: oneOf(pick(values["prompt-cache"], "PROMPT_CACHE"), "prompt-cache", promptCacheSettings, defaultConfig.promptCache),
         llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild)
@@ -238,7 +250,7 @@ const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
     QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
-    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build"
+    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections"
 };
 
 /** A comma-separated list, entries trimmed, empty ones dropped; undefined when not given. */

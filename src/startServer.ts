@@ -14,6 +14,7 @@ import type { RouteInfo } from "./server/routeTableOf.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
 import { ServerMetrics } from "./server/metrics/ServerMetrics.js";
 import { watchBodyIdle } from "./server/watchBodyIdle.js";
+import { watchWriteStall } from "./server/watchWriteStall.js";
 
 export class StartupError extends Error {
     constructor(message: string) {
@@ -38,6 +39,8 @@ export type RunningServer = {
     keys: ApiKeyStore;
     /** Every route the server answers, and whether it is public. */
     routes: readonly RouteInfo[];
+    /** How many client connections are open now. */
+    openConnections(): Promise<number>;
     /** Resolves when every model is loaded; rejects when one fails to load. */
     ready: Promise<void>;
     /** Stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models, close the worker pool. */
@@ -95,7 +98,12 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     server.headersTimeout = config.headersTimeoutMs;
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
-    server.on("request", (request, response) => watchBodyIdle(request, response, config.bodyTimeoutMs));
+    // Slow readers: a response the client stops taking is cut after writeTimeoutMs; connections are capped.
+    server.maxConnections = config.maxConnections;
+    server.on("request", (request, response) => {
+        watchBodyIdle(request, response, config.bodyTimeoutMs);
+        watchWriteStall(response, config.writeTimeoutMs);
+    });
     await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
         server.listen(config.port, config.host, () => {
@@ -136,5 +144,6 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         await (workers as WorkerPool | null)?.close();
     })();
 
-    return {url, registry, engines, keys, routes: app.routes, ready, close};
+    const openConnections = () => new Promise<number>((resolve, reject) => server.getConnections((error, count) => error != null ? reject(error) : resolve(count)));
+    return {url, registry, engines, keys, routes: app.routes, openConnections, ready, close};
 }

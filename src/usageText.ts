@@ -25,6 +25,7 @@ Options (flag / environment variable, default):
   --flash-attention <m>    FLASH_ATTENTION       ${defaultConfig.flashAttention}   chat models: on, off, auto (where llama.cpp supports it)
   --prompt-cache <m>       PROMPT_CACHE          ${defaultConfig.promptCache}   chat models: on, exact (bit-identical outputs only), off
   --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary: native (npm run build:native), prebuilt, auto
+  --max-connections <n>    MAX_CONNECTIONS       ${defaultConfig.maxConnections}   open connections at most (more are closed at once)
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   -h, --help                                              this text
                            ONNX_THREADS          ${defaultConfig.onnxThreads}   ONNX Runtime threads per worker
@@ -34,6 +35,7 @@ Options (flag / environment variable, default):
                            BODY_TIMEOUT_MS       ${defaultConfig.bodyTimeoutMs}   longest pause while a request body arrives
                            REQUEST_TIMEOUT_MS    ${defaultConfig.requestTimeoutMs}   time a client has to send its whole request (not the answer)
                            KEEP_ALIVE_TIMEOUT_MS ${defaultConfig.keepAliveTimeoutMs}   idle keep-alive connections close after this
+                           WRITE_TIMEOUT_MS      ${defaultConfig.writeTimeoutMs}   a response the client stops reading is cut after this
                            LOG_LEVEL             ${defaultConfig.logLevel}   silent, error, warn, info or debug
                            HF_ENDPOINT           https://huggingface.co   hub or mirror (--download)
                            HF_TOKEN              (none)   hub access token (--download)
