@@ -20,6 +20,7 @@ import path from "node:path";
  * |                  | SHUTDOWN_TIMEOUT_MS  | 10000                | how long shutdown waits for in-flight requests before aborting them |
  * |                  | LOG_LEVEL            | info                 | `silent`, `error`, `warn`, `info` or `debug` |
  * | --download       |                      | off                  | `npm start`: fetch the default models first (see HubConfig) |
+ * | --allow-unverified |                    | off                  | with --download: install files no sha256 is known for (default: refused) |
  * | --workers        | WORKERS              | 2                    | worker threads of the one pool running every ONNX model (embeddings, speech, images) |
  * | --embed-workers  | EMBED_WORKERS        |                      | deprecated names of --workers / WORKERS (a warning says so) |
  * |                  | ONNX_THREADS         | 1                    | ONNX Runtime intra-op threads per worker (a manifest entry's `threads` overrides) |
@@ -132,7 +133,13 @@ export const defaultConfig: Config = {
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
-export type StartOptions = {config: Config; download: boolean; /** Deprecated settings that were used, to be logged. */ warnings: string[]};
+export type StartOptions = {
+    config: Config; download: boolean;
+    /** With `download`: accept files no sha256 is known for. */
+    allowUnverified: boolean;
+    /** Deprecated settings that were used, to be logged. */
+    warnings: string[];
+};
 
 /** The server's settings; also accepts (and ignores) `--download`, so one command line parses everywhere. */
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
@@ -154,6 +161,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "keys-file": { type: "string" },
             "body-limit": { type: "string" },
             download: { type: "boolean" },
+            "allow-unverified": { type: "boolean" },
             workers: { type: "string" },
             "embed-workers": { type: "string" },
             "cors-origins": { type: "string" },
@@ -204,7 +212,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         warnings.push("--embed-workers is deprecated: the worker pool runs every ONNX model now; use --workers.");
     if (nonEmpty(env.EMBED_WORKERS) != null)
         warnings.push("EMBED_WORKERS is deprecated: the worker pool runs every ONNX model now; use WORKERS.");
-    return {config, download: values.download === true, warnings};
+    return {config, download: values.download === true, allowUnverified: values["allow-unverified"] === true, warnings};
 }
 
 /**

@@ -17,9 +17,9 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
         process.stdout.write(usageText);
         return;
     }
-    let config, download, warnings;
+    let config, download, allowUnverified, warnings;
     try {
-        ({config, download, warnings} = loadStartOptions());
+        ({config, download, allowUnverified, warnings} = loadStartOptions());
     } catch (error) {
         return fail(error);
     }
@@ -30,7 +30,7 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     // First run: no models yet means "here is how to get them", or with --download, getting them.
     try {
         const ready = await ensureModels({
-            modelsConfig: config.modelsConfig, download, hub: () => loadHubConfig(), out: process.stdout,
+            modelsConfig: config.modelsConfig, download, allowUnverified, hub: () => loadHubConfig(), out: process.stdout,
             error: (text) => console.error(text)
         });
         if (!ready) {

@@ -27,6 +27,7 @@ Options (flag / environment variable, default):
   --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary: native (npm run build:native), prebuilt, auto
   --max-connections <n>    MAX_CONNECTIONS       ${defaultConfig.maxConnections}   open connections at most (more are closed at once)
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
+  --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)
   -h, --help                                              this text
                            ONNX_THREADS          ${defaultConfig.onnxThreads}   ONNX Runtime threads per worker
                            SSE_PING_MS           ${defaultConfig.ssePingMs}   SSE ping interval while no token flows

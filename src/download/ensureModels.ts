@@ -12,6 +12,8 @@ export type EnsureModelsOptions = {
     modelsConfig: string;
     /** `npm start -- --download`: fetch the default set into the manifest's folder first. */
     download: boolean;
+    /** With `download`: install files no sha256 is known for (default: refuse them). */
+    allowUnverified?: boolean;
     hub: () => HubConfig;
     out: ProgressOutput;
     /** Where the first-run message goes. */
@@ -35,7 +37,8 @@ export async function ensureModels(options: EnsureModelsOptions): Promise<boolea
             manifestPath: options.modelsConfig,
             hub: options.hub(),
             out: options.out,
-            fetch: options.fetch
+            fetch: options.fetch,
+            allowUnverified: options.allowUnverified
         });
         return true;
     }
