@@ -27,6 +27,8 @@ import path from "node:path";
  * | --cors-origins   | CORS_ORIGINS         | loopback origins     | comma-separated origins browsers may call from (`*` = any; `http://localhost:*` = any port) |
  * | --allowed-hosts  | ALLOWED_HOSTS        | (none)               | extra Host header names accepted while the server runs without keys (reverse proxies) |
  * | --metrics-public | METRICS_PUBLIC       | off                  | serve GET /metrics without an API key |
+ * | --health-details | HEALTH_DETAILS       | auto                 | what GET /health shows without a key: `public` (models, load, binary), `private` (status only), `auto` (public while the server has no keys) |
+ * | --public-url     | PUBLIC_URL           | (none)               | base URL of links the server hands out (image URLs); default: the request's Host when it is a loopback or allowed name, else the bound address |
  * |                  | HEADERS_TIMEOUT_MS   | 30000                | a client must send its request headers within this |
  * |                  | BODY_TIMEOUT_MS      | 30000                | longest silence while a request body is arriving (slow-loris) |
  * |                  | REQUEST_TIMEOUT_MS   | 300000               | a whole request (headers and body, not the response) must arrive within this |
@@ -64,6 +66,10 @@ export type Config = {
     /** Host header names accepted in open mode besides loopback names and addresses. */
     allowedHosts: string[];
     metricsPublic: boolean;
+    /** What /health shows to callers without a valid key. */
+    healthDetails: HealthDetailsSetting;
+    /** Base URL of links the server hands out; null = see `--public-url`. */
+    publicUrl: string | null;
     headersTimeoutMs: number;
     /** Idle time allowed between two pieces of a request body; responses (generation) are never cut. */
     bodyTimeoutMs: number;
@@ -88,6 +94,9 @@ export const promptCacheSettings = ["on", "exact", "off"] as const;
 export type PromptCacheSetting = typeof promptCacheSettings[number];
 export const llamaBuildSettings = ["auto", "native", "prebuilt"] as const;
 export type LlamaBuildSetting = typeof llamaBuildSettings[number];
+
+export const healthDetailsSettings = ["auto", "public", "private"] as const;
+export type HealthDetailsSetting = typeof healthDetailsSettings[number];
 
 export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
 export type LogLevel = typeof logLevels[number];
@@ -118,6 +127,8 @@ export const defaultConfig: Config = {
     corsOrigins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"],
     allowedHosts: [],
     metricsPublic: false,
+    healthDetails: "auto",
+    publicUrl: null,
     // Generous for a client on a slow link, short enough that idle sockets cannot pile up.
     headersTimeoutMs: 30_000,
     bodyTimeoutMs: 30_000,
@@ -167,6 +178,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "cors-origins": { type: "string" },
             "allowed-hosts": { type: "string" },
             "metrics-public": { type: "boolean" },
+            "health-details": { type: "string" },
+            "public-url": { type: "string" },
             "flash-attention": { type: "string" },
             "prompt-cache": { type: "string" },
             "llama-build": { type: "string" },
@@ -180,7 +193,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
     };
 
     const config: Config = {
-        host: pick(values.host, "HOST") ?? defaultConfig.host,
+        // `[::1]` as in a URL is accepted: the brackets are not part of the address.
+        host: (pick(values.host, "HOST") ?? defaultConfig.host).replace(/^\[(.*)\]$/, "$1"),
         port: integer(pick(values.port, "PORT"), "port", defaultConfig.port, 0, 65535),
         modelsConfig: path.resolve(pick(values.models, "MODELS_CONFIG") ?? defaultConfig.modelsConfig),
         threads: integer(pick(values.threads, "THREADS"), "threads", defaultConfig.threads, 1, 256),
@@ -197,6 +211,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         corsOrigins: list(pick(values["cors-origins"], "CORS_ORIGINS")) ?? defaultConfig.corsOrigins,
         allowedHosts: list(pick(values["allowed-hosts"], "ALLOWED_HOSTS"))?.map((host) => host.toLowerCase()) ?? defaultConfig.allowedHosts,
         metricsPublic: values["metrics-public"] === true || boolean(nonEmpty(env.METRICS_PUBLIC), "METRICS_PUBLIC"),
+        healthDetails: oneOf(pick(values["health-details"], "HEALTH_DETAILS"), "health-details", healthDetailsSettings, defaultConfig.healthDetails),
+        publicUrl: publicUrl(pick(values["public-url"], "PUBLIC_URL")),
         headersTimeoutMs: integer(nonEmpty(env.HEADERS_TIMEOUT_MS), "HEADERS_TIMEOUT_MS", defaultConfig.headersTimeoutMs, 100, 3_600_000),
         bodyTimeoutMs: integer(nonEmpty(env.BODY_TIMEOUT_MS), "BODY_TIMEOUT_MS", defaultConfig.bodyTimeoutMs, 100, 3_600_000),
         requestTimeoutMs: integer(nonEmpty(env.REQUEST_TIMEOUT_MS), "REQUEST_TIMEOUT_MS", defaultConfig.requestTimeoutMs, 100, 3_600_000),
@@ -258,8 +274,24 @@ const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
     QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
+    HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
     FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections"
 };
+
+/** An http(s) base URL without a trailing slash, or null when not given. */
+function publicUrl(raw: string | undefined): string | null {
+    if (raw == null)
+        return null;
+    let url: URL | null = null;
+    try {
+        url = new URL(raw);
+    } catch {
+        // reported below
+    }
+    if (url == null || (url.protocol !== "http:" && url.protocol !== "https:"))
+        throw new ConfigError(`--public-url must be an http(s) URL such as https://llm.example.com, got "${raw}"`);
+    return raw.replace(/\/+$/, "");
+}
 
 /** A comma-separated list, entries trimmed, empty ones dropped; undefined when not given. */
 function list(raw: string | undefined) {

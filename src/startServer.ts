@@ -87,6 +87,9 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         corsOrigins: config.corsOrigins,
         allowedHosts: config.allowedHosts,
         metricsPublic: config.metricsPublic,
+        healthDetails: config.healthDetails,
+        publicUrl: config.publicUrl,
+        serverUrl: () => url,
         bodyLimit: config.bodyLimit,
         ssePingMs: config.ssePingMs,
         shutdownSignal: shutdown.signal

@@ -22,6 +22,8 @@ Options (flag / environment variable, default):
                                                           origins whose web pages may call the server ('*' = any)
   --allowed-hosts <list>   ALLOWED_HOSTS         (none)   Host names accepted without API keys besides loopback (reverse proxy)
   --metrics-public         METRICS_PUBLIC        off      serve GET /metrics without an API key
+  --health-details <m>     HEALTH_DETAILS        ${defaultConfig.healthDetails}   /health without a key: public, private (status only), auto (public while no keys)
+  --public-url <url>       PUBLIC_URL            (none)   base URL of image links (default: a loopback/allowed Host, else the bound address)
   --flash-attention <m>    FLASH_ATTENTION       ${defaultConfig.flashAttention}   chat models: on, off, auto (where llama.cpp supports it)
   --prompt-cache <m>       PROMPT_CACHE          ${defaultConfig.promptCache}   chat models: on, exact (bit-identical outputs only), off
   --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary: native (npm run build:native), prebuilt, auto

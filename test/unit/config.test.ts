@@ -46,7 +46,8 @@ describe("loadConfig", () => {
             SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", WORKERS: "3", ONNX_THREADS: "2",
             CORS_ORIGINS: "https://a.example, http://b.lan:*", ALLOWED_HOSTS: "LLM.internal,proxy:8080", METRICS_PUBLIC: "true",
             HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000",
-            FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64"
+            FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
+            HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
@@ -54,7 +55,7 @@ describe("loadConfig", () => {
             logLevel: "debug", workers: 3, onnxThreads: 2,
             corsOrigins: ["https://a.example", "http://b.lan:*"], allowedHosts: ["llm.internal", "proxy:8080"], metricsPublic: true,
             headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000,
-            writeTimeoutMs: 5000, maxConnections: 64,
+            writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt"
         });
     });

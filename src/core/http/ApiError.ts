@@ -48,7 +48,8 @@ export class ApiError extends Error {
     }
 
     static modelNotFound(model: string) {
-        return new ApiError(404, "invalid_request_error", `The model '${model}' does not exist or you do not have access to it.`, {
+        const shown = model.length > 100 ? `${model.slice(0, 100)}... (${model.length} characters)` : model;
+        return new ApiError(404, "invalid_request_error", `The model '${shown}' does not exist or you do not have access to it.`, {
             code: "model_not_found",
             param: "model"
         });
