@@ -37,7 +37,9 @@ import path from "node:path";
  * | --max-connections| MAX_CONNECTIONS      | 512                  | open connections at most; more are closed at once |
  * | --flash-attention| FLASH_ATTENTION      | auto                 | chat models: `on`, `off`, or `auto` (on where llama.cpp supports it, as llama-server) |
  * | --prompt-cache   | PROMPT_CACHE         | on                   | chat models: reuse the KV cache of a prompt's prefix: `on`, `exact` (only where outputs stay bit-identical), `off` |
- * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
+ * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary on the CPU: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
+ * | --gpu            | GPU                  | auto                 | GGUF models' backend: `auto` (a GPU only when it has a usable device, else the CPU), `cuda`, `vulkan`, `metal`, `off` |
+ * | --gpu-layers     | GPU_LAYERS           | auto                 | layers offloaded to the GPU: `auto` (what fits), `max`, or a number |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -86,6 +88,10 @@ export type Config = {
     promptCache: PromptCacheSetting;
     /** Which llama.cpp binary node-llama-cpp loads; see src/runtimes/llama/llamaRuntime.ts. */
     llamaBuild: LlamaBuildSetting;
+    /** GGUF models' backend (see loadLlamaRuntime). */
+    gpu: GpuSetting;
+    /** Layers offloaded to the GPU (node-llama-cpp's `gpuLayers`). */
+    gpuLayers: "auto" | "max" | number;
 };
 
 export const flashAttentionSettings = ["on", "off", "auto"] as const;
@@ -97,6 +103,9 @@ export type LlamaBuildSetting = typeof llamaBuildSettings[number];
 
 export const healthDetailsSettings = ["auto", "public", "private"] as const;
 export type HealthDetailsSetting = typeof healthDetailsSettings[number];
+
+export const gpuSettings = ["auto", "cuda", "vulkan", "metal", "off"] as const;
+export type GpuSetting = typeof gpuSettings[number];
 
 export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
 export type LogLevel = typeof logLevels[number];
@@ -140,7 +149,9 @@ export const defaultConfig: Config = {
     // As llama-server (`-fa auto`): on this machine's CPU it raised decode 567 -> 629 tok/s (llama-bench, README "Chat performance").
     flashAttention: "auto",
     promptCache: "on",
-    llamaBuild: "auto"
+    llamaBuild: "auto",
+    gpu: "auto",
+    gpuLayers: "auto"
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -183,7 +194,9 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "flash-attention": { type: "string" },
             "prompt-cache": { type: "string" },
             "llama-build": { type: "string" },
-            "max-connections": { type: "string" }
+            "max-connections": { type: "string" },
+            gpu: { type: "string" },
+            "gpu-layers": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -221,7 +234,9 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         maxConnections: integer(pick(values["max-connections"], "MAX_CONNECTIONS"), "max-connections", defaultConfig.maxConnections, 1, 1_000_000),
         flashAttention: oneOf(pick(values["flash-attention"], "FLASH_ATTENTION"), "flash-attention", flashAttentionSettings, defaultConfig.flashAttention),
         promptCache: oneOf(pick(values["prompt-cache"], "PROMPT_CACHE"), "prompt-cache", promptCacheSettings, defaultConfig.promptCache),
-        llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild)
+        llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild),
+        gpu: oneOf(pick(values.gpu, "GPU"), "gpu", gpuSettings, defaultConfig.gpu),
+        gpuLayers: gpuLayers(pick(values["gpu-layers"], "GPU_LAYERS"))
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -275,8 +290,14 @@ const flagByEnv: Record<string, string> = {
     QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
-    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections"
+    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers"
 };
+
+function gpuLayers(raw: string | undefined): "auto" | "max" | number {
+    if (raw == null || raw === "auto" || raw === "max")
+        return raw ?? defaultConfig.gpuLayers;
+    return integer(raw, "gpu-layers", 0, 0, 10_000);
+}
 
 /** An http(s) base URL without a trailing slash, or null when not given. */
 function publicUrl(raw: string | undefined): string | null {

@@ -26,7 +26,9 @@ Options (flag / environment variable, default):
   --public-url <url>       PUBLIC_URL            (none)   base URL of image links (default: a loopback/allowed Host, else the bound address)
   --flash-attention <m>    FLASH_ATTENTION       ${defaultConfig.flashAttention}   chat models: on, off, auto (where llama.cpp supports it)
   --prompt-cache <m>       PROMPT_CACHE          ${defaultConfig.promptCache}   chat models: on, exact (bit-identical outputs only), off
-  --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary: native (npm run build:native), prebuilt, auto
+  --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary on the CPU: native (npm run build:native), prebuilt, auto
+  --gpu <backend>          GPU                   ${defaultConfig.gpu}   GGUF backend: auto (a GPU only with a usable device), cuda, vulkan, metal, off
+  --gpu-layers <n>         GPU_LAYERS            ${defaultConfig.gpuLayers}   layers offloaded to the GPU: auto, max or a number
   --max-connections <n>    MAX_CONNECTIONS       ${defaultConfig.maxConnections}   open connections at most (more are closed at once)
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)

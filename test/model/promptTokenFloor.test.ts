@@ -23,7 +23,7 @@ describe.each(models)("PromptTokenFloor on %s", (_, modelPath, vocabOnly) => {
     let model: LlamaModel;
     let floor: PromptTokenFloor;
     beforeAll(async () => {
-        model = await (await loadLlamaRuntime()).loadModel({modelPath, vocabOnly});
+        model = await (await loadLlamaRuntime({gpu: "off"})).loadModel({modelPath, vocabOnly});
         loaded.push(model);
         floor = new PromptTokenFloor(model);
     });

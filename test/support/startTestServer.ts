@@ -33,6 +33,8 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     fs.writeFileSync(manifest, JSON.stringify({models: options.models}));
     const config: Config = {
         ...defaultConfig,
+        // Tests never depend on the machine's GPU stack (a software Vulkan device, a real GPU): GGUF models run on the CPU.
+        gpu: "off",
         port: 0,
         modelsConfig: manifest,
         apiKeysFile: path.join(dir, "api-keys.json"),

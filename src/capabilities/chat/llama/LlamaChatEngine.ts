@@ -23,6 +23,7 @@ import { rawPromptTokens } from "./rawPromptTokens.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
+import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
@@ -45,6 +46,8 @@ export type LlamaChatEngineOptions = {
     flashAttention?: boolean | "auto";
     /** Tokens per llama.cpp batch, also the prompt chunk grid; default node-llama-cpp's (512). */
     batchSize?: number;
+    /** Layers offloaded to the GPU when the runtime has one (node-llama-cpp's `gpuLayers`); default auto. */
+    gpuLayers?: "auto" | "max" | number;
 };
 
 /**
@@ -74,7 +77,7 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly jsonGrammar: LlamaGrammar,
         options: LlamaChatEngineOptions,
         fingerprint: string,
-        private readonly runtime: Record<string, unknown>
+        private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription}
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
@@ -93,7 +96,7 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     static async load(llama: Llama, options: LlamaChatEngineOptions): Promise<LlamaChatEngine> {
-        const model = await llama.loadModel({modelPath: options.modelPath});
+        const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto"});
         try {
             assertLogitBiasSupported(model);
             // The batching strategy needs the context it belongs to, which exists only after this call.
@@ -119,7 +122,7 @@ export class LlamaChatEngine implements ChatEngine {
                 threads: options.threads,
                 flashAttention
             });
-            const runtime = {binary: identity.binary, flashAttention};
+            const runtime = {binary: identity.binary, flashAttention, gpu: await describeGpu(llama, model)};
             return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime);
         } catch (error) {
             await model.dispose();
@@ -131,8 +134,14 @@ export class LlamaChatEngine implements ChatEngine {
         return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats()}};
     }
 
+    /** For the "Loaded" log line: where the model runs (backend, devices, VRAM, offloaded layers) and how. */
     describe() {
-        return {context: this.info.contextSize, ...this.runtime, promptCache: this.sequences.mode};
+        const {binary, flashAttention, gpu} = this.runtime;
+        return {
+            context: this.info.contextSize, binary, flashAttention, backend: gpu.backend,
+            ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
+            promptCache: this.sequences.mode
+        };
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
