@@ -48,13 +48,20 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
         return fail(error);
     }
 
-    let stopping = false;
+    // A terminal's Ctrl-C (and systemd's stop) signals the whole process group: npm and node each get
+    // the signal, and npm forwards it once more. Copies within a second are that one request; only a
+    // signal a second or more after the first means "stop now".
+    let stoppingSince: number | null = null;
     const stop = (signal: string) => {
-        if (stopping) {
+        if (stoppingSince != null) {
+            if (performance.now() - stoppingSince < repeatedSignalMs) {
+                logger.info(`${signal} again within a second (the terminal and npm both deliver it): still finishing in-flight requests`);
+                return;
+            }
             logger.warn(`${signal} again: exiting now`);
             process.exit(1);
         }
-        stopping = true;
+        stoppingSince = performance.now();
         logger.info(`${signal}: shutting down (finishing in-flight requests)`);
         server.close().then(() => process.exit(0), (error) => {
             logger.error("Shutdown failed", {error: String(error)});
@@ -86,6 +93,9 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     }
     console.log("Ready.");
 }
+
+/** Signals this soon after the first are copies of it (process group and npm's forwarding), not a second Ctrl-C. */
+const repeatedSignalMs = 1000;
 
 /**
  * `npm start` runs `exec node dist/src/main.js`, so npm's forwarded SIGTERM reaches this process
