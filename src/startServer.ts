@@ -8,6 +8,7 @@ import type { Config } from "./config.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
 import { WorkerPool } from "./core/workers/WorkerPool.js";
+import { removeOnnxRuntimeDebugLog } from "./runtimes/onnx/removeOnnxRuntimeDebugLog.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
 import type { RouteInfo } from "./server/routeTableOf.js";
@@ -145,6 +146,8 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         await engines.dispose();
         // Engines have drained their requests, so no task is running: closing cannot cut ONNX Runtime short.
         await (workers as WorkerPool | null)?.close();
+        if (workers != null)
+            removeOnnxRuntimeDebugLog();
     })();
 
     const openConnections = () => new Promise<number>((resolve, reject) => server.getConnections((error, count) => error != null ? reject(error) : resolve(count)));

@@ -42,7 +42,14 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         ...options.config
     };
     const logger = options.logLines != null ? createLogger(config.logLevel, (line) => options.logLines!.push(line)) : createLogger(config.logLevel);
-    const server = await startServer(config, logger, {factories: options.factories, capabilities: options.capabilities});
+    let server: RunningServer;
+    try {
+        server = await startServer(config, logger, {factories: options.factories, capabilities: options.capabilities});
+    } catch (error) {
+        // A server that does not start (the tests of bad manifests) leaves no folder behind either.
+        fs.rmSync(dir, {recursive: true, force: true});
+        throw error;
+    }
     if (options.waitUntilReady !== false)
         await server.ready;
     const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: options.apiKey ?? "unused", maxRetries: 0});
