@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { parseArgs } from "node:util";
 import path from "node:path";
 
@@ -9,7 +10,7 @@ import path from "node:path";
  * |------------------|----------------------|----------------------|---------|
  * | --host           | HOST                 | 127.0.0.1            | address to bind |
  * | --port           | PORT                 | 8080                 | port to bind (0 = any free port) |
- * | --models         | MODELS_CONFIG        | models/models.json   | model manifest |
+ * | --models         | MODELS_CONFIG        | models/models.json   | model manifest, or a model file or folder to serve (as paths after `--`) |
  * | --threads        | THREADS              | 1                    | CPU threads per model (a manifest entry may override) |
  * | --parallel       | PARALLEL             | 4                    | concurrent sequences per chat model (manifest may override) |
  * | --queue-size     | QUEUE_SIZE           | 32                   | requests that may wait per model before 503 |
@@ -50,6 +51,8 @@ export type Config = {
     host: string;
     port: number;
     modelsConfig: string;
+    /** Model files and folders to serve instead of a manifest (`npm start -- a.gguf b/`); empty = the manifest. */
+    modelPaths: string[];
     threads: number;
     parallel: number;
     queueSize: number;
@@ -117,6 +120,7 @@ export const defaultConfig: Config = {
     host: "127.0.0.1",
     port: 8080,
     modelsConfig: "models/models.json",
+    modelPaths: [],
     // Measured on a 2-core machine: node-llama-cpp's own default (4 threads) made small models
     // 10-1000x slower, and 1 thread decoded small models faster than 2. See README "Benchmarks".
     threads: 1,
@@ -169,9 +173,9 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
 }
 
 export function loadStartOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): StartOptions {
-    const { values } = parseFlags({
+    const { values, positionals } = parseFlags({
         args: argv,
-        allowPositionals: false,
+        allowPositionals: true,
         strict: true,
         options: {
             host: { type: "string" },
@@ -205,11 +209,17 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         return flag ?? nonEmpty(env[envName]);
     };
 
+    // `--models` naming a model file or folder (not a .json manifest) serves it, as paths given after `--` do.
+    const models = pick(values.models, "MODELS_CONFIG");
+    const modelsIsPath = models != null && !models.toLowerCase().endsWith(".json") && !isFolderWithManifest(models);
+    const modelPaths = [...(modelsIsPath ? [models] : []), ...positionals].map((given) => path.resolve(given));
     const config: Config = {
         // `[::1]` as in a URL is accepted: the brackets are not part of the address.
         host: (pick(values.host, "HOST") ?? defaultConfig.host).replace(/^\[(.*)\]$/, "$1"),
         port: integer(pick(values.port, "PORT"), "port", defaultConfig.port, 0, 65535),
-        modelsConfig: path.resolve(pick(values.models, "MODELS_CONFIG") ?? defaultConfig.modelsConfig),
+        modelsConfig: path.resolve(models == null ? defaultConfig.modelsConfig : modelsIsPath ? defaultConfig.modelsConfig
+            : isFolderWithManifest(models) ? path.join(models, "models.json") : models),
+        modelPaths,
         threads: integer(pick(values.threads, "THREADS"), "threads", defaultConfig.threads, 1, 256),
         parallel: integer(pick(values.parallel, "PARALLEL"), "parallel", defaultConfig.parallel, 1, 64),
         queueSize: integer(pick(values["queue-size"], "QUEUE_SIZE"), "queue-size", defaultConfig.queueSize, 0, 100_000),
@@ -312,6 +322,14 @@ function publicUrl(raw: string | undefined): string | null {
     if (url == null || (url.protocol !== "http:" && url.protocol !== "https:"))
         throw new ConfigError(`--public-url must be an http(s) URL such as https://llm.example.com, got "${raw}"`);
     return raw.replace(/\/+$/, "");
+}
+
+function isFolderWithManifest(given: string) {
+    try {
+        return fs.statSync(given).isDirectory() && fs.existsSync(path.join(given, "models.json"));
+    } catch {
+        return false;
+    }
 }
 
 /** A comma-separated list, entries trimmed, empty ones dropped; undefined when not given. */

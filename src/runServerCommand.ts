@@ -6,6 +6,7 @@ import { ManifestError } from "./core/registry/ManifestError.js";
 import type { Capability } from "./capabilities/Capability.js";
 import { StartupError, startServer } from "./startServer.js";
 import { usageText } from "./usageText.js";
+import { demoModelPath } from "./demoModelPath.js";
 import { serverVersion } from "./version.js";
 
 /**
@@ -27,16 +28,14 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     for (const warning of warnings)
         logger.warn(warning);
 
-    // First run: no models yet means "here is how to get them", or with --download, getting them.
+    // First run: no models yet means "here is how to get them" and the demo model, or with --download, getting them.
     try {
-        const ready = await ensureModels({
+        const plan = config.modelPaths.length > 0 ? "serve" : await ensureModels({
             modelsConfig: config.modelsConfig, download, allowUnverified, hub: () => loadHubConfig(), out: process.stdout,
             error: (text) => console.error(text)
         });
-        if (!ready) {
-            process.exitCode = 1;
-            return;
-        }
+        if (plan === "demo")
+            config = {...config, modelPaths: [demoModelPath]};
     } catch (error) {
         return fail(error);
     }

@@ -1,9 +1,12 @@
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { ApiKeyStore } from "./auth/ApiKeyStore.js";
 import type { Capability, EngineContext } from "./capabilities/Capability.js";
 import { capabilities as servedCapabilities } from "./capabilities/capabilities.js";
-import { loadServedManifest } from "./capabilities/loadServedManifest.js";
+import { loadServedManifest, settingsOf } from "./capabilities/loadServedManifest.js";
+import { manifestFromPaths } from "./capabilities/manifestFromPaths.js";
+import { parseManifest } from "./core/registry/loadManifest.js";
 import type { Config } from "./config.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
@@ -54,7 +57,9 @@ export type RunningServer = {
  */
 export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
     const capabilities = options.capabilities ?? servedCapabilities;
-    const registry = new ModelRegistry(loadServedManifest(config.modelsConfig, capabilities));
+    const registry = new ModelRegistry(config.modelPaths.length > 0
+        ? parseManifest(await manifestFromPaths(config.modelPaths), path.join(process.cwd(), "(command line)"), settingsOf(capabilities))
+        : loadServedManifest(config.modelsConfig, capabilities));
     let keys: ApiKeyStore;
     try {
         keys = new ApiKeyStore({
