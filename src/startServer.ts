@@ -114,9 +114,14 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         watchWriteStall(response, config.writeTimeoutMs);
     });
     await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
+        const failed = (error: NodeJS.ErrnoException) => reject(error.code === "EADDRINUSE"
+            ? new StartupError(`Port ${config.port} on ${config.host} is already in use (another server?): stop it, or choose another port with --port (or PORT), e.g. --port ${config.port + 1}.`)
+            : error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND"
+                ? new StartupError(`Cannot listen on ${config.host}: this machine has no such address (--host / HOST).`)
+                : error);
+        server.once("error", failed);
         server.listen(config.port, config.host, () => {
-            server.off("error", reject);
+            server.off("error", failed);
             resolve();
         });
     });

@@ -157,3 +157,12 @@ describe("links the server hands out", () => {
         expect(url).toMatch(/^https:\/\/llm\.example\.com\/files\/images\/[0-9a-f]{32}\.png$/);
     });
 });
+
+describe("messages a newcomer reads", () => {
+    it("a port in use names the port and --port", async () => {
+        server = await startTestServer({models, factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["a"]})}});
+        const port = Number(new URL(server.url).port);
+        const error = await startTestServer({models, config: {port}, factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["a"]})}}).catch((caught: Error) => caught);
+        expect((error as Error).message).toBe(`Port ${port} on 127.0.0.1 is already in use (another server?): stop it, or choose another port with --port (or PORT), e.g. --port ${port + 1}.`);
+    });
+});
