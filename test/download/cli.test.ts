@@ -40,13 +40,13 @@ describe("npm run download-models (spawned)", () => {
 
         const dryRun = await cli("--dry-run");
         expect(dryRun.code).toBe(0);
-        expect(dryRun.stdout).toContain("Dry run: would download 3 files, 550 kB + 1 of unknown size; 0 already present. Nothing was written.");
+        expect(dryRun.stdout).toContain("Dry run: would download 3 files, 550 kB + 1 file of unknown size; 0 already present. Nothing was written.");
         expect(setup.hub.requests).toEqual([]);
 
         const download = await cli();
         expect(download.stderr).toBe("");
         expect(download.code).toBe(0);
-        expect(download.stdout).toContain("Downloading 3 files, 550 kB + 1 of unknown size, into");
+        expect(download.stdout).toContain("Downloading 3 files, 550 kB + 1 file of unknown size, into");
         expect(download.stdout).toMatch(/tiny-chat\/tiny-chat\.q4\.gguf: done, 300 kB in .*, sha256 verified \(catalogue\)/);
         expect(loadServedManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-chat", "tiny-embed"]);
 

@@ -50,7 +50,7 @@ describe("loadConfig", () => {
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8"
         });
         expect(config).toEqual({
-            host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
+            host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
             apiKeys: ["k1"], apiKeysFile: "/etc/keys.json", bodyLimit: "1mb", ssePingMs: 250, shutdownTimeoutMs: 0,
             logLevel: "debug", workers: 3, onnxThreads: 2,
             corsOrigins: ["https://a.example", "http://b.lan:*"], allowedHosts: ["llm.internal", "proxy:8080"], metricsPublic: true,
@@ -180,9 +180,9 @@ describe("loadConfig", () => {
         })).toMatchObject({port: 65535, threads: 256, parallel: 64, queueSize: 100_000, ssePingMs: 10, shutdownTimeoutMs: 3_600_000});
     });
 
-    it("throws on an unknown flag and on a positional argument", () => {
+    it("throws on an unknown flag; a positional argument is a model file or folder to serve", () => {
         expect(() => loadConfig(["--prot", "80"], {})).toThrow(/--prot/);
-        expect(() => loadConfig(["serve"], {})).toThrow();
+        expect(loadConfig(["serve.gguf"], {}).modelPaths).toEqual([path.resolve("serve.gguf")]);
     });
 
     it("throws when a flag misses its value", () => {
@@ -191,7 +191,6 @@ describe("loadConfig", () => {
 
     it("command-line mistakes are ConfigErrors, so main.ts prints a message instead of a stack trace", () => {
         expect(configErrorOf(["--prot", "80"])).toContain("--prot");
-        expect(configErrorOf(["serve"])).toContain("serve");
         expect(configErrorOf(["--port"])).toContain("--port");
     });
 
