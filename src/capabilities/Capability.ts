@@ -45,6 +45,11 @@ export type Capability<E extends Engine = Engine, Settings = unknown> = Capabili
     createEngine(entry: ModelEntry<Settings>, context: EngineContext): Promise<E>;
     /** Adds its routes to the /v1 router. */
     routes(router: Router, context: RouteContext): void;
+    /**
+     * Routes (full patterns, e.g. `/v1/messages`) whose errors use another API's shape and status codes
+     * than OpenAI's: every error of that route, the key check's included, goes through it.
+     */
+    errorShapes?: Readonly<Record<string, (error: ApiError) => {status: number, body: unknown}>>;
     /** Its engines' errors as the client sees them; undefined = not one of its errors. */
     toApiError?(error: unknown): ApiError | undefined;
 };

@@ -13,14 +13,16 @@ export function authMiddleware(keys: ApiKeyStore): Middleware {
                 "No API key exists on this server: the last one was revoked, so every request is refused until an operator adds one " +
                 "with `npm run keys -- add <name>` on the server (the server's log names its keys file).");
         const header = ctx.get("Authorization");
-        const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-        if (match == null)
+        // Anthropic's SDKs send the key as `x-api-key`; OpenAI's as a Bearer token. Either works on every route.
+        const apiKeyHeader = ctx.get("x-api-key").trim();
+        const presented = header === "" && apiKeyHeader !== "" ? apiKeyHeader : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+        if (presented == null)
             throw ApiError.invalidApiKey(header === ""
-                ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+                ? "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as x-api-key."
                 : "The Authorization header must have the form 'Bearer YOUR_KEY'.");
-        const key = keys.verify(match[1]);
+        const key = keys.verify(presented);
         if (key == null)
-            throw ApiError.invalidApiKey(`Incorrect API key provided: ${redact(match[1])}.`);
+            throw ApiError.invalidApiKey(`Incorrect API key provided: ${redact(presented)}.`);
         ctx.state.logFields.key = key.name;
         return next();
     };

@@ -93,7 +93,7 @@ export function createApp(deps: AppDeps): App {
     // CORS first: preflights are answered before auth, and every answer (errors too) carries its headers.
     koa.use(corsMiddleware(deps.corsOrigins));
     koa.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers), deps.metrics));
-    koa.use(errorMiddleware(deps.logger));
+    koa.use(errorMiddleware(deps.logger, Object.assign({}, ...deps.capabilities.map((capability) => capability.errorShapes ?? {}))));
     koa.use(hostCheckMiddleware(deps.keys, deps.allowedHosts));
     koa.use(publicRouter.routes());
     koa.use(protectedRoot.routes());

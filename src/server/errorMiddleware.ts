@@ -9,7 +9,10 @@ import { ClientDisconnectedError } from "../core/http/ClientDisconnectedError.js
  * error can no longer change the status: the stream writer reported it in-band already, and this
  * middleware only logs.
  */
-export function errorMiddleware(logger: Logger): Middleware {
+export type ErrorShape = (error: ApiError) => {status: number, body: unknown};
+
+/** `shapes`: routes (by pattern) whose errors another API's shape renders (Anthropic's Messages API). */
+export function errorMiddleware(logger: Logger, shapes: Readonly<Record<string, ErrorShape>> = {}): Middleware {
     return async (ctx, next) => {
         try {
             await next();
@@ -29,9 +32,11 @@ export function errorMiddleware(logger: Logger): Middleware {
                 logger.error(ctx.headerSent ? "Stream failed" : "Request failed", {id: state.requestId, error: (error as Error)?.stack ?? String(error)});
             if (ctx.headerSent || ctx.respond === false)
                 return;
-            ctx.status = apiError.status;
+            const shape = shapes[(ctx as {_matchedRoute?: string})._matchedRoute ?? ""];
+            const shaped = shape?.(apiError) ?? {status: apiError.status, body: apiError.toBody()};
+            ctx.status = shaped.status;
             ctx.set(apiError.headers);
-            ctx.body = apiError.toBody();
+            ctx.body = shaped.body;
         }
     };
 }

@@ -22,6 +22,10 @@ class FloodEngine implements ChatEngine {
         return {parallel: 1, busy: 0, waiting: 0};
     }
 
+    countPromptTokens(): number {
+        return 1;
+    }
+
     submit(_job: ChatJob, hooks: ChatRunHooks): ChatRun {
         const piece = "x".repeat(pieceBytes);
         const done = (async () => {

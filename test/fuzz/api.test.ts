@@ -95,7 +95,7 @@ afterAll(() => {
 async function send(label: string, path: string, mutation: Mutation) {
     const response = await fetch(`${server.url}${path}`, {method: "POST", headers: {"Content-Type": mutation.contentType}, body: mutation.body});
     count(label, response.status);
-    return checkAnswer(response, mutation);
+    return checkAnswer(response, mutation, path.startsWith("/v1/messages") ? "anthropic" : "openai");
 }
 
 const chatBase = {model: "fake", messages: [{role: "user", content: "hi"}], max_tokens: 5};
@@ -110,6 +110,9 @@ const speechFields = ["model", "input", "voice", "instructions", "response_forma
 const imagesBase = {model: "fake-sd", prompt: "a red fox", size: "32x32"};
 const imagesFields = ["model", "prompt", "negative_prompt", "n", "size", "steps", "sampler", "seed", "guidance_scale", "response_format",
     "output_format", "output_compression", "quality", "background", "style", "moderation", "partial_images", "stream", "user", "unknown_field"];
+const messagesBase = {model: "fake", max_tokens: 5, messages: [{role: "user", content: "hi"}]};
+const messagesFields = ["model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "top_k", "tools", "tool_choice",
+    "thinking", "metadata", "output_config", "stream", "unknown_field"];
 const embeddingsBase = {model: "tiny-bert", input: "hello"};
 const embeddingsFields = ["model", "input", "encoding_format", "dimensions", "user", "unknown_field"];
 
@@ -172,6 +175,13 @@ describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
 
     it("POST /v1/chat/completions on a real (tiny) model", async () => {
         await fc.assert(property("/v1/chat/completions", {...chatBase, model: "real"}, chatFields), {seed, numRuns: Math.ceil(runs / 4)});
+    }, 600_000);
+
+    it("POST /v1/messages (Anthropic's shape)", async () => {
+        await check("/v1/messages", messagesBase, messagesFields, runs);
+        await check("/v1/messages", {...messagesBase, stream: true}, messagesFields, runsFor(1 / 2));
+        await check("/v1/messages", {...messagesBase, model: "real"}, messagesFields, runsFor(1 / 4));
+        await check("/v1/messages/count_tokens", {model: "real", messages: messagesBase.messages}, ["model", "messages", "system", "tools", "tool_choice", "unknown_field"], runsFor(1 / 4));
     }, 600_000);
 
     it("POST /v1/completions", async () => {

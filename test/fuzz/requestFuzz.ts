@@ -79,12 +79,14 @@ export function mutatedBody(base: Record<string, unknown>, fields: readonly stri
 }
 
 /** What every answer must be: a 2xx, or a 4xx in OpenAI's error shape; never a 5xx. Returns the problem, or null. */
-export async function checkAnswer(response: Response, mutation: Mutation): Promise<string | null> {
+export async function checkAnswer(response: Response, mutation: Mutation, shape: "openai" | "anthropic" = "openai"): Promise<string | null> {
     const text = await response.text();
-    if (response.status >= 500)
+    if (response.status >= 500 && !(shape === "anthropic" && response.status === 529))
         return `status ${response.status}: ${text.slice(0, 300)}`;
     if (response.status < 300)
         return inStreamServerError(response, text);
+    if (shape === "anthropic")
+        return anthropicError(response.status, text, mutation);
     let body: {error?: {message?: unknown, type?: unknown, param?: unknown, code?: unknown}};
     try {
         body = JSON.parse(text);
@@ -98,6 +100,22 @@ export async function checkAnswer(response: Response, mutation: Mutation): Promi
     // A field at fault is named: a plain body whose only odd field was `mutation.field` and whose answer is a field error.
     if (response.status === 400 && mutation.field != null && error.param == null && error.code !== "invalid_json")
         return `400 without a param for a body whose field '${mutation.field}' was changed: ${error.message}`;
+    return null;
+}
+
+/** Anthropic's error shape, `{type: "error", error: {type, message}}`, the changed field named in a 400's message. */
+function anthropicError(status: number, text: string, mutation: Mutation): string | null {
+    let body: {type?: unknown, error?: {type?: unknown, message?: unknown}};
+    try {
+        body = JSON.parse(text);
+    } catch {
+        return `status ${status} with a body that is not JSON: ${text.slice(0, 200)}`;
+    }
+    if (body.type !== "error" || typeof body.error?.type !== "string" || typeof body.error?.message !== "string")
+        return `status ${status} not in Anthropic's error shape: ${text.slice(0, 300)}`;
+    // As OpenAI's `param`: a 400 for a changed field names a field (the prompt's length is the conversation's: `messages`).
+    if (status === 400 && mutation.field != null && !body.error.message.includes(mutation.field) && !/\((messages|[a-z_.[\]0-9]+)\)$|maximum context length|parse the JSON|JSON body/i.test(body.error.message))
+        return `400 whose message does not name the changed field '${mutation.field}': ${body.error.message}`;
     return null;
 }
 

@@ -19,6 +19,11 @@ export class FakeChatEngine implements ChatEngine {
         return {parallel: 2, busy: this.busy, waiting: 0};
     }
 
+    /** A word count of the turns: enough for the routes that report it. */
+    countPromptTokens(job: ChatJob): number {
+        return job.turns.reduce((sum, turn) => sum + turn.content.split(/\s+/).filter((word) => word !== "").length, 0);
+    }
+
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
         this.jobs.push(job);
         this.busy++;

@@ -41,6 +41,8 @@ export type SamplingOptions = {
     /** 0 = greedy. */
     temperature: number;
     topP: number;
+    /** Only the k most likely tokens (Anthropic's `top_k`); absent or 0 = the whole vocabulary. */
+    topK?: number;
     /** Seed of the first choice; the other choices derive theirs from it. */
     seed: number;
     frequencyPenalty: number;
@@ -125,6 +127,8 @@ export type ChoiceResult = {
     toolCalls?: GeneratedToolCall[];
     /** Prompt tokens this choice took from the prompt cache instead of evaluating them; absent = no prompt cache. */
     cachedPromptTokens?: number;
+    /** The stop sequence that ended the text, when one did (finishReason "stop"). */
+    stopSequence?: string;
 };
 
 export type ChatEngineInfo = {
@@ -173,5 +177,7 @@ export interface ChatEngine extends Engine {
      * (`QueueFullError`) is reported before any response header is sent.
      */
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun;
+    /** The prompt tokens `job` would take (the rendered template, tools included), without running it. */
+    countPromptTokens(job: ChatJob): number;
     dispose(): Promise<void>;
 }

@@ -6,6 +6,8 @@
 export class StopSequenceFilter {
     private pending = "";
     private stopped = false;
+    /** The stop sequence that ended the text, once one has. */
+    matched: string | null = null;
     private readonly longest: number;
 
     constructor(private readonly stops: readonly string[]) {
@@ -27,8 +29,10 @@ export class StopSequenceFilter {
         let cut = -1;
         for (const stop of this.stops) {
             const at = this.pending.indexOf(stop);
-            if (at !== -1 && (cut === -1 || at < cut))
+            if (at !== -1 && (cut === -1 || at < cut)) {
                 cut = at;
+                this.matched = stop;
+            }
         }
         if (cut !== -1) {
             this.stopped = true;

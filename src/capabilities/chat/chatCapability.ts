@@ -2,6 +2,8 @@ import type { Capability } from "../Capability.js";
 import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
 import { completionsHandler } from "./completions/completionsHandler.js";
+import { countTokensHandler, messagesHandler } from "./messages/messagesHandler.js";
+import { toAnthropicError } from "./messages/toAnthropicError.js";
 import type { ChatEngine } from "./ChatEngine.js";
 import { chatManifestPart } from "./chatManifestPart.js";
 
@@ -27,6 +29,10 @@ export const chatCapability: Capability<ChatEngine> = {
     routes(router, context) {
         router.post("/chat/completions", context.jsonBody, chatCompletionsHandler(context));
         router.post("/completions", context.jsonBody, completionsHandler(context));
+        // Anthropic's Messages API on the same engine (its errors in Anthropic's shape: errorShapes below).
+        router.post("/messages", context.jsonBody, messagesHandler(context));
+        router.post("/messages/count_tokens", context.jsonBody, countTokensHandler(context));
     },
-    toApiError: chatApiError
+    toApiError: chatApiError,
+    errorShapes: {"/v1/messages": toAnthropicError, "/v1/messages/count_tokens": toAnthropicError}
 };

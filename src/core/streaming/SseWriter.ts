@@ -15,6 +15,8 @@ export type SseWriterOptions = {
     maxBufferedBytes?: number;
     /** Written by `end()`: OpenAI's chat streams end with `data: [DONE]`, its image and speech streams do not. */
     terminator?: string;
+    /** The `error` event's data for a failure after the headers; default OpenAI's error body. */
+    errorBody?: (error: ApiError) => unknown;
 };
 
 const defaultMaxBufferedBytes = 16 * 1024 * 1024;
@@ -65,7 +67,7 @@ export class SseWriter implements ResponseWriter {
     }
 
     fail(error: ApiError) {
-        this.write(`event: error\ndata: ${JSON.stringify(error.toBody())}\n\n`);
+        this.write(`event: error\ndata: ${JSON.stringify(this.options.errorBody?.(error) ?? error.toBody())}\n\n`);
         this.close();
     }
 

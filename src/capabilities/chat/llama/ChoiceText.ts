@@ -50,6 +50,11 @@ export class ChoiceText {
         return this.stopFilter.hasStopped;
     }
 
+    /** The stop sequence that ended the output, if one did. */
+    get stopSequence(): string | null {
+        return this.stopFilter.matched;
+    }
+
     /** How many tokens belong to the output: up to the one that completed a stop sequence. */
     get tokenCount() {
         return this.processed;

@@ -144,6 +144,14 @@ export class LlamaChatEngine implements ChatEngine {
         };
     }
 
+    countPromptTokens(job: ChatJob): number {
+        const floor = this.tokenFloor.of(job);
+        if (floor >= this.info.contextSize)
+            throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
+        const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
+        return this.renderer.render(job.turns, tools).length;
+    }
+
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
         if (job.n > this.pool.capacity)
             throw new TooManyChoicesError(this.info.id, job.n, this.pool.capacity);
@@ -217,6 +225,7 @@ export class LlamaChatEngine implements ChatEngine {
                         stop: job.stop,
                         temperature: job.sampling.temperature,
                         topP: job.sampling.topP,
+                        topK: job.sampling.topK,
                         seed: choiceSeed(job.sampling.seed, index),
                         frequencyPenalty: job.sampling.frequencyPenalty,
                         presencePenalty: job.sampling.presencePenalty,

@@ -18,6 +18,8 @@ export type ChoiceSettings = {
     stop: readonly string[];
     temperature: number;
     topP: number;
+    /** 0 = the whole vocabulary (OpenAI's semantics). */
+    topK?: number;
     /** uint32 */
     seed: number;
     frequencyPenalty: number;
@@ -38,6 +40,8 @@ export type ChoiceSettings = {
 
 export type ChoiceOutcome = {
     text: string, finishReason: FinishReason, completionTokens: number, logprobs?: TokenLogprob[],
+    /** The stop sequence that ended the text, if one did. */
+    stopSequence?: string,
     /** Prompt tokens whose KV cache was reused rather than evaluated. */
     cachedPromptTokens: number
 };
@@ -76,7 +80,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
 
     const tokens = sequence.evaluate(promptTokens.slice(last.start, last.end), {
         temperature: settings.temperature,
-        topK: 0,
+        topK: settings.topK ?? 0,
         topP: settings.topP,
         minP: 0,
         seed: settings.seed,
@@ -156,6 +160,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     }
     return {
         text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length, cachedPromptTokens,
+        ...(output.stopSequence != null ? {stopSequence: output.stopSequence} : {}),
         ...(settings.logprobs == null ? {} : {logprobs: output.logprobs})
     };
 }

@@ -1,0 +1,45 @@
+import type { ChoiceResult } from "../ChatEngine.js";
+import type { Message, StopReason, TextBlock, ToolUseBlock, Usage } from "./MessagesWire.js";
+
+/** Why generation stopped, in Anthropic's words. */
+export function toStopReason(choice: Pick<ChoiceResult, "finishReason" | "stopSequence">): StopReason {
+    if (choice.finishReason === "tool_calls")
+        return "tool_use";
+    if (choice.finishReason === "length")
+        return "max_tokens";
+    return choice.stopSequence != null ? "stop_sequence" : "end_turn";
+}
+
+export function toUsage(promptTokens: number, choice: Pick<ChoiceResult, "completionTokens" | "cachedPromptTokens">): Usage {
+    const cached = choice.cachedPromptTokens ?? 0;
+    // Anthropic's input_tokens are the tokens read fresh; cache reads are counted apart.
+    return {input_tokens: promptTokens - cached, output_tokens: choice.completionTokens, cache_read_input_tokens: cached, cache_creation_input_tokens: 0};
+}
+
+/** A tool call's id in Anthropic's style (`toolu_...`), derived from the message id and the call's index. */
+export function toolUseId(messageId: string, index: number) {
+    return `toolu_${messageId.slice(4)}${index.toString().padStart(2, "0")}`;
+}
+
+/** The whole answer as a Message. Pure. */
+export function toMessage(id: string, model: string, promptTokens: number, choice: ChoiceResult): Message {
+    const content: (TextBlock | ToolUseBlock)[] = [];
+    if (choice.text !== "" || (choice.toolCalls ?? []).length === 0)
+        content.push({type: "text", text: choice.text});
+    for (const [index, call] of (choice.toolCalls ?? []).entries())
+        content.push({type: "tool_use", id: toolUseId(id, index), name: call.name, input: parseInput(call.arguments)});
+    return {
+        id, type: "message", role: "assistant", model, content,
+        stop_reason: toStopReason(choice), stop_sequence: choice.stopSequence ?? null,
+        usage: toUsage(promptTokens, choice)
+    };
+}
+
+function parseInput(text: string): Record<string, unknown> {
+    try {
+        const value: unknown = JSON.parse(text);
+        return value != null && typeof value === "object" && !Array.isArray(value) ? value as Record<string, unknown> : {value};
+    } catch {
+        return {};
+    }
+}
