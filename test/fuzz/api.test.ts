@@ -110,6 +110,9 @@ const speechFields = ["model", "input", "voice", "instructions", "response_forma
 const imagesBase = {model: "fake-sd", prompt: "a red fox", size: "32x32"};
 const imagesFields = ["model", "prompt", "negative_prompt", "n", "size", "steps", "sampler", "seed", "guidance_scale", "response_format",
     "output_format", "output_compression", "quality", "background", "style", "moderation", "partial_images", "stream", "user", "unknown_field"];
+const responsesBase = {model: "fake", input: "hi", max_output_tokens: 5};
+const responsesFields = ["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls",
+    "text", "reasoning", "metadata", "user", "store", "previous_response_id", "stream", "unknown_field"];
 const messagesBase = {model: "fake", max_tokens: 5, messages: [{role: "user", content: "hi"}]};
 const messagesFields = ["model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "top_k", "tools", "tool_choice",
     "thinking", "metadata", "output_config", "stream", "unknown_field"];
@@ -175,6 +178,12 @@ describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
 
     it("POST /v1/chat/completions on a real (tiny) model", async () => {
         await fc.assert(property("/v1/chat/completions", {...chatBase, model: "real"}, chatFields), {seed, numRuns: Math.ceil(runs / 4)});
+    }, 600_000);
+
+    it("POST /v1/responses", async () => {
+        await check("/v1/responses", responsesBase, responsesFields, runs);
+        await check("/v1/responses", {...responsesBase, stream: true}, responsesFields, runsFor(1 / 2));
+        await check("/v1/responses", {...responsesBase, model: "real", input: [{role: "user", content: "hi"}]}, responsesFields, runsFor(1 / 4));
     }, 600_000);
 
     it("POST /v1/messages (Anthropic's shape)", async () => {

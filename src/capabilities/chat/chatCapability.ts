@@ -4,6 +4,8 @@ import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
 import { completionsHandler } from "./completions/completionsHandler.js";
 import { countTokensHandler, messagesHandler } from "./messages/messagesHandler.js";
 import { toAnthropicError } from "./messages/toAnthropicError.js";
+import { ResponseStore } from "./responses/ResponseStore.js";
+import { createResponseHandler, deleteResponseHandler, inputItemsHandler, retrieveResponseHandler } from "./responses/responsesHandlers.js";
 import type { ChatEngine } from "./ChatEngine.js";
 import { chatManifestPart } from "./chatManifestPart.js";
 
@@ -29,6 +31,12 @@ export const chatCapability: Capability<ChatEngine> = {
     routes(router, context) {
         router.post("/chat/completions", context.jsonBody, chatCompletionsHandler(context));
         router.post("/completions", context.jsonBody, completionsHandler(context));
+        // OpenAI's Responses API on the same engine, with a bounded store for previous_response_id.
+        const store = new ResponseStore({maxResponses: 1000, maxBytes: 64 * 1024 * 1024});
+        router.post("/responses", context.jsonBody, createResponseHandler(context, store));
+        router.get("/responses/:id", retrieveResponseHandler(store));
+        router.delete("/responses/:id", deleteResponseHandler(store));
+        router.get("/responses/:id/input_items", inputItemsHandler(store));
         // Anthropic's Messages API on the same engine (its errors in Anthropic's shape: errorShapes below).
         router.post("/messages", context.jsonBody, messagesHandler(context));
         router.post("/messages/count_tokens", context.jsonBody, countTokensHandler(context));
