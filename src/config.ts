@@ -39,6 +39,7 @@ import path from "node:path";
  * | --flash-attention| FLASH_ATTENTION      | auto                 | chat models: `on`, `off`, or `auto` (on where llama.cpp supports it, as llama-server) |
  * | --prompt-cache   | PROMPT_CACHE         | on                   | chat models: reuse the KV cache of a prompt's prefix: `on`, `exact` (only where outputs stay bit-identical), `off` |
  * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary on the CPU: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
+ * | --reasoning-format | REASONING_FORMAT   | parsed               | thinking models: `parsed` (reasoning apart, `reasoning_content`), `raw` (in the answer, as generated) |
  * | --gpu            | GPU                  | auto                 | GGUF models' backend: `auto` (a GPU only when it has a usable device, else the CPU), `cuda`, `vulkan`, `metal`, `off` |
  * | --gpu-layers     | GPU_LAYERS           | auto                 | layers offloaded to the GPU: `auto` (what fits), `max`, or a number |
  *
@@ -91,6 +92,8 @@ export type Config = {
     promptCache: PromptCacheSetting;
     /** Which llama.cpp binary node-llama-cpp loads; see src/runtimes/llama/llamaRuntime.ts. */
     llamaBuild: LlamaBuildSetting;
+    /** Thinking models' reasoning: `parsed` = apart from the answer; `raw` = left in it. */
+    reasoningFormat: "parsed" | "raw";
     /** GGUF models' backend (see loadLlamaRuntime). */
     gpu: GpuSetting;
     /** Layers offloaded to the GPU (node-llama-cpp's `gpuLayers`). */
@@ -155,7 +158,8 @@ export const defaultConfig: Config = {
     promptCache: "on",
     llamaBuild: "auto",
     gpu: "auto",
-    gpuLayers: "auto"
+    gpuLayers: "auto",
+    reasoningFormat: "parsed"
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -200,6 +204,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "llama-build": { type: "string" },
             "max-connections": { type: "string" },
             gpu: { type: "string" },
+            "reasoning-format": { type: "string" },
             "gpu-layers": { type: "string" }
         }
     });
@@ -246,7 +251,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         promptCache: oneOf(pick(values["prompt-cache"], "PROMPT_CACHE"), "prompt-cache", promptCacheSettings, defaultConfig.promptCache),
         llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild),
         gpu: oneOf(pick(values.gpu, "GPU"), "gpu", gpuSettings, defaultConfig.gpu),
-        gpuLayers: gpuLayers(pick(values["gpu-layers"], "GPU_LAYERS"))
+        gpuLayers: gpuLayers(pick(values["gpu-layers"], "GPU_LAYERS")),
+        reasoningFormat: oneOf(pick(values["reasoning-format"], "REASONING_FORMAT"), "reasoning-format", ["parsed", "raw"] as const, defaultConfig.reasoningFormat)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -300,7 +306,7 @@ const flagByEnv: Record<string, string> = {
     QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
-    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers"
+    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers", REASONING_FORMAT: "reasoning-format"
 };
 
 function gpuLayers(raw: string | undefined): "auto" | "max" | number {

@@ -27,6 +27,7 @@ Options (flag / environment variable, default):
   --flash-attention <m>    FLASH_ATTENTION       ${defaultConfig.flashAttention}   chat models: on, off, auto (where llama.cpp supports it)
   --prompt-cache <m>       PROMPT_CACHE          ${defaultConfig.promptCache}   chat models: on, exact (bit-identical outputs only), off
   --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary on the CPU: native (npm run build:native), prebuilt, auto
+  --reasoning-format <f>   REASONING_FORMAT      ${defaultConfig.reasoningFormat}   thinking models: parsed (reasoning_content apart), raw (as generated)
   --gpu <backend>          GPU                   ${defaultConfig.gpu}   GGUF backend: auto (a GPU only with a usable device), cuda, vulkan, metal, off
   --gpu-layers <n>         GPU_LAYERS            ${defaultConfig.gpuLayers}   layers offloaded to the GPU: auto, max or a number
   --max-connections <n>    MAX_CONNECTIONS       ${defaultConfig.maxConnections}   open connections at most (more are closed at once)

@@ -59,10 +59,12 @@ describe("/v1/images/generations with a fake engine", () => {
     it("answers OpenAI's response with b64 PNGs of the native size, the seed used, and usage", async () => {
         const {status, body} = await generate({seed: 42});
         expect(status).toBe(200);
-        expect(body).toMatchObject({size: "64x64", output_format: "png", quality: "auto", background: "opaque"});
+        expect(body).toMatchObject({size: "64x64", output_format: "png", quality: "medium", background: "opaque"});
         expect(body.created).toBeTypeOf("number");
         expect(body.data).toHaveLength(1);
-        expect(body.data[0]).toMatchObject({revised_prompt: null, seed: 42});
+        // OpenAI's schema types revised_prompt as a string: with no rewritten prompt it is left out, not null.
+        expect(body.data[0]).toMatchObject({seed: 42});
+        expect("revised_prompt" in body.data[0]).toBe(false);
         // "a red fox": 3 words + 2 special tokens; 64x64 = 8x8 latent positions.
         expect(body.usage).toEqual({input_tokens: 5, output_tokens: 64, total_tokens: 69, input_tokens_details: {text_tokens: 5, image_tokens: 0}});
         const image = await decode(body.data[0].b64_json);
@@ -170,13 +172,13 @@ describe("/v1/images/generations with a fake engine", () => {
         const partials = data.filter((item) => item.type === "image_generation.partial_image");
         expect(partials.map((item) => item.partial_image_index)).toEqual([0, 1, 2]);
         for (const item of partials) {
-            expect(item).toMatchObject({size: "64x64", quality: "auto", background: "opaque", output_format: "jpeg"});
+            expect(item).toMatchObject({size: "64x64", quality: "medium", background: "opaque", output_format: "jpeg"});
             expect(item.created_at).toBeTypeOf("number");
             // Previews come half-size from the engine and are scaled to the request's size.
             expect(await decode(item.b64_json)).toMatchObject({format: "jpeg", width: 64, height: 64});
         }
         const completed = data.at(-1);
-        expect(completed).toMatchObject({size: "64x64", quality: "auto", background: "opaque", output_format: "jpeg", seed: 5,
+        expect(completed).toMatchObject({size: "64x64", quality: "medium", background: "opaque", output_format: "jpeg", seed: 5,
             usage: {input_tokens: 5, output_tokens: 64, total_tokens: 69, input_tokens_details: {text_tokens: 5, image_tokens: 0}}});
         const nonStreamed = (await generate({seed: 5, output_format: "jpeg"})).body.data[0].b64_json;
         expect(completed.b64_json).toBe(nonStreamed);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
 import { readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { storiesModelPath, tinyToolsModelPath } from "../support/testModels.js";
+import type { Capability } from "../../src/capabilities/Capability.js";
 import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
 import { defaultConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
@@ -22,7 +23,7 @@ beforeAll(async () => {
         config: {apiKeys: [key]},
         factories: {chat: async (entry) => entry.id === "fake"
             ? new FakeChatEngine("fake", {pieces: ["Hel", "lo", " world"]})
-            : chatCapability.createEngine(entry, {config: {...defaultConfig, gpu: "off"}, logger: createLogger("silent"), workers: () => {
+            : (chatCapability as Capability).createEngine(entry, {config: {...defaultConfig, gpu: "off"}, logger: createLogger("silent"), workers: () => {
                 throw new Error("chat needs no worker pool");
             }})}
     });

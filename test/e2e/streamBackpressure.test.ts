@@ -26,6 +26,10 @@ class FloodEngine implements ChatEngine {
         return 1;
     }
 
+    countTextTokens(): number {
+        return 1;
+    }
+
     submit(_job: ChatJob, hooks: ChatRunHooks): ChatRun {
         const piece = "x".repeat(pieceBytes);
         const done = (async () => {

@@ -59,7 +59,7 @@ beforeAll(async () => {
         capabilities: withFakeEngines,
         factories: {chat: async (entry) => entry.id === "fake"
             ? new FakeChatEngine("fake", {pieces: ["fu", "zz"]})
-            : chatCapability.createEngine(entry, {config: defaultConfig, logger: createLogger("silent"), workers: () => {
+            : (chatCapability as Capability).createEngine(entry, {config: defaultConfig, logger: createLogger("silent"), workers: () => {
                 throw new Error("chat needs no worker pool");
             }})}
     });

@@ -11,12 +11,16 @@ export class FakeChatEngine implements ChatEngine {
     readonly jobs: ChatJob[] = [];
     private busy = 0;
 
-    constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number, signal: AbortSignal) => Promise<void>, failWith?: Error}) {
-        this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake"};
+    constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number, signal: AbortSignal) => Promise<void>, failWith?: Error, info?: Partial<ChatEngineInfo>}) {
+        this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake", ...script.info};
     }
 
     load(): EngineLoad {
         return {parallel: 2, busy: this.busy, waiting: 0};
+    }
+
+    countTextTokens(text: string): number {
+        return text.split(/\s+/).filter((word) => word !== "").length;
     }
 
     /** A word count of the turns: enough for the routes that report it. */

@@ -49,7 +49,9 @@ export type WireLogprobs = {content: WireTokenLogprob[] | null, refusal: null};
 export type Usage = {
     prompt_tokens: number, completion_tokens: number, total_tokens: number,
     /** `cached_tokens`: prompt tokens served from the prompt cache (OpenAI's field). */
-    prompt_tokens_details?: {cached_tokens: number}
+    prompt_tokens_details?: {cached_tokens: number},
+    /** `reasoning_tokens`: a thinking model's tokens of reasoning (part of completion_tokens). */
+    completion_tokens_details?: {reasoning_tokens: number}
 };
 
 export type ChatCompletion = {
@@ -60,7 +62,7 @@ export type ChatCompletion = {
     system_fingerprint: string;
     choices: {
         index: number;
-        message: {role: "assistant", content: string | null, refusal: null, tool_calls?: WireToolCall[], function_call?: {name: string, arguments: string}};
+        message: {role: "assistant", content: string | null, reasoning_content?: string | null, refusal: null, tool_calls?: WireToolCall[], function_call?: {name: string, arguments: string}};
         logprobs: WireLogprobs | null;
         finish_reason: WireFinishReason;
     }[];
@@ -75,7 +77,7 @@ export type ChatCompletionChunk = {
     system_fingerprint: string;
     choices: {
         index: number;
-        delta: {role?: "assistant", content?: string, tool_calls?: WireToolCallDelta[], function_call?: {name?: string, arguments: string}};
+        delta: {role?: "assistant", content?: string, reasoning_content?: string, tool_calls?: WireToolCallDelta[], function_call?: {name?: string, arguments: string}};
         logprobs: WireLogprobs | null;
         finish_reason: WireFinishReason | null;
     }[];

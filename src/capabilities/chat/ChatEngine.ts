@@ -141,6 +141,8 @@ export type ChatEngineInfo = {
     toolCallFormat?: ToolCallFormat | null;
     /** The vocabulary has fill-in-the-middle tokens (prefix, suffix, middle), so a raw prompt may have a `suffix`. */
     fillInTheMiddle?: boolean;
+    /** How the model writes its reasoning, when its answers are to be split (`--reasoning-format parsed`); absent or null = not split. */
+    reasoningFormat?: "think-tags" | null;
 };
 
 export type ChatRunHooks = {
@@ -165,6 +167,8 @@ export type ChatRunHooks = {
 
 export type ChatRun = {
     promptTokens: number;
+    /** The prompt ends inside an open think block (the template opened it): the output starts as reasoning. */
+    startsInReasoning?: boolean;
     /** Settles when every choice finished; rejects with the first engine failure. */
     done: Promise<ChoiceResult[]>;
 };
@@ -179,5 +183,7 @@ export interface ChatEngine extends Engine {
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun;
     /** The prompt tokens `job` would take (the rendered template, tools included), without running it. */
     countPromptTokens(job: ChatJob): number;
+    /** Tokens of a piece of generated text (the reasoning part of an answer, for usage). */
+    countTextTokens(text: string): number;
     dispose(): Promise<void>;
 }

@@ -8,9 +8,10 @@ import { ResponseStore } from "./responses/ResponseStore.js";
 import { createResponseHandler, deleteResponseHandler, inputItemsHandler, retrieveResponseHandler } from "./responses/responsesHandlers.js";
 import type { ChatEngine } from "./ChatEngine.js";
 import { chatManifestPart } from "./chatManifestPart.js";
+import type { ChatSettings } from "./chatManifest.js";
 
 /** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine) on GGUF models through node-llama-cpp, in-process. */
-export const chatCapability: Capability<ChatEngine> = {
+export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     async createEngine(entry, {config}) {
@@ -25,6 +26,7 @@ export const chatCapability: Capability<ChatEngine> = {
             queueSize: config.queueSize,
             promptCache: config.promptCache,
             gpuLayers: config.gpuLayers,
+            reasoning: config.reasoningFormat === "raw" ? "none" : entry.settings.reasoning,
             flashAttention: config.flashAttention === "auto" ? "auto" : config.flashAttention === "on"
         });
     },

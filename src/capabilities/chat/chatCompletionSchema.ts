@@ -32,7 +32,9 @@ export const chatCompletionSchema = {
                 properties: {
                     role: {enum: ["system", "developer", "user", "assistant", "tool", "function"]},
                     content: {type: ["string", "array", "null"], items: contentPart},
-                    name: {type: "string"}
+                    name: {type: "string"},
+                    // A thinking model's earlier reasoning: accepted, and left out of the prompt (as the models' own templates drop it).
+                    reasoning_content: {type: ["string", "null"]}
                 }
             }
         },

@@ -38,7 +38,8 @@ export type ImagesUsage = {
 export type ImageData = {
     b64_json?: string;
     url?: string;
-    revised_prompt: null;
+    /** Only when the prompt was rewritten (never here): OpenAI's schema types it as a string, so it is left out rather than null. */
+    revised_prompt?: string;
     /** The seed of this image (extension); a MidJourney-style grid reports its four in `seeds`. */
     seed: number;
     seeds?: number[];

@@ -103,7 +103,8 @@ export function stepsFor(quality: ImageQuality, base: number): number {
 function toQuality(quality: ImagesRequest["quality"]): ImageQuality {
     if (quality === "standard") return "medium";
     if (quality === "hd") return "high";
-    return quality ?? "auto";
+    // "auto" renders at the model's default steps, which is "medium": the response says the quality used.
+    return quality == null || quality === "auto" ? "medium" : quality;
 }
 
 function toSampler(sampler: string): SamplerName {

@@ -29,7 +29,7 @@ describe("toImageJob: the Stable Diffusion parameter set", () => {
     it("applies the spec's defaults: 25 steps, DPM++ 2M Karras, n 1, native size, random seed reported, png, b64_json", () => {
         expect(job({})).toEqual({
             job: {prompt: "a cat", negativePrompt: "", width: 512, height: 512, steps: 25, sampler: "DPM++ 2M Karras", guidanceScale: 7.5, seeds: [1234], previews: 0},
-            grid: false, stream: false, partialImages: 0, responseFormat: "b64_json", outputFormat: "png", outputCompression: 100, quality: "auto", size: "512x512"
+            grid: false, stream: false, partialImages: 0, responseFormat: "b64_json", outputFormat: "png", outputCompression: 100, quality: "medium", size: "512x512"
         });
     });
 

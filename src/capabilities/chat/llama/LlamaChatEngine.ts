@@ -46,6 +46,8 @@ export type LlamaChatEngineOptions = {
     flashAttention?: boolean | "auto";
     /** Tokens per llama.cpp batch, also the prompt chunk grid; default node-llama-cpp's (512). */
     batchSize?: number;
+    /** `think-tags`: split answers into reasoning and content; `none`: never; `auto` (default): detect from the template and vocabulary. */
+    reasoning?: "auto" | "think-tags" | "none";
     /** Layers offloaded to the GPU when the runtime has one (node-llama-cpp's `gpuLayers`); default auto. */
     gpuLayers?: "auto" | "max" | number;
 };
@@ -91,7 +93,8 @@ export class LlamaChatEngine implements ChatEngine {
             vocabularySize: vocabularySize(model),
             fingerprint,
             toolCallFormat: renderer.toolCallFormat,
-            fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null
+            fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null,
+            reasoningFormat: options.reasoning === "none" ? null : options.reasoning === "think-tags" || detectThinkTags(model) ? "think-tags" : null
         };
     }
 
@@ -150,6 +153,10 @@ export class LlamaChatEngine implements ChatEngine {
             throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
         const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
         return this.renderer.render(job.turns, tools).length;
+    }
+
+    countTextTokens(text: string): number {
+        return text === "" ? 0 : this.model.tokenize(text, false, "trimLeadingSpace").length;
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
@@ -281,7 +288,10 @@ export class LlamaChatEngine implements ChatEngine {
                 throw hooks.signal.aborted ? hooks.signal.reason : failure.reason;
             return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<ChoiceResult>).value);
         });
-        return {promptTokens: promptTokens.length, done};
+        // Only for thinking models: the template's text (rendered again, cheap beside generation) tells whether it opened a think block.
+        const startsInReasoning = this.info.reasoningFormat === "think-tags" && raw == null
+            && opensThinking(this.renderer.renderTemplate(job.turns, tools?.functions)?.toString() ?? "");
+        return {promptTokens: promptTokens.length, startsInReasoning, done};
     }
 
     async dispose() {
@@ -326,3 +336,18 @@ function resolvedFlashAttention(llama: Llama, model: LlamaModel, setting: boolea
 function vocabularySize(model: LlamaModel) {
     return model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
 }
+
+/** A think-tags model: its template or its vocabulary has `<think>`/`</think>` (Qwen3, DeepSeek-R1 distills, QwQ, ...). */
+function detectThinkTags(model: LlamaModel): boolean {
+    const template = model.fileInfo.metadata.tokenizer?.chat_template ?? "";
+    if (template.includes("<think>") && template.includes("</think>"))
+        return true;
+    const pieces: readonly string[] = model.fileInfo.metadata.tokenizer?.ggml?.tokens ?? [];
+    return pieces.includes("<think>") && pieces.includes("</think>");
+}
+
+/** The prompt's end opens a think block that it does not close (DeepSeek-R1's template ends with `<think>\n`). */
+function opensThinking(tail: string): boolean {
+    return tail.lastIndexOf("<think>") > tail.lastIndexOf("</think>");
+}
+

@@ -1,0 +1,85 @@
+const open = "<think>";
+const close = "</think>";
+
+/** A piece of generated text, split: the model's reasoning and its answer. */
+export type SplitText = {reasoning: string, content: string};
+
+/**
+ * Splits a think-tags model's output (Qwen3, DeepSeek-R1 distills, most reasoning models of 2025-26)
+ * into its reasoning (`<think>...</think>`) and its answer, as the text streams: a tag split across
+ * pieces is held back until it is whole, and the tags never reach either side. `startsInReasoning`:
+ * the prompt already opened the think block (DeepSeek-R1's template ends with `<think>\n`), so the
+ * output is reasoning until `</think>`; otherwise a leading `<think>` (after whitespace) opens it.
+ */
+export class ThinkSplitter {
+    /** `answer-start`: just after `</think>`, where the whitespace before the answer is dropped. */
+    private state: "start" | "reasoning" | "answer-start" | "content";
+    private held = "";
+
+    constructor(startsInReasoning: boolean) {
+        this.state = startsInReasoning ? "reasoning" : "start";
+    }
+
+    push(text: string): SplitText {
+        const out: SplitText = {reasoning: "", content: ""};
+        this.held += text;
+        for (;;) {
+            if (this.state === "start") {
+                const trimmed = this.held.trimStart();
+                if (trimmed.startsWith(open)) {
+                    this.held = trimmed.slice(open.length);
+                    this.state = "reasoning";
+                    continue;
+                }
+                if (trimmed === "" || open.startsWith(trimmed))
+                    return out; // still possibly the opening tag
+                this.state = "content";
+            }
+            if (this.state === "reasoning") {
+                const end = this.held.indexOf(close);
+                if (end !== -1) {
+                    out.reasoning += this.held.slice(0, end);
+                    this.held = this.held.slice(end + close.length);
+                    this.state = "answer-start";
+                    continue;
+                }
+                const keep = partialTagLength(this.held, close);
+                out.reasoning += this.held.slice(0, this.held.length - keep);
+                this.held = this.held.slice(this.held.length - keep);
+                return out;
+            }
+            if (this.state === "answer-start") {
+                this.held = this.held.replace(/^\s+/, "");
+                if (this.held === "")
+                    return out;
+                this.state = "content";
+            }
+            out.content += this.held;
+            this.held = "";
+            return out;
+        }
+    }
+
+    /** At the end: what was held back (a tag that never completed) goes where it was. */
+    flush(): SplitText {
+        const rest = this.held;
+        this.held = "";
+        return this.state === "reasoning" ? {reasoning: rest, content: ""} : {reasoning: "", content: rest};
+    }
+
+    /** A whole text at once. */
+    static split(text: string, startsInReasoning: boolean): SplitText {
+        const splitter = new ThinkSplitter(startsInReasoning);
+        const first = splitter.push(text);
+        const rest = splitter.flush();
+        return {reasoning: (first.reasoning + rest.reasoning).trim(), content: first.content + rest.content};
+    }
+}
+
+/** How many characters at the end of `text` could be the start of `tag`. */
+function partialTagLength(text: string, tag: string): number {
+    for (let length = Math.min(tag.length - 1, text.length); length > 0; length--)
+        if (tag.startsWith(text.slice(text.length - length)))
+            return length;
+    return 0;
+}
