@@ -18,6 +18,7 @@ import path from "node:path";
  * | --body-limit     | BODY_LIMIT           | 10mb                 | largest accepted JSON body |
  * |                  | SSE_PING_MS          | 5000                 | SSE comment ping interval while no token is flowing |
  * |                  | SHUTDOWN_TIMEOUT_MS  | 10000                | how long shutdown waits for in-flight requests before aborting them |
+ * | --drain-seconds  | DRAIN_SECONDS        | 0                    | on SIGTERM, /health/ready answers 503 this long (for balancers to notice) before the port closes |
  * |                  | LOG_LEVEL            | info                 | `silent`, `error`, `warn`, `info` or `debug` |
  * | --download       |                      | off                  | `npm start`: fetch the default models first (see HubConfig) |
  * | --workers        | WORKERS              | 2                    | worker threads of the one pool running every ONNX model (embeddings, speech, images) |
@@ -51,6 +52,8 @@ export type Config = {
     bodyLimit: string;
     ssePingMs: number;
     shutdownTimeoutMs: number;
+    /** Graceful shutdown: seconds between /health/ready turning 503 and the listener closing. */
+    drainSeconds: number;
     logLevel: LogLevel;
     /** Worker threads of the one pool that runs every ONNX task. */
     workers: number;
@@ -102,6 +105,8 @@ export const defaultConfig: Config = {
     bodyLimit: "10mb",
     ssePingMs: 5000,
     shutdownTimeoutMs: 10_000,
+    // 0 keeps `npm start` + Ctrl-C instant; behind a balancer set it above the health check's fall x interval (deploy/).
+    drainSeconds: 0,
     logLevel: "info",
     // Measured on a 2-core machine (README "Embeddings"): 2 workers with 1 intra-op thread each
     // (spinning off) beat every other combination.
@@ -152,7 +157,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "metrics-public": { type: "boolean" },
             "flash-attention": { type: "string" },
             "prompt-cache": { type: "string" },
-            "llama-build": { type: "string" }
+            "llama-build": { type: "string" },
+            "drain-seconds": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -173,6 +179,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         bodyLimit: pick(values["body-limit"], "BODY_LIMIT") ?? defaultConfig.bodyLimit,
         ssePingMs: integer(nonEmpty(env.SSE_PING_MS), "SSE_PING_MS", defaultConfig.ssePingMs, 10, 3_600_000),
         shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
+        drainSeconds: integer(pick(values["drain-seconds"], "DRAIN_SECONDS"), "drain-seconds", defaultConfig.drainSeconds, 0, 3600),
         logLevel: logLevel(nonEmpty(env.LOG_LEVEL)),
         workers: integer(pick(values.workers ?? values["embed-workers"], "WORKERS") ?? nonEmpty(env.EMBED_WORKERS), "workers", defaultConfig.workers, 1, 64),
         onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256),
@@ -238,7 +245,7 @@ const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
     QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
-    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build"
+    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", DRAIN_SECONDS: "drain-seconds"
 };
 
 /** A comma-separated list, entries trimmed, empty ones dropped; undefined when not given. */

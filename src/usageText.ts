@@ -25,6 +25,7 @@ Options (flag / environment variable, default):
   --flash-attention <m>    FLASH_ATTENTION       ${defaultConfig.flashAttention}   chat models: on, off, auto (where llama.cpp supports it)
   --prompt-cache <m>       PROMPT_CACHE          ${defaultConfig.promptCache}   chat models: on, exact (bit-identical outputs only), off
   --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary: native (npm run build:native), prebuilt, auto
+  --drain-seconds <n>      DRAIN_SECONDS         ${defaultConfig.drainSeconds}   on SIGTERM: /health/ready says 503 this long before the port closes
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   -h, --help                                              this text
                            ONNX_THREADS          ${defaultConfig.onnxThreads}   ONNX Runtime threads per worker
