@@ -14,7 +14,7 @@ const seeds = Number(process.argv[3] ?? 20);
 const historyWords = Number(process.argv[4] ?? 300);
 (await import("node:fs")).mkdirSync(new URL("../.cache", import.meta.url).pathname, {recursive: true});
 await makeTestLlamaGguf(modelPath, {nEmbd: 256, nLayers: 2, nHeads: 4, nKvHeads: 2, nFf: 512, contextLength: 4096, seed: 3, weightStorage: "f16"});
-const llama = await loadLlamaRuntime((process.env.LLAMA_BUILD ?? "auto") as "auto");
+const llama = await loadLlamaRuntime({build: (process.env.LLAMA_BUILD ?? "auto") as "auto", gpu: "off"});
 const options = {id: "m", modelPath, contextSize: 2048, threads: 1, parallel: 1, queueSize: 4};
 const cold = await LlamaChatEngine.load(llama, {...options, promptCache: "off"});
 const warm = await LlamaChatEngine.load(llama, {...options, promptCache: (process.env.MODE ?? "on") as "on"});

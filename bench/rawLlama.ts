@@ -11,7 +11,7 @@ import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
 
 /** The binary the server loads (src/runtimes/llama/llamaRuntime.ts), LLAMA_BUILD as for the server. */
 export function loadRawLlama(): Promise<Llama> {
-    return loadLlamaRuntime((process.env.LLAMA_BUILD ?? "auto") as LlamaBuildSetting);
+    return loadLlamaRuntime({build: (process.env.LLAMA_BUILD ?? "auto") as LlamaBuildSetting, gpu: "off"});
 }
 
 /**

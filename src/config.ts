@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { parseArgs } from "node:util";
 import path from "node:path";
 
@@ -9,7 +10,7 @@ import path from "node:path";
  * |------------------|----------------------|----------------------|---------|
  * | --host           | HOST                 | 127.0.0.1            | address to bind |
  * | --port           | PORT                 | 8080                 | port to bind (0 = any free port) |
- * | --models         | MODELS_CONFIG        | models/models.json   | model manifest |
+ * | --models         | MODELS_CONFIG        | models/models.json   | model manifest, or a model file or folder to serve (as paths after `--`) |
  * | --threads        | THREADS              | 1                    | CPU threads per model (a manifest entry may override) |
  * | --parallel       | PARALLEL             | 4                    | concurrent sequences per chat model (manifest may override) |
  * | --queue-size     | QUEUE_SIZE           | 32                   | requests that may wait per model before 503 |
@@ -21,19 +22,26 @@ import path from "node:path";
  * | --drain-seconds  | DRAIN_SECONDS        | 0                    | on SIGTERM, /health/ready answers 503 this long (for balancers to notice) before the port closes |
  * |                  | LOG_LEVEL            | info                 | `silent`, `error`, `warn`, `info` or `debug` |
  * | --download       |                      | off                  | `npm start`: fetch the default models first (see HubConfig) |
+ * | --allow-unverified |                    | off                  | with --download: install files no sha256 is known for (default: refused) |
  * | --workers        | WORKERS              | 2                    | worker threads of the one pool running every ONNX model (embeddings, speech, images) |
  * | --embed-workers  | EMBED_WORKERS        |                      | deprecated names of --workers / WORKERS (a warning says so) |
  * |                  | ONNX_THREADS         | 1                    | ONNX Runtime intra-op threads per worker (a manifest entry's `threads` overrides) |
  * | --cors-origins   | CORS_ORIGINS         | loopback origins     | comma-separated origins browsers may call from (`*` = any; `http://localhost:*` = any port) |
  * | --allowed-hosts  | ALLOWED_HOSTS        | (none)               | extra Host header names accepted while the server runs without keys (reverse proxies) |
  * | --metrics-public | METRICS_PUBLIC       | off                  | serve GET /metrics without an API key |
+ * | --health-details | HEALTH_DETAILS       | auto                 | what GET /health shows without a key: `public` (models, load, binary), `private` (status only), `auto` (public while the server has no keys) |
+ * | --public-url     | PUBLIC_URL           | (none)               | base URL of links the server hands out (image URLs); default: the request's Host when it is a loopback or allowed name, else the bound address |
  * |                  | HEADERS_TIMEOUT_MS   | 30000                | a client must send its request headers within this |
  * |                  | BODY_TIMEOUT_MS      | 30000                | longest silence while a request body is arriving (slow-loris) |
  * |                  | REQUEST_TIMEOUT_MS   | 300000               | a whole request (headers and body, not the response) must arrive within this |
  * |                  | KEEP_ALIVE_TIMEOUT_MS| 5000                 | idle keep-alive connections close after this |
+ * |                  | WRITE_TIMEOUT_MS     | 30000                | a response the client stops reading (bytes waiting, none taken) is cut after this |
+ * | --max-connections| MAX_CONNECTIONS      | 512                  | open connections at most; more are closed at once |
  * | --flash-attention| FLASH_ATTENTION      | auto                 | chat models: `on`, `off`, or `auto` (on where llama.cpp supports it, as llama-server) |
  * | --prompt-cache   | PROMPT_CACHE         | on                   | chat models: reuse the KV cache of a prompt's prefix: `on`, `exact` (only where outputs stay bit-identical), `off` |
- * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
+ * | --llama-build    | LLAMA_BUILD          | auto                 | llama.cpp binary on the CPU: `native` (from `npm run build:native`), `prebuilt`, or `auto` (native when built) |
+ * | --gpu            | GPU                  | auto                 | GGUF models' backend: `auto` (a GPU only when it has a usable device, else the CPU), `cuda`, `vulkan`, `metal`, `off` |
+ * | --gpu-layers     | GPU_LAYERS           | auto                 | layers offloaded to the GPU: `auto` (what fits), `max`, or a number |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -44,6 +52,8 @@ export type Config = {
     host: string;
     port: number;
     modelsConfig: string;
+    /** Model files and folders to serve instead of a manifest (`npm start -- a.gguf b/`); empty = the manifest. */
+    modelPaths: string[];
     threads: number;
     parallel: number;
     queueSize: number;
@@ -64,18 +74,30 @@ export type Config = {
     /** Host header names accepted in open mode besides loopback names and addresses. */
     allowedHosts: string[];
     metricsPublic: boolean;
+    /** What /health shows to callers without a valid key. */
+    healthDetails: HealthDetailsSetting;
+    /** Base URL of links the server hands out; null = see `--public-url`. */
+    publicUrl: string | null;
     headersTimeoutMs: number;
     /** Idle time allowed between two pieces of a request body; responses (generation) are never cut. */
     bodyTimeoutMs: number;
     /** Receiving the whole request; never applies to the response. */
     requestTimeoutMs: number;
     keepAliveTimeoutMs: number;
+    /** How long a response may have bytes waiting that the client does not take before the connection is cut. */
+    writeTimeoutMs: number;
+    /** Open connections at most (each may hold a response's buffers). */
+    maxConnections: number;
     /** Chat models' flash attention; `auto` = where llama.cpp supports it on the backend. */
     flashAttention: FlashAttentionSetting;
     /** Chat models reuse the KV cache of a prompt's longest common prefix with a sequence's last request (see README). */
     promptCache: PromptCacheSetting;
     /** Which llama.cpp binary node-llama-cpp loads; see src/runtimes/llama/llamaRuntime.ts. */
     llamaBuild: LlamaBuildSetting;
+    /** GGUF models' backend (see loadLlamaRuntime). */
+    gpu: GpuSetting;
+    /** Layers offloaded to the GPU (node-llama-cpp's `gpuLayers`). */
+    gpuLayers: "auto" | "max" | number;
 };
 
 export const flashAttentionSettings = ["on", "off", "auto"] as const;
@@ -84,6 +106,12 @@ export const promptCacheSettings = ["on", "exact", "off"] as const;
 export type PromptCacheSetting = typeof promptCacheSettings[number];
 export const llamaBuildSettings = ["auto", "native", "prebuilt"] as const;
 export type LlamaBuildSetting = typeof llamaBuildSettings[number];
+
+export const healthDetailsSettings = ["auto", "public", "private"] as const;
+export type HealthDetailsSetting = typeof healthDetailsSettings[number];
+
+export const gpuSettings = ["auto", "cuda", "vulkan", "metal", "off"] as const;
+export type GpuSetting = typeof gpuSettings[number];
 
 export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
 export type LogLevel = typeof logLevels[number];
@@ -95,6 +123,7 @@ export const defaultConfig: Config = {
     host: "127.0.0.1",
     port: 8080,
     modelsConfig: "models/models.json",
+    modelPaths: [],
     // Measured on a 2-core machine: node-llama-cpp's own default (4 threads) made small models
     // 10-1000x slower, and 1 thread decoded small models faster than 2. See README "Benchmarks".
     threads: 1,
@@ -116,19 +145,32 @@ export const defaultConfig: Config = {
     corsOrigins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"],
     allowedHosts: [],
     metricsPublic: false,
+    healthDetails: "auto",
+    publicUrl: null,
     // Generous for a client on a slow link, short enough that idle sockets cannot pile up.
     headersTimeoutMs: 30_000,
     bodyTimeoutMs: 30_000,
     requestTimeoutMs: 300_000,
     keepAliveTimeoutMs: 5000,
+    // A reader that takes nothing for this long is gone or hostile: its buffered response is freed.
+    writeTimeoutMs: 30_000,
+    maxConnections: 512,
     // As llama-server (`-fa auto`): on this machine's CPU it raised decode 567 -> 629 tok/s (llama-bench, README "Chat performance").
     flashAttention: "auto",
     promptCache: "on",
-    llamaBuild: "auto"
+    llamaBuild: "auto",
+    gpu: "auto",
+    gpuLayers: "auto"
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
-export type StartOptions = {config: Config; download: boolean; /** Deprecated settings that were used, to be logged. */ warnings: string[]};
+export type StartOptions = {
+    config: Config; download: boolean;
+    /** With `download`: accept files no sha256 is known for. */
+    allowUnverified: boolean;
+    /** Deprecated settings that were used, to be logged. */
+    warnings: string[];
+};
 
 /** The server's settings; also accepts (and ignores) `--download`, so one command line parses everywhere. */
 export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
@@ -136,9 +178,9 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
 }
 
 export function loadStartOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): StartOptions {
-    const { values } = parseFlags({
+    const { values, positionals } = parseFlags({
         args: argv,
-        allowPositionals: false,
+        allowPositionals: true,
         strict: true,
         options: {
             host: { type: "string" },
@@ -150,14 +192,20 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "keys-file": { type: "string" },
             "body-limit": { type: "string" },
             download: { type: "boolean" },
+            "allow-unverified": { type: "boolean" },
             workers: { type: "string" },
             "embed-workers": { type: "string" },
             "cors-origins": { type: "string" },
             "allowed-hosts": { type: "string" },
             "metrics-public": { type: "boolean" },
+            "health-details": { type: "string" },
+            "public-url": { type: "string" },
             "flash-attention": { type: "string" },
             "prompt-cache": { type: "string" },
             "llama-build": { type: "string" },
+            "max-connections": { type: "string" },
+            gpu: { type: "string" },
+            "gpu-layers": { type: "string" },
             "drain-seconds": { type: "string" }
         }
     });
@@ -167,10 +215,17 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         return flag ?? nonEmpty(env[envName]);
     };
 
+    // `--models` naming a model file or folder (not a .json manifest) serves it, as paths given after `--` do.
+    const models = pick(values.models, "MODELS_CONFIG");
+    const modelsIsPath = models != null && !models.toLowerCase().endsWith(".json") && !isFolderWithManifest(models);
+    const modelPaths = [...(modelsIsPath ? [models] : []), ...positionals].map((given) => path.resolve(given));
     const config: Config = {
-        host: pick(values.host, "HOST") ?? defaultConfig.host,
+        // `[::1]` as in a URL is accepted: the brackets are not part of the address.
+        host: (pick(values.host, "HOST") ?? defaultConfig.host).replace(/^\[(.*)\]$/, "$1"),
         port: integer(pick(values.port, "PORT"), "port", defaultConfig.port, 0, 65535),
-        modelsConfig: path.resolve(pick(values.models, "MODELS_CONFIG") ?? defaultConfig.modelsConfig),
+        modelsConfig: path.resolve(models == null ? defaultConfig.modelsConfig : modelsIsPath ? defaultConfig.modelsConfig
+            : isFolderWithManifest(models) ? path.join(models, "models.json") : models),
+        modelPaths,
         threads: integer(pick(values.threads, "THREADS"), "threads", defaultConfig.threads, 1, 256),
         parallel: integer(pick(values.parallel, "PARALLEL"), "parallel", defaultConfig.parallel, 1, 64),
         queueSize: integer(pick(values["queue-size"], "QUEUE_SIZE"), "queue-size", defaultConfig.queueSize, 0, 100_000),
@@ -186,20 +241,26 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         corsOrigins: list(pick(values["cors-origins"], "CORS_ORIGINS")) ?? defaultConfig.corsOrigins,
         allowedHosts: list(pick(values["allowed-hosts"], "ALLOWED_HOSTS"))?.map((host) => host.toLowerCase()) ?? defaultConfig.allowedHosts,
         metricsPublic: values["metrics-public"] === true || boolean(nonEmpty(env.METRICS_PUBLIC), "METRICS_PUBLIC"),
+        healthDetails: oneOf(pick(values["health-details"], "HEALTH_DETAILS"), "health-details", healthDetailsSettings, defaultConfig.healthDetails),
+        publicUrl: publicUrl(pick(values["public-url"], "PUBLIC_URL")),
         headersTimeoutMs: integer(nonEmpty(env.HEADERS_TIMEOUT_MS), "HEADERS_TIMEOUT_MS", defaultConfig.headersTimeoutMs, 100, 3_600_000),
         bodyTimeoutMs: integer(nonEmpty(env.BODY_TIMEOUT_MS), "BODY_TIMEOUT_MS", defaultConfig.bodyTimeoutMs, 100, 3_600_000),
         requestTimeoutMs: integer(nonEmpty(env.REQUEST_TIMEOUT_MS), "REQUEST_TIMEOUT_MS", defaultConfig.requestTimeoutMs, 100, 3_600_000),
         keepAliveTimeoutMs: integer(nonEmpty(env.KEEP_ALIVE_TIMEOUT_MS), "KEEP_ALIVE_TIMEOUT_MS", defaultConfig.keepAliveTimeoutMs, 100, 3_600_000),
+        writeTimeoutMs: integer(nonEmpty(env.WRITE_TIMEOUT_MS), "WRITE_TIMEOUT_MS", defaultConfig.writeTimeoutMs, 100, 3_600_000),
+        maxConnections: integer(pick(values["max-connections"], "MAX_CONNECTIONS"), "max-connections", defaultConfig.maxConnections, 1, 1_000_000),
         flashAttention: oneOf(pick(values["flash-attention"], "FLASH_ATTENTION"), "flash-attention", flashAttentionSettings, defaultConfig.flashAttention),
         promptCache: oneOf(pick(values["prompt-cache"], "PROMPT_CACHE"), "prompt-cache", promptCacheSettings, defaultConfig.promptCache),
-        llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild)
+        llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild),
+        gpu: oneOf(pick(values.gpu, "GPU"), "gpu", gpuSettings, defaultConfig.gpu),
+        gpuLayers: gpuLayers(pick(values["gpu-layers"], "GPU_LAYERS"))
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
         warnings.push("--embed-workers is deprecated: the worker pool runs every ONNX model now; use --workers.");
     if (nonEmpty(env.EMBED_WORKERS) != null)
         warnings.push("EMBED_WORKERS is deprecated: the worker pool runs every ONNX model now; use WORKERS.");
-    return {config, download: values.download === true, warnings};
+    return {config, download: values.download === true, allowUnverified: values["allow-unverified"] === true, warnings};
 }
 
 /**
@@ -245,8 +306,38 @@ const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
     QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
-    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", DRAIN_SECONDS: "drain-seconds"
+    HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
+    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers", DRAIN_SECONDS: "drain-seconds"
 };
+
+function gpuLayers(raw: string | undefined): "auto" | "max" | number {
+    if (raw == null || raw === "auto" || raw === "max")
+        return raw ?? defaultConfig.gpuLayers;
+    return integer(raw, "gpu-layers", 0, 0, 10_000);
+}
+
+/** An http(s) base URL without a trailing slash, or null when not given. */
+function publicUrl(raw: string | undefined): string | null {
+    if (raw == null)
+        return null;
+    let url: URL | null = null;
+    try {
+        url = new URL(raw);
+    } catch {
+        // reported below
+    }
+    if (url == null || (url.protocol !== "http:" && url.protocol !== "https:"))
+        throw new ConfigError(`--public-url must be an http(s) URL such as https://llm.example.com, got "${raw}"`);
+    return raw.replace(/\/+$/, "");
+}
+
+function isFolderWithManifest(given: string) {
+    try {
+        return fs.statSync(given).isDirectory() && fs.existsSync(path.join(given, "models.json"));
+    } catch {
+        return false;
+    }
+}
 
 /** A comma-separated list, entries trimmed, empty ones dropped; undefined when not given. */
 function list(raw: string | undefined) {

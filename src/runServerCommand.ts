@@ -6,6 +6,7 @@ import { ManifestError } from "./core/registry/ManifestError.js";
 import type { Capability } from "./capabilities/Capability.js";
 import { StartupError, startServer } from "./startServer.js";
 import { usageText } from "./usageText.js";
+import { demoModelPath } from "./demoModelPath.js";
 import { serverVersion } from "./version.js";
 
 /**
@@ -17,9 +18,9 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
         process.stdout.write(usageText);
         return;
     }
-    let config, download, warnings;
+    let config, download, allowUnverified, warnings;
     try {
-        ({config, download, warnings} = loadStartOptions());
+        ({config, download, allowUnverified, warnings} = loadStartOptions());
     } catch (error) {
         return fail(error);
     }
@@ -27,16 +28,14 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     for (const warning of warnings)
         logger.warn(warning);
 
-    // First run: no models yet means "here is how to get them", or with --download, getting them.
+    // First run: no models yet means "here is how to get them" and the demo model, or with --download, getting them.
     try {
-        const ready = await ensureModels({
-            modelsConfig: config.modelsConfig, download, hub: () => loadHubConfig(), out: process.stdout,
+        const plan = config.modelPaths.length > 0 ? "serve" : await ensureModels({
+            modelsConfig: config.modelsConfig, download, allowUnverified, hub: () => loadHubConfig(), out: process.stdout,
             error: (text) => console.error(text)
         });
-        if (!ready) {
-            process.exitCode = 1;
-            return;
-        }
+        if (plan === "demo")
+            config = {...config, modelPaths: [demoModelPath]};
     } catch (error) {
         return fail(error);
     }
@@ -48,13 +47,20 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
         return fail(error);
     }
 
-    let stopping = false;
+    // A terminal's Ctrl-C (and systemd's stop) signals the whole process group: npm and node each get
+    // the signal, and npm forwards it once more. Copies within a second are that one request; only a
+    // signal a second or more after the first means "stop now".
+    let stoppingSince: number | null = null;
     const stop = (signal: string) => {
-        if (stopping) {
+        if (stoppingSince != null) {
+            if (performance.now() - stoppingSince < repeatedSignalMs) {
+                logger.info(`${signal} again within a second (the terminal and npm both deliver it): still finishing in-flight requests`);
+                return;
+            }
             logger.warn(`${signal} again: exiting now`);
             process.exit(1);
         }
-        stopping = true;
+        stoppingSince = performance.now();
         logger.info(`${signal}: shutting down (finishing in-flight requests)`);
         server.close().then(() => process.exit(0), (error) => {
             logger.error("Shutdown failed", {error: String(error)});
@@ -86,6 +92,9 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     }
     console.log("Ready.");
 }
+
+/** Signals this soon after the first are copies of it (process group and npm's forwarding), not a second Ctrl-C. */
+const repeatedSignalMs = 1000;
 
 /**
  * `npm start` runs `exec node dist/src/main.js`, so npm's forwarded SIGTERM reaches this process

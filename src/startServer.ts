@@ -1,19 +1,24 @@
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { ApiKeyStore } from "./auth/ApiKeyStore.js";
 import type { Capability, EngineContext } from "./capabilities/Capability.js";
 import { capabilities as servedCapabilities } from "./capabilities/capabilities.js";
-import { loadServedManifest } from "./capabilities/loadServedManifest.js";
+import { loadServedManifest, settingsOf } from "./capabilities/loadServedManifest.js";
+import { manifestFromPaths } from "./capabilities/manifestFromPaths.js";
+import { parseManifest } from "./core/registry/loadManifest.js";
 import type { Config } from "./config.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
 import { WorkerPool } from "./core/workers/WorkerPool.js";
+import { removeOnnxRuntimeDebugLog } from "./runtimes/onnx/removeOnnxRuntimeDebugLog.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
 import type { RouteInfo } from "./server/routeTableOf.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
 import { ServerMetrics } from "./server/metrics/ServerMetrics.js";
 import { watchBodyIdle } from "./server/watchBodyIdle.js";
+import { watchWriteStall } from "./server/watchWriteStall.js";
 
 export class StartupError extends Error {
     constructor(message: string) {
@@ -38,6 +43,8 @@ export type RunningServer = {
     keys: ApiKeyStore;
     /** Every route the server answers, and whether it is public. */
     routes: readonly RouteInfo[];
+    /** How many client connections are open now. */
+    openConnections(): Promise<number>;
     /** Resolves when every model is loaded; rejects when one fails to load. */
     ready: Promise<void>;
     /** /health/ready turns 503, --drain-seconds later stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models, close the worker pool. */
@@ -50,7 +57,9 @@ export type RunningServer = {
  */
 export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
     const capabilities = options.capabilities ?? servedCapabilities;
-    const registry = new ModelRegistry(loadServedManifest(config.modelsConfig, capabilities));
+    const registry = new ModelRegistry(config.modelPaths.length > 0
+        ? parseManifest(await manifestFromPaths(config.modelPaths), path.join(process.cwd(), "(command line)"), settingsOf(capabilities))
+        : loadServedManifest(config.modelsConfig, capabilities));
     let keys: ApiKeyStore;
     try {
         keys = new ApiKeyStore({
@@ -85,6 +94,9 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         corsOrigins: config.corsOrigins,
         allowedHosts: config.allowedHosts,
         metricsPublic: config.metricsPublic,
+        healthDetails: config.healthDetails,
+        publicUrl: config.publicUrl,
+        serverUrl: () => url,
         bodyLimit: config.bodyLimit,
         ssePingMs: config.ssePingMs,
         shutdownSignal: shutdown.signal,
@@ -98,11 +110,21 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     server.headersTimeout = config.headersTimeoutMs;
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
-    server.on("request", (request, response) => watchBodyIdle(request, response, config.bodyTimeoutMs));
+    // Slow readers: a response the client stops taking is cut after writeTimeoutMs; connections are capped.
+    server.maxConnections = config.maxConnections;
+    server.on("request", (request, response) => {
+        watchBodyIdle(request, response, config.bodyTimeoutMs);
+        watchWriteStall(response, config.writeTimeoutMs);
+    });
     await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
+        const failed = (error: NodeJS.ErrnoException) => reject(error.code === "EADDRINUSE"
+            ? new StartupError(`Port ${config.port} on ${config.host} is already in use (another server?): stop it, or choose another port with --port (or PORT), e.g. --port ${config.port + 1}.`)
+            : error.code === "EADDRNOTAVAIL" || error.code === "ENOTFOUND"
+                ? new StartupError(`Cannot listen on ${config.host}: this machine has no such address (--host / HOST).`)
+                : error);
+        server.once("error", failed);
         server.listen(config.port, config.host, () => {
-            server.off("error", reject);
+            server.off("error", failed);
             resolve();
         });
     });
@@ -144,7 +166,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         await engines.dispose();
         // Engines have drained their requests, so no task is running: closing cannot cut ONNX Runtime short.
         await (workers as WorkerPool | null)?.close();
+        if (workers != null)
+            removeOnnxRuntimeDebugLog();
     })();
 
-    return {url, registry, engines, keys, routes: app.routes, ready, close};
+    const openConnections = () => new Promise<number>((resolve, reject) => server.getConnections((error, count) => error != null ? reject(error) : resolve(count)));
+    return {url, registry, engines, keys, routes: app.routes, openConnections, ready, close};
 }

@@ -22,11 +22,17 @@ Options (flag / environment variable, default):
                                                           origins whose web pages may call the server ('*' = any)
   --allowed-hosts <list>   ALLOWED_HOSTS         (none)   Host names accepted without API keys besides loopback (reverse proxy)
   --metrics-public         METRICS_PUBLIC        off      serve GET /metrics without an API key
+  --health-details <m>     HEALTH_DETAILS        ${defaultConfig.healthDetails}   /health without a key: public, private (status only), auto (public while no keys)
+  --public-url <url>       PUBLIC_URL            (none)   base URL of image links (default: a loopback/allowed Host, else the bound address)
   --flash-attention <m>    FLASH_ATTENTION       ${defaultConfig.flashAttention}   chat models: on, off, auto (where llama.cpp supports it)
   --prompt-cache <m>       PROMPT_CACHE          ${defaultConfig.promptCache}   chat models: on, exact (bit-identical outputs only), off
-  --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary: native (npm run build:native), prebuilt, auto
+  --llama-build <b>        LLAMA_BUILD           ${defaultConfig.llamaBuild}   llama.cpp binary on the CPU: native (npm run build:native), prebuilt, auto
+  --gpu <backend>          GPU                   ${defaultConfig.gpu}   GGUF backend: auto (a GPU only with a usable device), cuda, vulkan, metal, off
+  --gpu-layers <n>         GPU_LAYERS            ${defaultConfig.gpuLayers}   layers offloaded to the GPU: auto, max or a number
+  --max-connections <n>    MAX_CONNECTIONS       ${defaultConfig.maxConnections}   open connections at most (more are closed at once)
   --drain-seconds <n>      DRAIN_SECONDS         ${defaultConfig.drainSeconds}   on SIGTERM: /health/ready says 503 this long before the port closes
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
+  --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)
   -h, --help                                              this text
                            ONNX_THREADS          ${defaultConfig.onnxThreads}   ONNX Runtime threads per worker
                            SSE_PING_MS           ${defaultConfig.ssePingMs}   SSE ping interval while no token flows
@@ -35,6 +41,7 @@ Options (flag / environment variable, default):
                            BODY_TIMEOUT_MS       ${defaultConfig.bodyTimeoutMs}   longest pause while a request body arrives
                            REQUEST_TIMEOUT_MS    ${defaultConfig.requestTimeoutMs}   time a client has to send its whole request (not the answer)
                            KEEP_ALIVE_TIMEOUT_MS ${defaultConfig.keepAliveTimeoutMs}   idle keep-alive connections close after this
+                           WRITE_TIMEOUT_MS      ${defaultConfig.writeTimeoutMs}   a response the client stops reading is cut after this
                            LOG_LEVEL             ${defaultConfig.logLevel}   silent, error, warn, info or debug
                            HF_ENDPOINT           https://huggingface.co   hub or mirror (--download)
                            HF_TOKEN              (none)   hub access token (--download)

@@ -232,7 +232,7 @@ async function benchModel(name: string, llama: Llama, llamaServer: string | null
     }
 }
 
-const llama = await loadLlamaRuntime((process.env.LLAMA_BUILD ?? "auto") as "auto");
+const llama = await loadLlamaRuntime({build: (process.env.LLAMA_BUILD ?? "auto") as "auto", gpu: "off"});
 const llamaServer = args["skip-peer"] ? null : buildLlamaServer(projectRoot, cacheDir);
 for (const name of args.models!.split(","))
     await benchModel(name, llama, llamaServer);

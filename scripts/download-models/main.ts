@@ -18,6 +18,8 @@ models folder, verifies their sha256, and adds them to the manifest the server r
                         alias picks that model. Repeatable.
   --list                show the catalogue and what is installed
   --dry-run             show what would be downloaded, download nothing
+  --allow-unverified    install files that no sha256 is known for (neither pinned in the
+                        catalogue nor announced by the hub); by default they are refused
   --models-dir <dir>    where model files go (default: the manifest's folder)
   --manifest <file>     manifest to create or update (default: ${defaultConfig.modelsConfig})
   -h, --help            this text
@@ -33,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
             only: {type: "string", multiple: true},
             list: {type: "boolean"},
             "dry-run": {type: "boolean"},
+            "allow-unverified": {type: "boolean"},
             "models-dir": {type: "string"},
             manifest: {type: "string"},
             // Not in --help: tests point the CLI at a catalogue of fixtures.
@@ -57,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
         }
         await downloadModels({
             catalogue, modelsDir, manifestPath, only: values.only ?? [], dryRun: values["dry-run"] === true,
-            hub: loadHubConfig(), out: process.stdout
+            hub: loadHubConfig(), out: process.stdout, allowUnverified: values["allow-unverified"] === true
         });
         return 0;
     } catch (error) {

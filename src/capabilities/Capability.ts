@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import type { Middleware } from "koa";
+import type { Context, Middleware } from "koa";
 import type { Config } from "../config.js";
 import type { ApiError } from "../core/http/ApiError.js";
 import type { MultipartLimits } from "../core/http/multipartBody.js";
@@ -27,6 +27,8 @@ export type RouteContext = {
     jsonBody: Middleware;
     /** Parses a multipart/form-data body (uploads, in memory): fields to `ctx.request.body`, files to `ctx.state.files`. */
     multipartBody(limits: MultipartLimits): Middleware;
+    /** The base URL (scheme, host, port) of links handed to this request's client: `--public-url`, else a trusted Host, else the bound address. */
+    linkBase(ctx: Context): string;
     /** The routes that need no API key, outside /v1 (e.g. unguessable image links, as OpenAI's signed URLs): anything else a capability adds is protected. */
     publicRouter: Router;
 };

@@ -26,6 +26,8 @@ export type DownloadFileOptions = {
     retryDelayMs?: number;
     /** Abort and resume when no byte arrived for this long (default 60 s). */
     stallTimeoutMs?: number;
+    /** Install a file neither the catalogue nor the hub gives a sha256 for (default: refuse it). */
+    allowUnverified?: boolean;
 };
 
 /** `verifiedBy` null: neither the catalogue nor the hub gave a sha256; the computed one is recorded. */
@@ -81,12 +83,19 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
                 "if this persists, the catalogue's sha256 or size may be wrong, or a proxy alters the file.");
         }
 
+        const verifiedBy = options.sha256 != null ? "catalogue" : fetched.hubSha256 != null ? "hub" : null;
+        if (verifiedBy == null && options.allowUnverified !== true) {
+            fs.rmSync(part, {force: true});
+            options.progress.stop();
+            throw new DownloadError("checksum", `${options.label} cannot be verified: no sha256 for it is pinned in the catalogue ` +
+                `(scripts/download-models/catalogue.json) and the hub announced none. It was not installed (its sha256 is ${fetched.sha256}). ` +
+                "Pin the sha256 of a copy you trust in the catalogue, or run again with --allow-unverified to accept it on trust.");
+        }
         syncToDisk(part);
         hashSidecar.remove(options.target);
         fs.renameSync(part, options.target);
         hashSidecar.write(options.target, fetched.sha256);
-        const verifiedBy = options.sha256 != null ? "catalogue" : fetched.hubSha256 != null ? "hub" : null;
-        options.progress.done(verifiedBy == null ? `sha256 ${fetched.sha256} recorded (NOT verified: no hash in the catalogue or from the hub)` : `sha256 verified (${verifiedBy})`);
+        options.progress.done(verifiedBy == null ? `sha256 ${fetched.sha256} recorded (NOT verified, accepted on trust with --allow-unverified)` : `sha256 verified (${verifiedBy})`);
         return {size: fetched.size, sha256: fetched.sha256, verifiedBy};
     }
 }

@@ -27,6 +27,8 @@ export type DownloadModelsOptions = {
     freeBytes?: (dir: string) => number | null;
     retryDelayMs?: number;
     stallTimeoutMs?: number;
+    /** Install files no sha256 is known for (the catalogue pins none, the hub announces none); default: refuse them. */
+    allowUnverified?: boolean;
 };
 
 export type DownloadSummary = {models: string[], downloadedFiles: number, downloadedBytes: number, presentFiles: number};
@@ -101,7 +103,8 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
                     progress,
                     fetch: options.fetch,
                     retryDelayMs: options.retryDelayMs,
-                    stallTimeoutMs: options.stallTimeoutMs
+                    stallTimeoutMs: options.stallTimeoutMs,
+                    allowUnverified: options.allowUnverified
                 });
                 summary.downloadedFiles++;
                 summary.downloadedBytes += result.size;

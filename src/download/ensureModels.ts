@@ -12,6 +12,8 @@ export type EnsureModelsOptions = {
     modelsConfig: string;
     /** `npm start -- --download`: fetch the default set into the manifest's folder first. */
     download: boolean;
+    /** With `download`: install files no sha256 is known for (default: refuse them). */
+    allowUnverified?: boolean;
     hub: () => HubConfig;
     out: ProgressOutput;
     /** Where the first-run message goes. */
@@ -23,10 +25,11 @@ export type EnsureModelsOptions = {
 /**
  * `npm start`'s first run. With `--download`, the default models are fetched (idempotent: nothing
  * is fetched when they are there). Without it, a missing manifest at the default path is the
- * first run, not an error: the user is told how to get models, and false says "do not start".
- * A missing manifest at a path the user chose is left to the server's own error.
+ * first run, not an error: the user is told how to get models, and "demo" says "serve the demo
+ * model" (models/demo, so a fresh clone serves something offline). A missing manifest at a path the
+ * user chose is left to the server's own error.
  */
-export async function ensureModels(options: EnsureModelsOptions): Promise<boolean> {
+export async function ensureModels(options: EnsureModelsOptions): Promise<"serve" | "demo"> {
     const catalogue = options.catalogue ?? (() => loadCatalogue());
     if (options.download) {
         await downloadModels({
@@ -35,12 +38,13 @@ export async function ensureModels(options: EnsureModelsOptions): Promise<boolea
             manifestPath: options.modelsConfig,
             hub: options.hub(),
             out: options.out,
-            fetch: options.fetch
+            fetch: options.fetch,
+            allowUnverified: options.allowUnverified
         });
-        return true;
+        return "serve";
     }
     if (fs.existsSync(options.modelsConfig) || options.modelsConfig !== path.resolve(defaultConfig.modelsConfig))
-        return true;
+        return "serve";
     let entries: CatalogueEntry[] | null = null;
     try {
         entries = catalogue();
@@ -48,5 +52,5 @@ export async function ensureModels(options: EnsureModelsOptions): Promise<boolea
         // The message still says what to do; the catalogue test catches a broken catalogue.
     }
     options.error(firstRunMessage(options.modelsConfig, entries));
-    return false;
+    return "demo";
 }

@@ -35,9 +35,31 @@ export async function fetchFollowingRedirects(url: string, headers: Record<strin
         if (!redirectStatuses.has(response.status) || location == null)
             return {response, linkedSha256, linkedSize};
         await response.body?.cancel();
-        current = new URL(location, current);
+        current = redirectTarget(location, current, new URL(url));
     }
     throw new DownloadError("http", `Too many redirects downloading ${url}.`);
+}
+
+/**
+ * Where a redirect may go: `https:` anywhere (the hub sends files to its CDN), `http:` only to the
+ * configured endpoint's own host name (any port) when that endpoint is plain http (a mirror on a LAN); never `data:`,
+ * `file:` or any other scheme, whose "content" would otherwise be saved as the file.
+ */
+function redirectTarget(location: string, from: URL, start: URL): URL {
+    let target: URL;
+    try {
+        target = new URL(location, from);
+    } catch {
+        throw new DownloadError("http", `The hub redirected ${start.pathname} to an invalid URL (${shown(location)}); refusing it.`);
+    }
+    if (target.protocol === "https:" || (target.protocol === "http:" && start.protocol === "http:" && target.hostname === start.hostname))
+        return target;
+    throw new DownloadError("http", `The hub redirected ${start.pathname} to a '${target.protocol}' URL (${shown(location)}); only https: ` +
+        `(or http: to the HF_ENDPOINT host ${start.hostname}, when HF_ENDPOINT is http) is followed. Nothing was saved.`);
+}
+
+function shown(location: string) {
+    return location.length > 80 ? `${location.slice(0, 80)}...` : location;
 }
 
 /** `"abc…"` or `W/"abc…"` -> `abc…` when it is a sha256; other etags (git blob sha1s) are not. */

@@ -13,7 +13,8 @@ export function firstRunMessage(manifestPath: string, catalogue: CatalogueEntry[
     const total = sizeText(defaults.flatMap((entry) => entry.files.map((file) => file.size)));
     const width = Math.max(0, ...defaults.map((entry) => entry.id.length));
     return [
-        `No models yet: ${relative} does not exist.`,
+        `No models yet: ${relative} does not exist. Serving the demo model for now: stories260K (models/demo/, 1 MB, MIT),`,
+        "a tiny story writer (try /v1/completions with \"Once upon a time\"), not a real assistant.",
         "",
         `To download the default models (${total === "size unknown" ? "size not known yet" : `about ${total}`}) into ${path.dirname(relative)}/:`,
         "  npm run download-models",

@@ -10,5 +10,5 @@ export function sizeText(sizes: readonly (number | null)[]): string {
     const known = sizes.reduce<number>((sum, size) => sum + (size ?? 0), 0);
     if (unknown === 0)
         return formatBytes(known);
-    return unknown === sizes.length ? "size unknown" : `${formatBytes(known)} + ${unknown} of unknown size`;
+    return unknown === sizes.length ? "size unknown" : `${formatBytes(known)} + ${unknown} ${unknown === 1 ? "file" : "files"} of unknown size`;
 }

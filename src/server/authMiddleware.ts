@@ -11,7 +11,7 @@ export function authMiddleware(keys: ApiKeyStore): Middleware {
         if (state === "locked")
             throw ApiError.invalidApiKey(
                 "No API key exists on this server: the last one was revoked, so every request is refused until an operator adds one " +
-                `with \`npm run keys -- add <name>\` (to run without keys, delete ${keys.keysFile} and restart).`);
+                "with `npm run keys -- add <name>` on the server (the server's log names its keys file).");
         const header = ctx.get("Authorization");
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
         if (match == null)

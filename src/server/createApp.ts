@@ -1,7 +1,8 @@
-import Koa from "koa";
+import Koa, { type Context } from "koa";
 import Router from "@koa/router";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
 import type { Capability } from "../capabilities/Capability.js";
+import type { HealthDetailsSetting } from "../config.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import { jsonBody } from "../core/http/jsonBody.js";
 import { multipartBody } from "../core/http/multipartBody.js";
@@ -12,7 +13,8 @@ import { corsMiddleware } from "./corsMiddleware.js";
 import { errorMiddleware } from "./errorMiddleware.js";
 import { healthHandler } from "./healthHandler.js";
 import { readyHandler } from "./readyHandler.js";
-import { hostCheckMiddleware } from "./hostCheckMiddleware.js";
+import { hostCheckMiddleware, hostnameOf } from "./hostCheckMiddleware.js";
+import { isLoopbackHost } from "./isLoopbackHost.js";
 import type { ServerMetrics } from "./metrics/ServerMetrics.js";
 import { metricsHandler } from "./metricsHandler.js";
 import { listModelsHandler, retrieveModelHandler } from "./modelsHandlers.js";
@@ -37,6 +39,11 @@ export type AppDeps = {
     corsOrigins: readonly string[];
     allowedHosts: readonly string[];
     metricsPublic: boolean;
+    healthDetails: HealthDetailsSetting;
+    /** Base URL of links handed out (image URLs), or null: a loopback/allowed Host, else `serverUrl()`. */
+    publicUrl: string | null;
+    /** The address the server listens on (known once it listens). */
+    serverUrl: () => string;
 };
 
 export type App = {
@@ -64,7 +71,7 @@ export function createApp(deps: AppDeps): App {
 
     // The only routes that answer without a key.
     const publicRouter = new Router();
-    publicRouter.get("/health", healthHandler(deps.engines));
+    publicRouter.get("/health", healthHandler(deps.engines, deps.keys, deps.healthDetails));
     // Probes for balancers and orchestrators (docs/deployment.md): the process answers; it should get work.
     publicRouter.get("/health/live", (ctx) => {
         ctx.set("Cache-Control", "no-store");
@@ -81,7 +88,9 @@ export function createApp(deps: AppDeps): App {
     const v1 = new Router({prefix: "/v1"});
     v1.get("/models", listModelsHandler(deps.engines));
     v1.get("/models/:id", retrieveModelHandler(deps.engines));
-    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), multipartBody, publicRouter};
+    const linkBase = (ctx: Context) => deps.publicUrl
+        ?? (isLoopbackHost(hostnameOf(ctx.get("Host"))) || deps.allowedHosts.includes(hostnameOf(ctx.get("Host"))) ? `${ctx.protocol}://${ctx.host}` : deps.serverUrl());
+    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), multipartBody, publicRouter, linkBase};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);
 

@@ -2,6 +2,7 @@ import type { Middleware } from "koa";
 import { ApiError } from "../core/http/ApiError.js";
 import type { RequestState } from "../core/http/RequestState.js";
 import type { Logger } from "../logger.js";
+import { ClientDisconnectedError } from "../core/http/ClientDisconnectedError.js";
 
 /**
  * Every error leaves the server here, in OpenAI's shape. Once headers are out (a stream), an
@@ -19,6 +20,10 @@ export function errorMiddleware(logger: Logger): Middleware {
                 throw ApiError.methodNotAllowed(ctx.status, ctx.method, ctx.path, ctx.response.get("Allow"));
         } catch (error) {
             const state = ctx.state as RequestState;
+            // The client went away: nothing can be answered, and it is not the server's failure (the
+            // request's line says status=499, as nginx logs it; see requestContext).
+            if (clientGone(state, error))
+                return;
             const apiError = state.toApiError(error);
             if (!(error instanceof ApiError) && apiError.status === 500)
                 logger.error(ctx.headerSent ? "Stream failed" : "Request failed", {id: state.requestId, error: (error as Error)?.stack ?? String(error)});
@@ -29,4 +34,8 @@ export function errorMiddleware(logger: Logger): Middleware {
             ctx.body = apiError.toBody();
         }
     };
+}
+
+function clientGone(state: RequestState, error: unknown) {
+    return error instanceof ClientDisconnectedError || (state.signal.aborted && state.signal.reason instanceof ClientDisconnectedError);
 }

@@ -27,7 +27,7 @@ export function hostCheckMiddleware(keys: ApiKeyStore, allowedHosts: readonly st
 }
 
 /** `name:port` / `[v6]:port` / `name` -> the lowercase name or address (brackets kept off). */
-function hostnameOf(host: string) {
+export function hostnameOf(host: string) {
     const lower = host.toLowerCase();
     if (lower.startsWith("["))
         return lower.slice(0, lower.indexOf("]") + 1);

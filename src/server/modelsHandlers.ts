@@ -42,7 +42,7 @@ export function retrieveModelHandler(engines: EngineHost): Middleware {
         const name = String(ctx.params.id);
         const entry = engines.registry.resolve(name);
         if (entry == null)
-            throw ApiError.modelNotFound(name);
+            throw ApiError.modelNotFound(name, engines.registry.names);
         ctx.body = toModelObject(engines, entry);
     };
 }

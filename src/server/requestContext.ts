@@ -6,6 +6,9 @@ import { ClientDisconnectedError } from "../core/http/ClientDisconnectedError.js
 import type { RequestState } from "../core/http/RequestState.js";
 import type { ServerMetrics } from "./metrics/ServerMetrics.js";
 
+/** The status logged and counted for a request whose client went away first (nginx's convention). */
+export const clientClosedRequest = 499;
+
 /**
  * Gives each request an id, an AbortSignal that fires when the client disconnects (so its
  * generation stops at once and frees its sequence) or when the server shuts down, and one log line.
@@ -33,17 +36,20 @@ export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toAp
             await next();
         } finally {
             const logFields = ctx.state.logFields as Record<string, unknown>;
+            // A client that closed the connection before the response was complete: nginx's 499
+            // ("client closed request") in the log and /metrics, never a 5xx.
+            const status = disconnect.signal.aborted ? clientClosedRequest : ctx.status;
             metrics?.observe({
                 // The route's pattern, not the path: unknown paths must not grow a label each.
                 endpoint: (ctx as {_matchedRoute?: unknown})._matchedRoute as string | undefined ?? "other",
                 model: typeof logFields.model === "string" ? logFields.model : "",
-                status: ctx.status,
+                status,
                 seconds: (performance.now() - started) / 1000,
                 logFields
             });
             logger.info(`${ctx.method} ${ctx.path}`, {
                 id: state.requestId,
-                status: ctx.status,
+                status,
                 ms: Math.round(performance.now() - started),
                 disconnected: disconnect.signal.aborted || undefined,
                 ...ctx.state.logFields

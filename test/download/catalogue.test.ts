@@ -85,8 +85,8 @@ describe("loadCatalogue rejects", () => {
     });
 });
 
-describe("README sizes", () => {
-    const readme = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8");
+describe("docs/models.md sizes", () => {
+    const readme = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../docs/models.md"), "utf8");
     const sizesOf = (entry: {files: {size: number | null}[]}) => entry.files.map((file) => file.size);
 
     it("every model's row shows the size --list and --dry-run print", () => {
@@ -97,7 +97,7 @@ describe("README sizes", () => {
         }
     });
 
-    it("the quick start's download size is the default set's total, as --dry-run prints it", () => {
+    it("the download section's size is the default set's total, as --dry-run prints it", () => {
         const total = sizeText(loadCatalogue().filter((entry) => entry.default).flatMap(sizesOf));
         expect(readme).toContain(`npm run download-models      # fetch the default models (${total})`);
     });

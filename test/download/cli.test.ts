@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { eventually } from "../support/eventually.js";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -39,13 +40,13 @@ describe("npm run download-models (spawned)", () => {
 
         const dryRun = await cli("--dry-run");
         expect(dryRun.code).toBe(0);
-        expect(dryRun.stdout).toContain("Dry run: would download 3 files, 550 kB + 1 of unknown size; 0 already present. Nothing was written.");
+        expect(dryRun.stdout).toContain("Dry run: would download 3 files, 550 kB + 1 file of unknown size; 0 already present. Nothing was written.");
         expect(setup.hub.requests).toEqual([]);
 
         const download = await cli();
         expect(download.stderr).toBe("");
         expect(download.code).toBe(0);
-        expect(download.stdout).toContain("Downloading 3 files, 550 kB + 1 of unknown size, into");
+        expect(download.stdout).toContain("Downloading 3 files, 550 kB + 1 file of unknown size, into");
         expect(download.stdout).toMatch(/tiny-chat\/tiny-chat\.q4\.gguf: done, 300 kB in .*, sha256 verified \(catalogue\)/);
         expect(loadServedManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-chat", "tiny-embed"]);
 
@@ -77,17 +78,33 @@ describe("npm run download-models (spawned)", () => {
 });
 
 describe("npm start on a first run (spawned, in an empty folder)", () => {
-    it("without models: says what is missing and how to get them, exit 1, no stack trace", async () => {
-        const result = await runProcess("src/main.ts", ["--port", "0"], {cwd: setup.dir});
-        expect(result.code).toBe(1);
-        expect(result.stdout).toBe("");
-        expect(result.stderr).toContain(`No models yet: ${path.join("models", "models.json")} does not exist.`);
-        for (const entry of loadCatalogue().filter((entry) => entry.default))
-            expect(result.stderr).toMatch(new RegExp(`^\\s+${entry.id}\\s+${entry.task}\\s+`, "m"));
-        expect(result.stderr).toContain("npm run download-models");
-        expect(result.stderr).toContain("npm start -- --download");
-        expect(result.stderr).toContain("npm start -- --models /some/dir/models.json");
-        expect(result.stderr).not.toMatch(/\n\s+at /);
+    it("without models: serves the demo model offline, and says what is missing and how to get the real ones", async () => {
+        const child = spawn(process.execPath, ["--import", tsxLoader, path.join(projectRoot, "src/main.ts"), "--port", "0"], {
+            cwd: setup.dir, env: {...process.env, HF_ENDPOINT: setup.hub.url, MODELS_CONFIG: "", LOG_LEVEL: "warn", GPU: "off"}, stdio: ["ignore", "pipe", "pipe"]
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (data) => stdout += data);
+        child.stderr.on("data", (data) => stderr += data);
+        const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+        try {
+            expect(await eventually(() => stdout.includes("Ready."), 3000), stdout + stderr).toBe(true);
+            expect(stderr).toContain(`No models yet: ${path.join("models", "models.json")} does not exist. Serving the demo model for now`);
+            for (const entry of loadCatalogue().filter((entry) => entry.default))
+                expect(stderr).toMatch(new RegExp(`^\\s+${entry.id}\\s+${entry.task}\\s+`, "m"));
+            expect(stderr).toContain("npm run download-models");
+            expect(stderr).toContain("npm start -- --download");
+            expect(stdout).toContain("stories260K (chat)");
+            const url = /listening on (http:\/\/\S+)\/v1/.exec(stdout)![1];
+            const response = await fetch(`${url}/v1/completions`, {method: "POST", headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({model: "stories260K", prompt: "Once upon a time", max_tokens: 12, temperature: 0})});
+            expect(response.status).toBe(200);
+            expect(((await response.json()) as {choices: {text: string}[]}).choices[0].text.length).toBeGreaterThan(10);
+            child.kill("SIGTERM");
+            expect(await exited).toBe(0);
+        } finally {
+            child.kill("SIGKILL");
+        }
     });
 
     it("a missing manifest the user named is still the server's own error", async () => {
@@ -115,7 +132,7 @@ describe("ensureModels (npm start -- --download, in-process)", () => {
             modelsConfig: setup.manifestPath, download: true, hub: () => ({hfEndpoint: setup.hub.url, hfToken: null}),
             out, error: () => {}, catalogue: () => setup.catalogue
         });
-        expect(ready).toBe(true);
+        expect(ready).toBe("serve");
         expect(loadServedManifest(setup.manifestPath).map((entry) => entry.id)).toEqual(["tiny-chat", "tiny-embed"]);
         expect(fs.readFileSync(path.join(setup.modelsDir, "tiny-chat/tiny-chat.q4.gguf"))).toEqual(chatFile.content);
         expect(out.text()).toContain("tiny-chat/tiny-chat.q4.gguf: downloading 300 kB");

@@ -125,16 +125,32 @@ describe("verification", () => {
         expect(filesUnder(path.join(setup.modelsDir, "tiny-embed"))).toEqual(["config.json", "config.json.sha256"]);
     });
 
-    it("with no hash from the catalogue or the hub, the computed one is recorded and flagged as not verified", async () => {
+    it("with no hash from the catalogue or the hub, the file is refused by default, naming it and how to go on", async () => {
         setup.hub.switches.linkedEtag = false;
-        await run({only: ["tiny-embed"]});
-        expect(setup.output.text()).toMatch(/tiny-embed\/onnx\/model_quantized\.onnx: done, .*sha256 [0-9a-f]{64} recorded \(NOT verified: no hash in the catalogue or from the hub\)/);
+        const error = await run({only: ["tiny-embed"]}).then(() => null, (caught: unknown) => caught as Error);
+        expect(error?.message).toMatch(/tiny-embed\/config\.json cannot be verified: no sha256 for it is pinned in the catalogue/);
+        expect(error?.message).toContain("--allow-unverified");
+        expect(filesUnder(setup.modelsDir).filter((file) => !file.endsWith(".part"))).not.toContain("tiny-embed/config.json");
+    });
+
+    it("--allow-unverified accepts such a file on trust: the computed hash is recorded, flagged, and guards the file from then on", async () => {
+        setup.hub.switches.linkedEtag = false;
+        await run({only: ["tiny-embed"], allowUnverified: true});
+        expect(setup.output.text()).toMatch(/tiny-embed\/onnx\/model_quantized\.onnx: done, .*sha256 [0-9a-f]{64} recorded \(NOT verified, accepted on trust with --allow-unverified\)/);
         expect(setup.output.text()).toMatch(/"sha256": "[0-9a-f]{64}" \(not verified\)/);
-        // The recorded hash guards the file from then on.
         setup.hub.requests.length = 0;
         await run({only: ["tiny-embed"]});
         expect(setup.hub.requests).toEqual([]);
         expect(fs.readFileSync(path.join(setup.modelsDir, "tiny-embed/onnx/model_quantized.onnx"))).toEqual(embedModel.content);
+    });
+
+    it("refuses redirects to data:, file: and other schemes, and http: to another host, saving nothing", async () => {
+        for (const location of ["data:application/json,{\"evil\":true}", "file:///etc/hostname", "ftp://127.0.0.1/x", "http://evil.example/cdn/0"]) {
+            setup.hub.switches.redirectLocation = location;
+            const error = await run({only: ["tiny-chat"]}).then(() => null, (caught: unknown) => caught as Error);
+            expect(error?.message, location).toMatch(/redirected .*tiny-chat\.q4\.gguf to a '(data|file|ftp|http):' URL .*Nothing was saved/);
+            expect(filesUnder(setup.modelsDir).filter((file) => file.startsWith("tiny-chat/"))).toEqual([]);
+        }
     });
 
     it("a wrong size is caught like a wrong hash", async () => {

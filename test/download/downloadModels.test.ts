@@ -176,7 +176,7 @@ describe("downloadModels", () => {
         expect(output.text()).toContain("  would fetch  tiny-chat.q4.gguf (300 kB)");
         expect(output.text()).toContain("  would fetch  config.json (size unknown)");
         expect(output.text()).toContain("  present      sub dir/extra model.gguf (100 kB)");
-        expect(output.text()).toContain("Dry run: would download 3 files, 550 kB + 1 of unknown size; 1 already present. Nothing was written.");
+        expect(output.text()).toContain("Dry run: would download 3 files, 550 kB + 1 file of unknown size; 1 already present. Nothing was written.");
     });
 
     it("--list shows every model with its status", async () => {
@@ -186,7 +186,7 @@ describe("downloadModels", () => {
         const text = await listCatalogue(setup.catalogue, setup.modelsDir);
         expect(text).toMatch(/^model\s+task\s+default\s+size\s+licence\s+status\s+names$/m);
         expect(text).toMatch(/^tiny-chat\s+chat\s+yes\s+300 kB\s+apache-2.0\s+installed\s+gpt-3.5-turbo, gpt-4o-mini, tiny-latest$/m);
-        expect(text).toMatch(/^tiny-embed\s+embeddings\s+yes\s+250 kB \+ 1 of unknown size\s+apache-2.0\s+incomplete \(0 of 2 files, resumable\)\s+text-embedding-ada-002, tiny-embed-latest$/m);
+        expect(text).toMatch(/^tiny-embed\s+embeddings\s+yes\s+250 kB \+ 1 file of unknown size\s+apache-2.0\s+incomplete \(0 of 2 files, resumable\)\s+text-embedding-ada-002, tiny-embed-latest$/m);
         expect(text).toMatch(/^tiny-extra\s+chat\s+100 kB\s+apache-2.0\s+missing$/m);
         expect(setup.hub.requests.length).toBe(1 + 1);
     });

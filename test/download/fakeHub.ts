@@ -14,6 +14,8 @@ export type HubSwitches = {
     linkedEtag: boolean;
     /** Answer `resolve` with a 302 to a second server on another port (the hub's CDN). */
     redirectToCdn: boolean;
+    /** Redirect the hub's answers here instead of to the CDN (redirect-scheme tests). */
+    redirectLocation?: string;
     /** Honour `Range: bytes=N-` with 206 (or 416); off: always 200 with the whole file. */
     range: boolean;
     /** Destroy the socket after this many body bytes, for the next `cutTimes` content requests. */
@@ -110,6 +112,8 @@ export class FakeHub {
             const failure = this.switches.fail[file.path];
             if (failure != null)
                 return send(failure.status, {...(failure.code != null ? {"X-Error-Code": failure.code} : {}), ...(failure.message != null ? {"X-Error-Message": failure.message} : {})});
+            if (this.switches.redirectLocation != null)
+                return send(302, {...linked, Location: this.switches.redirectLocation});
             if (this.switches.redirectToCdn)
                 return send(302, {...linked, Location: `${this.cdnUrl}/cdn/${this.files.indexOf(file)}`});
         }

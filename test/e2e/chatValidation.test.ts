@@ -112,9 +112,12 @@ describe("chat request validation", () => {
         const response = await server.post("/v1/chat/completions", {...base, model: "gpt-5"});
         expect(response.status).toBe(404);
         expect((await jsonOf(response)).error).toEqual({
-            message: "The model 'gpt-5' does not exist or you do not have access to it.",
+            message: "The model 'gpt-5' does not exist or you do not have access to it. Models served here: tiny-chat, tiny-single.",
             type: "invalid_request_error", param: "model", code: "model_not_found"
         });
+        // A typo is pointed at the nearest served name.
+        const typo = await server.post("/v1/chat/completions", {...base, model: "tiny-chta"});
+        expect((await jsonOf(typo)).error.message).toContain("Did you mean 'tiny-chat'?");
     });
 
     it("malformed JSON is a 400, never a 500", async () => {

@@ -66,7 +66,7 @@ afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
 async function npmStart() {
     const npm = spawn("npm", ["start", "--", "--models", path.join(dir, "models.json"), "--port", "0"], {
         cwd: projectRoot,
-        env: {...process.env, LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: ""},
+        env: {...process.env, LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: "", GPU: "off"},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let output = "";

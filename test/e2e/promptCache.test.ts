@@ -64,7 +64,9 @@ describe("prompt cache over HTTP: usage.prompt_tokens_details.cached_tokens and 
         expect(details.promptCache.hits).toBeGreaterThanOrEqual(4);
         expect(details.promptCache.lookups).toBeGreaterThan(details.promptCache.hits);
         expect(details.promptCache.cachedTokens).toBeGreaterThan(0);
+        // The test servers run GGUF models on the CPU (gpu: "off"), whatever GPU stack the machine has.
         expect(details.binary).toMatch(/^(prebuilt|native) cpu/);
+        expect(details.gpu).toEqual({backend: "cpu", devices: [], vramBytes: 0, offloadedLayers: 0});
         expect(details.flashAttention).toBe(true);
     });
 

@@ -11,7 +11,7 @@ describe("concurrent generations are decoded in shared, ordered batches", () => 
     let engine: LlamaChatEngine;
     const batches: number[][] = [];
     beforeAll(async () => {
-        engine = await LlamaChatEngine.load(await loadLlamaRuntime(), {
+        engine = await LlamaChatEngine.load(await loadLlamaRuntime({gpu: "off"}), {
             id: "tiny", modelPath: tinyChatModelPath, contextSize: 256, threads: 1, parallel: 4, queueSize: 4
         });
         const context = (engine as unknown as {context: {_ctx: Record<string, (...args: unknown[]) => unknown>}}).context;

@@ -20,7 +20,7 @@ describe("logprobs come from the model's raw distribution and do not change samp
     let tap: RawDistributionTap;
     let bytes: TokenBytes;
     beforeAll(async () => {
-        const llama = await loadLlamaRuntime();
+        const llama = await loadLlamaRuntime({gpu: "off"});
         model = await llama.loadModel({modelPath: tinyChatModelPath});
         context = await model.createContext({contextSize: 256, sequences: 2, threads: 1});
         tap = RawDistributionTap.install(context, model);
@@ -138,7 +138,7 @@ describe("logprobs come from the model's raw distribution and do not change samp
 describe("logprobs through the engine", () => {
     let engine: LlamaChatEngine;
     beforeAll(async () => {
-        engine = await LlamaChatEngine.load(await loadLlamaRuntime(), {
+        engine = await LlamaChatEngine.load(await loadLlamaRuntime({gpu: "off"}), {
             id: "tiny", modelPath: tinyChatModelPath, contextSize: 256, threads: 1, parallel: 2, queueSize: 4
         });
     });
@@ -201,7 +201,7 @@ function spyTap(tap: RawDistributionTap, seen: RawDistribution[] | undefined): R
 
 describe("TokenBytes on a byte-level BPE (GPT-2) vocabulary", () => {
     it("maps every piece back to its exact bytes: leading spaces, and bytes that are only part of a character", async () => {
-        const llama = await loadLlamaRuntime();
+        const llama = await loadLlamaRuntime({gpu: "off"});
         const model = await llama.loadModel({modelPath: gpt2VocabPath, vocabOnly: true});
         try {
             const bytes = new TokenBytes(model);

@@ -27,7 +27,7 @@ describe("prompt cache and seeds", () => {
     const engines = new Map<PromptCacheMode, LlamaChatEngine>();
     beforeAll(async () => {
         await makeTestLlamaGguf(modelPath, {nEmbd: 256, nLayers: 2, nHeads: 4, nKvHeads: 2, nFf: 512, contextLength: 2048, seed: 3, weightStorage: "f16"});
-        const llama = await loadLlamaRuntime();
+        const llama = await loadLlamaRuntime({gpu: "off"});
         for (const mode of ["off", "on", "exact"] as const)
             engines.set(mode, await LlamaChatEngine.load(llama, {
                 id: mode, modelPath, contextSize: 2048, threads: 1, parallel: 2, queueSize: 4, promptCache: mode, batchSize

@@ -15,7 +15,7 @@ describe("promptEcho", () => {
     let bytes: TokenBytes;
     let sequence: LlamaContextSequence;
     beforeAll(async () => {
-        const llama = await loadLlamaRuntime();
+        const llama = await loadLlamaRuntime({gpu: "off"});
         model = await llama.loadModel({modelPath: tinyPlainModelPath});
         context = await model.createContext({contextSize: 256, sequences: 1, threads: 1});
         tap = RawDistributionTap.install(context, model);

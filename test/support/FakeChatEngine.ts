@@ -11,7 +11,7 @@ export class FakeChatEngine implements ChatEngine {
     readonly jobs: ChatJob[] = [];
     private busy = 0;
 
-    constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number) => Promise<void>, failWith?: Error}) {
+    constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number, signal: AbortSignal) => Promise<void>, failWith?: Error}) {
         this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake"};
     }
 
@@ -28,7 +28,7 @@ export class FakeChatEngine implements ChatEngine {
                 for (let index = 0; index < job.n; index++) {
                     let text = "";
                     for (const [pieceIndex, piece] of this.script.pieces.entries()) {
-                        await (this.script.beforePiece?.(pieceIndex) ?? new Promise((resolve) => setImmediate(resolve)));
+                        await (this.script.beforePiece?.(pieceIndex, hooks.signal) ?? new Promise((resolve) => setImmediate(resolve)));
                         hooks.signal.throwIfAborted();
                         text += piece;
                         hooks.onText?.(index, piece);

@@ -1,4 +1,6 @@
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "./gguf/makeTestLlamaGguf.js";
 import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
 import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
@@ -6,8 +8,17 @@ import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
 import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
 import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath } from "./testModels.js";
 
-/** Writes the generated test models once per test run (a few tens of milliseconds). */
+const debugLogs = () => new Set(fs.readdirSync(os.tmpdir()).filter((name) => /^mat-debug-\d+\.log$/.test(name)));
+
+/**
+ * Writes the generated test models once per test run (a few tens of milliseconds). Returns the
+ * teardown, which removes the empty `mat-debug-<pid>.log` files ONNX Runtime's telemetry created in
+ * /tmp for the test processes (see removeOnnxRuntimeDebugLog), so a test run leaves nothing there.
+ */
 export default async function globalSetup() {
+    const before = debugLogs();
+    // The servers the tests spawn run TypeScript through tsx, whose compile cache would stay in /tmp.
+    process.env.TSX_DISABLE_CACHE = "1";
     fs.mkdirSync(testModelsDir, {recursive: true});
     await makeTestLlamaGguf(tinyChatModelPath, {seed: 1});
     await makeTestLlamaGguf(tinyPlainModelPath, {seed: 1, chatTemplate: null});
@@ -19,4 +30,11 @@ export default async function globalSetup() {
     makeTestSdModel(tinySdLcmPath, {seed: 1, timestep: "scalar", timestepCond: 16});
     makeTestKokoroOnnx(tinyKokoroPath, {seed: 1});
     makeTestVitsOnnx(tinyVitsPath, {seed: 2});
+    return () => {
+        for (const name of debugLogs()) {
+            const file = path.join(os.tmpdir(), name);
+            if (!before.has(name) && fs.statSync(file).size === 0)
+                fs.rmSync(file, {force: true});
+        }
+    };
 }

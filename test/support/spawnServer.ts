@@ -22,7 +22,7 @@ export const gatedServerEntry = "test/support/gatedServerMain.ts";
 export function runServerProcess(args: string[], env: Record<string, string> = {}, entry = serverEntry) {
     const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
         cwd: projectRoot,
-        env: {...process.env, LOG_LEVEL: "warn", API_KEYS: "", HOST: "", PORT: "", ...env},
+        env: {...process.env, LOG_LEVEL: "warn", API_KEYS: "", HOST: "", PORT: "", GPU: "off", ...env},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let output = "";

@@ -22,6 +22,8 @@ export type TestServerOptions = {
     factories?: EngineFactories;
     capabilities?: readonly Capability[];
     waitUntilReady?: boolean;
+    /** Receives the server's log lines (at `config.logLevel`, default silent). */
+    logLines?: string[];
 };
 
 /** Starts the real server in-process on a free loopback port with a manifest written to a temp dir. */
@@ -31,13 +33,23 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     fs.writeFileSync(manifest, JSON.stringify({models: options.models}));
     const config: Config = {
         ...defaultConfig,
+        // Tests never depend on the machine's GPU stack (a software Vulkan device, a real GPU): GGUF models run on the CPU.
+        gpu: "off",
         port: 0,
         modelsConfig: manifest,
         apiKeysFile: path.join(dir, "api-keys.json"),
         logLevel: process.env.TEST_LOG_LEVEL as Config["logLevel"] ?? "silent",
         ...options.config
     };
-    const server = await startServer(config, createLogger(config.logLevel), {factories: options.factories, capabilities: options.capabilities});
+    const logger = options.logLines != null ? createLogger(config.logLevel, (line) => options.logLines!.push(line)) : createLogger(config.logLevel);
+    let server: RunningServer;
+    try {
+        server = await startServer(config, logger, {factories: options.factories, capabilities: options.capabilities});
+    } catch (error) {
+        // A server that does not start (the tests of bad manifests) leaves no folder behind either.
+        fs.rmSync(dir, {recursive: true, force: true});
+        throw error;
+    }
     if (options.waitUntilReady !== false)
         await server.ready;
     const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: options.apiKey ?? "unused", maxRetries: 0});

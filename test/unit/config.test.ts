@@ -46,15 +46,17 @@ describe("loadConfig", () => {
             SHUTDOWN_TIMEOUT_MS: "0", LOG_LEVEL: "debug", API_KEYS: "k1", WORKERS: "3", ONNX_THREADS: "2",
             CORS_ORIGINS: "https://a.example, http://b.lan:*", ALLOWED_HOSTS: "LLM.internal,proxy:8080", METRICS_PUBLIC: "true",
             HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000",
-            FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt"
+            FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
+            HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8"
         });
         expect(config).toEqual({
-            host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", threads: 3, parallel: 2, queueSize: 0,
+            host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
             apiKeys: ["k1"], apiKeysFile: "/etc/keys.json", bodyLimit: "1mb", ssePingMs: 250, shutdownTimeoutMs: 0,
             logLevel: "debug", workers: 3, onnxThreads: 2,
             corsOrigins: ["https://a.example", "http://b.lan:*"], allowedHosts: ["llm.internal", "proxy:8080"], metricsPublic: true,
             headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000,
-            flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt"
+            writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
+            flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8
         });
     });
 
@@ -178,9 +180,9 @@ describe("loadConfig", () => {
         })).toMatchObject({port: 65535, threads: 256, parallel: 64, queueSize: 100_000, ssePingMs: 10, shutdownTimeoutMs: 3_600_000});
     });
 
-    it("throws on an unknown flag and on a positional argument", () => {
+    it("throws on an unknown flag; a positional argument is a model file or folder to serve", () => {
         expect(() => loadConfig(["--prot", "80"], {})).toThrow(/--prot/);
-        expect(() => loadConfig(["serve"], {})).toThrow();
+        expect(loadConfig(["serve.gguf"], {}).modelPaths).toEqual([path.resolve("serve.gguf")]);
     });
 
     it("throws when a flag misses its value", () => {
@@ -189,7 +191,6 @@ describe("loadConfig", () => {
 
     it("command-line mistakes are ConfigErrors, so main.ts prints a message instead of a stack trace", () => {
         expect(configErrorOf(["--prot", "80"])).toContain("--prot");
-        expect(configErrorOf(["serve"])).toContain("serve");
         expect(configErrorOf(["--port"])).toContain("--port");
     });
 

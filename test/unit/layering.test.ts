@@ -10,7 +10,7 @@ const src = path.resolve(import.meta.dirname, "../../src");
  * codecs, resampling) lives below them, in media/.
  */
 const layers: [prefix: string, rank: number][] = [
-    ["config.ts", 0], ["logger.ts", 0], ["version.ts", 0], ["projectRoot.ts", 0],
+    ["config.ts", 0], ["logger.ts", 0], ["version.ts", 0], ["projectRoot.ts", 0], ["demoModelPath.ts", 0],
     ["core/", 1],
     ["runtimes/", 2], ["media/", 2],
     ["auth/", 3], ["capabilities/", 3],

@@ -98,8 +98,10 @@ describe("loadManifest", () => {
         expect(entry).toMatchObject({family: "fam", released: "2024-05-01", aliases: ["x", "y"], ownedBy: "me", contextSize: 512, threads: 2, parallel: 3});
     });
 
-    it("accepts an empty model list and a $schema key", () => {
-        expect(loadServedManifest(writeManifest({$schema: "./schema.json", models: []}))).toEqual([]);
+    it("accepts a $schema key; an empty model list is an error saying how to serve a model", () => {
+        touch("a.gguf");
+        expect(loadServedManifest(writeManifest({$schema: "./schema.json", models: [{id: "a", task: "chat", path: "a.gguf"}]})).map((entry) => entry.id)).toEqual(["a"]);
+        expect(manifestErrorOf(writeManifest({models: []}))).toMatch(/lists no models: add one, or serve model files directly with `npm start -- <model.gguf or folder>`/);
     });
 
     it("a missing manifest file is a ManifestError naming the path", () => {

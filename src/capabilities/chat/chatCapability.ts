@@ -12,7 +12,7 @@ export const chatCapability: Capability<ChatEngine> = {
     async createEngine(entry, {config}) {
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
         const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
-        return LlamaChatEngine.load(await loadLlamaRuntime(config.llamaBuild), {
+        return LlamaChatEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
             id: entry.id,
             modelPath: entry.path,
             contextSize: entry.contextSize,
@@ -20,6 +20,7 @@ export const chatCapability: Capability<ChatEngine> = {
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,
             promptCache: config.promptCache,
+            gpuLayers: config.gpuLayers,
             flashAttention: config.flashAttention === "auto" ? "auto" : config.flashAttention === "on"
         });
     },

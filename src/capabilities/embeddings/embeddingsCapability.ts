@@ -15,7 +15,7 @@ export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSetting
         if (entry.path.toLowerCase().endsWith(".gguf")) {
             const {LlamaEmbeddingsEngine} = await import("./llama/LlamaEmbeddingsEngine.js");
             const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
-            return LlamaEmbeddingsEngine.load(await loadLlamaRuntime(config.llamaBuild), {
+            return LlamaEmbeddingsEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
                 id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
                 matryoshka: settings.matryoshka, normalize: settings.normalize,
                 threads: entry.threads ?? config.threads, queueSize: config.queueSize

@@ -54,7 +54,7 @@ export function imagesHandler(context: RouteContext, links: ImageLinkStore): Mid
                 const seedFields = images.grid ? {seed: seeds[0], seeds} : {seed: seeds[0]};
                 if (images.responseFormat === "url") {
                     const name = links.put(bytes, images.outputFormat, imageMimeTypes[images.outputFormat]);
-                    return {url: `${ctx.protocol}://${ctx.host}${imageFilesPath}/${name}`, revised_prompt: null, ...seedFields};
+                    return {url: `${context.linkBase(ctx)}${imageFilesPath}/${name}`, revised_prompt: null, ...seedFields};
                 }
                 return {b64_json: bytes.toString("base64"), revised_prompt: null, ...seedFields};
             }));

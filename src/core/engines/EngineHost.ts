@@ -78,7 +78,7 @@ export class EngineHost {
     engineFor<E extends Engine>(name: string, task: string): {entry: ModelEntry, engine: E} {
         const entry = this.registry.resolve(name);
         if (entry == null)
-            throw ApiError.modelNotFound(name);
+            throw ApiError.modelNotFound(name, this.registry.names);
         if (entry.task !== task)
             throw ApiError.invalidRequest(
                 `The model '${entry.id}' is a${/^[aeiou]/.test(entry.task) ? "n" : ""} ${entry.task} model; it serves ${this.endpointsOf(entry).join(", ")}, not ${this.tasks.get(task)?.endpoints.join(", ")}.`,

@@ -1,3 +1,5 @@
+import { closestName } from "../registry/closestName.js";
+
 /**
  * The one error type every layer throws when a request cannot be served. It carries everything the
  * HTTP layer needs (status, OpenAI error type/code/param, extra headers), so mapping to the wire
@@ -47,8 +49,13 @@ export class ApiError extends Error {
         return new ApiError(401, "invalid_request_error", message, {code: "invalid_api_key"});
     }
 
-    static modelNotFound(model: string) {
-        return new ApiError(404, "invalid_request_error", `The model '${model}' does not exist or you do not have access to it.`, {
+    /** `served`: the names this server serves, listed (with the nearest one, when the name looks like a typo of it). */
+    static modelNotFound(model: string, served: readonly string[] = []) {
+        const shown = model.length > 100 ? `${model.slice(0, 100)}... (${model.length} characters)` : model;
+        const nearest = closestName(model, served);
+        const listed = served.length === 0 ? "" : ` Models served here: ${served.slice(0, 20).join(", ")}${served.length > 20 ? `, and ${served.length - 20} more` : ""}.` +
+            (nearest != null ? ` Did you mean '${nearest}'?` : "");
+        return new ApiError(404, "invalid_request_error", `The model '${shown}' does not exist or you do not have access to it.${listed}`, {
             code: "model_not_found",
             param: "model"
         });

@@ -63,7 +63,10 @@ function toBodyError(error: {status?: number, type?: string, message?: string}, 
         null, "invalid_json");
 }
 
+/**
+ * `application/json` only (any parameters, e.g. charset): the body parser reads no other type, so an
+ * `application/<anything>+json` would pass as an empty body and fail later as "got undefined".
+ */
 function isJsonMediaType(contentType: string) {
-    const mediaType = contentType.split(";")[0].trim().toLowerCase();
-    return mediaType === "application/json" || (mediaType.startsWith("application/") && mediaType.endsWith("+json"));
+    return contentType.split(";")[0].trim().toLowerCase() === "application/json";
 }

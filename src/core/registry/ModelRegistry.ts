@@ -19,6 +19,11 @@ export class ModelRegistry {
             this.byName.set(`${family}-latest`, newest);
     }
 
+    /** Every name a client may send (ids, aliases, `<family>-latest`). */
+    get names(): string[] {
+        return [...this.byName.keys()];
+    }
+
     resolve(name: string): ModelEntry | undefined {
         return this.byName.get(name);
     }

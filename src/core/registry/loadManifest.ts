@@ -32,15 +32,25 @@ export function loadManifest(manifestPath: string, settingsByTask: Readonly<Reco
     try {
         data = JSON.parse(text);
     } catch (error) {
-        throw new ManifestError(`Model manifest ${manifestPath} is not valid JSON: ${(error as Error).message}`);
+        const hint = text.startsWith("GGUF") ? " (it is a GGUF model file: serve it with `npm start -- <file.gguf>`)" : "";
+        throw new ManifestError(`Model manifest ${manifestPath} is not valid JSON${hint}: ${(error as Error).message}`);
     }
+    return parseManifest(data, manifestPath, settingsByTask);
+}
 
+/**
+ * Validates a manifest's parsed content (`label` names it in errors; relative paths are taken from
+ * its folder): the same checks whether it came from a file or was made from model paths.
+ */
+export function parseManifest(data: unknown, manifestPath: string, settingsByTask: Readonly<Record<string, ManifestSettings<unknown> | undefined>>): ModelEntry[] {
     const validate = createAjv().compile(manifestSchema(settingsByTask));
     if (!validate(data)) {
         const {message} = describeAjvError(validate.errors?.[0], data);
         throw new ManifestError(`Invalid model manifest ${manifestPath}: ${message}`);
     }
 
+    if ((data as {models: unknown[]}).models.length === 0)
+        throw new ManifestError(`Model manifest ${manifestPath} lists no models: add one, or serve model files directly with \`npm start -- <model.gguf or folder>\`.`);
     const folder = path.dirname(path.resolve(manifestPath));
     const entries = (data as {models: RawModel[]}).models.map((model, index): ModelEntry => {
         const invalid = (field: string, message: string) => new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].${field}' ${message}`);

@@ -21,7 +21,9 @@ export type TestLlamaGgufOptions = {
      */
     fillInTheMiddle?: boolean,
     /** Storage of the weight matrices (norms stay f32). f16 halves the file and is how small models often ship. */
-    weightStorage?: TensorStorage
+    weightStorage?: TensorStorage,
+    /** `llama.pooling_type` (1 = mean: an embedding model, as GGUF embedding exports of decoder models declare it); absent by default. */
+    poolingType?: number
 };
 
 /** ChatML template in the Qwen2.5 style, without tool support. */
@@ -199,6 +201,8 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
 
     if (chatTemplate != null)
         writer.addString("tokenizer.chat_template", chatTemplate);
+    if (options.poolingType != null)
+        writer.addUint32("llama.pooling_type", options.poolingType);
 
     const random = (tensorName: string, std: number) => fillRandom(seed, tensorName, std);
     const ones = (target: Float32Array) => target.fill(1);

@@ -116,7 +116,7 @@ function toCompletionError(error: unknown, request: CompletionRequest, prompt: n
     const param = Array.isArray(request.prompt) && request.prompt.some((item) => typeof item !== "number") ? `prompt[${prompt}]` : "prompt";
     if (error instanceof ContextLengthExceededError)
         return ApiError.invalidRequest(
-            `This model's maximum context length is ${error.contextSize} tokens, however your prompt is ${error.promptTokens} tokens. Please reduce the length of the prompt.`,
+            `This model's maximum context length is ${error.contextSize} tokens, however your prompt is ${error.atLeast ? "at least " : ""}${error.promptTokens} tokens. Please reduce the length of the prompt.`,
             param, "context_length_exceeded");
     if (error instanceof EmptyPromptError)
         return ApiError.invalidRequest(`Invalid '${param}': ${error.message}`, param);

@@ -14,6 +14,7 @@ import { choiceSeed } from "./choiceSeed.js";
 import { generateChoice } from "./generateChoice.js";
 import { RawDistributionTap } from "./RawDistributionTap.js";
 import { TokenBytes } from "./TokenBytes.js";
+import { PromptTokenFloor } from "./PromptTokenFloor.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { parseToolCalls } from "./parseToolCalls.js";
@@ -22,6 +23,7 @@ import { rawPromptTokens } from "./rawPromptTokens.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
+import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
@@ -44,6 +46,8 @@ export type LlamaChatEngineOptions = {
     flashAttention?: boolean | "auto";
     /** Tokens per llama.cpp batch, also the prompt chunk grid; default node-llama-cpp's (512). */
     batchSize?: number;
+    /** Layers offloaded to the GPU when the runtime has one (node-llama-cpp's `gpuLayers`); default auto. */
+    gpuLayers?: "auto" | "max" | number;
 };
 
 /**
@@ -63,6 +67,7 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
+    private readonly tokenFloor: PromptTokenFloor;
 
     private constructor(
         private readonly llama: Llama,
@@ -72,11 +77,12 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly jsonGrammar: LlamaGrammar,
         options: LlamaChatEngineOptions,
         fingerprint: string,
-        private readonly runtime: Record<string, unknown>
+        private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription}
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
+        this.tokenFloor = new PromptTokenFloor(model);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
@@ -90,7 +96,7 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     static async load(llama: Llama, options: LlamaChatEngineOptions): Promise<LlamaChatEngine> {
-        const model = await llama.loadModel({modelPath: options.modelPath});
+        const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto"});
         try {
             assertLogitBiasSupported(model);
             // The batching strategy needs the context it belongs to, which exists only after this call.
@@ -116,7 +122,7 @@ export class LlamaChatEngine implements ChatEngine {
                 threads: options.threads,
                 flashAttention
             });
-            const runtime = {binary: identity.binary, flashAttention};
+            const runtime = {binary: identity.binary, flashAttention, gpu: await describeGpu(llama, model)};
             return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime);
         } catch (error) {
             await model.dispose();
@@ -128,8 +134,14 @@ export class LlamaChatEngine implements ChatEngine {
         return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats()}};
     }
 
+    /** For the "Loaded" log line: where the model runs (backend, devices, VRAM, offloaded layers) and how. */
     describe() {
-        return {context: this.info.contextSize, ...this.runtime, promptCache: this.sequences.mode};
+        const {binary, flashAttention, gpu} = this.runtime;
+        return {
+            context: this.info.contextSize, binary, flashAttention, backend: gpu.backend,
+            ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
+            promptCache: this.sequences.mode
+        };
     }
 
     submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
@@ -139,12 +151,16 @@ export class LlamaChatEngine implements ChatEngine {
         const toolCallFormat = this.renderer.toolCallFormat;
         if (tools != null && tools.functions.length > 0 && toolCallFormat == null)
             throw new Error(`Model '${this.info.id}' has no tool support; the request should have been refused`);
+        const contextSize = this.info.contextSize;
+        // Refused before tokenizing (main thread) when its length alone says it cannot fit.
+        const floor = this.tokenFloor.of(job);
+        if (floor >= contextSize)
+            throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
         // A raw prompt (legacy completions) replaces the rendered conversation; everything else is shared.
         const raw = job.rawPrompt == null ? null : rawPromptTokens(this.model, job.rawPrompt);
         const promptTokens = raw?.tokens ?? this.renderer.render(job.turns, tools?.functions);
         if (promptTokens.length === 0)
             throw new EmptyPromptError();
-        const contextSize = this.info.contextSize;
         if (promptTokens.length >= contextSize)
             throw new ContextLengthExceededError(contextSize, promptTokens.length);
 

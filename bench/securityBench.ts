@@ -1,0 +1,75 @@
+/**
+ * `npm run bench:security`: does one heavy request stall the others? The server (a child process,
+ * stories260K, context 2048) receives, 3 at a time and repeatedly, requests that are heavy by
+ * construction: a ~9.9 MB prompt on chat completions and on legacy completions, and a chat request
+ * whose json_schema has a 40,000-value enum; meanwhile /health is polled. Prints /health latency
+ * (median, p99, max) idle and under that load, and what the heavy requests got.
+ * Figures: docs/security.md ("Heavy requests").
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { BenchServer } from "./serverClient.js";
+import { fixed, median } from "./stats.js";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "los-bench-security-"));
+const manifestPath = path.join(tmp, "models.json");
+fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "stories", task: "chat", path: path.join(root, "models/demo/stories260K.gguf"), contextSize: 2048}]}));
+const server = await BenchServer.start({cwd: root, manifestPath, keysFile: path.join(tmp, "no-keys.json"), threads: 1, parallel: 2, startTimeoutMs: 60_000});
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+
+async function pollHealth(until: () => boolean): Promise<number[]> {
+    const latencies: number[] = [];
+    while (!until()) {
+        const started = performance.now();
+        await (await fetch(`${server.baseUrl}/health`)).arrayBuffer();
+        latencies.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return latencies;
+}
+
+const bigPrompt = "The quick brown fox jumps over the lazy dog. ".repeat(Math.floor(9.9 * 1024 * 1024 / 45));
+const bigEnum = {type: "object", properties: {pick: {type: "string", enum: Array.from({length: 40_000}, (_, index) => `value-${index}`)}}, required: ["pick"]};
+const heavy: [string, string, unknown][] = [
+    ["chat, 9.9 MB prompt", "/v1/chat/completions", {model: "stories", messages: [{role: "user", content: bigPrompt}], max_tokens: 1}],
+    ["completions, 9.9 MB prompt", "/v1/completions", {model: "stories", prompt: bigPrompt, max_tokens: 1}],
+    ["chat, 40,000-value enum", "/v1/chat/completions", {model: "stories", messages: [{role: "user", content: "pick"}], max_tokens: 4, response_format: {type: "json_schema", json_schema: {name: "pick", schema: bigEnum}}}]
+];
+
+try {
+    let idleDone = false;
+    setTimeout(() => idleDone = true, 2000);
+    const idle = await pollHealth(() => idleDone);
+
+    const answers = new Map<string, {status: number, message: string, ms: number[]}>();
+    let loadDone = false;
+    const load = (async () => {
+        for (let round = 0; round < 5; round++)
+            for (const [name, route, body] of heavy) {
+                const text = JSON.stringify(body);
+                await Promise.all([0, 1, 2].map(async () => {
+                    const started = performance.now();
+                    const response = await fetch(`${server.baseUrl}${route}`, {method: "POST", headers: {"Content-Type": "application/json"}, body: text});
+                    const answer = await response.json() as {error?: {message: string}};
+                    const entry = answers.get(name) ?? {status: response.status, message: answer.error?.message ?? "", ms: []};
+                    entry.ms.push(performance.now() - started);
+                    answers.set(name, entry);
+                }));
+            }
+        loadDone = true;
+    })();
+    const busy = await pollHealth(() => loadDone);
+    await load;
+
+    console.log(`/health latency, ms: idle median ${fixed(median(idle), 1)} p99 ${fixed(percentile(idle, 0.99), 1)} max ${fixed(Math.max(...idle), 1)} (${idle.length} polls)`);
+    console.log(`/health latency, ms: under heavy requests median ${fixed(median(busy), 1)} p99 ${fixed(percentile(busy, 0.99), 1)} max ${fixed(Math.max(...busy), 1)} (${busy.length} polls)`);
+    for (const [name, {status, message, ms}] of answers)
+        console.log(`  ${name}: ${status}, median ${fixed(median(ms), 0)} ms per request (3 at a time): ${message.slice(0, 110)}`);
+} finally {
+    await server.stop();
+    fs.rmSync(tmp, {recursive: true, force: true});
+}

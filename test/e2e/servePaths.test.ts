@@ -1,0 +1,73 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { manifestFromPaths } from "../../src/capabilities/manifestFromPaths.js";
+import { loadConfig } from "../../src/config.js";
+import { spawnServer } from "../support/spawnServer.js";
+import { storiesModelPath, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyVitsPath } from "../support/testModels.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+
+// `npm start -- <model files and folders>`: served without a manifest, the task read from the files.
+let dir: string;
+let embeddingGguf: string;
+beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-test-paths-"));
+    embeddingGguf = path.join(dir, "tiny-embed.gguf");
+    await makeTestLlamaGguf(embeddingGguf, {seed: 3, poolingType: 1});
+});
+afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
+
+describe("model paths become manifest entries", () => {
+    it("reads each file's or folder's task: GGUF architecture and pooling, ONNX config.json / model_index.json", async () => {
+        const {models} = await manifestFromPaths([tinyChatModelPath, embeddingGguf, tinyBertPath, tinyKokoroPath, tinyVitsPath, tinySdPath]);
+        expect(models.map(({id, task}) => [id, task])).toEqual([
+            ["tiny-chatml", "chat"], ["tiny-embed", "embeddings"], ["tiny-bert", "embeddings"], ["tiny-kokoro", "speech"], ["tiny-vits", "speech"], ["tiny-sd", "image"]
+        ]);
+    });
+
+    it("a folder of models serves each of them", async () => {
+        const folder = path.join(dir, "several");
+        fs.mkdirSync(folder);
+        fs.copyFileSync(storiesModelPath, path.join(folder, "stories.gguf"));
+        fs.cpSync(tinyBertPath, path.join(folder, "bert"), {recursive: true});
+        expect((await manifestFromPaths([folder])).models.map(({id, task}) => [id, task])).toEqual([["bert", "embeddings"], ["stories", "chat"]]);
+    });
+
+    it("names the file and what was expected when a path is not a model", async () => {
+        const text = path.join(dir, "notes.txt");
+        fs.writeFileSync(text, "hello");
+        await expect(manifestFromPaths([text])).rejects.toThrow(`${text} is not a model: expected a .gguf file, an ONNX model folder`);
+        await expect(manifestFromPaths([path.join(dir, "missing.gguf")])).rejects.toThrow("does not exist: expected a .gguf file");
+        const broken = path.join(dir, "broken.gguf");
+        fs.writeFileSync(broken, "not a gguf at all");
+        await expect(manifestFromPaths([broken])).rejects.toThrow(`${broken} is not a readable GGUF file`);
+        const empty = path.join(dir, "empty");
+        fs.mkdirSync(empty);
+        await expect(manifestFromPaths([empty])).rejects.toThrow(`${empty} holds no model`);
+    });
+
+    it("--models takes a manifest, a folder with a models.json, or model paths", () => {
+        expect(loadConfig(["--models", tinyChatModelPath], {})).toMatchObject({modelPaths: [tinyChatModelPath]});
+        expect(loadConfig([tinyChatModelPath, tinyBertPath], {})).toMatchObject({modelPaths: [tinyChatModelPath, tinyBertPath]});
+        expect(loadConfig(["--models", "/etc/models.json"], {})).toMatchObject({modelsConfig: "/etc/models.json", modelPaths: []});
+    });
+});
+
+describe("npm start -- some.gguf other-embedding.gguf (spawned)", () => {
+    it("serves both with the right tasks", async () => {
+        const server = await spawnServer([tinyChatModelPath, embeddingGguf]);
+        try {
+            const models = await (await fetch(`${server.url}/v1/models`)).json() as {data: {id: string}[]};
+            expect(models.data.map((model) => model.id).sort()).toEqual(["tiny-chatml", "tiny-embed"]);
+            const chat = await fetch(`${server.url}/v1/chat/completions`, {method: "POST", headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({model: "tiny-chatml", messages: [{role: "user", content: "hi"}], max_tokens: 2})});
+            expect(chat.status).toBe(200);
+            const embedding = await fetch(`${server.url}/v1/embeddings`, {method: "POST", headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({model: "tiny-embed", input: "hello"})});
+            expect(embedding.status).toBe(200);
+        } finally {
+            await server.stop();
+        }
+    });
+});

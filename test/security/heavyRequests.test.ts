@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
+import { storiesModelPath, tinyChatModelPath } from "../support/testModels.js";
+
+// Requests that are heavy by construction are refused before the heavy part runs on the main
+// thread: a prompt that cannot fit by its length alone is not tokenized ("at least N tokens"), and
+// a schema past the grammar builder's bounds is not compiled.
+let server: TestServer;
+beforeAll(async () => {
+    server = await startTestServer({models: [
+        {id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 1},
+        {id: "stories", task: "chat", path: storiesModelPath, contextSize: 512, parallel: 1}
+    ]});
+});
+afterAll(() => server.stop());
+
+const nineMegabytes = "The quick brown fox jumps over the lazy dog. ".repeat(9 * 1024 * 1024 / 45);
+
+describe("over-long prompts are refused by their length, before tokenizing", () => {
+    for (const model of ["tiny", "stories"]) {
+        it(`chat completions (${model})`, async () => {
+            const response = await server.post("/v1/chat/completions", {model, messages: [{role: "user", content: nineMegabytes}], max_tokens: 1});
+            expect(response.status).toBe(400);
+            const {error} = await jsonOf(response);
+            expect(error).toMatchObject({code: "context_length_exceeded", param: "messages"});
+            expect(error.message).toMatch(/resulted in at least \d+ tokens/);
+        });
+
+        it(`legacy completions (${model})`, async () => {
+            const response = await server.post("/v1/completions", {model, prompt: nineMegabytes, max_tokens: 1});
+            expect(response.status).toBe(400);
+            expect((await jsonOf(response)).error.message).toMatch(/at least \d+ tokens/);
+        });
+    }
+
+    it("a prompt that might fit is still tokenized and counted exactly", async () => {
+        const response = await server.post("/v1/chat/completions", {model: "tiny", messages: [{role: "user", content: "hello ".repeat(300)}], max_tokens: 1});
+        expect(response.status).toBe(400);
+        expect((await jsonOf(response)).error.message).toMatch(/resulted in \d+ tokens/);
+    });
+});
+
+describe("schemas past the grammar builder's bounds", () => {
+    it("a 40,000-value enum is a 400 naming the field, not seconds of main-thread work", async () => {
+        const schema = {type: "object", properties: {pick: {type: "string", enum: Array.from({length: 40_000}, (_, index) => `value-${index}`)}}, required: ["pick"]};
+        const response = await server.post("/v1/chat/completions", {
+            model: "tiny", messages: [{role: "user", content: "pick"}], max_tokens: 4,
+            response_format: {type: "json_schema", json_schema: {name: "pick", schema}}
+        });
+        expect(response.status).toBe(400);
+        expect((await jsonOf(response)).error).toMatchObject({code: "json_schema_too_large", param: "response_format.json_schema.schema.properties.pick.enum"});
+    });
+});
