@@ -75,7 +75,7 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
         return await response.json() as {choices: {message: {content: string}}[], usage: {prompt_tokens: number, prompt_tokens_details: {cached_tokens: number}}};
     };
 
-    /** Steady bounded load: `loops` clients, each sending one request after the other until stopped. */
+    /** Steady bounded load: `loops` clients, each sending one request after the other (10 ms apart) until stopped. */
     const steadyLoad = (loops: number) => {
         let running = true;
         const counts = {ok: 0, failed: 0, errors: [] as string[]};
@@ -88,6 +88,7 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
                     counts.failed++;
                     counts.errors.push(String(error));
                 }
+                await new Promise((resolve) => setTimeout(resolve, 10));
             }
         }));
         return {counts, stop: async () => {
@@ -155,8 +156,14 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
             }
             return followUps;
         };
-        const keyed = (await Promise.all(["a", "b", "c", "d"].map((id) => conversation(`keyed-${id}`, `session-${id}`)))).flat();
-        const unkeyed = (await Promise.all(["a", "b", "c", "d"].map((id) => conversation(`plain-${id}`)))).flat();
+        // One conversation at a time: with several at once, bounded load (hash-balance-factor) may move one
+        // off a replica above 1.5x the average, a deliberate miss this test does not count.
+        const keyed: boolean[] = [];
+        const unkeyed: boolean[] = [];
+        for (const id of ["a", "b", "c", "d"]) {
+            keyed.push(...await conversation(`keyed-${id}`, `session-${id}`));
+            unkeyed.push(...await conversation(`plain-${id}`));
+        }
         const rate = (hits: boolean[]) => `${hits.filter(Boolean).length}/${hits.length}`;
         console.log(`follow-up turns reusing the whole previous prompt: with X-Session-Affinity ${rate(keyed)}, without ${rate(unkeyed)}`);
         expect(keyed).toEqual(Array(12).fill(true));
