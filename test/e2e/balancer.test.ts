@@ -62,6 +62,19 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
         return Object.fromEntries(rows.filter((row) => row[column("pxname")] === "replicas" && /^r\d$/.test(row[column("svname")]))
             .map((row) => [row[column("svname")], row[column("status")]]));
     };
+    /** UP -> DOWN transitions HAProxy's checks have seen, over all replicas. */
+    const transitions = async () => {
+        const csv = await (await fetch(`${stats}/stats;csv`)).text();
+        const [header, ...rows] = csv.replace(/^# /, "").trim().split("\n").map((line) => line.split(","));
+        return rows.filter((row) => row[header.indexOf("pxname")] === "replicas" && /^r\d$/.test(row[header.indexOf("svname")]))
+            .reduce((sum, row) => sum + Number(row[header.indexOf("chkdown")]), 0);
+    };
+    /** Requests HAProxy still counts on the affinity backend (its bounded-load share is computed from these). */
+    const backendSessions = async () => {
+        const csv = await (await fetch(`${stats}/stats;csv`)).text();
+        const [header, ...rows] = csv.replace(/^# /, "").trim().split("\n").map((line) => line.split(","));
+        return Number(rows.find((row) => row[header.indexOf("pxname")] === "replicas" && row[header.indexOf("svname")] === "BACKEND")![header.indexOf("scur")]);
+    };
     const waitState = (name: string, state: string) => until(`HAProxy to see ${name} ${state}`, async () => (await states())[name]?.startsWith(state));
 
     const chat = async (messages: {role: string, content: string}[], key?: string) => {
@@ -72,7 +85,8 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
         });
         if (response.status !== 200)
             throw new Error(`status ${response.status}: ${await response.text()}`);
-        return await response.json() as {choices: {message: {content: string}}[], usage: {prompt_tokens: number, prompt_tokens_details: {cached_tokens: number}}};
+        const body = await response.json() as {choices: {message: {content: string}}[], usage: {prompt_tokens: number, prompt_tokens_details: {cached_tokens: number}}};
+        return {...body, servedBy: response.headers.get("x-served-by")};
     };
 
     /** Steady bounded load: `loops` clients, each sending one request after the other (10 ms apart) until stopped. */
@@ -142,31 +156,42 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
         expect(served.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(9);
     });
 
-    it("a conversation with X-Session-Affinity reuses its whole previous prompt on every follow-up turn; without it, fewer do", async () => {
+    it("a conversation with X-Session-Affinity stays on one replica and reuses its whole previous prompt on every follow-up turn", async () => {
         const conversation = async (id: string, key?: string) => {
             const messages = [{role: "user", content: `Conversation ${id}: tell me a story about the number ${id}.`}];
-            let previousPrompt = 0;
-            const followUps: boolean[] = [];
+            let previous = {prompt: 0, servedBy: null as string | null};
+            const followUps: {reused: boolean, sameReplica: boolean}[] = [];
             for (let turn = 0; turn < 4; turn++) {
+                // As a person's next turn comes after the last answer has fully ended: at a load of one request,
+                // a turn sent while HAProxy still counts the previous one would find its replica "above its share".
+                await until("HAProxy to end the previous request", async () => await backendSessions() === 0);
                 const answer = await chat(messages, key);
+                expect(answer.servedBy).toMatch(/^r\d$/);
                 if (turn > 0)
-                    followUps.push(answer.usage.prompt_tokens_details.cached_tokens >= previousPrompt);
-                previousPrompt = answer.usage.prompt_tokens;
+                    followUps.push({reused: answer.usage.prompt_tokens_details.cached_tokens >= previous.prompt, sameReplica: answer.servedBy === previous.servedBy});
+                previous = {prompt: answer.usage.prompt_tokens, servedBy: answer.servedBy};
                 messages.push({role: "assistant", content: answer.choices[0].message.content}, {role: "user", content: `And then, turn ${turn}?`});
             }
             return followUps;
         };
         // One conversation at a time: with several at once, bounded load (hash-balance-factor) may move one
         // off a replica above 1.5x the average, a deliberate miss this test does not count.
-        const keyed: boolean[] = [];
-        const unkeyed: boolean[] = [];
+        const keyed: {reused: boolean, sameReplica: boolean}[] = [];
+        const unkeyed: {reused: boolean, sameReplica: boolean}[] = [];
+        const downsBefore = await transitions();
         for (const id of ["a", "b", "c", "d"]) {
             keyed.push(...await conversation(`keyed-${id}`, `session-${id}`));
             unkeyed.push(...await conversation(`plain-${id}`));
         }
-        const rate = (hits: boolean[]) => `${hits.filter(Boolean).length}/${hits.length}`;
-        console.log(`follow-up turns reusing the whole previous prompt: with X-Session-Affinity ${rate(keyed)}, without ${rate(unkeyed)}`);
-        expect(keyed).toEqual(Array(12).fill(true));
+        const downs = await transitions() - downsBefore;
+        const rate = (turns: {reused: boolean}[]) => `${turns.filter((turn) => turn.reused).length}/${turns.length}`;
+        console.log(`follow-up turns reusing the whole previous prompt: with X-Session-Affinity ${rate(keyed)}, without ${rate(unkeyed)}` +
+            (downs > 0 ? ` (${downs} replica(s) failed a health check meanwhile on this loaded machine)` : ""));
+        // The cache always serves a turn that reaches its conversation's replica.
+        expect(keyed.filter((turn) => turn.sameReplica && !turn.reused)).toEqual([]);
+        // And the key keeps every turn there, unless a check failure took that replica out of rotation meanwhile.
+        if (downs === 0)
+            expect(keyed).toEqual(Array(12).fill({reused: true, sameReplica: true}));
     });
 
     it("a rolling restart (SIGTERM one replica at a time, waiting for it to be ready again) under steady load loses no request", async () => {
