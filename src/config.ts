@@ -19,6 +19,7 @@ import path from "node:path";
  * | --body-limit     | BODY_LIMIT           | 10mb                 | largest accepted JSON body |
  * |                  | SSE_PING_MS          | 5000                 | SSE comment ping interval while no token is flowing |
  * |                  | SHUTDOWN_TIMEOUT_MS  | 10000                | how long shutdown waits for in-flight requests before aborting them |
+ * | --drain-seconds  | DRAIN_SECONDS        | 0                    | on SIGTERM, /health/ready answers 503 this long (for balancers to notice) before the port closes |
  * |                  | LOG_LEVEL            | info                 | `silent`, `error`, `warn`, `info` or `debug` |
  * | --download       |                      | off                  | `npm start`: fetch the default models first (see HubConfig) |
  * | --allow-unverified |                    | off                  | with --download: install files no sha256 is known for (default: refused) |
@@ -62,6 +63,8 @@ export type Config = {
     bodyLimit: string;
     ssePingMs: number;
     shutdownTimeoutMs: number;
+    /** Graceful shutdown: seconds between /health/ready turning 503 and the listener closing. */
+    drainSeconds: number;
     logLevel: LogLevel;
     /** Worker threads of the one pool that runs every ONNX task. */
     workers: number;
@@ -134,6 +137,8 @@ export const defaultConfig: Config = {
     bodyLimit: "10mb",
     ssePingMs: 5000,
     shutdownTimeoutMs: 10_000,
+    // 0 keeps `npm start` + Ctrl-C instant; behind a balancer set it above the health check's fall x interval (deploy/).
+    drainSeconds: 0,
     logLevel: "info",
     // Measured on a 2-core machine (README "Embeddings"): 2 workers with 1 intra-op thread each
     // (spinning off) beat every other combination.
@@ -205,7 +210,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "max-connections": { type: "string" },
             gpu: { type: "string" },
             "reasoning-format": { type: "string" },
-            "gpu-layers": { type: "string" }
+            "gpu-layers": { type: "string" },
+            "drain-seconds": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -233,6 +239,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         bodyLimit: pick(values["body-limit"], "BODY_LIMIT") ?? defaultConfig.bodyLimit,
         ssePingMs: integer(nonEmpty(env.SSE_PING_MS), "SSE_PING_MS", defaultConfig.ssePingMs, 10, 3_600_000),
         shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
+        drainSeconds: integer(pick(values["drain-seconds"], "DRAIN_SECONDS"), "drain-seconds", defaultConfig.drainSeconds, 0, 3600),
         logLevel: logLevel(nonEmpty(env.LOG_LEVEL)),
         workers: integer(pick(values.workers ?? values["embed-workers"], "WORKERS") ?? nonEmpty(env.EMBED_WORKERS), "workers", defaultConfig.workers, 1, 64),
         onnxThreads: integer(nonEmpty(env.ONNX_THREADS), "ONNX_THREADS", defaultConfig.onnxThreads, 1, 256),
@@ -306,7 +313,8 @@ const flagByEnv: Record<string, string> = {
     QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
-    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers", REASONING_FORMAT: "reasoning-format"
+    FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers",
+    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds"
 };
 
 function gpuLayers(raw: string | undefined): "auto" | "max" | number {

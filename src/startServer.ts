@@ -47,7 +47,7 @@ export type RunningServer = {
     openConnections(): Promise<number>;
     /** Resolves when every model is loaded; rejects when one fails to load. */
     ready: Promise<void>;
-    /** Stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models, close the worker pool. */
+    /** /health/ready turns 503, --drain-seconds later stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models, close the worker pool. */
     close(): Promise<void>;
 };
 
@@ -87,6 +87,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     })), logger);
 
     const shutdown = new AbortController();
+    const drain = new AbortController();
     const app = createApp({
         capabilities, engines, keys, logger,
         metrics: new ServerMetrics(engines),
@@ -98,7 +99,9 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         serverUrl: () => url,
         bodyLimit: config.bodyLimit,
         ssePingMs: config.ssePingMs,
-        shutdownSignal: shutdown.signal
+        shutdownSignal: shutdown.signal,
+        drainSignal: drain.signal,
+        queueSize: config.queueSize
     });
     // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
     // the whole request (not the response: a generation may take minutes) within requestTimeout.
@@ -138,6 +141,13 @@ export async function startServer(config: Config, logger: Logger, options: Serve
 
     let closing: Promise<void> | undefined;
     const close = () => closing ??= (async () => {
+        // Draining: /health/ready says 503 at once while everything is still served, so balancers
+        // stop sending work before the port closes (--drain-seconds: longer than their check interval x fall).
+        drain.abort();
+        if (config.drainSeconds > 0) {
+            logger.info(`Draining: /health/ready answers 503; closing the port in ${config.drainSeconds} s`);
+            await new Promise((resolve) => setTimeout(resolve, config.drainSeconds * 1000));
+        }
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Keep-alive connections become idle as their last request finishes.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);

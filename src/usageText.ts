@@ -31,6 +31,7 @@ Options (flag / environment variable, default):
   --gpu <backend>          GPU                   ${defaultConfig.gpu}   GGUF backend: auto (a GPU only with a usable device), cuda, vulkan, metal, off
   --gpu-layers <n>         GPU_LAYERS            ${defaultConfig.gpuLayers}   layers offloaded to the GPU: auto, max or a number
   --max-connections <n>    MAX_CONNECTIONS       ${defaultConfig.maxConnections}   open connections at most (more are closed at once)
+  --drain-seconds <n>      DRAIN_SECONDS         ${defaultConfig.drainSeconds}   on SIGTERM: /health/ready says 503 this long before the port closes
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)
   -h, --help                                              this text

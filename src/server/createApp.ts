@@ -12,6 +12,7 @@ import { authMiddleware } from "./authMiddleware.js";
 import { corsMiddleware } from "./corsMiddleware.js";
 import { errorMiddleware } from "./errorMiddleware.js";
 import { healthHandler } from "./healthHandler.js";
+import { readyHandler } from "./readyHandler.js";
 import { hostCheckMiddleware, hostnameOf } from "./hostCheckMiddleware.js";
 import { isLoopbackHost } from "./isLoopbackHost.js";
 import type { ServerMetrics } from "./metrics/ServerMetrics.js";
@@ -29,6 +30,10 @@ export type AppDeps = {
     ssePingMs: number;
     /** Aborts every in-flight request (shutdown). */
     shutdownSignal: AbortSignal;
+    /** Aborted when a graceful shutdown begins: /health/ready turns 503 while requests are still served. */
+    drainSignal: AbortSignal;
+    /** Requests that may wait per model (Config.queueSize): a model with that many waiting is full. */
+    queueSize: number;
     metrics: ServerMetrics;
     /** See Config: corsOrigins, allowedHosts, metricsPublic. */
     corsOrigins: readonly string[];
@@ -67,6 +72,12 @@ export function createApp(deps: AppDeps): App {
     // The only routes that answer without a key.
     const publicRouter = new Router();
     publicRouter.get("/health", healthHandler(deps.engines, deps.keys, deps.healthDetails));
+    // Probes for balancers and orchestrators (docs/deployment.md): the process answers; it should get work.
+    publicRouter.get("/health/live", (ctx) => {
+        ctx.set("Cache-Control", "no-store");
+        ctx.body = {status: "alive"};
+    });
+    publicRouter.get("/health/ready", readyHandler(deps.engines, deps.queueSize, deps.drainSignal));
     if (deps.metricsPublic)
         publicRouter.get("/metrics", metricsHandler(deps.metrics));
 

@@ -70,6 +70,18 @@ describe("prompt cache over HTTP: usage.prompt_tokens_details.cached_tokens and 
         expect(details.flashAttention).toBe(true);
     });
 
+    it("/metrics counts the same lookups, hits and tokens per model (an operator's view of balancer affinity)", async () => {
+        const {promptCache} = (await jsonOf(await fetch(`${server.url}/health`))).models["tiny-chat"].details;
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        const sample = (name: string) => Number(new RegExp(`^${name}\\{model="tiny-chat"\\} (\\d+)$`, "m").exec(text)?.[1]);
+        expect(promptCache.hits).toBeGreaterThan(0);
+        expect({
+            lookups: sample("los_prompt_cache_lookups_total"), hits: sample("los_prompt_cache_hits_total"),
+            promptTokens: sample("los_prompt_cache_prompt_tokens_total"), cachedTokens: sample("los_prompt_cache_cached_tokens_total")
+        }).toEqual({lookups: promptCache.lookups, hits: promptCache.hits, promptTokens: promptCache.promptTokens, cachedTokens: promptCache.cachedTokens});
+        expect(text).toMatch(/^# TYPE los_prompt_cache_hits_total counter$/m);
+    });
+
     it("PROMPT_CACHE=off: nothing is reused, and /health says so", async () => {
         const request = {model: "tiny-chat", messages: followUp, max_tokens: 3, seed: 5};
         await uncached.client.chat.completions.create(request);

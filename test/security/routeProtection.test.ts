@@ -11,7 +11,8 @@ import { tinyChatModelPath } from "../support/testModels.js";
 // The key check is decided on the route that matched. This walks every route the server registers
 // (so a route added later joins without touching this file) and every spelling of its path, without
 // a key and with a wrong one, in the "keys" and the "locked" state: no answer may be a 2xx.
-const publicRoutes = ["GET /health", "GET /files/images/:name"];
+// /health/live and /health/ready: probes for balancers and Kubernetes (docs/deployment.md), status only.
+const publicRoutes = ["GET /health", "GET /health/live", "GET /health/ready", "GET /files/images/:name"];
 const models = [{id: "fake", task: "chat", path: tinyChatModelPath}];
 
 function requestsFor(server: TestServer) {

@@ -47,7 +47,7 @@ describe("loadConfig", () => {
             CORS_ORIGINS: "https://a.example, http://b.lan:*", ALLOWED_HOSTS: "LLM.internal,proxy:8080", METRICS_PUBLIC: "true",
             HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000",
             FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
-            HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw"
+            HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
@@ -56,7 +56,7 @@ describe("loadConfig", () => {
             corsOrigins: ["https://a.example", "http://b.lan:*"], allowedHosts: ["llm.internal", "proxy:8080"], metricsPublic: true,
             headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000,
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
-            flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw"
+            flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7
         });
     });
 
@@ -65,6 +65,13 @@ describe("loadConfig", () => {
         expect(config).toMatchObject({corsOrigins: ["*"], allowedHosts: ["a.lan"], metricsPublic: true});
         expect(loadConfig([], {METRICS_PUBLIC: "0"}).metricsPublic).toBe(false);
         expect(() => loadConfig([], {METRICS_PUBLIC: "maybe"})).toThrow("METRICS_PUBLIC must be true or false");
+    });
+
+    it("--drain-seconds wins over DRAIN_SECONDS; both take whole seconds from 0 to 3600", () => {
+        expect(loadConfig(["--drain-seconds", "12"], {DRAIN_SECONDS: "3"}).drainSeconds).toBe(12);
+        expect(loadConfig([], {}).drainSeconds).toBe(0);
+        expect(() => loadConfig(["--drain-seconds", "1.5"], {})).toThrow('drain-seconds must be an integer from 0 to 3600, got "1.5"');
+        expect(() => loadConfig([], {DRAIN_SECONDS: "-1"})).toThrow("drain-seconds must be an integer");
     });
 
     it("a flag wins over its environment variable", () => {
