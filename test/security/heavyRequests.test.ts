@@ -51,3 +51,22 @@ describe("schemas past the grammar builder's bounds", () => {
         expect((await jsonOf(response)).error).toMatchObject({code: "json_schema_too_large", param: "response_format.json_schema.schema.properties.pick.enum"});
     });
 });
+
+describe("large bodies are parsed off the main thread, with the same answers", () => {
+    const big = "x".repeat(2 * 1024 * 1024);
+    it("not JSON, not UTF-8, a bare value, too deep, past the limit", async () => {
+        const post = (body: string | Uint8Array) => fetch(`${server.url}/v1/chat/completions`, {method: "POST", headers: {"Content-Type": "application/json"}, body});
+        expect((await jsonOf(await post(`{"model": "tiny", "messages": ${big}`))).error.code).toBe("invalid_json");
+        expect((await jsonOf(await post(new Uint8Array([0x7b, 0x22, 0xff, 0xfe, ...new TextEncoder().encode(big), 0x22, 0x7d])))).error.code).toBe("invalid_json");
+        expect((await jsonOf(await post(JSON.stringify(big)))).error.code).toBe("invalid_json");
+        const deep = `{"model": "tiny", "pad": "${big}", "messages": ${"[".repeat(200)}${"]".repeat(200)}}`;
+        expect((await jsonOf(await post(deep))).error.code).toBe("json_too_deep");
+        const tooLarge = await post(JSON.stringify({model: "tiny", messages: [{role: "user", content: "y".repeat(11 * 1024 * 1024)}]}));
+        expect(tooLarge.status).toBe(413);
+    });
+
+    it("a valid large body is served as a small one is", async () => {
+        const response = await server.post("/v1/chat/completions", {model: "tiny", messages: [{role: "user", content: "hi"}], max_tokens: 1, unknown_padding: big});
+        expect(response.status).toBe(200);
+    });
+});
