@@ -8,11 +8,19 @@ import { DownloadError } from "../../src/download/DownloadError.js";
 import { listCatalogue } from "../../src/download/listCatalogue.js";
 import { loadCatalogue } from "../../src/download/loadCatalogue.js";
 import { selectModels } from "../../src/download/selectModels.js";
+import { hubRepoEntry, parseHubSpec } from "../../src/download/hubRepoEntry.js";
 
-const usage = `Usage: npm run download-models -- [options]
+const usage = `Usage: npm run download-models -- [options] [owner/repo[:QUANT] | owner/repo/file.gguf ...]
 
-Downloads the default models (or those picked with --only) from the Hugging Face hub into the
-models folder, verifies their sha256, and adds them to the manifest the server reads.
+With a hub repository: that model (any GGUF or ONNX repository, as llama-server's -hf and ollama pull
+hf.co/... take them): owner/repo:Q4_K_M picks the GGUF of that quantisation (every part of a split
+GGUF; Q4_K_M when none is named), owner/repo/file.gguf one file, an ONNX repository its configuration,
+tokenizer and model files. Pinned to the repository's current commit, verified by the sha256s the hub
+publishes, resumable, added to the manifest.
+
+Without a repository: downloads the default models of the catalogue (or those picked with --only)
+from the Hugging Face hub into the models folder, verifies their sha256, and adds them to the
+manifest the server reads.
 
   --only <task|model>   a task (chat, embeddings, ...) picks its default model; a model id or
                         alias picks that model. Repeatable.
@@ -29,9 +37,9 @@ HF_TOKEN (access token for gated or private models).
 An interrupted download resumes on the next run; a second run downloads nothing.`;
 
 async function main(argv: string[]): Promise<number> {
-    let values;
+    let values, positionals: string[];
     try {
-        ({values} = parseArgs({args: argv, allowPositionals: false, strict: true, options: {
+        ({values, positionals} = parseArgs({args: argv, allowPositionals: true, strict: true, options: {
             only: {type: "string", multiple: true},
             list: {type: "boolean"},
             "dry-run": {type: "boolean"},
@@ -58,6 +66,19 @@ async function main(argv: string[]): Promise<number> {
             process.stdout.write(await listCatalogue(values.only != null ? selectModels(catalogue, values.only) : catalogue, modelsDir));
             return 0;
         }
+        // Any hub repository (`owner/repo:Q4_K_M`, `owner/repo/file.gguf`, an ONNX `owner/repo`): pinned to its current commit.
+        for (const given of positionals) {
+            const spec = parseHubSpec(given);
+            if (spec == null)
+                throw new DownloadError("usage", `'${given}' is not a hub repository: write owner/repo, owner/repo:Q4_K_M or owner/repo/file.gguf.`);
+            const entry = await hubRepoEntry(spec, loadHubConfig());
+            await downloadModels({
+                catalogue: [entry], modelsDir, manifestPath, only: [entry.id], dryRun: values["dry-run"] === true,
+                hub: loadHubConfig(), out: process.stdout, allowUnverified: values["allow-unverified"] === true
+            });
+        }
+        if (positionals.length > 0)
+            return 0;
         await downloadModels({
             catalogue, modelsDir, manifestPath, only: values.only ?? [], dryRun: values["dry-run"] === true,
             hub: loadHubConfig(), out: process.stdout, allowUnverified: values["allow-unverified"] === true

@@ -24,6 +24,9 @@ export async function manifestFromPaths(paths: readonly string[]): Promise<{mode
     const models: PathModel[] = [];
     for (const given of paths)
         models.push(...await modelsAt(path.resolve(given), true));
+    // Ids as the manifest allows them: a name's other characters (spaces...) become "-".
+    for (const model of models)
+        model.id = model.id.replace(/[^A-Za-z0-9._:/+-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "model";
     const seen = new Map<string, number>();
     for (const model of models) {
         const count = (seen.get(model.id) ?? 0) + 1;

@@ -33,6 +33,17 @@ function runProcess(script: string, args: string[], options: {cwd?: string, env?
 const cli = (...args: string[]) => runProcess("scripts/download-models/main.ts", ["--catalogue", setup.cataloguePath, "--manifest", setup.manifestPath, ...args]);
 
 describe("npm run download-models (spawned)", () => {
+    it("-- owner/repo/file.gguf fetches any hub repository's file through the hub's API and adds it to the manifest", async () => {
+        const result = await cli("test-org/extra/sub dir/extra model.gguf");
+        expect(result.stderr).toBe("");
+        expect(result.code).toBe(0);
+        expect(result.stdout).toMatch(/extra model\.gguf: done, 100 kB in .*sha256 verified \(catalogue\)/);
+        expect(loadServedManifest(setup.manifestPath).map((entry) => [entry.id, entry.task])).toEqual([["extra-model", "chat"]]);
+        const wrong = await cli("not a repo");
+        expect(wrong.code).toBe(2);
+        expect(wrong.stderr).toContain("is not a hub repository");
+    });
+
     it("--list, --dry-run, a download, then a second run that downloads nothing", async () => {
         const list = await cli("--list");
         expect(list.code).toBe(0);

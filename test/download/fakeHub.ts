@@ -43,6 +43,8 @@ export function fixture(size: number) {
  */
 export class FakeHub {
     readonly requests: HubRequest[] = [];
+    /** The hub's `pipeline_tag` per repository (its API). */
+    pipelineTags: Record<string, string> = {};
     switches: HubSwitches = {linkedEtag: true, redirectToCdn: true, range: true, cutAfter: {}, cutTimes: {}, hangAfter: {}, corruptTimes: {}, fail: {}, gated: {}};
     url = "";
     private cdnUrl = "";
@@ -95,6 +97,18 @@ export class FakeHub {
             res.writeHead(status, headers);
             res.end(body);
         };
+        // The hub's API (`npm run download-models -- owner/repo...`): a repository's commit and its file tree.
+        const api = server === "hub" ? /^\/api\/models\/([^/]+\/[^/]+)\/(revision\/main|tree\/([0-9a-f]{40}))(\?.*)?$/.exec(log.path) : null;
+        if (api != null) {
+            const files = this.files.filter((each) => each.repo === api[1]);
+            if (files.length === 0)
+                return send(404, {"Content-Type": "application/json"}, Buffer.from(JSON.stringify({error: "Repository not found"})));
+            const body = api[3] == null
+                ? {id: api[1], sha: files[0].revision, pipeline_tag: this.pipelineTags[api[1]]}
+                : files.map((each) => ({type: "file", path: each.path, size: each.content.length,
+                    ...(this.switches.linkedEtag ? {lfs: {oid: createHash("sha256").update(each.content).digest("hex"), size: each.content.length}} : {})}));
+            return send(200, {"Content-Type": "application/json"}, Buffer.from(JSON.stringify(body)));
+        }
         const file = server === "cdn"
             ? this.files[Number(/^\/cdn\/(\d+)$/.exec(log.path)?.[1] ?? -1)]
             : this.files.find((each) => log.path === `/${each.repo}/resolve/${each.revision}/${each.path}`);

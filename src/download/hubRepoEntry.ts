@@ -1,0 +1,114 @@
+import type { CatalogueEntry, CatalogueFile } from "./CatalogueEntry.js";
+import { DownloadError } from "./DownloadError.js";
+
+/** One file of a hub repository's tree (`GET /api/models/{repo}/tree/{revision}?recursive=true`). */
+export type HubTreeFile = {type: string, path: string, size?: number, lfs?: {oid: string, size: number} | null};
+
+/** What `npm run download-models -- <spec>` names: a repository, and a quantisation or a file in it. */
+export type HubSpec = {repo: string, quant: string | null, file: string | null};
+
+/** `owner/repo`, `owner/repo:Q4_K_M`, `owner/repo/path/to/file.gguf` (also with an `hf.co/` prefix, as Ollama takes it). */
+export function parseHubSpec(spec: string): HubSpec | null {
+    const bare = spec.replace(/^(https?:\/\/)?(hf\.co|huggingface\.co)\//, "");
+    const match = /^([A-Za-z0-9][\w.-]*)\/([\w.-]+)(?::([\w.-]+)|\/(.+))?$/.exec(bare);
+    if (match == null)
+        return null;
+    return {repo: `${match[1]}/${match[2]}`, quant: match[3] ?? null, file: match[4] ?? null};
+}
+
+const splitPart = /-(\d{5})-of-(\d{5})\.gguf$/i;
+/** The default quantisation picked from a GGUF repository when none is named (as llama-server's `-hf`). */
+const defaultQuant = "Q4_K_M";
+
+/**
+ * The files to fetch for `spec` from the repository's tree: a named file; the GGUF of a
+ * quantisation (all the parts of a split GGUF); with neither, the default quantisation, or for an
+ * ONNX repository its configuration and tokenizer files and one model file (quantized when there is
+ * one). Returns them and the path the manifest names. Pure.
+ */
+export function selectHubFiles(spec: HubSpec, tree: readonly HubTreeFile[]): {files: HubTreeFile[], manifestPath: string} {
+    const files = tree.filter((entry) => entry.type === "file");
+    if (spec.file != null) {
+        const file = files.find((entry) => entry.path === spec.file);
+        if (file == null)
+            throw new DownloadError("notFound", `${spec.repo} has no file ${spec.file}.`);
+        return {files: [file, ...splitSiblings(file, files)], manifestPath: file.path};
+    }
+    const ggufs = files.filter((entry) => entry.path.toLowerCase().endsWith(".gguf"));
+    if (ggufs.length > 0 || spec.quant != null) {
+        const quant = (spec.quant ?? defaultQuant).toLowerCase();
+        const matching = ggufs.filter((entry) => {
+            const name = entry.path.toLowerCase().replace(splitPart, ".gguf");
+            return name.endsWith(`.${quant}.gguf`) || name.endsWith(`-${quant}.gguf`) || name.endsWith(`_${quant}.gguf`);
+        });
+        if (matching.length === 0)
+            throw new DownloadError("notFound", `${spec.repo} has no ${spec.quant ?? defaultQuant} GGUF; it has: ` +
+                `${ggufs.map((entry) => entry.path).join(", ") || "no GGUF at all"}. Name one with ${spec.repo}:<quantisation> or ${spec.repo}/<file>.`);
+        const first = matching.find((entry) => !splitPart.test(entry.path) || /-00001-of-/i.test(entry.path)) ?? matching[0];
+        return {files: [first, ...splitSiblings(first, matching)], manifestPath: first.path};
+    }
+    const onnx = files.filter((entry) => /^onnx\/model(_quantized)?\.onnx(_data)?$/.test(entry.path));
+    if (onnx.length === 0)
+        throw new DownloadError("notFound", `${spec.repo} has neither a GGUF nor an ONNX model (onnx/model.onnx); name a file with ${spec.repo}/<file>.`);
+    const quantized = onnx.some((entry) => entry.path === "onnx/model_quantized.onnx");
+    const model = onnx.filter((entry) => entry.path.startsWith(quantized ? "onnx/model_quantized.onnx" : "onnx/model.onnx"));
+    const config = files.filter((entry) => /^(config|tokenizer|tokenizer_config|special_tokens_map|preprocessor_config|generation_config)\.json$|^(vocab\.txt|vocab\.json|merges\.txt)$/.test(entry.path));
+    return {files: [...config, ...model], manifestPath: "."};
+}
+
+function splitSiblings(first: HubTreeFile, candidates: readonly HubTreeFile[]): HubTreeFile[] {
+    const match = splitPart.exec(first.path);
+    if (match == null)
+        return [];
+    const stem = first.path.slice(0, match.index);
+    return candidates.filter((entry) => entry !== first && entry.path.startsWith(stem) && splitPart.test(entry.path))
+        .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** The task a hub model's `pipeline_tag` (or its files) says it serves. */
+function taskOf(pipelineTag: string | null): CatalogueEntry["task"] {
+    if (pipelineTag === "feature-extraction" || pipelineTag === "sentence-similarity")
+        return "embeddings";
+    if (pipelineTag === "text-to-speech" || pipelineTag === "text-to-audio")
+        return "speech";
+    if (pipelineTag === "text-to-image")
+        return "image";
+    return "chat";
+}
+
+/**
+ * The repository as a catalogue entry (pinned to the commit the hub names for `revision`, sizes and
+ * sha256s from the tree's LFS pointers), fetched from the hub's API.
+ */
+export async function hubRepoEntry(spec: HubSpec, hub: {hfEndpoint: string, hfToken: string | null}, fetchImpl: typeof fetch = fetch): Promise<CatalogueEntry> {
+    const headers: Record<string, string> = hub.hfToken != null ? {Authorization: `Bearer ${hub.hfToken}`} : {};
+    const api = async <T>(path: string): Promise<T> => {
+        const response = await fetchImpl(`${hub.hfEndpoint}/api/models/${spec.repo}${path}`, {headers}).catch((error: Error) => {
+            throw new DownloadError("network", `Cannot reach ${new URL(hub.hfEndpoint).host} (${error.message}).`);
+        });
+        if (response.status === 401 || response.status === 403)
+            throw new DownloadError("auth", `${spec.repo} needs an access token with its licence accepted: set HF_TOKEN.`);
+        if (response.status === 404)
+            throw new DownloadError("notFound", `${spec.repo} does not exist on ${hub.hfEndpoint} (or is private: set HF_TOKEN).`);
+        if (!response.ok)
+            throw new DownloadError("http", `The hub answered ${response.status} for ${spec.repo}.`, {retryable: response.status >= 500});
+        return await response.json() as T;
+    };
+    const info = await api<{sha: string, pipeline_tag?: string}>("/revision/main");
+    const tree = await api<HubTreeFile[]>(`/tree/${info.sha}?recursive=true`);
+    const {files, manifestPath} = selectHubFiles(spec, tree);
+    const gguf = manifestPath.toLowerCase().endsWith(".gguf");
+    // A manifest id: the file's (or repository's) name, lower case, characters an id cannot have as "-".
+    const id = (gguf ? manifestPath.split("/").at(-1)!.replace(/(-00001-of-\d{5})?\.gguf$/i, "") : spec.repo.split("/")[1])
+        .toLowerCase().replace(/[^a-z0-9._:+-]+/g, "-").replace(/^[^a-z0-9]+/, "");
+    const catalogueFiles: CatalogueFile[] = files.map((file) => ({
+        path: file.path,
+        size: file.lfs?.size ?? file.size ?? null,
+        sha256: file.lfs?.oid != null && /^[0-9a-f]{64}$/.test(file.lfs.oid) ? file.lfs.oid : null
+    }));
+    return {
+        id, task: taskOf(info.pipeline_tag ?? null), family: id, released: new Date().toISOString().slice(0, 10), licence: "see the repository",
+        default: false, description: `${spec.repo} (${gguf ? manifestPath : "ONNX"})`, aliases: [], repo: spec.repo, revision: info.sha,
+        files: catalogueFiles, manifest: {path: manifestPath}
+    };
+}
