@@ -26,6 +26,7 @@ manifest the server reads.
                         alias picks that model. Repeatable.
   --list                show the catalogue and what is installed
   --dry-run             show what would be downloaded, download nothing
+  --dtype <dtype>       an ONNX repository's model: q8 (default, else fp32), fp32, fp16, int8, uint8, q4, q4f16
   --allow-unverified    install files that no sha256 is known for (neither pinned in the
                         catalogue nor announced by the hub); by default they are refused
   --models-dir <dir>    where model files go (default: the manifest's folder)
@@ -44,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
             list: {type: "boolean"},
             "dry-run": {type: "boolean"},
             "allow-unverified": {type: "boolean"},
+            dtype: {type: "string"},
             "models-dir": {type: "string"},
             manifest: {type: "string"},
             // Not in --help: tests point the CLI at a catalogue of fixtures.
@@ -71,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
             const spec = parseHubSpec(given);
             if (spec == null)
                 throw new DownloadError("usage", `'${given}' is not a hub repository: write owner/repo, owner/repo:Q4_K_M or owner/repo/file.gguf.`);
-            const entry = await hubRepoEntry(spec, loadHubConfig());
+            const entry = await hubRepoEntry({...spec, dtype: values.dtype ?? null}, loadHubConfig());
             await downloadModels({
                 catalogue: [entry], modelsDir, manifestPath, only: [entry.id], dryRun: values["dry-run"] === true,
                 hub: loadHubConfig(), out: process.stdout, allowUnverified: values["allow-unverified"] === true

@@ -5,7 +5,7 @@ import { DownloadError } from "./DownloadError.js";
 export type HubTreeFile = {type: string, path: string, size?: number, lfs?: {oid: string, size: number} | null};
 
 /** What `npm run download-models -- <spec>` names: a repository, and a quantisation or a file in it. */
-export type HubSpec = {repo: string, quant: string | null, file: string | null};
+export type HubSpec = {repo: string, quant: string | null, file: string | null, /** ONNX repositories: the model's dtype (default q8, else fp32). */ dtype?: string | null};
 
 /** `owner/repo`, `owner/repo:Q4_K_M`, `owner/repo/path/to/file.gguf` (also with an `hf.co/` prefix, as Ollama takes it). */
 export function parseHubSpec(spec: string): HubSpec | null {
@@ -47,12 +47,22 @@ export function selectHubFiles(spec: HubSpec, tree: readonly HubTreeFile[]): {fi
         const first = matching.find((entry) => !splitPart.test(entry.path) || /-00001-of-/i.test(entry.path)) ?? matching[0];
         return {files: [first, ...splitSiblings(first, matching)], manifestPath: first.path};
     }
-    const onnx = files.filter((entry) => /^onnx\/model(_quantized)?\.onnx(_data)?$/.test(entry.path));
-    if (onnx.length === 0)
-        throw new DownloadError("notFound", `${spec.repo} has neither a GGUF nor an ONNX model (onnx/model.onnx); name a file with ${spec.repo}/<file>.`);
-    const quantized = onnx.some((entry) => entry.path === "onnx/model_quantized.onnx");
-    const model = onnx.filter((entry) => entry.path.startsWith(quantized ? "onnx/model_quantized.onnx" : "onnx/model.onnx"));
-    const config = files.filter((entry) => /^(config|tokenizer|tokenizer_config|special_tokens_map|preprocessor_config|generation_config)\.json$|^(vocab\.txt|vocab\.json|merges\.txt)$/.test(entry.path));
+    // A diffusers/optimum Stable Diffusion export (images): its pipeline's ONNX networks with their configs and the tokenizer.
+    if (files.some((entry) => entry.path === "model_index.json"))
+        return {files: files.filter((entry) => /^model_index\.json$|^(text_encoder|unet|vae_decoder)\/(model\.onnx(_data)?|config\.json)$|^(tokenizer|scheduler)\/[^/]+\.(json|txt)$/.test(entry.path)), manifestPath: "."};
+    // A transformers.js repository (embeddings, speech): configuration, tokenizer, one model file of the dtype, Kokoro's voices.
+    const dtypeSuffix = {fp32: "", q8: "_quantized", fp16: "_fp16", int8: "_int8", uint8: "_uint8", q4: "_q4", q4f16: "_q4f16"}[spec.dtype ?? "q8"];
+    if (dtypeSuffix == null)
+        throw new DownloadError("usage", `Unknown --dtype '${spec.dtype}': fp32, q8, fp16, int8, uint8, q4 or q4f16.`);
+    const onnxModels = files.filter((entry) => /^onnx\/model[\w]*\.onnx$/.test(entry.path)).map((entry) => entry.path);
+    if (onnxModels.length === 0)
+        throw new DownloadError("notFound", `${spec.repo} has neither a GGUF nor an ONNX model (onnx/model*.onnx); name a file with ${spec.repo}/<file>.`);
+    // The dtype asked for (q8 by default, the smallest that keeps quality), else the full-precision model.
+    const wanted = [`onnx/model${dtypeSuffix}.onnx`, ...(spec.dtype == null ? ["onnx/model.onnx"] : [])].find((name) => onnxModels.includes(name));
+    if (wanted == null)
+        throw new DownloadError("notFound", `${spec.repo} has no ${spec.dtype} model (onnx/model${dtypeSuffix}.onnx); it has: ${onnxModels.join(", ")}.`);
+    const model = files.filter((entry) => entry.path === wanted || entry.path === `${wanted}_data`);
+    const config = files.filter((entry) => /^(config|tokenizer|tokenizer_config|special_tokens_map|preprocessor_config|generation_config)\.json$|^(vocab\.txt|vocab\.json|merges\.txt)$|^voices\/[^/]+\.bin$/.test(entry.path));
     return {files: [...config, ...model], manifestPath: "."};
 }
 

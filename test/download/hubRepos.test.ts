@@ -82,6 +82,19 @@ describe("download-models -- <hub repository>", () => {
         expect(entry.files.map((file) => file.path).sort()).toEqual(["config.json", "onnx/model_quantized.onnx", "tokenizer.json"]);
     });
 
+    it("picks the files a task needs: a Stable Diffusion export's networks, Kokoro's voices, the dtype asked for", () => {
+        const file = (path: string) => ({type: "file", path});
+        const sd = selectHubFiles({repo: "r", quant: null, file: null}, ["model_index.json", "unet/model.onnx", "unet/model.onnx_data", "unet/config.json", "unet/diffusion_pytorch_model.safetensors",
+            "text_encoder/model.onnx", "vae_decoder/model.onnx", "vae_encoder/model.onnx", "tokenizer/vocab.json", "tokenizer/merges.txt", "scheduler/scheduler_config.json", "README.md"].map(file));
+        expect(sd.files.map((entry) => entry.path)).toEqual(["model_index.json", "unet/model.onnx", "unet/model.onnx_data", "unet/config.json",
+            "text_encoder/model.onnx", "vae_decoder/model.onnx", "tokenizer/vocab.json", "tokenizer/merges.txt", "scheduler/scheduler_config.json"]);
+        const kokoro = ["config.json", "tokenizer.json", "onnx/model.onnx", "onnx/model_quantized.onnx", "onnx/model_fp16.onnx", "voices/af_heart.bin", "voices/am_echo.bin"].map(file);
+        expect(selectHubFiles({repo: "r", quant: null, file: null}, kokoro).files.map((entry) => entry.path))
+            .toEqual(["config.json", "tokenizer.json", "voices/af_heart.bin", "voices/am_echo.bin", "onnx/model_quantized.onnx"]);
+        expect(selectHubFiles({repo: "r", quant: null, file: null, dtype: "fp16"}, kokoro).files.at(-1)!.path).toBe("onnx/model_fp16.onnx");
+        expect(() => selectHubFiles({repo: "r", quant: null, file: null, dtype: "q4"}, kokoro)).toThrow("r has no q4 model");
+    });
+
     it("a download that does not match the hub's sha256 is refused; an interrupted one resumes", async () => {
         hub.switches.corruptTimes["tiny-Q8_0.gguf"] = 2;
         await expect(run("someone/Tiny-GGUF:Q8_0")).rejects.toThrow(/corrupt after two downloads/);
