@@ -2,7 +2,8 @@
  * `npm run bench:security`: does one heavy request stall the others? The server (a child process,
  * stories260K, context 2048) receives, 3 at a time and repeatedly, requests that are heavy by
  * construction: a ~9.9 MB prompt on chat completions and on legacy completions, and a chat request
- * whose json_schema has a 40,000-value enum; meanwhile /health is polled. Prints /health latency
+ * whose json_schema has a 40,000-value enum; meanwhile /health is polled (from a worker thread of the bench,
+ * so that the bench's own sending of 10 MB bodies does not delay the polls). Prints /health latency
  * (median, p99, max) idle and under that load, and what the heavy requests got.
  * Figures: docs/security.md ("Heavy requests").
  */
@@ -10,6 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
 import { BenchServer } from "./serverClient.js";
 import { fixed, median } from "./stats.js";
 
@@ -21,15 +23,32 @@ const server = await BenchServer.start({cwd: root, manifestPath, keysFile: path.
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 
+/**
+ * Polls /health every 10 ms from a worker thread until `until()` holds: the bench's own main thread
+ * is busy sending 10 MB bodies, and a poller there would measure the client's stalls, not the server's.
+ */
 async function pollHealth(until: () => boolean): Promise<number[]> {
-    const latencies: number[] = [];
-    while (!until()) {
-        const started = performance.now();
-        await (await fetch(`${server.baseUrl}/health`)).arrayBuffer();
-        latencies.push(performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    return latencies;
+    const worker = new Worker(`
+        const {parentPort, workerData} = require("node:worker_threads");
+        let stop = false;
+        parentPort.on("message", () => stop = true);
+        (async () => {
+            const latencies = [];
+            while (!stop) {
+                const started = performance.now();
+                await (await fetch(workerData.url + "/health")).arrayBuffer();
+                latencies.push(performance.now() - started);
+                await new Promise((resolve) => setTimeout(resolve, 10));
+            }
+            parentPort.postMessage(latencies);
+        })();`, {eval: true, workerData: {url: server.baseUrl}});
+    const latencies = new Promise<number[]>((resolve) => worker.once("message", resolve));
+    while (!until())
+        await new Promise((resolve) => setTimeout(resolve, 20));
+    worker.postMessage("stop");
+    const result = await latencies;
+    await worker.terminate();
+    return result;
 }
 
 const bigPrompt = "The quick brown fox jumps over the lazy dog. ".repeat(Math.floor(9.9 * 1024 * 1024 / 45));
