@@ -1,9 +1,10 @@
+import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
-import { readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
+import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir, tinyChatModelPath } from "../support/testModels.js";
 import path from "node:path";
 
@@ -81,12 +82,91 @@ describe("detecting a thinking model (generated GGUFs)", () => {
             const job = {turns: [{role: "user" as const, content: "hi"}], n: 1, maxTokens: 1, stop: [], jsonObject: false, jsonSchema: null,
                 sampling: {temperature: 0, topP: 1, seed: 1, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}};
             const [qwenRun, r1Run] = [engines[0].submit(job, {signal: new AbortController().signal}), engines[1].submit(job, {signal: new AbortController().signal})];
-            await Promise.all([qwenRun.done, r1Run.done]);
-            // node-llama-cpp's Jinja wrapper keeps a generation prompt's "<think>" out of the rendered context (it treats it as
-            // the start of a thought segment), so neither prompt ends inside an open block here.
-            expect([qwenRun.startsInReasoning, r1Run.startsInReasoning]).toEqual([false, false]);
+            const [[qwenChoice], [r1Choice]] = await Promise.all([qwenRun.done, r1Run.done]);
+            // R1's generation prompt opens the block (node-llama-cpp's wrapper leaves that "<think>" out; the engine writes it
+            // back), so its one token is reasoning; Qwen3's output starts undecided, and one token cannot open a block.
+            expect([qwenChoice.reasoningTokens, r1Choice.reasoningTokens]).toEqual([0, 1]);
+            expect(qwenChoice.reasoning).toBeNull();
         } finally {
             await Promise.all(engines.map((engine) => engine.dispose()));
         }
+    });
+});
+
+describe("reasoning controls and the other wire formats (scripted thinking model)", () => {
+    const fake = () => server.engines.engineFor("thinker", "chat").engine as unknown as FakeChatEngine;
+
+    it("chat completions: reasoning_effort and chat_template_kwargs reach the engine; a bad effort is a 400 naming it", async () => {
+        await server.client.chat.completions.create({model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "none"});
+        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: false, budgetTokens: null});
+        await server.post("/v1/chat/completions", {model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "low", chat_template_kwargs: {enable_thinking: true, x: 1}});
+        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1024});
+        expect(fake().jobs.at(-1)!.templateKwargs).toEqual({enable_thinking: true, x: 1});
+        const bad = await server.post("/v1/chat/completions", {model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "huge"});
+        expect(bad.status).toBe(400);
+        expect((await jsonOf(bad)).error.param).toBe("reasoning_effort");
+    });
+
+    it("Responses (openai client): a reasoning item before the message, reasoning tokens in usage; reasoning.effort reaches the engine", async () => {
+        const response = await server.client.responses.create({model: "thinker", input: "hi", reasoning: {effort: "medium"}});
+        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 4096});
+        expect(response.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+        const reasoning = response.output[0] as {content?: {type: string, text: string}[]};
+        expect(reasoning.content).toEqual([{type: "reasoning_text", text: "Let me think about it."}]);
+        expect(response.output_text).toBe("Hello there.");
+        expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(5);
+    });
+
+    it("Responses streamed: reasoning_text deltas, then output_text deltas, in OpenAI's order", async () => {
+        const stream = await server.client.responses.create({model: "thinker", input: "hi", stream: true});
+        const events: {type: string, delta?: string, output_index?: number}[] = [];
+        for await (const event of stream)
+            events.push(event as never);
+        const types = events.map((event) => event.type);
+        const reasoning = events.filter((event) => event.type === "response.reasoning_text.delta").map((event) => event.delta).join("");
+        const text = events.filter((event) => event.type === "response.output_text.delta").map((event) => event.delta).join("");
+        expect(reasoning).toBe("Let me think about it.");
+        expect(text).toBe("Hello there.");
+        expect(types.lastIndexOf("response.reasoning_text.delta")).toBeLessThan(types.indexOf("response.output_text.delta"));
+        expect(types.indexOf("response.reasoning_text.done")).toBeGreaterThan(types.lastIndexOf("response.reasoning_text.delta"));
+        const completed = events.at(-1) as unknown as {type: string, response: {output: {type: string}[]}};
+        expect(completed.type).toBe("response.completed");
+        expect(completed.response.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+        // Each item's added and done events carry the same output_index.
+        const added = events.filter((event) => event.type === "response.output_item.added").map((event) => event.output_index);
+        const done = events.filter((event) => event.type === "response.output_item.done").map((event) => event.output_index);
+        expect(added).toEqual([0, 1]);
+        expect(done).toEqual([0, 1]);
+    });
+
+    it("Messages (@anthropic-ai/sdk): a thinking block with a signature before the text; thinking settings reach the engine", async () => {
+        const client = new Anthropic({baseURL: server.url, apiKey: "none", maxRetries: 0});
+        const message = await client.messages.create({model: "thinker", max_tokens: 2000, messages: [{role: "user", content: "hi"}], thinking: {type: "enabled", budget_tokens: 1500}});
+        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1500});
+        expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
+        const thinking = message.content[0] as {thinking: string, signature: string};
+        expect(thinking.thinking).toBe("Let me think about it.");
+        expect(thinking.signature.length).toBeGreaterThan(0);
+        expect((message.content[1] as {text: string}).text).toBe("Hello there.");
+
+        const streamed = await client.messages.stream({model: "thinker", max_tokens: 100, messages: [{role: "user", content: "hi"}]}).finalMessage();
+        expect(streamed.content).toEqual(message.content);
+
+        await client.messages.create({model: "thinker", max_tokens: 100, messages: [{role: "user", content: "hi"}], thinking: {type: "disabled"}});
+        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: false, budgetTokens: null});
+        // An earlier turn's thinking block is accepted (and left out of the prompt).
+        const followUp = await client.messages.create({model: "thinker", max_tokens: 100, messages: [
+            {role: "user", content: "hi"}, {role: "assistant", content: message.content as never}, {role: "user", content: "again"}
+        ]});
+        expect(followUp.content[1]).toMatchObject({type: "text"});
+        expect(fake().jobs.at(-1)!.turns.map((turn) => turn.content)).toEqual(["hi", "Hello there.", "again"]);
+    });
+
+    it("Messages: a budget that is not below max_tokens is Anthropic's 400 naming thinking.budget_tokens", async () => {
+        const response = await server.post("/v1/messages", {model: "thinker", max_tokens: 100, messages: [{role: "user", content: "hi"}], thinking: {type: "enabled", budget_tokens: 100}});
+        expect(response.status).toBe(400);
+        const body = await jsonOf(response);
+        expect(body.type).toBe("error");
+        expect(body.error.message).toContain("thinking.budget_tokens");
     });
 });

@@ -1,4 +1,5 @@
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import { ReasoningOutput } from "../../src/capabilities/chat/ReasoningOutput.js";
 import type { EngineLoad } from "../../src/core/engines/EngineLoad.js";
 
 /**
@@ -35,16 +36,23 @@ export class FakeChatEngine implements ChatEngine {
             try {
                 const results: ChoiceResult[] = [];
                 for (let index = 0; index < job.n; index++) {
-                    let text = "";
+                    // A thinking model's output is split as the real engine splits it (ReasoningOutput).
+                    const output = new ReasoningOutput(this.info.reasoningFormat, false, {
+                        reasoning: (text) => hooks.onReasoning?.(index, text),
+                        content: (text) => hooks.onText?.(index, text)
+                    });
                     for (const [pieceIndex, piece] of this.script.pieces.entries()) {
                         await (this.script.beforePiece?.(pieceIndex, hooks.signal) ?? new Promise((resolve) => setImmediate(resolve)));
                         hooks.signal.throwIfAborted();
-                        text += piece;
-                        hooks.onText?.(index, piece);
+                        output.push(piece);
                     }
                     if (this.script.failWith != null)
                         throw this.script.failWith;
-                    const result: ChoiceResult = {index, text, finishReason: "stop", completionTokens: this.script.pieces.length};
+                    const {content: text, reasoning} = output.finish();
+                    const result: ChoiceResult = {
+                        index, text, finishReason: "stop", completionTokens: this.script.pieces.length,
+                        ...(reasoning === undefined ? {} : {reasoning, reasoningTokens: this.countTextTokens(reasoning ?? "")})
+                    };
                     hooks.onFinish?.(result);
                     results.push(result);
                 }

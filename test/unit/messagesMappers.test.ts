@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toAnthropicError } from "../../src/capabilities/chat/messages/toAnthropicError.js";
-import { toChatRequest } from "../../src/capabilities/chat/messages/toChatRequest.js";
+import { toChatRequest, toReasoning } from "../../src/capabilities/chat/messages/toChatRequest.js";
 import { toMessage, toStopReason } from "../../src/capabilities/chat/messages/toMessage.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
 
@@ -31,12 +31,15 @@ describe("toChatRequest (Messages -> chat completions, pure)", () => {
         });
     });
 
-    it("tool_choice tool names a function; none is none; a tool not in tools, and thinking enabled, are 400s naming the field", () => {
+    it("tool_choice tool names a function; none is none; a tool not in tools, and a thinking budget not below max_tokens, are 400s naming the field", () => {
         const base = {model: "m", max_tokens: 5, messages: [{role: "user" as const, content: "x"}], tools: [{name: "w", input_schema: {type: "object"}}]};
         expect(toChatRequest({...base, tool_choice: {type: "tool", name: "w"}}).tool_choice).toEqual({type: "function", function: {name: "w"}});
         expect(toChatRequest({...base, tool_choice: {type: "none"}}).tool_choice).toBe("none");
         expect(() => toChatRequest({...base, tool_choice: {type: "tool", name: "nope"}})).toThrow(expect.objectContaining({param: "tool_choice.name"}));
-        expect(() => toChatRequest({...base, thinking: {type: "enabled", budget_tokens: 1024}})).toThrow(expect.objectContaining({param: "thinking"}));
+        expect(() => toChatRequest({...base, max_tokens: 1024, thinking: {type: "enabled", budget_tokens: 1024}})).toThrow(expect.objectContaining({param: "thinking.budget_tokens"}));
+        expect(() => toChatRequest({...base, max_tokens: 1025, thinking: {type: "enabled", budget_tokens: 1024}})).not.toThrow();
+        expect([toReasoning(undefined), toReasoning({type: "disabled"}), toReasoning({type: "enabled", budget_tokens: 1024}), toReasoning({type: "adaptive"})])
+            .toEqual([null, {enabled: false, budgetTokens: null}, {enabled: true, budgetTokens: 1024}, {enabled: true, budgetTokens: null}]);
     });
 });
 

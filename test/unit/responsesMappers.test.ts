@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ResponseStore } from "../../src/capabilities/chat/responses/ResponseStore.js";
 import { toChatRequest } from "../../src/capabilities/chat/responses/toChatRequest.js";
-import { toOutputItems, toResponse } from "../../src/capabilities/chat/responses/toResponse.js";
+import { toUsage, toOutputItems, toResponse } from "../../src/capabilities/chat/responses/toResponse.js";
 
 describe("Responses -> chat completions (pure)", () => {
     it("maps instructions, history, message items, function calls and their outputs, text.format and tools", () => {
@@ -45,12 +45,17 @@ describe("Responses -> chat completions (pure)", () => {
 });
 
 describe("the response object and the store", () => {
-    const ids = {response: "resp_1", message: "msg_1", call: (index: number) => ({id: `fc_${index}`, callId: `call_${index}`})};
+    const ids = {response: "resp_1", message: "msg_1", reasoning: "rs_1", call: (index: number) => ({id: `fc_${index}`, callId: `call_${index}`})};
 
     it("gives message and function_call items; length is incomplete", () => {
         expect(toOutputItems(ids, {index: 0, text: "", finishReason: "tool_calls", completionTokens: 3, toolCalls: [{name: "w", arguments: "{}"}]}))
             .toEqual([{type: "function_call", id: "fc_0", call_id: "call_0", name: "w", arguments: "{}", status: "completed"}]);
         const response = toResponse("resp_1", 1, "m", {model: "m", input: "x", max_output_tokens: 2}, {status: "incomplete", output: [], usage: null});
+        // A thinking model's reasoning comes first as a reasoning item; its tokens in usage.
+        const thought = {index: 0, text: "Hi.", finishReason: "stop" as const, completionTokens: 9, reasoning: "They greet me.", reasoningTokens: 6};
+        expect(toOutputItems(ids, thought).map((item) => item.type)).toEqual(["reasoning", "message"]);
+        expect(toOutputItems(ids, thought)[0]).toEqual({type: "reasoning", id: "rs_1", summary: [], content: [{type: "reasoning_text", text: "They greet me."}], status: "completed"});
+        expect(toUsage(5, thought).output_tokens_details).toEqual({reasoning_tokens: 6});
         expect(response).toMatchObject({status: "incomplete", incomplete_details: {reason: "max_output_tokens"}, store: true, max_output_tokens: 2, tool_choice: "auto"});
     });
 

@@ -1,3 +1,4 @@
+import type { ReasoningEffort } from "./toReasoningControls.js";
 /** OpenAI wire types of /v1/chat/completions, as far as this server reads and writes them. */
 export type WireContentPart = {type: string, text?: string};
 
@@ -40,6 +41,10 @@ export type ChatCompletionRequest = {
     functions?: unknown[] | null;
     function_call?: unknown;
     user?: string | null;
+    /** A thinking model's effort: `none`/`minimal` = no thinking, the others a thought-token budget (toReasoningControls). */
+    reasoning_effort?: ReasoningEffort | null;
+    /** Extra variables for the model's chat template (llama-server's and vLLM's extension), e.g. `{"enable_thinking": false}`. */
+    chat_template_kwargs?: Record<string, unknown> | null;
 };
 
 export type WireTopLogprob = {token: string, logprob: number, bytes: number[] | null};

@@ -98,7 +98,18 @@ export type ChatJob = {
     logprobs?: number | null;
     /** Tools offered to the model; absent or null = none. */
     tools?: ChatTools | null;
+    /** A thinking model's reasoning for this job; absent or null = the model's default (it thinks, unbounded). Ignored by other models. */
+    reasoning?: ReasoningControls | null;
+    /** Extra variables for the chat template (llama-server's and vLLM's `chat_template_kwargs`, e.g. Qwen3's `enable_thinking`). */
+    templateKwargs?: Record<string, unknown> | null;
 };
+
+/**
+ * `enabled: false`: no thinking (the template's `enable_thinking: false` where it has one, else an empty
+ * think block written after the generation prompt). `budgetTokens`: after this many tokens of reasoning the
+ * think block is closed by the engine and the answer begins; null = unbounded.
+ */
+export type ReasoningControls = {enabled: boolean, budgetTokens: number | null};
 
 export type TopLogprob = {
     /** The token's text (U+FFFD where its bytes are not a whole UTF-8 character). */
@@ -129,6 +140,13 @@ export type ChoiceResult = {
     cachedPromptTokens?: number;
     /** The stop sequence that ended the text, when one did (finishReason "stop"). */
     stopSequence?: string;
+    /**
+     * A thinking model's reasoning, apart from `text` (which is then the answer only); null when it did not
+     * reason; absent for a model whose output is not split.
+     */
+    reasoning?: string | null;
+    /** Tokens of `reasoning` (its tags included), part of `completionTokens`. */
+    reasoningTokens?: number;
 };
 
 export type ChatEngineInfo = {
@@ -159,6 +177,11 @@ export type ChatRunHooks = {
      * `arguments` fragments, which concatenate to the call's final `arguments`.
      */
     onToolCall?: (index: number, event: ToolCallEvent, logprobs?: TokenLogprob[]) => void;
+    /**
+     * A thinking model's reasoning, as it comes (before the answer's `onText`); the tags reach neither.
+     * Only for a model whose `reasoningFormat` is set.
+     */
+    onReasoning?: (index: number, text: string) => void;
     /** Called once, before any text, when the job's raw prompt asks for echo. */
     onPrompt?: (echo: PromptEcho) => void;
     /** Called once per choice when it finishes (before the whole run settles). */
@@ -167,8 +190,6 @@ export type ChatRunHooks = {
 
 export type ChatRun = {
     promptTokens: number;
-    /** The prompt ends inside an open think block (the template opened it): the output starts as reasoning. */
-    startsInReasoning?: boolean;
     /** Settles when every choice finished; rejects with the first engine failure. */
     done: Promise<ChoiceResult[]>;
 };

@@ -20,6 +20,16 @@ export class ThinkSplitter {
         this.state = startsInReasoning ? "reasoning" : "start";
     }
 
+    /** The text pushed so far has left the reasoning (or never had any): what follows is the answer. */
+    get inAnswer(): boolean {
+        return this.state === "answer-start" || this.state === "content";
+    }
+
+    /** The text pushed so far is inside the think block. */
+    get inReasoning(): boolean {
+        return this.state === "reasoning";
+    }
+
     push(text: string): SplitText {
         const out: SplitText = {reasoning: "", content: ""};
         this.held += text;

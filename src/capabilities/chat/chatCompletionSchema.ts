@@ -1,3 +1,4 @@
+import { reasoningEfforts } from "./toReasoningControls.js";
 import { samplingSchema } from "./samplingSchema.js";
 /**
  * JSON schema of a chat-completion request. Known fields are checked for type and range; unknown
@@ -84,6 +85,8 @@ export const chatCompletionSchema = {
         parallel_tool_calls: {type: ["boolean", "null"]},
         functions: {type: ["array", "null"]},
         function_call: {type: ["string", "object", "null"]},
-        user: {type: ["string", "null"], maxLength: 512}
+        user: {type: ["string", "null"], maxLength: 512},
+        reasoning_effort: {enum: [...reasoningEfforts, null]},
+        chat_template_kwargs: {type: ["object", "null"], maxProperties: 64}
     }
 } as const;

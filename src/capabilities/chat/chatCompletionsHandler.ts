@@ -11,7 +11,6 @@ import type { ChatEngine, ChatRun, ChoiceResult } from "./ChatEngine.js";
 import { toChatCompletion, toChunk, toFinishReason, toToolCallDelta, toUsage, type CompletionEnvelope } from "./chatResponses.js";
 import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
 import { toWireLogprobs } from "./toWireLogprobs.js";
-import { ThinkSplitter } from "./ThinkSplitter.js";
 
 /**
  * At most two socket writes per this window (see SseWriter): a small model produces a token every
@@ -38,24 +37,11 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
             systemFingerprint: engine.info.fingerprint
         };
 
-        const thinks = engine.info.reasoningFormat === "think-tags";
         if (request.stream !== true) {
             const run = engine.submit(job, {signal: state.signal});
             const choices = await run.done;
             logUsage(state, run, choices);
-            if (!thinks) {
-                ctx.body = toChatCompletion(envelope, run.promptTokens, choices, deprecatedFunctions);
-                return;
-            }
-            // A thinking model: its reasoning apart from the answer (`reasoning_content`), counted in usage.
-            const splits = choices.map((choice) => ThinkSplitter.split(choice.text, run.startsInReasoning === true));
-            const completion = toChatCompletion(envelope, run.promptTokens, choices.map((choice, index) => ({...choice, text: splits[index].content})), deprecatedFunctions);
-            for (const choice of completion.choices) {
-                const split = splits[choices.findIndex((candidate) => candidate.index === choice.index)];
-                choice.message.reasoning_content = split.reasoning === "" ? null : split.reasoning;
-            }
-            const reasoningTokens = splits.reduce((sum, split) => sum + engine.countTextTokens(split.reasoning), 0);
-            ctx.body = {...completion, usage: {...completion.usage, completion_tokens_details: {reasoning_tokens: reasoningTokens}}};
+            ctx.body = toChatCompletion(envelope, run.promptTokens, choices, deprecatedFunctions);
             return;
         }
 
@@ -67,30 +53,16 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
 
         // Submitted before the headers go out: a prompt that does not fit or a full queue is still a plain 400/503.
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
-        // A thinking model's reasoning streams as `delta.reasoning_content`, its answer as `delta.content`.
-        const splitters = new Map<number, ThinkSplitter>();
-        const reasoning = new Map<number, string>();
-        const sendText = (index: number, text: {reasoning: string, content: string}, logprobs?: Parameters<typeof toWireLogprobs>[0]) => {
-            if (text.reasoning !== "") {
-                reasoning.set(index, (reasoning.get(index) ?? "") + text.reasoning);
-                send(toChunk(envelope, {index, delta: {reasoning_content: text.reasoning}, logprobs: null, finish_reason: null}, usageField));
-            }
-            if (text.content !== "" || (text.reasoning === "" && logprobs != null))
-                send(toChunk(envelope, {index, delta: {content: text.content}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField));
-        };
-        let startsInReasoning = false;
+        // A thinking model's reasoning streams as `delta.reasoning_content`, before its answer's `delta.content`.
         const run = engine.submit(job, {
             signal: state.signal,
+            onReasoning: (index, text) => {
+                firstToken();
+                send(toChunk(envelope, {index, delta: {reasoning_content: text}, logprobs: null, finish_reason: null}, usageField));
+            },
             onText: (index, text, logprobs) => {
                 firstToken();
-                if (!thinks) {
-                    send(toChunk(envelope, {index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField));
-                    return;
-                }
-                let splitter = splitters.get(index);
-                if (splitter == null)
-                    splitters.set(index, splitter = new ThinkSplitter(startsInReasoning));
-                sendText(index, splitter.push(text), logprobs);
+                send(toChunk(envelope, {index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}, usageField));
             },
             onToolCall: (index, event, logprobs) => {
                 firstToken();
@@ -102,13 +74,9 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
                 }
             },
             onFinish: (choice) => {
-                const splitter = splitters.get(choice.index);
-                if (splitter != null)
-                    sendText(choice.index, splitter.flush());
                 send(toChunk(envelope, {index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, deprecatedFunctions)}, usageField));
             }
         });
-        startsInReasoning = run.startsInReasoning === true;
 
         stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, terminator: "[DONE]"});
         await streamResponse(ctx, stream, async () => {
@@ -116,12 +84,8 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
                 stream.send(toChunk(envelope, {index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null}, usageField));
             const choices = await run.done;
             logUsage(state, run, choices);
-            if (includeUsage) {
-                const usage = toUsage(run.promptTokens, choices);
-                stream.send(toChunk(envelope, null, thinks
-                    ? {...usage, completion_tokens_details: {reasoning_tokens: [...reasoning.values()].reduce((sum, text) => sum + engine.countTextTokens(text), 0)}}
-                    : usage));
-            }
+            if (includeUsage)
+                stream.send(toChunk(envelope, null, toUsage(run.promptTokens, choices)));
         });
     };
 }

@@ -16,6 +16,9 @@ export function toUsage(promptTokens: number, choices: readonly ChoiceResult[]):
     const cached = choices.map((choice) => choice.cachedPromptTokens);
     if (cached.length > 0 && cached.every((tokens) => tokens != null))
         usage.prompt_tokens_details = {cached_tokens: Math.min(...cached as number[])};
+    // A thinking model (its output split): its reasoning's tokens, part of completion_tokens.
+    if (choices.some((choice) => choice.reasoning !== undefined))
+        usage.completion_tokens_details = {reasoning_tokens: choices.reduce((sum, choice) => sum + (choice.reasoningTokens ?? 0), 0)};
     return usage;
 }
 
@@ -33,17 +36,22 @@ export function toChatCompletion(envelope: CompletionEnvelope, promptTokens: num
         system_fingerprint: envelope.systemFingerprint,
         choices: [...choices].sort((a, b) => a.index - b.index).map((choice) => ({
             index: choice.index,
-            message: choice.toolCalls == null
+            message: withReasoning(choice, choice.toolCalls == null
                 ? {role: "assistant", content: choice.text, refusal: null}
                 : deprecatedFunctions
                     // One call at most (parallel_tool_calls is off for them); a further one from tool_choice auto is dropped.
                     ? {role: "assistant", content: choice.text === "" ? null : choice.text, refusal: null, function_call: choice.toolCalls[0]}
-                    : {role: "assistant", content: choice.text === "" ? null : choice.text, refusal: null, tool_calls: choice.toolCalls.map(toWireToolCall)},
+                    : {role: "assistant", content: choice.text === "" ? null : choice.text, refusal: null, tool_calls: choice.toolCalls.map(toWireToolCall)}),
             logprobs: toWireLogprobs(choice.logprobs),
             finish_reason: toFinishReason(choice.finishReason, deprecatedFunctions)
         })),
         usage: toUsage(promptTokens, choices)
     };
+}
+
+/** A thinking model's message carries `reasoning_content` (null when it did not reason), as llama-server's and DeepSeek's. */
+function withReasoning<M extends object>(choice: ChoiceResult, message: M): M & {reasoning_content?: string | null} {
+    return choice.reasoning === undefined ? message : {...message, reasoning_content: choice.reasoning};
 }
 
 function toWireToolCall(call: {name: string, arguments: string}): WireToolCall {

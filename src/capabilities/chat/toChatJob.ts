@@ -1,3 +1,4 @@
+import { toReasoningControls } from "./toReasoningControls.js";
 import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatTools, ChatTurn } from "./ChatEngine.js";
 import { ApiError } from "../../core/http/ApiError.js";
 import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
@@ -51,7 +52,9 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
         jsonSchema,
         logprobs: request.logprobs === true ? request.top_logprobs ?? 0 : null,
         tools,
-        sampling: toSamplingOptions(request, toLogitBias(request.logit_bias, engine.vocabularySize))
+        sampling: toSamplingOptions(request, toLogitBias(request.logit_bias, engine.vocabularySize)),
+        reasoning: toReasoningControls(request.reasoning_effort),
+        templateKwargs: request.chat_template_kwargs ?? null
     };
 }
 

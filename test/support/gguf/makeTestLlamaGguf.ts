@@ -13,6 +13,11 @@ export type TestLlamaGgufOptions = {
     chatTemplate?: string | null,
     /** Additional normal pieces (`▁` marks a leading space); their prefixes are added too so the tokenizer can reach them. */
     extraVocab?: readonly string[],
+    /**
+     * Whole pieces added as user-defined tokens (llama.cpp matches them in text as one token, as Qwen3's `<think>` and
+     * `</think>`), after the rest of the vocabulary.
+     */
+    userDefinedVocab?: readonly string[],
     name?: string,
     /**
      * Adds fill-in-the-middle control tokens (`<|fim_prefix|>`, `<|fim_suffix|>`, `<|fim_middle|>`, Qwen2.5-Coder's
@@ -102,6 +107,7 @@ export const bench50mbOptions = {
 const TOKEN_TYPE_NORMAL = 1;
 const TOKEN_TYPE_UNKNOWN = 2;
 const TOKEN_TYPE_CONTROL = 3;
+const TOKEN_TYPE_USER_DEFINED = 4;
 const TOKEN_TYPE_BYTE = 6;
 
 const SPACE = "\u2581";
@@ -154,7 +160,8 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         extraVocab = [],
         name = "test-llama",
         weightStorage = "f32",
-        fillInTheMiddle = false
+        fillInTheMiddle = false,
+        userDefinedVocab = []
     } = options;
 
     if (nEmbd % nHeads !== 0)
@@ -166,7 +173,7 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
     if (headDim % 2 !== 0)
         throw new Error(`The head dimension (${headDim}) must be even for RoPE`);
 
-    const vocab = buildVocab(extraVocab, fillInTheMiddle);
+    const vocab = buildVocab(extraVocab, fillInTheMiddle, userDefinedVocab);
     const nVocab = vocab.tokens.length;
     const nEmbdKv = headDim * nKvHeads;
 
@@ -252,7 +259,7 @@ type Vocab = {
 /** The fill-in-the-middle control tokens `fillInTheMiddle` adds, by their GGUF key. */
 export const fimTokens = [["fim_pre", "<|fim_prefix|>"], ["fim_suf", "<|fim_suffix|>"], ["fim_mid", "<|fim_middle|>"]] as const;
 
-function buildVocab(extraVocab: readonly string[], fillInTheMiddle = false): Vocab {
+function buildVocab(extraVocab: readonly string[], fillInTheMiddle = false, userDefinedVocab: readonly string[] = []): Vocab {
     const vocab: Vocab = {tokens: [], scores: [], types: [], controlTokenIds: [], byteTokenIds: []};
     const ids = new Map<string, number>();
     const add = (piece: string, type: number, score: number) => {
@@ -303,6 +310,8 @@ function buildVocab(extraVocab: readonly string[], fillInTheMiddle = false): Voc
     if (fillInTheMiddle)
         for (const [, text] of fimTokens)
             add(text, TOKEN_TYPE_CONTROL, 0);
+    for (const piece of userDefinedVocab)
+        add(piece, TOKEN_TYPE_USER_DEFINED, 0);
 
     return vocab;
 }

@@ -6,6 +6,12 @@ import type { ChatToolFunction, ChatTurn, ToolCallFormat } from "../ChatEngine.j
 
 type JinjaWrapperInternals = {_stringifyFunctionResult?: boolean};
 
+/** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
+const maxKwargsWrappers = 8;
+
+/** How a conversation is rendered: the template's extra variables, and text written after the generation prompt. */
+export type RenderOptions = {templateKwargs?: Record<string, unknown> | null, tail?: string};
+
 /**
  * Renders a conversation into prompt tokens.
  *
@@ -25,34 +31,71 @@ type JinjaWrapperInternals = {_stringifyFunctionResult?: boolean};
  */
 export class ChatPromptRenderer {
     private readonly wrapper: JinjaTemplateChatWrapper | null;
+    private readonly kwargsWrappers = new Map<string, JinjaTemplateChatWrapper>();
     readonly usesTemplate: boolean;
     readonly toolCallFormat: ToolCallFormat | null;
+    /** The template has a thinking switch (Qwen3's `enable_thinking`). */
+    readonly hasThinkingSwitch: boolean;
+    /** The template opens a think block at the start of every response (DeepSeek-R1); node-llama-cpp's wrapper leaves that tag out. */
+    readonly opensThinkingOnResponseStart: boolean;
 
     constructor(private readonly model: LlamaModel) {
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
-        this.wrapper = typeof template === "string" && template.trim() !== ""
-            ? new JinjaTemplateChatWrapper({
-                template,
-                tokenizer: model.tokenizer,
-                joinAdjacentMessagesOfTheSameType: false,
-                convertUnsupportedSystemMessagesToUserMessages: "auto"
-            })
-            : null;
+        this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate === true ? toolCallFormatOf(this.wrapper) : null;
-        if (this.toolCallFormat != null) {
+        this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
+        this.opensThinkingOnResponseStart = this.wrapper?.settings.segments?.thought?.openOnResponseStart === true
+            || (typeof template === "string" && generationPromptOpensThinking(template));
+    }
+
+    /** `enable_thinking` goes to the wrapper's own switch (it would otherwise write its default over the variable). */
+    private createWrapper(template: string, kwargs: Record<string, unknown> | undefined) {
+        const {enable_thinking: enableThinking, ...additionalRenderParameters} = kwargs ?? {};
+        const wrapper = new JinjaTemplateChatWrapper({
+            reasoning: typeof enableThinking === "boolean" ? enableThinking : true,
+            template,
+            tokenizer: this.model.tokenizer,
+            joinAdjacentMessagesOfTheSameType: false,
+            convertUnsupportedSystemMessagesToUserMessages: "auto",
+            additionalRenderParameters: Object.keys(additionalRenderParameters).length === 0 ? undefined : additionalRenderParameters
+        });
+        if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
-            const internals = this.wrapper as unknown as JinjaWrapperInternals;
+            const internals = wrapper as unknown as JinjaWrapperInternals;
             if (typeof internals._stringifyFunctionResult !== "boolean")
                 throw new Error("This node-llama-cpp version has no JinjaTemplateChatWrapper._stringifyFunctionResult; tool results need updating.");
             internals._stringifyFunctionResult = false;
         }
+        return wrapper;
     }
 
-    render(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): Token[] {
+    /** The wrapper that renders with these template variables (the plain one without any). */
+    private wrapperFor(kwargs: Record<string, unknown> | null | undefined) {
+        if (this.wrapper == null || kwargs == null || Object.keys(kwargs).length === 0)
+            return this.wrapper;
+        const key = JSON.stringify(kwargs);
+        let wrapper = this.kwargsWrappers.get(key);
+        if (wrapper == null) {
+            wrapper = this.createWrapper(this.wrapper.template, kwargs);
+            if (this.kwargsWrappers.size >= maxKwargsWrappers)
+                this.kwargsWrappers.delete(this.kwargsWrappers.keys().next().value!);
+        } else
+            this.kwargsWrappers.delete(key);
+        this.kwargsWrappers.set(key, wrapper);
+        return wrapper;
+    }
+
+    render(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], options: RenderOptions = {}): Token[] {
+        return this.tokensOf(this.renderTemplate(turns, functions, options.templateKwargs), turns, options.tail);
+    }
+
+    /** The prompt tokens of a rendered conversation (`renderTemplate`'s result) with `tail` written after it. */
+    tokensOf(rendered: LlamaText | null, turns: readonly ChatTurn[], tail?: string): Token[] {
+        const text = rendered == null || tail == null || tail === "" ? rendered : LlamaText([rendered, new SpecialTokensText(tail)]);
         // Plain text is tokenized as llama.cpp tokenizes a prompt (SentencePiece space prefix included).
-        const tokens = this.renderTemplate(turns, functions)?.tokenize(this.model.tokenizer)
+        const tokens = text?.tokenize(this.model.tokenizer)
             ?? this.model.tokenize(turns.map((turn) => turn.content).join("\n\n"));
         // Like llama.cpp: BOS goes first when the model asks for it and the template did not write it.
         const bos = this.model.tokens.bos;
@@ -62,12 +105,25 @@ export class ChatPromptRenderer {
     }
 
     /** The conversation as the template renders it (special tokens marked as such); null without a template. */
-    renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): LlamaText | null {
-        return this.wrapper?.generateContextState({
+    renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], templateKwargs?: Record<string, unknown> | null): LlamaText | null {
+        return this.wrapperFor(templateKwargs)?.generateContextState({
             chatHistory: toChatHistory(turns),
             availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(functions)
         }).contextText ?? null;
     }
+}
+
+/**
+ * The template's generation prompt opens a think block it does not close (DeepSeek-R1's `<｜Assistant｜><think>\n`, QwQ's):
+ * after its last `add_generation_prompt`, comments aside, `<think>` is written more often than `</think>`.
+ */
+export function generationPromptOpensThinking(template: string): boolean {
+    const at = template.lastIndexOf("add_generation_prompt");
+    if (at === -1)
+        return false;
+    const tail = template.slice(at).replace(/\{#[\s\S]*?#\}/g, "");
+    const count = (tag: string) => tail.split(tag).length - 1;
+    return count("<think>") > count("</think>");
 }
 
 function toModelFunctions(functions: readonly ChatToolFunction[]): ChatModelFunctions {

@@ -1,5 +1,5 @@
-import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
+import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -28,6 +28,9 @@ import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
+import type { ReasoningStart } from "./ReasoningPhase.js";
+import { ReasoningOutput } from "../ReasoningOutput.js";
+import { thinkingPromptTail } from "./thinkingPromptTail.js";
 
 const maxCachedSchemaGrammars = 32;
 
@@ -70,6 +73,8 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
     private readonly tokenFloor: PromptTokenFloor;
+    /** What the engine writes to end a think block over its budget. */
+    private readonly thinkCloseTokens: readonly Token[];
 
     private constructor(
         private readonly llama: Llama,
@@ -85,6 +90,8 @@ export class LlamaChatEngine implements ChatEngine {
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
         this.tokenFloor = new PromptTokenFloor(model);
+        // The tag alone (a SentencePiece vocabulary would put a space piece before each text around it); the model writes what follows.
+        this.thinkCloseTokens = model.tokenize("</think>", true, "trimLeadingSpace");
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
@@ -152,7 +159,28 @@ export class LlamaChatEngine implements ChatEngine {
         if (floor >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
         const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
-        return this.renderer.render(job.turns, tools).length;
+        return this.conversationPrompt(job, tools, false).tokens.length;
+    }
+
+    /**
+     * The conversation's prompt tokens, and for a thinking model where its output starts: the template
+     * rendered with the job's variables (thinking off = `enable_thinking: false` too), then what
+     * thinkingPromptTail writes after it. `constrained`: a grammar will apply to the answer.
+     */
+    private conversationPrompt(job: ChatJob, functions: readonly ChatToolFunction[] | undefined, constrained: boolean): {tokens: Token[], start: ReasoningStart} {
+        const kwargs = {...job.templateKwargs};
+        const thinks = this.info.reasoningFormat === "think-tags";
+        const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
+        if (thinks && !enabled && this.renderer.hasThinkingSwitch)
+            kwargs.enable_thinking = false;
+        const rendered = this.renderer.renderTemplate(job.turns, functions, kwargs);
+        if (!thinks || rendered == null)
+            return {tokens: this.renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer"};
+        const {tail, start} = thinkingPromptTail(
+            {text: rendered.toString(), opensOnResponseStart: this.renderer.opensThinkingOnResponseStart},
+            {enabled, constrained}
+        );
+        return {tokens: this.renderer.tokensOf(rendered, job.turns, tail), start};
     }
 
     countTextTokens(text: string): number {
@@ -173,7 +201,10 @@ export class LlamaChatEngine implements ChatEngine {
             throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
         // A raw prompt (legacy completions) replaces the rendered conversation; everything else is shared.
         const raw = job.rawPrompt == null ? null : rawPromptTokens(this.model, job.rawPrompt);
-        const promptTokens = raw?.tokens ?? this.renderer.render(job.turns, tools?.functions);
+        const forced = tools?.choice.type === "forced" ? tools.choice : null;
+        const constrained = forced != null || job.jsonSchema != null || job.jsonObject;
+        const conversation = raw == null ? this.conversationPrompt(job, tools?.functions, constrained) : null;
+        const promptTokens = raw?.tokens ?? conversation!.tokens;
         if (promptTokens.length === 0)
             throw new EmptyPromptError();
         if (promptTokens.length >= contextSize)
@@ -181,11 +212,15 @@ export class LlamaChatEngine implements ChatEngine {
 
         const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - promptTokens.length);
         const tokenBias = createLogitBias(this.model, job.sampling.logitBias);
-        const forced = tools?.choice.type === "forced" ? tools.choice : null;
         const grammar = forced != null
             ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => toolCallGrammarText(this.llama, toolCallFormat!, forced.functions, forced.parallel))
             : job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
         const toolNames = tools != null && tools.choice.type !== "none" ? new Set(tools.functions.map((fn) => fn.name)) : null;
+        // A thinking model (a raw prompt is text as it is): where its output starts, its budget, the closing tag the engine writes.
+        const reasoningFormat = raw == null ? this.info.reasoningFormat ?? null : null;
+        const reasoning = reasoningFormat == null ? undefined : {
+            start: conversation!.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
+        };
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
 
@@ -224,6 +259,21 @@ export class LlamaChatEngine implements ChatEngine {
                         : new ToolCallStream(toolCallFormat!, toolNames, forced == null, (event) => event.type === "content"
                             ? hooks.onText?.(index, event.text, takeEntries())
                             : hooks.onToolCall?.(index, event, takeEntries()));
+                    // The answer goes to the call parser (streaming with tools) or out; a thinking model's reasoning apart
+                    // (its tokens' logprobs entries are not reported: only the answer's are).
+                    let pieceLogprobs: TokenLogprob[] | undefined;
+                    const split = new ReasoningOutput(reasoningFormat, reasoning?.start === "reasoning", {
+                        reasoning: (text) => hooks.onReasoning?.(index, text),
+                        content: (text) => {
+                            if (toolStream == null)
+                                hooks.onText?.(index, text, pieceLogprobs);
+                            else {
+                                entries.push(...pieceLogprobs ?? []);
+                                toolStream.push(text);
+                            }
+                            pieceLogprobs = undefined;
+                        }
+                    });
                     const outcome = await generateChoice({
                         model: this.model,
                         sequence,
@@ -243,27 +293,31 @@ export class LlamaChatEngine implements ChatEngine {
                         stepBarrier: this.stepBarrier,
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
-                        onText: toolStream == null
-                            ? (text, logprobs) => hooks.onText?.(index, text, logprobs)
-                            : (text, logprobs) => {
-                                entries.push(...logprobs ?? []);
-                                toolStream.push(text);
-                            }
+                        reasoning,
+                        onText: (text, logprobs) => {
+                            pieceLogprobs = logprobs;
+                            split.push(text);
+                            pieceLogprobs = undefined;
+                        }
                     });
                     this.sequences.record(promptTokens.length, outcome.cachedPromptTokens);
+                    const answer = split.finish();
                     if (toolStream != null) {
                         toolStream.finish();
                         if (entries.length > 0)
                             hooks.onText?.(index, "", takeEntries());
                     }
                     // Forced calls are well-formed by grammar, so they can only be cut short (token limit, stop sequence).
-                    const calls = toolNames == null ? null : parseToolCalls(outcome.text, toolCallFormat!, toolNames, forced != null);
+                    const calls = toolNames == null ? null : parseToolCalls(answer.content, toolCallFormat!, toolNames, forced != null);
+                    // The answer apart from a thinking model's reasoning; calls are looked for in the answer only.
+                    const {reasoningTokens, ...generated} = outcome;
+                    const thought = answer.reasoning === undefined ? {} : {reasoning: answer.reasoning, reasoningTokens: reasoningTokens ?? 0};
                     const result: ChoiceResult = calls == null
-                        ? {index, ...outcome}
+                        ? {index, ...generated, text: answer.content, ...thought}
                         : calls.calls.length === 0
-                            ? {index, ...outcome, text: calls.content}
+                            ? {index, ...generated, text: calls.content, ...thought}
                             : {
-                                index, ...outcome, text: calls.content, toolCalls: calls.calls,
+                                index, ...generated, text: calls.content, toolCalls: calls.calls, ...thought,
                                 finishReason: calls.complete && outcome.finishReason !== "length" ? "tool_calls" : outcome.finishReason
                             };
                     hooks.onFinish?.(result);
@@ -288,10 +342,7 @@ export class LlamaChatEngine implements ChatEngine {
                 throw hooks.signal.aborted ? hooks.signal.reason : failure.reason;
             return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<ChoiceResult>).value);
         });
-        // Only for thinking models: the template's text (rendered again, cheap beside generation) tells whether it opened a think block.
-        const startsInReasoning = this.info.reasoningFormat === "think-tags" && raw == null
-            && opensThinking(this.renderer.renderTemplate(job.turns, tools?.functions)?.toString() ?? "");
-        return {promptTokens: promptTokens.length, startsInReasoning, done};
+        return {promptTokens: promptTokens.length, done};
     }
 
     async dispose() {
@@ -344,10 +395,5 @@ function detectThinkTags(model: LlamaModel): boolean {
         return true;
     const pieces: readonly string[] = model.fileInfo.metadata.tokenizer?.ggml?.tokens ?? [];
     return pieces.includes("<think>") && pieces.includes("</think>");
-}
-
-/** The prompt's end opens a think block that it does not close (DeepSeek-R1's template ends with `<think>\n`). */
-function opensThinking(tail: string): boolean {
-    return tail.lastIndexOf("<think>") > tail.lastIndexOf("</think>");
 }
 

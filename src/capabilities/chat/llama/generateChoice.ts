@@ -8,6 +8,7 @@ import { ChoiceText } from "./ChoiceText.js";
 import type { RawDistribution, RawDistributionTap } from "./RawDistributionTap.js";
 import type { TokenBytes } from "./TokenBytes.js";
 import { toTokenLogprob } from "./toTokenLogprob.js";
+import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
 
 export type ChoiceSettings = {
     model: LlamaModel;
@@ -36,6 +37,11 @@ export type ChoiceSettings = {
     /** Report a logprobs entry (with this many alternatives) for every token; needs `tap`. */
     logprobs?: {topLogprobs: number, tap: RawDistributionTap, bytes: TokenBytes};
     onText: (text: string, logprobs?: TokenLogprob[]) => void;
+    /**
+     * A thinking model: where its output starts; the grammar applies only after the think block; after
+     * `budgetTokens` tokens inside the block the engine writes `closeTokens` itself (the answer begins).
+     */
+    reasoning?: {start: ReasoningStart, budgetTokens: number | null, closeTokens: readonly Token[]};
 };
 
 export type ChoiceOutcome = {
@@ -43,7 +49,9 @@ export type ChoiceOutcome = {
     /** The stop sequence that ended the text, if one did. */
     stopSequence?: string,
     /** Prompt tokens whose KV cache was reused rather than evaluated. */
-    cachedPromptTokens: number
+    cachedPromptTokens: number,
+    /** A thinking model's tokens before its answer (tags included). */
+    reasoningTokens?: number
 };
 
 /**
@@ -77,6 +85,12 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     let finishReason: FinishReason = "length";
     // The distribution of the token the sequence samples next, reported just before the generator yields that token.
     let sampled: {token: Token, distribution: RawDistribution} | undefined;
+    // A thinking model's grammar starts with its answer: a fresh state, made when the think block has closed.
+    const phase = settings.reasoning == null ? null : new ReasoningPhase(settings.reasoning.start);
+    let grammarState: LlamaGrammarEvaluationState | undefined;
+    const answerGrammar = () => settings.grammar == null || phase?.inAnswer === false
+        ? undefined
+        : grammarState ??= new LlamaGrammarEvaluationState({model, grammar: settings.grammar});
 
     const tokens = sequence.evaluate(promptTokens.slice(last.start, last.end), {
         temperature: settings.temperature,
@@ -85,9 +99,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         minP: 0,
         seed: settings.seed,
         tokenBias: settings.tokenBias,
-        grammarEvaluationState: settings.grammar == null
-            ? undefined
-            : new LlamaGrammarEvaluationState({model, grammar: settings.grammar}),
+        grammarEvaluationState: settings.grammar == null ? undefined : answerGrammar,
         repeatPenalty: penalize
             ? {
                 punishTokens: () => generated,
@@ -109,7 +121,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     });
 
     const unwatch = settings.logprobs?.tap.watch(sequence, (token, distribution) => sampled = {token, distribution});
-    const iterator = tokens[Symbol.asyncIterator]();
+    const iterator = tokens;
     let joined = false;
     let pending: Promise<IteratorResult<Token>> | undefined = iterator.next();
     try {
@@ -123,15 +135,26 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 finishReason = "stop";
                 break;
             }
-            generated.push(token);
-            if (settings.logprobs == null)
-                output.add(token);
-            else {
-                if (sampled?.token !== token)
-                    throw new Error(`No raw distribution was reported for sampled token ${token}`);
-                const {distribution} = sampled;
-                const {topLogprobs, bytes} = settings.logprobs;
-                output.add(token, () => toTokenLogprob(token, distribution, topLogprobs, bytes));
+            // A thought over its budget: the token sampled is dropped and the block's closing tag written
+            // instead, which the sequence evaluates next (node-llama-cpp's replacement input) before the answer.
+            const budget = settings.reasoning?.budgetTokens;
+            const forced = phase != null && budget != null && phase.inReasoning && phase.thinkingTokens >= budget
+                ? settings.reasoning!.closeTokens
+                : null;
+            for (const next of forced ?? [token]) {
+                phase?.push(model.detokenize([next], true));
+                generated.push(next);
+                if (settings.logprobs == null)
+                    output.add(next);
+                else if (forced != null)
+                    output.add(next, () => forcedLogprob(next, settings.logprobs!.bytes));
+                else {
+                    if (sampled?.token !== next)
+                        throw new Error(`No raw distribution was reported for sampled token ${next}`);
+                    const {distribution} = sampled;
+                    const {topLogprobs, bytes} = settings.logprobs;
+                    output.add(next, () => toTokenLogprob(next, distribution, topLogprobs, bytes));
+                }
             }
             sampled = undefined;
             if (generated.length >= settings.maxTokens)
@@ -142,7 +165,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 joined = true;
             }
             await settings.stepBarrier.arrive();
-            pending = iterator.next();
+            pending = forced == null ? iterator.next() : iterator.next([...forced]);
         }
         output.finish();
         if (output.stopped)
@@ -161,6 +184,13 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     return {
         text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length, cachedPromptTokens,
         ...(output.stopSequence != null ? {stopSequence: output.stopSequence} : {}),
+        ...(phase == null ? {} : {reasoningTokens: phase.reasoningTokens}),
         ...(settings.logprobs == null ? {} : {logprobs: output.logprobs})
     };
+}
+
+/** The entry of a token the engine wrote itself (a think block's closing tag): certain, with no alternatives. */
+function forcedLogprob(token: Token, bytes: TokenBytes): TokenLogprob {
+    const tokenBytes = [...bytes.of(token)];
+    return {token: Buffer.from(tokenBytes).toString("utf8"), logprob: 0, bytes: tokenBytes, topLogprobs: []};
 }

@@ -6,7 +6,10 @@
 export type TextBlock = {type: "text", text: string};
 export type ToolUseBlock = {type: "tool_use", id: string, name: string, input: Record<string, unknown>};
 export type ToolResultBlock = {type: "tool_result", tool_use_id: string, content?: string | TextBlock[], is_error?: boolean};
-export type ContentBlockParam = TextBlock | ToolUseBlock | ToolResultBlock;
+/** A thinking model's reasoning; `signature` is an opaque value (here: a digest of the thinking) clients pass back unchanged. */
+export type ThinkingBlock = {type: "thinking", thinking: string, signature: string};
+export type RedactedThinkingBlock = {type: "redacted_thinking", data: string};
+export type ContentBlockParam = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
 
 export type MessageParam = {role: "user" | "assistant", content: string | ContentBlockParam[]};
 
@@ -28,14 +31,17 @@ export type MessageCreateRequest = {
     top_k?: number;
     tools?: ToolParam[];
     tool_choice?: ToolChoice;
-    thinking?: {type: "enabled", budget_tokens: number} | {type: "disabled"};
+    /** enabled: thinking within `budget_tokens`; adaptive / between_tools: thinking as the model likes; disabled: none; absent: the model's default. */
+    thinking?: {type: "enabled", budget_tokens: number, display?: ThinkingDisplay} | {type: "adaptive", display?: ThinkingDisplay} | {type: "between_tools"} | {type: "disabled"};
     metadata?: {user_id?: string | null};
-    /** Structured output: `format` constrains the answer to a JSON schema; `effort` is accepted (no reasoning is served yet). */
+    /** Structured output: `format` constrains the answer to a JSON schema; `effort` is accepted and not used (thinking sets the reasoning). */
     output_config?: {format?: {type: "json_schema", schema: Record<string, unknown>} | null, effort?: string | null};
     stream?: boolean;
 };
 
-export type CountTokensRequest = Pick<MessageCreateRequest, "model" | "messages" | "system" | "tools" | "tool_choice">;
+export type ThinkingDisplay = "summarized" | "omitted" | null;
+
+export type CountTokensRequest = Pick<MessageCreateRequest, "model" | "messages" | "system" | "tools" | "tool_choice" | "thinking">;
 
 export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
 
@@ -46,7 +52,7 @@ export type Message = {
     type: "message";
     role: "assistant";
     model: string;
-    content: (TextBlock | ToolUseBlock)[];
+    content: (ThinkingBlock | TextBlock | ToolUseBlock)[];
     stop_reason: StopReason | null;
     stop_sequence: string | null;
     usage: Usage;

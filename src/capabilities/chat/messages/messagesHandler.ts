@@ -10,16 +10,22 @@ import { toChatJob } from "../toChatJob.js";
 import type { CountTokensRequest, MessageCreateRequest } from "./MessagesWire.js";
 import { countTokensSchema, messagesSchema } from "./messagesSchema.js";
 import { toAnthropicError } from "./toAnthropicError.js";
-import { toChatRequest } from "./toChatRequest.js";
-import { toMessage, toStopReason, toUsage, toolUseId } from "./toMessage.js";
+import { toChatRequest, toReasoning } from "./toChatRequest.js";
+import { thinkingSignature, toMessage, toStopReason, toUsage, toolUseId } from "./toMessage.js";
 
 /** At most two socket writes per this window, as chat completions' streams (see SseWriter). */
 const tokenCoalesceMs = 8;
 
 function jobOf(request: MessageCreateRequest | CountTokensRequest, engine: ChatEngine): ChatJob {
-    const job = toChatJob(toChatRequest(request), engine.info);
+    const job = {...toChatJob(toChatRequest(request), engine.info), reasoning: toReasoning(request.thinking)};
     const topK = (request as MessageCreateRequest).top_k;
     return topK != null && topK > 0 ? {...job, sampling: {...job.sampling, topK}} : job;
+}
+
+/** `display: omitted` keeps the thinking's text out of the answer (its signature stays). */
+function displayOf(request: MessageCreateRequest): "summarized" | "omitted" {
+    const thinking = request.thinking;
+    return thinking != null && "display" in thinking && thinking.display === "omitted" ? "omitted" : "summarized";
 }
 
 /**
@@ -42,17 +48,21 @@ export function messagesHandler(context: RouteContext): Middleware {
             const run = engine.submit(job, {signal: state.signal});
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
-            ctx.body = toMessage(id, entry.id, run.promptTokens, choice);
+            ctx.body = toMessage(id, entry.id, run.promptTokens, choice, displayOf(request));
             return;
         }
 
-        // Blocks in order: at most one text block (index 0 when there is text), then one tool_use block per call.
+        // Blocks in order: a thinking model's thinking block, at most one text block, then one tool_use block per call.
         let stream!: SseWriter;
-        let open: {index: number, type: "text" | "tool_use"} | null = null;
+        let open: {index: number, type: "thinking" | "text" | "tool_use"} | null = null;
         let blocks = 0;
         let calls = 0;
+        let thought = "";
+        const omitted = displayOf(request) === "omitted";
         const send = (type: string, data: Record<string, unknown>) => stream.send({type, ...data}, type);
         const closeBlock = () => {
+            if (open?.type === "thinking")
+                send("content_block_delta", {index: open.index, delta: {type: "signature_delta", signature: thinkingSignature(thought.trim())}});
             if (open != null)
                 send("content_block_stop", {index: open.index});
             open = null;
@@ -60,6 +70,17 @@ export function messagesHandler(context: RouteContext): Middleware {
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
         const run = engine.submit(job, {
             signal: state.signal,
+            onReasoning: (_index, text) => {
+                firstToken();
+                if (open?.type !== "thinking") {
+                    closeBlock();
+                    open = {index: blocks++, type: "thinking"};
+                    send("content_block_start", {index: open.index, content_block: {type: "thinking", thinking: "", signature: ""}});
+                }
+                thought += text;
+                if (!omitted)
+                    send("content_block_delta", {index: open.index, delta: {type: "thinking_delta", thinking: text}});
+            },
             onText: (_index, text) => {
                 if (text === "")
                     return;
@@ -89,8 +110,9 @@ export function messagesHandler(context: RouteContext): Middleware {
             }});
             send("ping", {});
             const [choice] = await run.done;
-            if (blocks === 0) {
+            if (blocks === 0 || (blocks === 1 && thought !== "")) {
                 // An empty answer is still one (empty) text block, as the non-streamed Message has.
+                closeBlock();
                 open = {index: blocks++, type: "text"};
                 send("content_block_start", {index: open.index, content_block: {type: "text", text: ""}});
             }

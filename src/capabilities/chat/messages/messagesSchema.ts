@@ -7,7 +7,18 @@ const contentBlock = {
         {type: "object", required: ["type", "tool_use_id"], properties: {
             type: {const: "tool_result"}, tool_use_id: {type: "string", minLength: 1},
             content: {anyOf: [{type: "string"}, {type: "array", items: textBlock}]}, is_error: {type: "boolean"}
-        }}
+        }},
+        // An earlier answer's thinking, passed back: accepted, and left out of the prompt as the models' templates drop it.
+        {type: "object", required: ["type", "thinking"], properties: {type: {const: "thinking"}, thinking: {type: "string"}, signature: {type: "string"}}},
+        {type: "object", required: ["type"], properties: {type: {const: "redacted_thinking"}, data: {type: "string"}}}
+    ]
+};
+
+const thinking = {
+    oneOf: [
+        {type: "object", required: ["type", "budget_tokens"], properties: {type: {const: "enabled"}, budget_tokens: {type: "integer", minimum: 1}, display: {enum: ["summarized", "omitted", null]}}},
+        {type: "object", required: ["type"], properties: {type: {const: "adaptive"}, display: {enum: ["summarized", "omitted", null]}}},
+        {type: "object", required: ["type"], properties: {type: {enum: ["disabled", "between_tools"]}}}
     ]
 };
 
@@ -30,7 +41,8 @@ const conversation = {
     tool_choice: {
         type: "object", required: ["type"],
         properties: {type: {enum: ["auto", "any", "tool", "none"]}, name: {type: "string"}, disable_parallel_tool_use: {type: "boolean"}}
-    }
+    },
+    thinking
 } as const;
 
 export const messagesSchema = {
@@ -43,7 +55,6 @@ export const messagesSchema = {
         temperature: {type: "number", minimum: 0, maximum: 1},
         top_p: {type: "number", minimum: 0, maximum: 1},
         top_k: {type: "integer", minimum: 0},
-        thinking: {type: "object", required: ["type"], properties: {type: {enum: ["enabled", "disabled"]}, budget_tokens: {type: "integer", minimum: 1}}},
         metadata: {type: "object", properties: {user_id: {type: ["string", "null"]}}},
         output_config: {type: "object", properties: {
             format: {anyOf: [{type: "null"}, {type: "object", required: ["type", "schema"], properties: {type: {const: "json_schema"}, schema: {type: "object"}}}]},

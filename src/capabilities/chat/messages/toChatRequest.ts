@@ -1,4 +1,5 @@
 import { ApiError } from "../../../core/http/ApiError.js";
+import type { ReasoningControls } from "../ChatEngine.js";
 import type { ChatCompletionRequest, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
 import type { ContentBlockParam, CountTokensRequest, MessageCreateRequest, MessageParam } from "./MessagesWire.js";
 
@@ -7,13 +8,23 @@ import type { ContentBlockParam, CountTokensRequest, MessageCreateRequest, Messa
  * (toChatJob's checks, templates, tools, grammars): `system` becomes a system message; consecutive
  * turns of one role are merged (as Anthropic does); `tool_use` blocks become an assistant's
  * `tool_calls`, `tool_result` blocks `tool` messages; `tool_choice` any/tool/none map to
- * required/a named function/none. Pure. Fields with no chat equivalent (`top_k`) are applied to the
- * job by the caller; `thinking: enabled` is refused (no reasoning format is served yet).
+ * required/a named function/none; thinking blocks of earlier turns are dropped (as the models' templates
+ * drop earlier reasoning). Pure. Fields with no chat equivalent (`top_k`, `thinking`) are applied to the
+ * job by the caller (toReasoning).
  */
+/** `thinking` as the engine's reasoning controls: enabled within its budget, adaptive as the model likes, disabled off; absent = the model's default. */
+export function toReasoning(thinking: MessageCreateRequest["thinking"]): ReasoningControls | null {
+    if (thinking == null)
+        return null;
+    if (thinking.type === "disabled")
+        return {enabled: false, budgetTokens: null};
+    return {enabled: true, budgetTokens: thinking.type === "enabled" ? thinking.budget_tokens : null};
+}
+
 export function toChatRequest(request: MessageCreateRequest | CountTokensRequest): ChatCompletionRequest {
     const full = request as MessageCreateRequest;
-    if (full.thinking?.type === "enabled")
-        throw ApiError.invalidRequest("'thinking' is not supported: this server does not yet separate a model's reasoning; send thinking: {type: \"disabled\"} or leave it out.", "thinking");
+    if (full.thinking?.type === "enabled" && full.max_tokens != null && full.thinking.budget_tokens >= full.max_tokens)
+        throw ApiError.invalidRequest("`max_tokens` must be greater than `thinking.budget_tokens`.", "thinking.budget_tokens");
     const named = request.tool_choice?.type === "tool" ? request.tool_choice.name : null;
     if (named != null && (request.tools ?? []).every((tool) => tool.name !== named))
         throw ApiError.invalidRequest(`tool_choice names the tool '${named}', which is not in 'tools'.`, "tool_choice.name");

@@ -1,5 +1,6 @@
 import type { ChoiceResult } from "../ChatEngine.js";
-import type { Message, StopReason, TextBlock, ToolUseBlock, Usage } from "./MessagesWire.js";
+import crypto from "node:crypto";
+import type { Message, StopReason, TextBlock, ThinkingBlock, ToolUseBlock, Usage } from "./MessagesWire.js";
 
 /** Why generation stopped, in Anthropic's words. */
 export function toStopReason(choice: Pick<ChoiceResult, "finishReason" | "stopSequence">): StopReason {
@@ -21,9 +22,19 @@ export function toolUseId(messageId: string, index: number) {
     return `toolu_${messageId.slice(4)}${index.toString().padStart(2, "0")}`;
 }
 
-/** The whole answer as a Message. Pure. */
-export function toMessage(id: string, model: string, promptTokens: number, choice: ChoiceResult): Message {
-    const content: (TextBlock | ToolUseBlock)[] = [];
+/**
+ * A thinking block's `signature`: opaque to clients, who pass it back unchanged. Here a digest of the thinking
+ * (this server does not verify blocks passed back: it drops them from the prompt, as the models' templates do).
+ */
+export function thinkingSignature(thinking: string): string {
+    return crypto.createHash("sha256").update(thinking).digest("base64");
+}
+
+/** The whole answer as a Message: a thinking model's reasoning first as a `thinking` block (its text left out when `display` is omitted). Pure. */
+export function toMessage(id: string, model: string, promptTokens: number, choice: ChoiceResult, display: "summarized" | "omitted" = "summarized"): Message {
+    const content: (ThinkingBlock | TextBlock | ToolUseBlock)[] = [];
+    if (choice.reasoning != null)
+        content.push({type: "thinking", thinking: display === "omitted" ? "" : choice.reasoning, signature: thinkingSignature(choice.reasoning)});
     if (choice.text !== "" || (choice.toolCalls ?? []).length === 0)
         content.push({type: "text", text: choice.text});
     for (const [index, call] of (choice.toolCalls ?? []).entries())

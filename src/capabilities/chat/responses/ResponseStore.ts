@@ -47,6 +47,8 @@ export class ResponseStore {
     static conversationOf(stored: StoredResponse): InputItem[] {
         return [...stored.history, ...stored.input, ...stored.response.output.map((item: OutputItem): InputItem => item.type === "message"
             ? {type: "message", role: "assistant", content: item.content}
-            : {type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments})];
+            : item.type === "reasoning"
+                ? {type: "reasoning", id: item.id, summary: []}
+                : {type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments})];
     }
 }

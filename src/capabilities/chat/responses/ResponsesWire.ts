@@ -1,3 +1,4 @@
+import type { ReasoningEffort } from "../toReasoningControls.js";
 /**
  * OpenAI's Responses API on the wire (`/v1/responses`): the subset this server reads and writes,
  * after the `openai` package's types (resources/responses).
@@ -25,7 +26,8 @@ export type ResponseCreateRequest = {
     tool_choice?: ToolChoice;
     parallel_tool_calls?: boolean | null;
     text?: {format?: TextFormat};
-    reasoning?: {effort?: string | null, summary?: string | null} | null;
+    /** `effort`: a thinking model's effort (toReasoningControls); `summary` is accepted (the reasoning is returned whole, as reasoning_text). */
+    reasoning?: {effort?: ReasoningEffort | null, summary?: string | null} | null;
     metadata?: Record<string, string> | null;
     user?: string;
     store?: boolean | null;
@@ -35,7 +37,9 @@ export type ResponseCreateRequest = {
 
 export type OutputMessage = {type: "message", id: string, status: "completed" | "incomplete" | "in_progress", role: "assistant", content: OutputText[]};
 export type OutputFunctionCall = {type: "function_call", id: string, call_id: string, name: string, arguments: string, status: "completed" | "in_progress"};
-export type OutputItem = OutputMessage | OutputFunctionCall;
+/** A thinking model's reasoning, whole, as `reasoning_text` content (as gpt-oss servers return it); no summary is written. */
+export type OutputReasoning = {type: "reasoning", id: string, summary: {type: "summary_text", text: string}[], content: {type: "reasoning_text", text: string}[], status: "completed" | "incomplete" | "in_progress"};
+export type OutputItem = OutputReasoning | OutputMessage | OutputFunctionCall;
 
 export type ResponseUsage = {
     input_tokens: number; input_tokens_details: {cached_tokens: number};

@@ -25,6 +25,7 @@ function idsFor(responseId: string): ResponseIds {
     return {
         response: responseId,
         message: randomId("msg"),
+        reasoning: randomId("rs"),
         call: (index) => {
             let ids = calls.get(index);
             if (ids == null)
@@ -81,6 +82,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const send = (type: string, data: Record<string, unknown>) => stream.send({type, sequence_number: sequence++, ...data}, type);
         let outputIndex = 0;
         let message: {index: number, text: string} | null = null;
+        let reasoning: {index: number, text: string} | null = null;
         const calls = new Map<number, {index: number, item: OutputFunctionCall}>();
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
         const openMessage = () => {
@@ -93,6 +95,16 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         };
         const run = engine.submit(job, {
             signal: state.signal,
+            onReasoning: (_index, text) => {
+                firstToken();
+                if (reasoning == null) {
+                    reasoning = {index: outputIndex++, text: ""};
+                    send("response.output_item.added", {output_index: reasoning.index, item: {type: "reasoning", id: ids.reasoning, summary: [], content: [], status: "in_progress"}});
+                    send("response.content_part.added", {item_id: ids.reasoning, output_index: reasoning.index, content_index: 0, part: {type: "reasoning_text", text: ""}});
+                }
+                reasoning.text += text;
+                send("response.reasoning_text.delta", {item_id: ids.reasoning, output_index: reasoning.index, content_index: 0, delta: text});
+            },
             onText: (_index, text) => {
                 if (text === "")
                     return;
@@ -125,8 +137,19 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
             const output = toOutputItems(ids, choice);
+            if (reasoning != null && !output.some((item) => item.type === "reasoning")) {
+                // Reasoning that was only whitespace: its item still closes, with its text.
+                const item = {type: "reasoning" as const, id: ids.reasoning, summary: [], content: [{type: "reasoning_text" as const, text: ""}], status: "completed" as const};
+                output.unshift(item);
+            }
             for (const item of output) {
-                if (item.type === "message") {
+                if (item.type === "reasoning") {
+                    const index = reasoning?.index ?? outputIndex++;
+                    const part = item.content[0];
+                    send("response.reasoning_text.done", {item_id: item.id, output_index: index, content_index: 0, text: part.text});
+                    send("response.content_part.done", {item_id: item.id, output_index: index, content_index: 0, part});
+                    send("response.output_item.done", {output_index: index, item});
+                } else if (item.type === "message") {
                     const open = openMessage();
                     const part = item.content[0];
                     send("response.output_text.done", {item_id: item.id, output_index: open.index, content_index: 0, text: part.text, logprobs: []});

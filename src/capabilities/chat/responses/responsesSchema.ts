@@ -1,3 +1,4 @@
+import { reasoningEfforts } from "../toReasoningControls.js";
 /** JSON schema of a Responses request (compiled once at startup). */
 const part = {type: "object", required: ["type", "text"], properties: {type: {enum: ["input_text", "output_text"]}, text: {type: "string"}}};
 const item = {
@@ -31,7 +32,7 @@ export const responsesSchema = {
         text: {type: "object", properties: {format: {type: "object", required: ["type"], properties: {
             type: {enum: ["text", "json_object", "json_schema"]}, name: {type: "string"}, schema: {type: "object"}, strict: {type: ["boolean", "null"]}, description: {type: "string"}
         }}}},
-        reasoning: {type: ["object", "null"], properties: {effort: {type: ["string", "null"]}, summary: {type: ["string", "null"]}}},
+        reasoning: {type: ["object", "null"], properties: {effort: {enum: [...reasoningEfforts, null]}, summary: {type: ["string", "null"]}}},
         metadata: {type: ["object", "null"], additionalProperties: {type: "string", maxLength: 512}, maxProperties: 16},
         user: {type: "string"},
         store: {type: ["boolean", "null"]},

@@ -14,8 +14,8 @@ export function inputItems(input: ResponseCreateRequest["input"]): InputItem[] {
  * A Responses request as the chat completions request it means (one chat path): `instructions` and
  * the conversation so far (`history`: a previous response's input and output items) before the new
  * input; message items become messages, consecutive `function_call` items one assistant message with
- * tool calls, `function_call_output` items tool messages, `reasoning` items are dropped (no reasoning
- * is served yet); `text.format` becomes `response_format`. Pure.
+ * tool calls, `function_call_output` items tool messages, `reasoning` items are dropped (as the models'
+ * templates drop earlier reasoning); `text.format` becomes `response_format`, `reasoning.effort` `reasoning_effort`. Pure.
  */
 export function toChatRequest(request: ResponseCreateRequest, history: readonly InputItem[] = []): ChatCompletionRequest {
     for (const [index, tool] of (request.tools ?? []).entries())
@@ -59,6 +59,7 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
         ...(request.temperature != null ? {temperature: request.temperature} : {}),
         ...(request.top_p != null ? {top_p: request.top_p} : {}),
         ...(request.user != null ? {user: request.user} : {}),
+        ...(request.reasoning?.effort != null ? {reasoning_effort: request.reasoning.effort} : {}),
         ...(format == null || format.type === "text" ? {}
             : format.type === "json_object" ? {response_format: {type: "json_object"}}
                 : {response_format: {type: "json_schema", json_schema: {name: format.name, schema: format.schema, strict: format.strict ?? null}}}),

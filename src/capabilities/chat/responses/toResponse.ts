@@ -1,20 +1,29 @@
 import type { ChoiceResult } from "../ChatEngine.js";
-import type { FunctionTool, OutputFunctionCall, OutputItem, OutputMessage, ResponseCreateRequest, ResponseObject, ResponseUsage, TextFormat } from "./ResponsesWire.js";
+import type { FunctionTool, OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, ResponseCreateRequest, ResponseObject, ResponseUsage, TextFormat } from "./ResponsesWire.js";
 
-export type ResponseIds = {response: string, message: string, call: (index: number) => {id: string, callId: string}};
+export type ResponseIds = {response: string, message: string, reasoning: string, call: (index: number) => {id: string, callId: string}};
 
-export function toUsage(promptTokens: number, choice: Pick<ChoiceResult, "completionTokens" | "cachedPromptTokens">): ResponseUsage {
+export function toUsage(promptTokens: number, choice: Pick<ChoiceResult, "completionTokens" | "cachedPromptTokens" | "reasoningTokens">): ResponseUsage {
     return {
         input_tokens: promptTokens, input_tokens_details: {cached_tokens: choice.cachedPromptTokens ?? 0},
-        output_tokens: choice.completionTokens, output_tokens_details: {reasoning_tokens: 0},
+        output_tokens: choice.completionTokens, output_tokens_details: {reasoning_tokens: choice.reasoningTokens ?? 0},
         total_tokens: promptTokens + choice.completionTokens
     };
 }
 
-/** The output items of a finished choice: its text as a message item (when there is text), then one function_call item per call. */
+/**
+ * The output items of a finished choice: a thinking model's reasoning item, its text as a message item (when
+ * there is text), then one function_call item per call.
+ */
 export function toOutputItems(ids: ResponseIds, choice: ChoiceResult): OutputItem[] {
     const items: OutputItem[] = [];
     const incomplete = choice.finishReason === "length";
+    if (choice.reasoning != null) {
+        // Cut by max_output_tokens before the answer began: the reasoning itself is what is incomplete.
+        const cut = incomplete && choice.text === "" && (choice.toolCalls ?? []).length === 0;
+        const reasoning: OutputReasoning = {type: "reasoning", id: ids.reasoning, summary: [], content: [{type: "reasoning_text", text: choice.reasoning}], status: cut ? "incomplete" : "completed"};
+        items.push(reasoning);
+    }
     if (choice.text !== "" || (choice.toolCalls ?? []).length === 0) {
         const message: OutputMessage = {type: "message", id: ids.message, status: incomplete ? "incomplete" : "completed", role: "assistant",
             content: [{type: "output_text", text: choice.text, annotations: []}]};

@@ -1,0 +1,47 @@
+import { ThinkSplitter } from "../ThinkSplitter.js";
+
+/** Where a thinking model's output starts: inside a think block the prompt opened, undecided, or in the answer (thinking off). */
+export type ReasoningStart = "reasoning" | "undecided" | "answer";
+
+/**
+ * Where a thinking model's generation is, token by token, as the engine samples (before any text is
+ * held back for stop sequences): still thinking or answering. The engine applies a grammar only once
+ * `inAnswer`, and closes the think block itself when `thinkingTokens` reaches a budget.
+ */
+export class ReasoningPhase {
+    private readonly splitter: ThinkSplitter | null;
+    /** Tokens sampled inside the think block (its closing tag included). */
+    thinkingTokens = 0;
+    /** Tokens sampled before the answer, counted once the output turned out to reason (tags included). */
+    private beforeAnswer = 0;
+    private reasoned: boolean;
+
+    constructor(start: ReasoningStart) {
+        this.splitter = start === "answer" ? null : new ThinkSplitter(start === "reasoning");
+        this.reasoned = start === "reasoning";
+    }
+
+    get inAnswer(): boolean {
+        return this.splitter == null || this.splitter.inAnswer;
+    }
+
+    get inReasoning(): boolean {
+        return this.splitter?.inReasoning === true;
+    }
+
+    /** The reasoning's tokens, for usage: 0 when the output never opened a think block. */
+    get reasoningTokens(): number {
+        return this.reasoned ? this.beforeAnswer : 0;
+    }
+
+    /** A sampled (or forced) token's text. */
+    push(text: string): void {
+        if (this.splitter == null || this.splitter.inAnswer)
+            return;
+        if (this.splitter.inReasoning)
+            this.thinkingTokens++;
+        this.beforeAnswer++;
+        this.splitter.push(text);
+        this.reasoned ||= this.splitter.inReasoning;
+    }
+}

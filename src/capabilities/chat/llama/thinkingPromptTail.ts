@@ -1,0 +1,36 @@
+import type { ReasoningStart } from "./ReasoningPhase.js";
+
+/** What the template did with a thinking model's generation prompt. */
+export type RenderedThinking = {
+    /** The rendered conversation's text (special tokens as text). */
+    text: string;
+    /** The template opens the think block at the start of every response (DeepSeek-R1), though node-llama-cpp's wrapper leaves the tag out. */
+    opensOnResponseStart: boolean;
+};
+
+/**
+ * What the engine writes after a thinking model's rendered prompt, and where its output then starts:
+ * - thinking off: nothing when the template already wrote a closed (empty) block (Qwen3's
+ *   `enable_thinking: false`), else an empty block `<think>\n\n</think>\n\n` (closing one the prompt opened);
+ * - thinking on, under a grammar (JSON mode, a schema, forced tools): the block is opened, so the model thinks
+ *   freely and the grammar applies from the answer on (a grammar from the first token would forbid `<think>`);
+ * - thinking on otherwise: an open block stays open (`<think>\n` added back when the template opens it on
+ *   every response); else the model decides whether it thinks.
+ */
+export function thinkingPromptTail(rendered: RenderedThinking, thinking: {enabled: boolean, constrained: boolean}): {tail: string, start: ReasoningStart} {
+    const {text} = rendered;
+    const open = text.lastIndexOf("<think>") > text.lastIndexOf("</think>");
+    if (!thinking.enabled) {
+        if (open)
+            return {tail: "\n\n</think>\n\n", start: "answer"};
+        // The generation prompt ends with a closed block: the template switched thinking off itself.
+        if (text.trimEnd().endsWith("</think>"))
+            return {tail: "", start: "answer"};
+        return {tail: "<think>\n\n</think>\n\n", start: "answer"};
+    }
+    if (open)
+        return {tail: "", start: "reasoning"};
+    if (rendered.opensOnResponseStart || thinking.constrained)
+        return {tail: "<think>\n", start: "reasoning"};
+    return {tail: "", start: "undecided"};
+}

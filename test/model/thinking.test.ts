@@ -1,0 +1,148 @@
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// A thinking model on the real engine: a generated GGUF with Qwen3's thinking switch in its template and <think>/</think> in its
+// vocabulary. Random weights never close a think block by themselves in a few tokens, so logit bias and budgets drive the output:
+// what is asserted (the split, where the grammar applies, the budget, the prompt the switch renders) does not depend on the weights.
+const thinkingTemplate = "{%- if greeting is defined %}{{- greeting }}{%- endif %}" + toolsChatTemplate.replace(
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}",
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}"
+);
+// DeepSeek-R1's way: the generation prompt opens the block (node-llama-cpp's wrapper leaves that tag out; the engine writes it back).
+const r1Template = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{% endif %}{# </think> #}";
+const modelPath = path.join(testModelsDir, "tiny-thinking-qwen3.gguf");
+const r1Path = path.join(testModelsDir, "tiny-thinking-r1.gguf");
+let engine: LlamaChatEngine;
+let r1: LlamaChatEngine;
+let thinkOpen: number;
+let thinkClose: number;
+let pieces: number[][];
+
+beforeAll(async () => {
+    await makeTestLlamaGguf(modelPath, {seed: 11, chatTemplate: thinkingTemplate, extraVocab: toolCallVocab, userDefinedVocab: ["<think>", "</think>"]});
+    await makeTestLlamaGguf(r1Path, {seed: 12, chatTemplate: r1Template, userDefinedVocab: ["<think>", "</think>"]});
+    const llama = await loadLlamaRuntime({gpu: "off"});
+    engine = await LlamaChatEngine.load(llama, {id: "thinker", modelPath, contextSize: 512, threads: 1, parallel: 2, queueSize: 4});
+    r1 = await LlamaChatEngine.load(llama, {id: "r1", modelPath: r1Path, contextSize: 512, threads: 1, parallel: 1, queueSize: 4});
+    const tokens = (text: string) => model.tokenize(text, true, "trimLeadingSpace");
+    const model = await llama.loadModel({modelPath});
+    pieces = [tokens("<think>"), tokens("</think>")];
+    [[thinkOpen], [thinkClose]] = pieces;
+    await model.dispose();
+});
+afterAll(async () => {
+    await engine?.dispose();
+    await r1?.dispose();
+});
+
+function job(overrides: Partial<ChatJob> = {}): ChatJob {
+    return {
+        turns: [{role: "user", content: "Tell me about the cat."}], n: 1, maxTokens: 24, stop: [], jsonObject: false, jsonSchema: null,
+        sampling: {temperature: 0, topP: 1, seed: 7, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()},
+        ...overrides
+    };
+}
+
+const neverClose = () => new Map([[thinkClose, -100]]);
+
+describe("a thinking model on the engine", () => {
+    it("is detected from its template and vocabulary; <think> and </think> are single tokens", () => {
+        expect(engine.info.reasoningFormat).toBe("think-tags");
+        expect(pieces.map((tokens) => tokens.length)).toEqual([1, 1]);
+    });
+
+    it("closes the think block at the budget: reasoning apart, the answer after it, reasoning tokens counted", async () => {
+        const reasoning: string[] = [];
+        const content: string[] = [];
+        // R1's template opens the block, so the output starts inside it; the model is kept from closing it itself.
+        const run = r1.submit(job({reasoning: {enabled: true, budgetTokens: 6}, sampling: {...job().sampling, logitBias: neverClose()}}),
+            {signal: new AbortController().signal, onReasoning: (_i, text) => reasoning.push(text), onText: (_i, text) => content.push(text)});
+        const [choice] = await run.done;
+        // Six tokens of thought and the closing tag the engine wrote; then the answer, to max_tokens.
+        expect(choice.reasoningTokens).toBe(7);
+        expect(choice.completionTokens).toBe(24);
+        expect(choice.finishReason).toBe("length");
+        expect(choice.reasoning).toBeTruthy();
+        expect(reasoning.join("").trim()).toBe(choice.reasoning);
+        expect(content.join("")).toBe(choice.text);
+        expect(choice.text.length).toBeGreaterThan(0);
+        expect(`${choice.reasoning}${choice.text}`).not.toMatch(/<\/?think>/);
+    });
+
+    it("without a budget the thought goes on (the same model, the same prompt): all reasoning, no answer", async () => {
+        const [choice] = await r1.submit(job({sampling: {...job().sampling, logitBias: neverClose()}}), {signal: new AbortController().signal}).done;
+        expect(choice.text).toBe("");
+        expect(choice.reasoningTokens).toBe(24);
+    });
+
+    it("JSON mode: the model thinks freely (the grammar does not apply inside the block), then the answer is JSON", async () => {
+        const [choice] = await engine.submit(job({
+            jsonObject: true, maxTokens: 80, turns: [{role: "user", content: "Answer in json."}],
+            reasoning: {enabled: true, budgetTokens: 8},
+            sampling: {...job().sampling, logitBias: neverClose()}
+        }), {signal: new AbortController().signal}).done;
+        // The engine opened the block (a grammar follows): eight tokens of unconstrained thought, the closing tag, then JSON.
+        expect(choice.reasoningTokens).toBe(9);
+        expect(choice.reasoning).toBeTruthy();
+        expect(choice.reasoning!.trim().startsWith("{")).toBe(false);
+        expect(choice.text.startsWith("{")).toBe(true);
+        if (choice.finishReason === "stop")
+            expect(typeof JSON.parse(choice.text)).toBe("object");
+    });
+
+    it("JSON mode when the model closes its thought at once: empty reasoning, JSON answer", async () => {
+        const [choice] = await engine.submit(job({
+            jsonObject: true, maxTokens: 80, turns: [{role: "user", content: "Answer in json."}],
+            sampling: {...job().sampling, logitBias: new Map([[thinkClose, 100]])}
+        }), {signal: new AbortController().signal}).done;
+        expect(choice.reasoning).toBeNull();
+        expect(choice.text.trimStart().startsWith("{")).toBe(true);
+    });
+
+    it("forced tools after the thought: a call parsed from the answer, reasoning apart", async () => {
+        const weather = {name: "get_weather", schema: {type: "object", properties: {city: {type: "string", maxLength: 8}}, required: ["city"], additionalProperties: false}};
+        const [choice] = await engine.submit(job({
+            maxTokens: 120,
+            tools: {functions: [{name: weather.name, parameters: weather.schema}], choice: {type: "forced", functions: [weather], parallel: false}},
+            reasoning: {enabled: true, budgetTokens: 5},
+            sampling: {...job().sampling, logitBias: neverClose()}
+        }), {signal: new AbortController().signal}).done;
+        expect(choice.reasoning).toBeTruthy();
+        expect(choice.reasoningTokens).toBe(6);
+        expect(choice.finishReason).toBe("tool_calls");
+        expect(choice.toolCalls).toHaveLength(1);
+        expect(choice.toolCalls![0].name).toBe("get_weather");
+        expect(typeof JSON.parse(choice.toolCalls![0].arguments).city).toBe("string");
+    });
+
+    it("thinking off: the template's switch renders an empty block, so the output is all answer", async () => {
+        const on = engine.countPromptTokens(job());
+        const off = engine.countPromptTokens(job({reasoning: {enabled: false, budgetTokens: null}}));
+        const viaKwargs = engine.countPromptTokens(job({templateKwargs: {enable_thinking: false}}));
+        expect(off).toBeGreaterThan(on);
+        expect(viaKwargs).toBe(off);
+        const [choice] = await engine.submit(job({reasoning: {enabled: false, budgetTokens: null}, sampling: {...job().sampling, logitBias: new Map([[thinkOpen, -100]])}}),
+            {signal: new AbortController().signal}).done;
+        expect(choice.reasoning).toBeNull();
+        expect(choice.reasoningTokens).toBe(0);
+        expect(choice.text.length).toBeGreaterThan(0);
+    });
+
+    it("chat_template_kwargs reach the template", () => {
+        expect(engine.countPromptTokens(job({templateKwargs: {greeting: "hello hello hello"}}))).toBeGreaterThan(engine.countPromptTokens(job()));
+    });
+
+    it("greedy output is the same with and without a budget that is never reached", async () => {
+        const run = (budgetTokens: number | null) => engine.submit(job({reasoning: {enabled: true, budgetTokens}, sampling: {...job().sampling, logitBias: neverClose()}}),
+            {signal: new AbortController().signal}).done;
+        const [[a], [b]] = await Promise.all([run(null), run(1000)]);
+        expect(b.text).toBe(a.text);
+        expect(b.reasoning).toBe(a.reasoning);
+    });
+});

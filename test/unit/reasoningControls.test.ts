@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { ReasoningOutput } from "../../src/capabilities/chat/ReasoningOutput.js";
+import { toReasoningControls } from "../../src/capabilities/chat/toReasoningControls.js";
+import { generationPromptOpensThinking } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { ReasoningPhase } from "../../src/capabilities/chat/llama/ReasoningPhase.js";
+import { thinkingPromptTail } from "../../src/capabilities/chat/llama/thinkingPromptTail.js";
+
+// Thinking models without a model: the pure pieces the engine and the wire formats use.
+describe("reasoning_effort", () => {
+    it("none and minimal switch thinking off; the others are thought-token budgets; absent is the model's default", () => {
+        expect(toReasoningControls(undefined)).toBeNull();
+        expect(toReasoningControls("none")).toEqual({enabled: false, budgetTokens: null});
+        expect(toReasoningControls("minimal")).toEqual({enabled: false, budgetTokens: null});
+        expect(["low", "medium", "high", "xhigh", "max"].map((effort) => toReasoningControls(effort as never)!.budgetTokens)).toEqual([1024, 4096, 16384, 32768, null]);
+    });
+});
+
+describe("the prompt's tail for a thinking model", () => {
+    const qwen3 = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+    it("thinking on: an open block stays open; R1's opening tag is written back; under a grammar the block is opened; else the model decides", () => {
+        expect(thinkingPromptTail({text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "reasoning"});
+        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: true}, {enabled: true, constrained: false})).toEqual({tail: "<think>\n", start: "reasoning"});
+        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "<think>\n", start: "reasoning"});
+        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+    });
+
+    it("thinking off: the template's own empty block, else one written; an open block is closed", () => {
+        expect(thinkingPromptTail({text: qwen3 + "<think>\n\n</think>\n\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "", start: "answer"});
+        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: false}, {enabled: false, constrained: true})).toEqual({tail: "<think>\n\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail({text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
+    });
+
+    it("reads from a template whether its generation prompt opens a block (DeepSeek-R1) or not (Qwen3's switch, comments)", () => {
+        expect(generationPromptOpensThinking("{% if add_generation_prompt %}{{'<｜Assistant｜><think>\\n'}}{% endif %}")).toBe(true);
+        expect(generationPromptOpensThinking("{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}")).toBe(false);
+        expect(generationPromptOpensThinking("{% if add_generation_prompt %}x{% endif %}{# <think> #}")).toBe(false);
+        expect(generationPromptOpensThinking("<think>")).toBe(false);
+    });
+});
+
+describe("ReasoningPhase (token by token, as the engine samples)", () => {
+    it("counts the block's tokens, knows when the answer starts, and counts nothing for output that never reasoned", () => {
+        const phase = new ReasoningPhase("reasoning");
+        for (const piece of ["Hmm", ",", " ok", "</", "think>"])
+            phase.push(piece);
+        expect(phase.inAnswer).toBe(true);
+        expect(phase.thinkingTokens).toBe(5);
+        expect(phase.reasoningTokens).toBe(5);
+        phase.push("Answer");
+        expect(phase.reasoningTokens).toBe(5);
+
+        const undecided = new ReasoningPhase("undecided");
+        undecided.push(" ");
+        expect(undecided.inAnswer).toBe(false);
+        undecided.push("Hello");
+        expect(undecided.inAnswer).toBe(true);
+        expect(undecided.reasoningTokens).toBe(0);
+
+        const opened = new ReasoningPhase("undecided");
+        opened.push("<think>");
+        expect(opened.inReasoning).toBe(true);
+        opened.push("x");
+        expect(opened.thinkingTokens).toBe(1);
+        expect(new ReasoningPhase("answer").inAnswer).toBe(true);
+    });
+});
+
+describe("ReasoningOutput", () => {
+    it("splits a thinking model's pieces to the two sinks and returns both; another model's output is all answer", () => {
+        const seen: string[] = [];
+        const output = new ReasoningOutput("think-tags", false, {reasoning: (text) => seen.push(`r:${text}`), content: (text) => seen.push(`c:${text}`)});
+        for (const piece of ["<th", "ink>Let", " me</thi", "nk>\n\nHi", "."])
+            output.push(piece);
+        expect(output.finish()).toEqual({content: "Hi.", reasoning: "Let me"});
+        expect(seen).toEqual(["r:Let", "r: me", "c:Hi", "c:."]);
+        const plain = new ReasoningOutput(null, false, {reasoning: () => {}, content: () => {}});
+        plain.push("<think>x</think>y");
+        expect(plain.finish()).toEqual({content: "<think>x</think>y"});
+        const empty = new ReasoningOutput("think-tags", true, {reasoning: () => {}, content: () => {}});
+        empty.push("</think>Answer");
+        expect(empty.finish()).toEqual({content: "Answer", reasoning: null});
+    });
+});
