@@ -54,7 +54,7 @@ describe("the response object and the store", () => {
         // A thinking model's reasoning comes first as a reasoning item; its tokens in usage.
         const thought = {index: 0, text: "Hi.", finishReason: "stop" as const, completionTokens: 9, reasoning: "They greet me.", reasoningTokens: 6};
         expect(toOutputItems(ids, thought).map((item) => item.type)).toEqual(["reasoning", "message"]);
-        expect(toOutputItems(ids, thought)[0]).toEqual({type: "reasoning", id: "rs_1", summary: [], content: [{type: "reasoning_text", text: "They greet me."}], status: "completed"});
+        expect(toOutputItems(ids, thought)[0]).toEqual({type: "reasoning", id: "rs_1", summary: [{type: "summary_text", text: "They greet me."}], content: [{type: "reasoning_text", text: "They greet me."}], status: "completed"});
         expect(toUsage(5, thought).output_tokens_details).toEqual({reasoning_tokens: 6});
         expect(response).toMatchObject({status: "incomplete", incomplete_details: {reason: "max_output_tokens"}, store: true, max_output_tokens: 2, tool_choice: "auto"});
     });

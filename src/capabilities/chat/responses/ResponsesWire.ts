@@ -37,7 +37,10 @@ export type ResponseCreateRequest = {
 
 export type OutputMessage = {type: "message", id: string, status: "completed" | "incomplete" | "in_progress", role: "assistant", content: OutputText[]};
 export type OutputFunctionCall = {type: "function_call", id: string, call_id: string, name: string, arguments: string, status: "completed" | "in_progress"};
-/** A thinking model's reasoning, whole, as `reasoning_text` content (as gpt-oss servers return it); no summary is written. */
+/**
+ * A thinking model's reasoning, whole, twice: as `reasoning_text` content (as gpt-oss servers return it) and as the
+ * `summary` (no summarizer runs: the summary is the reasoning), which clients such as the AI SDK read.
+ */
 export type OutputReasoning = {type: "reasoning", id: string, summary: {type: "summary_text", text: string}[], content: {type: "reasoning_text", text: string}[], status: "completed" | "incomplete" | "in_progress"};
 export type OutputItem = OutputReasoning | OutputMessage | OutputFunctionCall;
 

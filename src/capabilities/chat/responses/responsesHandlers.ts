@@ -100,9 +100,11 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
                 if (reasoning == null) {
                     reasoning = {index: outputIndex++, text: ""};
                     send("response.output_item.added", {output_index: reasoning.index, item: {type: "reasoning", id: ids.reasoning, summary: [], content: [], status: "in_progress"}});
+                    send("response.reasoning_summary_part.added", {item_id: ids.reasoning, output_index: reasoning.index, summary_index: 0, part: {type: "summary_text", text: ""}});
                     send("response.content_part.added", {item_id: ids.reasoning, output_index: reasoning.index, content_index: 0, part: {type: "reasoning_text", text: ""}});
                 }
                 reasoning.text += text;
+                send("response.reasoning_summary_text.delta", {item_id: ids.reasoning, output_index: reasoning.index, summary_index: 0, delta: text});
                 send("response.reasoning_text.delta", {item_id: ids.reasoning, output_index: reasoning.index, content_index: 0, delta: text});
             },
             onText: (_index, text) => {
@@ -139,7 +141,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             const output = toOutputItems(ids, choice);
             if (reasoning != null && !output.some((item) => item.type === "reasoning")) {
                 // Reasoning that was only whitespace: its item still closes, with its text.
-                const item = {type: "reasoning" as const, id: ids.reasoning, summary: [], content: [{type: "reasoning_text" as const, text: ""}], status: "completed" as const};
+                const item = {type: "reasoning" as const, id: ids.reasoning, summary: [{type: "summary_text" as const, text: ""}], content: [{type: "reasoning_text" as const, text: ""}], status: "completed" as const};
                 output.unshift(item);
             }
             for (const item of output) {
@@ -148,6 +150,8 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
                     const part = item.content[0];
                     send("response.reasoning_text.done", {item_id: item.id, output_index: index, content_index: 0, text: part.text});
                     send("response.content_part.done", {item_id: item.id, output_index: index, content_index: 0, part});
+                    send("response.reasoning_summary_text.done", {item_id: item.id, output_index: index, summary_index: 0, text: item.summary[0].text});
+                    send("response.reasoning_summary_part.done", {item_id: item.id, output_index: index, summary_index: 0, part: item.summary[0]});
                     send("response.output_item.done", {output_index: index, item});
                 } else if (item.type === "message") {
                     const open = openMessage();

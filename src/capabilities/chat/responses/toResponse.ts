@@ -21,7 +21,10 @@ export function toOutputItems(ids: ResponseIds, choice: ChoiceResult): OutputIte
     if (choice.reasoning != null) {
         // Cut by max_output_tokens before the answer began: the reasoning itself is what is incomplete.
         const cut = incomplete && choice.text === "" && (choice.toolCalls ?? []).length === 0;
-        const reasoning: OutputReasoning = {type: "reasoning", id: ids.reasoning, summary: [], content: [{type: "reasoning_text", text: choice.reasoning}], status: cut ? "incomplete" : "completed"};
+        const reasoning: OutputReasoning = {
+            type: "reasoning", id: ids.reasoning, status: cut ? "incomplete" : "completed",
+            summary: [{type: "summary_text", text: choice.reasoning}], content: [{type: "reasoning_text", text: choice.reasoning}]
+        };
         items.push(reasoning);
     }
     if (choice.text !== "" || (choice.toolCalls ?? []).length === 0) {
