@@ -100,7 +100,7 @@ describe("reasoning controls and the other wire formats (scripted thinking model
         await server.client.chat.completions.create({model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "none"});
         expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: false, budgetTokens: null});
         await server.post("/v1/chat/completions", {model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "low", chat_template_kwargs: {enable_thinking: true, x: 1}});
-        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1024});
+        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1024, effort: "low"});
         expect(fake().jobs.at(-1)!.templateKwargs).toEqual({enable_thinking: true, x: 1});
         const bad = await server.post("/v1/chat/completions", {model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "huge"});
         expect(bad.status).toBe(400);
@@ -109,7 +109,7 @@ describe("reasoning controls and the other wire formats (scripted thinking model
 
     it("Responses (openai client): a reasoning item before the message, reasoning tokens in usage; reasoning.effort reaches the engine", async () => {
         const response = await server.client.responses.create({model: "thinker", input: "hi", reasoning: {effort: "medium"}});
-        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 4096});
+        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 4096, effort: "medium"});
         expect(response.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
         const reasoning = response.output[0] as {content?: {type: string, text: string}[]};
         expect(reasoning.content).toEqual([{type: "reasoning_text", text: "Let me think about it."}]);

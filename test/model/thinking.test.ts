@@ -146,3 +146,59 @@ describe("a thinking model on the engine", () => {
         expect(b.reasoning).toBe(a.reasoning);
     });
 });
+
+describe("a harmony model (gpt-oss's channels) on the engine", () => {
+    // gpt-oss's framing, simplified: a system message with the effort, messages as <|start|>ROLE<|message|>TEXT<|end|>, and the
+    // generation prompt <|start|>assistant, after which the model writes <|channel|>analysis<|message|>... then the final channel.
+    const harmonyTemplate = "{{- '<|start|>system<|message|>Reasoning: ' + (reasoning_effort if reasoning_effort is defined else 'medium') + '<|end|>' }}" +
+        "{%- for message in messages %}{{- '<|start|>' + message['role'] + '<|message|>' + message['content'] + '<|end|>' }}{%- endfor %}" +
+        "{%- if add_generation_prompt %}{{- '<|start|>assistant' }}{%- endif %}";
+    const harmonyPath = path.join(testModelsDir, "tiny-thinking-harmony.gguf");
+    // With <|return|> and <|call|> in the vocabulary llama.cpp treats <|end|> as gpt-oss's (not an end of generation, not rendered).
+    const harmonyTokens = ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|return|>", "<|call|>"];
+    let harmony: LlamaChatEngine;
+    /** Random weights would write framing tokens anywhere: the test keeps the model from writing any itself. */
+    let noFraming: Map<number, number>;
+    let finalHeader: number;
+
+    beforeAll(async () => {
+        await makeTestLlamaGguf(harmonyPath, {seed: 13, chatTemplate: harmonyTemplate, userDefinedVocab: harmonyTokens});
+        const llama = await loadLlamaRuntime({gpu: "off"});
+        const model = await llama.loadModel({modelPath: harmonyPath});
+        noFraming = new Map(harmonyTokens.map((token) => [model.tokenize(token, true, "trimLeadingSpace")[0], -100]));
+        finalHeader = model.tokenize("<|end|><|start|>assistant<|channel|>final<|message|>", true, "trimLeadingSpace").length;
+        await model.dispose();
+        harmony = await LlamaChatEngine.load(llama, {id: "harmony", modelPath: harmonyPath, contextSize: 512, threads: 1, parallel: 1, queueSize: 4});
+    });
+    afterAll(() => harmony?.dispose());
+
+    it("is detected as harmony", () => {
+        expect(harmony.info.reasoningFormat).toBe("harmony");
+    });
+
+    it("JSON mode: the analysis channel is free, the budget ends it with the final channel's header, and the answer is JSON", async () => {
+        const reasoning: string[] = [];
+        const [choice] = await harmony.submit(job({
+            jsonObject: true, maxTokens: 60, turns: [{role: "user", content: "Answer in json."}],
+            reasoning: {enabled: true, budgetTokens: 5}, sampling: {...job().sampling, logitBias: noFraming}
+        }), {signal: new AbortController().signal, onReasoning: (_i, text) => reasoning.push(text)}).done;
+        expect(choice.reasoningTokens).toBe(5 + finalHeader);
+        expect(choice.reasoning).toBeTruthy();
+        expect(reasoning.join("").trim()).toBe(choice.reasoning);
+        expect(`${choice.reasoning}${choice.text}`).not.toMatch(/<\|(channel|message|start|end)\|>/);
+        expect(choice.text.startsWith("{")).toBe(true);
+    });
+
+    it("thinking off opens the final channel: all answer; the effort reaches the template's variable", async () => {
+        const off = job({reasoning: {enabled: false, budgetTokens: null}});
+        expect(harmony.countPromptTokens(off)).toBeGreaterThan(harmony.countPromptTokens(job()));
+        const [choice] = await harmony.submit(off, {signal: new AbortController().signal}).done;
+        expect(choice.reasoning).toBeNull();
+        expect(choice.reasoningTokens).toBe(0);
+        expect(choice.text.length).toBeGreaterThan(0);
+        // "Reasoning: low" and "Reasoning: medium" (the template's default) are different prompts.
+        const low = harmony.countPromptTokens(job({reasoning: {enabled: true, budgetTokens: 1024, effort: "low"}}));
+        expect(low).not.toBe(harmony.countPromptTokens(job()));
+        expect(low).toBe(harmony.countPromptTokens(job({templateKwargs: {reasoning_effort: "low"}})));
+    });
+});

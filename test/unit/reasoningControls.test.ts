@@ -18,16 +18,16 @@ describe("reasoning_effort", () => {
 describe("the prompt's tail for a thinking model", () => {
     const qwen3 = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
     it("thinking on: an open block stays open; R1's opening tag is written back; under a grammar the block is opened; else the model decides", () => {
-        expect(thinkingPromptTail({text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "reasoning"});
-        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: true}, {enabled: true, constrained: false})).toEqual({tail: "<think>\n", start: "reasoning"});
-        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "<think>\n", start: "reasoning"});
-        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "reasoning"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: true}, {enabled: true, constrained: false})).toEqual({tail: "<think>\n", start: "reasoning"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "<think>\n", start: "reasoning"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
     });
 
     it("thinking off: the template's own empty block, else one written; an open block is closed", () => {
-        expect(thinkingPromptTail({text: qwen3 + "<think>\n\n</think>\n\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "", start: "answer"});
-        expect(thinkingPromptTail({text: qwen3, opensOnResponseStart: false}, {enabled: false, constrained: true})).toEqual({tail: "<think>\n\n</think>\n\n", start: "answer"});
-        expect(thinkingPromptTail({text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n\n</think>\n\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: false, constrained: true})).toEqual({tail: "<think>\n\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
     });
 
     it("reads from a template whether its generation prompt opens a block (DeepSeek-R1) or not (Qwen3's switch, comments)", () => {
@@ -79,5 +79,47 @@ describe("ReasoningOutput", () => {
         const empty = new ReasoningOutput("think-tags", true, {reasoning: () => {}, content: () => {}});
         empty.push("</think>Answer");
         expect(empty.finish()).toEqual({content: "Answer", reasoning: null});
+    });
+});
+
+describe("HarmonySplitter (gpt-oss channels)", () => {
+    it("analysis is the reasoning, final the answer; the framing reaches neither, whatever the pieces", async () => {
+        const { HarmonySplitter } = await import("../../src/capabilities/chat/HarmonySplitter.js");
+        const text = "<|channel|>analysis<|message|>User greets. Reply.<|end|><|start|>assistant<|channel|>final<|message|>Hello there.";
+        for (const size of [1, 3, 7, text.length]) {
+            const splitter = new HarmonySplitter(false);
+            let reasoning = "";
+            let content = "";
+            for (let at = 0; at < text.length; at += size) {
+                const piece = splitter.push(text.slice(at, at + size));
+                reasoning += piece.reasoning;
+                content += piece.content;
+            }
+            const rest = splitter.flush();
+            expect([reasoning + rest.reasoning, content + rest.content]).toEqual(["User greets. Reply.", "Hello there."]);
+        }
+        const opened = new HarmonySplitter(true);
+        expect(opened.push("Thinking<|end|><|start|>assistant<|channel|>final<|message|>Done")).toEqual({reasoning: "Thinking", content: "Done"});
+        // A tool preamble on the commentary channel is answer text; output without framing is all answer.
+        expect(new HarmonySplitter(false).push("<|channel|>commentary<|message|>Checking.")).toEqual({reasoning: "", content: "Checking."});
+        expect(new HarmonySplitter(false).push("Plain answer")).toEqual({reasoning: "", content: "Plain answer"});
+    });
+
+    it("where a harmony prompt's output starts", () => {
+        const prompt = "<|start|>user<|message|>hi<|end|><|start|>assistant";
+        expect(thinkingPromptTail("harmony", {text: prompt, opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "<|channel|>final<|message|>", start: "answer"});
+        expect(thinkingPromptTail("harmony", {text: prompt, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "<|channel|>analysis<|message|>", start: "reasoning"});
+        expect(thinkingPromptTail("harmony", {text: prompt, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+    });
+});
+
+describe("HarmonySplitter as llama.cpp renders gpt-oss's output", () => {
+    it("<|end|> is a control token (no text): the next <|start|> ends the analysis", async () => {
+        const { HarmonySplitter } = await import("../../src/capabilities/chat/HarmonySplitter.js");
+        const splitter = new HarmonySplitter(false);
+        const pieces = ["<|channel|>", "analysis", "<|message|>", "Think", "ing.", "", "<|start|>", "assistant", "<|channel|>", "final", "<|message|>", "Hi", "."];
+        const out = pieces.map((piece) => splitter.push(piece));
+        expect(out.map((piece) => piece.reasoning).join("")).toBe("Thinking.");
+        expect(out.map((piece) => piece.content).join("")).toBe("Hi.");
     });
 });

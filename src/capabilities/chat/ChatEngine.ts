@@ -1,4 +1,5 @@
 import type { Engine } from "../../core/engines/Engine.js";
+import type { ReasoningFormat } from "./ReasoningFormat.js";
 
 /**
  * What the HTTP layer needs from a chat backend. Engine types are deliberately not the OpenAI wire
@@ -109,7 +110,11 @@ export type ChatJob = {
  * think block written after the generation prompt). `budgetTokens`: after this many tokens of reasoning the
  * think block is closed by the engine and the answer begins; null = unbounded.
  */
-export type ReasoningControls = {enabled: boolean, budgetTokens: number | null};
+export type ReasoningControls = {
+    enabled: boolean, budgetTokens: number | null,
+    /** The effort asked for (low/medium/high...): also the template's `reasoning_effort` where it has one (gpt-oss). */
+    effort?: string
+};
 
 export type TopLogprob = {
     /** The token's text (U+FFFD where its bytes are not a whole UTF-8 character). */
@@ -160,7 +165,7 @@ export type ChatEngineInfo = {
     /** The vocabulary has fill-in-the-middle tokens (prefix, suffix, middle), so a raw prompt may have a `suffix`. */
     fillInTheMiddle?: boolean;
     /** How the model writes its reasoning, when its answers are to be split (`--reasoning-format parsed`); absent or null = not split. */
-    reasoningFormat?: "think-tags" | null;
+    reasoningFormat?: ReasoningFormat | null;
 };
 
 export type ChatRunHooks = {

@@ -1,20 +1,22 @@
-import { ThinkSplitter } from "./ThinkSplitter.js";
+import { createReasoningSplitter } from "./createReasoningSplitter.js";
+import type { ReasoningFormat } from "./ReasoningFormat.js";
+import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 
 /** Where a choice's split output goes as it comes. */
 export type ReasoningSink = {reasoning: (text: string) => void, content: (text: string) => void};
 
 /**
  * A choice's output on its way out of a chat engine: for a thinking model, split into its reasoning and
- * its answer (ThinkSplitter) and handed to the two sinks as it streams; for another model, all answer.
+ * its answer (ThinkSplitter, HarmonySplitter) and handed to the two sinks as it streams; for another model, all answer.
  * Shared by every engine, so each wire format only reads `reasoning` and the answer apart.
  */
 export class ReasoningOutput {
-    private readonly splitter: ThinkSplitter | null;
+    private readonly splitter: ReasoningSplitter | null;
     private reasoningText = "";
     private contentText = "";
 
-    constructor(format: "think-tags" | null | undefined, startsInReasoning: boolean, private readonly sink: ReasoningSink) {
-        this.splitter = format === "think-tags" ? new ThinkSplitter(startsInReasoning) : null;
+    constructor(format: ReasoningFormat | null | undefined, startsInReasoning: boolean, private readonly sink: ReasoningSink) {
+        this.splitter = format == null ? null : createReasoningSplitter(format, startsInReasoning);
     }
 
     get splits(): boolean {

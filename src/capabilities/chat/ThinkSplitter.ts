@@ -1,3 +1,5 @@
+import type { ReasoningSplitter } from "./ReasoningSplitter.js";
+
 const open = "<think>";
 const close = "</think>";
 
@@ -11,7 +13,7 @@ export type SplitText = {reasoning: string, content: string};
  * the prompt already opened the think block (DeepSeek-R1's template ends with `<think>\n`), so the
  * output is reasoning until `</think>`; otherwise a leading `<think>` (after whitespace) opens it.
  */
-export class ThinkSplitter {
+export class ThinkSplitter implements ReasoningSplitter {
     /** `answer-start`: just after `</think>`, where the whitespace before the answer is dropped. */
     private state: "start" | "reasoning" | "answer-start" | "content";
     private held = "";

@@ -18,5 +18,5 @@ export function toReasoningControls(effort: ReasoningEffort | null | undefined):
         return null;
     if (effort === "none" || effort === "minimal")
         return {enabled: false, budgetTokens: null};
-    return {enabled: true, budgetTokens: reasoningEffortBudgets[effort]};
+    return {enabled: true, budgetTokens: reasoningEffortBudgets[effort], effort};
 }

@@ -36,6 +36,8 @@ export class ChatPromptRenderer {
     readonly toolCallFormat: ToolCallFormat | null;
     /** The template has a thinking switch (Qwen3's `enable_thinking`). */
     readonly hasThinkingSwitch: boolean;
+    /** The template reads a reasoning effort (gpt-oss's `reasoning_effort`: low, medium, high). */
+    readonly hasEffortVariable: boolean;
     /** The template opens a think block at the start of every response (DeepSeek-R1); node-llama-cpp's wrapper leaves that tag out. */
     readonly opensThinkingOnResponseStart: boolean;
 
@@ -45,6 +47,7 @@ export class ChatPromptRenderer {
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate === true ? toolCallFormatOf(this.wrapper) : null;
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
+        this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
         this.opensThinkingOnResponseStart = this.wrapper?.settings.segments?.thought?.openOnResponseStart === true
             || (typeof template === "string" && generationPromptOpensThinking(template));
     }

@@ -29,10 +29,13 @@ import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
+import type { ReasoningFormat } from "../ReasoningFormat.js";
 import { ReasoningOutput } from "../ReasoningOutput.js";
 import { thinkingPromptTail } from "./thinkingPromptTail.js";
 
 const maxCachedSchemaGrammars = 32;
+/** What ends a harmony model's analysis and opens its final answer. */
+const harmonyFinalHeader = "<|end|><|start|>assistant<|channel|>final<|message|>";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -49,8 +52,8 @@ export type LlamaChatEngineOptions = {
     flashAttention?: boolean | "auto";
     /** Tokens per llama.cpp batch, also the prompt chunk grid; default node-llama-cpp's (512). */
     batchSize?: number;
-    /** `think-tags`: split answers into reasoning and content; `none`: never; `auto` (default): detect from the template and vocabulary. */
-    reasoning?: "auto" | "think-tags" | "none";
+    /** `think-tags` / `harmony`: split answers into reasoning and content in that format; `none`: never; `auto` (default): detect from the template and vocabulary. */
+    reasoning?: "auto" | ReasoningFormat | "none";
     /** Layers offloaded to the GPU when the runtime has one (node-llama-cpp's `gpuLayers`); default auto. */
     gpuLayers?: "auto" | "max" | number;
 };
@@ -73,7 +76,7 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
     private readonly tokenFloor: PromptTokenFloor;
-    /** What the engine writes to end a think block over its budget. */
+    /** What the engine writes to end a thought over its budget (the model's format: `</think>`, or harmony's end of analysis and final header). */
     private readonly thinkCloseTokens: readonly Token[];
 
     private constructor(
@@ -90,8 +93,6 @@ export class LlamaChatEngine implements ChatEngine {
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
         this.tokenFloor = new PromptTokenFloor(model);
-        // The tag alone (a SentencePiece vocabulary would put a space piece before each text around it); the model writes what follows.
-        this.thinkCloseTokens = model.tokenize("</think>", true, "trimLeadingSpace");
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
@@ -101,8 +102,10 @@ export class LlamaChatEngine implements ChatEngine {
             fingerprint,
             toolCallFormat: renderer.toolCallFormat,
             fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null,
-            reasoningFormat: options.reasoning === "none" ? null : options.reasoning === "think-tags" || detectThinkTags(model) ? "think-tags" : null
+            reasoningFormat: options.reasoning == null || options.reasoning === "auto" ? detectReasoningFormat(model) : options.reasoning === "none" ? null : options.reasoning
         };
+        // The markup alone (a SentencePiece vocabulary would put a space piece before each text around it); the model writes what follows.
+        this.thinkCloseTokens = model.tokenize(this.info.reasoningFormat === "harmony" ? harmonyFinalHeader : "</think>", true, "trimLeadingSpace");
     }
 
     static async load(llama: Llama, options: LlamaChatEngineOptions): Promise<LlamaChatEngine> {
@@ -169,15 +172,20 @@ export class LlamaChatEngine implements ChatEngine {
      */
     private conversationPrompt(job: ChatJob, functions: readonly ChatToolFunction[] | undefined, constrained: boolean): {tokens: Token[], start: ReasoningStart} {
         const kwargs = {...job.templateKwargs};
-        const thinks = this.info.reasoningFormat === "think-tags";
+        const format = this.info.reasoningFormat ?? null;
+        const thinks = format != null;
         const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
         if (thinks && !enabled && this.renderer.hasThinkingSwitch)
             kwargs.enable_thinking = false;
+        // A template with an effort variable (gpt-oss's "Reasoning: low|medium|high") gets the effort asked for.
+        const effort = job.reasoning?.effort;
+        if (thinks && effort != null && this.renderer.hasEffortVariable && kwargs.reasoning_effort == null)
+            kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
         const rendered = this.renderer.renderTemplate(job.turns, functions, kwargs);
         if (!thinks || rendered == null)
             return {tokens: this.renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer"};
         const {tail, start} = thinkingPromptTail(
-            {text: rendered.toString(), opensOnResponseStart: this.renderer.opensThinkingOnResponseStart},
+            format!, {text: rendered.toString(), opensOnResponseStart: this.renderer.opensThinkingOnResponseStart},
             {enabled, constrained}
         );
         return {tokens: this.renderer.tokensOf(rendered, job.turns, tail), start};
@@ -219,7 +227,7 @@ export class LlamaChatEngine implements ChatEngine {
         // A thinking model (a raw prompt is text as it is): where its output starts, its budget, the closing tag the engine writes.
         const reasoningFormat = raw == null ? this.info.reasoningFormat ?? null : null;
         const reasoning = reasoningFormat == null ? undefined : {
-            start: conversation!.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
+            format: reasoningFormat, start: conversation!.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
         };
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
@@ -388,12 +396,17 @@ function vocabularySize(model: LlamaModel) {
     return model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
 }
 
-/** A think-tags model: its template or its vocabulary has `<think>`/`</think>` (Qwen3, DeepSeek-R1 distills, QwQ, ...). */
-function detectThinkTags(model: LlamaModel): boolean {
+/**
+ * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), or think tags
+ * (`<think>`/`</think>`: Qwen3, DeepSeek-R1 distills, QwQ, ...); null for another model.
+ */
+function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null {
     const template = model.fileInfo.metadata.tokenizer?.chat_template ?? "";
-    if (template.includes("<think>") && template.includes("</think>"))
-        return true;
     const pieces: readonly string[] = model.fileInfo.metadata.tokenizer?.ggml?.tokens ?? [];
-    return pieces.includes("<think>") && pieces.includes("</think>");
+    if (template.includes("<|channel|>") || pieces.includes("<|channel|>"))
+        return "harmony";
+    if ((template.includes("<think>") && template.includes("</think>")) || (pieces.includes("<think>") && pieces.includes("</think>")))
+        return "think-tags";
+    return null;
 }
 

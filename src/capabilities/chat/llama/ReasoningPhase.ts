@@ -1,4 +1,6 @@
-import { ThinkSplitter } from "../ThinkSplitter.js";
+import { createReasoningSplitter } from "../createReasoningSplitter.js";
+import type { ReasoningFormat } from "../ReasoningFormat.js";
+import type { ReasoningSplitter } from "../ReasoningSplitter.js";
 
 /** Where a thinking model's output starts: inside a think block the prompt opened, undecided, or in the answer (thinking off). */
 export type ReasoningStart = "reasoning" | "undecided" | "answer";
@@ -9,15 +11,15 @@ export type ReasoningStart = "reasoning" | "undecided" | "answer";
  * `inAnswer`, and closes the think block itself when `thinkingTokens` reaches a budget.
  */
 export class ReasoningPhase {
-    private readonly splitter: ThinkSplitter | null;
+    private readonly splitter: ReasoningSplitter | null;
     /** Tokens sampled inside the think block (its closing tag included). */
     thinkingTokens = 0;
     /** Tokens sampled before the answer, counted once the output turned out to reason (tags included). */
     private beforeAnswer = 0;
     private reasoned: boolean;
 
-    constructor(start: ReasoningStart) {
-        this.splitter = start === "answer" ? null : new ThinkSplitter(start === "reasoning");
+    constructor(start: ReasoningStart, format: ReasoningFormat = "think-tags") {
+        this.splitter = start === "answer" ? null : createReasoningSplitter(format, start === "reasoning");
         this.reasoned = start === "reasoning";
     }
 

@@ -9,6 +9,7 @@ import type { RawDistribution, RawDistributionTap } from "./RawDistributionTap.j
 import type { TokenBytes } from "./TokenBytes.js";
 import { toTokenLogprob } from "./toTokenLogprob.js";
 import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
+import type { ReasoningFormat } from "../ReasoningFormat.js";
 
 export type ChoiceSettings = {
     model: LlamaModel;
@@ -41,7 +42,7 @@ export type ChoiceSettings = {
      * A thinking model: where its output starts; the grammar applies only after the think block; after
      * `budgetTokens` tokens inside the block the engine writes `closeTokens` itself (the answer begins).
      */
-    reasoning?: {start: ReasoningStart, budgetTokens: number | null, closeTokens: readonly Token[]};
+    reasoning?: {format: ReasoningFormat, start: ReasoningStart, budgetTokens: number | null, closeTokens: readonly Token[]};
 };
 
 export type ChoiceOutcome = {
@@ -86,7 +87,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     // The distribution of the token the sequence samples next, reported just before the generator yields that token.
     let sampled: {token: Token, distribution: RawDistribution} | undefined;
     // A thinking model's grammar starts with its answer: a fresh state, made when the think block has closed.
-    const phase = settings.reasoning == null ? null : new ReasoningPhase(settings.reasoning.start);
+    const phase = settings.reasoning == null ? null : new ReasoningPhase(settings.reasoning.start, settings.reasoning.format);
     let grammarState: LlamaGrammarEvaluationState | undefined;
     const answerGrammar = () => settings.grammar == null || phase?.inAnswer === false
         ? undefined

@@ -1,3 +1,4 @@
+import type { ReasoningFormat } from "../ReasoningFormat.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 
 /** What the template did with a thinking model's generation prompt. */
@@ -8,17 +9,32 @@ export type RenderedThinking = {
     opensOnResponseStart: boolean;
 };
 
+const harmonyAnalysis = "<|channel|>analysis<|message|>";
+const harmonyFinal = "<|channel|>final<|message|>";
+
 /**
- * What the engine writes after a thinking model's rendered prompt, and where its output then starts:
+ * What the engine writes after a thinking model's rendered prompt, and where its output then starts.
+ *
+ * Think tags:
  * - thinking off: nothing when the template already wrote a closed (empty) block (Qwen3's
  *   `enable_thinking: false`), else an empty block `<think>\n\n</think>\n\n` (closing one the prompt opened);
  * - thinking on, under a grammar (JSON mode, a schema, forced tools): the block is opened, so the model thinks
  *   freely and the grammar applies from the answer on (a grammar from the first token would forbid `<think>`);
  * - thinking on otherwise: an open block stays open (`<think>\n` added back when the template opens it on
  *   every response); else the model decides whether it thinks.
+ *
+ * Harmony (after the generation prompt `<|start|>assistant`): thinking off opens the final channel; under a
+ * grammar the analysis channel is opened; otherwise the model writes its channels itself.
  */
-export function thinkingPromptTail(rendered: RenderedThinking, thinking: {enabled: boolean, constrained: boolean}): {tail: string, start: ReasoningStart} {
+export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedThinking, thinking: {enabled: boolean, constrained: boolean}): {tail: string, start: ReasoningStart} {
     const {text} = rendered;
+    if (format === "harmony") {
+        if (text.endsWith(harmonyAnalysis))
+            return thinking.enabled ? {tail: "", start: "reasoning"} : {tail: "<|end|><|start|>assistant" + harmonyFinal, start: "answer"};
+        if (!thinking.enabled)
+            return {tail: harmonyFinal, start: "answer"};
+        return thinking.constrained ? {tail: harmonyAnalysis, start: "reasoning"} : {tail: "", start: "undecided"};
+    }
     const open = text.lastIndexOf("<think>") > text.lastIndexOf("</think>");
     if (!thinking.enabled) {
         if (open)
