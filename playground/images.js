@@ -1,11 +1,11 @@
 // @ts-check
 import { ApiError, call, element, events, labelled, streamError } from "./api.js";
 
-/** @typedef {{id: string, aliases: string[]}} Model */
+/** @typedef {{id: string, aliases: string[], parameter_set?: string}} Model */
 
 /**
- * The images tab: prompt and the Stable-Diffusion-style fields (a MidJourney-style model takes the prompt
- * alone: leave the others empty), streamed so the progress bar follows `image_generation.progress` and each
+ * The images tab: prompt and the Stable-Diffusion-style fields (a MidJourney-style model, by the `parameter_set`
+ * /v1/models gives, shows the prompt alone), streamed so the progress bar follows `image_generation.progress` and each
  * partial image replaces the last, then the final image; a gallery of this session's results with their
  * parameters, seed and a download link.
  * @param {HTMLElement} root
@@ -34,6 +34,15 @@ export function mountImages(root, models) {
         prompt, negative, element("div", {class: "row"}, [generate, stop])
     ]);
     root.append(form, element("div", {class: "card"}, [progress, progressText, error, preview]), gallery);
+    // A MidJourney-style model takes the prompt alone: its form shows only that.
+    const stableDiffusionOnly = [negative, size, steps, guidance, seed, sampler].map((field) => field.closest("label") ?? field);
+    const showFields = () => {
+        const midjourney = models.find((m) => m.id === model.value)?.parameter_set === "midjourney";
+        for (const field of stableDiffusionOnly)
+            field.hidden = midjourney;
+    };
+    model.addEventListener("change", showFields);
+    showFields();
 
     /** @type {AbortController | null} */
     let running = null;
@@ -51,14 +60,14 @@ export function mountImages(root, models) {
         stop.disabled = false;
         /** @type {Record<string, unknown>} */
         const body = {model: model.value, prompt: prompt.value, stream: true, partial_images: Number(partials.value || 0), output_format: "png"};
-        if (negative.value.trim() !== "")
+        if (negative.value.trim() !== "" && !negative.hidden)
             body.negative_prompt = negative.value;
-        if (size.value.trim() !== "")
+        if (size.value.trim() !== "" && size.closest("label")?.hidden !== true)
             body.size = size.value.trim();
         for (const [name, field] of /** @type {[string, HTMLInputElement][]} */ ([["steps", steps], ["guidance_scale", guidance], ["seed", seed]]))
-            if (field.value !== "")
+            if (field.value !== "" && field.closest("label")?.hidden !== true)
                 body[name] = Number(field.value);
-        if (sampler.value.trim() !== "")
+        if (sampler.value.trim() !== "" && sampler.closest("label")?.hidden !== true)
             body.sampler = sampler.value.trim();
         try {
             const response = await call("/v1/images/generations", {body, signal: running.signal, onBusy: (seconds) => progressText.textContent = `busy, retrying in ${seconds} s`});

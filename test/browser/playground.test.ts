@@ -240,6 +240,26 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         await context.close();
     });
 
+    it("a full model's 503 with Retry-After shows as \"busy, retrying in N s\", and the retry succeeds once there is room", async () => {
+        // One generation runs (held at its first step) and four wait: the model's queue (4) is full.
+        const release = image.hold();
+        const running = server.post("/v1/images/generations", {model: "tiny-sd", prompt: "one", size: "64x64"});
+        await image.parked();
+        const waiting = Array.from({length: 4}, (_, index) => server.post("/v1/images/generations", {model: "tiny-sd", prompt: `wait ${index}`, size: "64x64"}));
+        await expect.poll(async () => (await (await fetch(`${server.url}/health`)).json() as {models: Record<string, {waiting: number}>}).models["tiny-sd"].waiting).toBe(4);
+        const {page, context} = await open(`${server.url}/#image`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.fill("[data-tab=image] textarea[name=prompt]", "a busy fox");
+        await page.fill("[data-tab=image] input[name=size]", "64x64");
+        await page.click("[data-tab=image] button[type=submit]");
+        await page.locator("[data-tab=image] .muted", {hasText: /^busy, retrying in \d+ s$/}).waitFor();
+        release();
+        await Promise.all([running, ...waiting]);
+        await page.waitForSelector("[data-tab=image] img.preview[data-final=true]");
+        expect(await page.textContent("[data-tab=image] .error")).toBe("");
+        await context.close();
+    }, 30_000);
+
     it("made no request beyond this server in any tab", () => {
         expect(outside).toEqual([]);
     });
