@@ -7,6 +7,7 @@ import { compileRequestValidator } from "../../core/validation/compileRequestVal
 import type { RouteContext } from "../Capability.js";
 import { concatBytes } from "../../media/audio/concatBytes.js";
 import { createAudioEncoder } from "../../media/audio/createAudioEncoder.js";
+import { createOffThreadAudioEncoder } from "../../media/audio/OffThreadAudioEncoder.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
 import { speechSchema } from "./speechSchema.js";
 import { speechUsage } from "./speechUsage.js";
@@ -31,7 +32,10 @@ export function speechHandler(context: RouteContext): Middleware {
         const plan = toSpeechJob(request, engine);
         Object.assign(state.logFields, {model: entry.id, voice: plan.job.voice, format: plan.format, stream_format: plan.streamFormat, characters: request.input.length});
 
-        const encoder = await createAudioEncoder(plan.format, {inputSampleRate: engine.sampleRate, streaming: plan.streamed});
+        // mp3, opus and flac encode in the encoder thread (off the main thread, where chat streams); wav and pcm
+        // cost next to nothing, and aac runs in its own encoder's worker already.
+        const createEncoder = plan.format === "mp3" || plan.format === "opus" || plan.format === "flac" ? createOffThreadAudioEncoder : createAudioEncoder;
+        const encoder = await createEncoder(plan.format, {inputSampleRate: engine.sampleRate, streaming: plan.streamed});
         const speech = synthesizeEncoded(engine, plan, encoder, state.signal);
         const logUsage = ({inputTokens, audioSamples}: {inputTokens: number, audioSamples: number}) => {
             Object.assign(state.logFields, {input_tokens: inputTokens, audio_seconds: Math.round(audioSamples / engine.sampleRate * 100) / 100});
