@@ -1,0 +1,165 @@
+import { resample } from "./resample.js";
+
+/** A file's audio as one mono channel at the rate asked for. */
+export type DecodedAudioFile = {
+    samples: Float32Array;
+    sampleRate: number;
+    /** The container the bytes were recognised as. */
+    format: "wav" | "mp3" | "flac" | "ogg-opus";
+    /** The file's own rate and channel count, before mixing and resampling. */
+    sourceSampleRate: number;
+    sourceChannels: number;
+};
+
+/** Bytes no decoder here can read (unknown container, corrupt data, no audio): the message says which. */
+export class UndecodableAudioError extends Error {}
+
+/**
+ * Decodes an uploaded audio file in-process, by its bytes (never its name or Content-Type): WAV by
+ * hand (PCM 8/16/24/32-bit, float 32/64, WAVE_FORMAT_EXTENSIBLE), MP3 through mpg123-decoder, FLAC
+ * through @wasm-audio-decoders/flac, Ogg Opus through ogg-opus-decoder (libopus): WebAssembly builds
+ * of the reference decoders, MIT. Channels are averaged to mono and the result resampled to `sampleRate`.
+ */
+export async function decodeAudio(bytes: Uint8Array, sampleRate: number): Promise<DecodedAudioFile> {
+    const decoded = await decodeChannels(bytes);
+    const frames = decoded.channels[0]?.length ?? 0;
+    if (decoded.channels.length === 0 || frames === 0)
+        throw new UndecodableAudioError(`The ${decoded.format} file holds no audio samples.`);
+    if (!(decoded.sampleRate > 0))
+        throw new UndecodableAudioError(`The ${decoded.format} file declares no sample rate.`);
+    const mono = mixToMono(decoded.channels);
+    return {
+        samples: resample(mono, decoded.sampleRate, sampleRate), sampleRate, format: decoded.format,
+        sourceSampleRate: decoded.sampleRate, sourceChannels: decoded.channels.length
+    };
+}
+
+type Channels = {format: DecodedAudioFile["format"], channels: Float32Array[], sampleRate: number};
+
+const ascii = (bytes: Uint8Array, offset: number, length: number) => String.fromCharCode(...bytes.subarray(offset, offset + length));
+
+async function decodeChannels(bytes: Uint8Array): Promise<Channels> {
+    if (bytes.length >= 12 && ascii(bytes, 0, 4) === "RIFF" && ascii(bytes, 8, 4) === "WAVE")
+        return decodeWav(bytes);
+    if (ascii(bytes, 0, 4) === "fLaC")
+        return decodeFlac(bytes);
+    if (ascii(bytes, 0, 4) === "OggS") {
+        if (ascii(bytes, 28, 8) !== "OpusHead")
+            throw new UndecodableAudioError("Only Ogg files with Opus audio are supported (this Ogg stream is not Opus).");
+        return decodeOggOpus(bytes);
+    }
+    if (ascii(bytes, 0, 3) === "ID3" || (bytes.length >= 2 && bytes[0] === 0xFF && (bytes[1] & 0xE0) === 0xE0 && (bytes[1] & 0x06) !== 0))
+        return decodeMp3(bytes);
+    if (bytes.length >= 8 && ascii(bytes, 4, 4) === "ftyp")
+        throw new UndecodableAudioError("MP4/M4A (AAC) files are not supported: send wav, mp3, flac or ogg (opus).");
+    if (bytes.length >= 4 && bytes[0] === 0x1A && bytes[1] === 0x45 && bytes[2] === 0xDF && bytes[3] === 0xA3)
+        throw new UndecodableAudioError("WebM/Matroska files are not supported: send wav, mp3, flac or ogg (opus).");
+    throw new UndecodableAudioError("The file is not audio in a supported format (wav, mp3, flac, ogg with opus).");
+}
+
+function mixToMono(channels: Float32Array[]): Float32Array {
+    if (channels.length === 1)
+        return channels[0];
+    const mono = new Float32Array(channels[0].length);
+    for (const channel of channels)
+        for (let i = 0; i < mono.length; i++)
+            mono[i] += channel[i] / channels.length;
+    return mono;
+}
+
+function checkErrors(format: string, errors: readonly {message: string}[], samples: number) {
+    // A few damaged frames in a long file are skipped, as players do; a file that is mostly errors is not audio.
+    if (errors.length > 0 && samples === 0)
+        throw new UndecodableAudioError(`The ${format} data could not be decoded (${errors[0].message}).`);
+}
+
+async function decodeMp3(bytes: Uint8Array): Promise<Channels> {
+    const {MPEGDecoder} = await import("mpg123-decoder");
+    const decoder = new MPEGDecoder();
+    await decoder.ready;
+    try {
+        const {channelData, sampleRate, errors, samplesDecoded} = decoder.decode(bytes);
+        checkErrors("mp3", errors, samplesDecoded);
+        // mpg123-decoder always hands out two channels; a mono stream has them equal, and averaging keeps it.
+        return {format: "mp3", channels: channelData.map((channel) => channel.subarray(0, samplesDecoded)), sampleRate};
+    } finally {
+        decoder.free();
+    }
+}
+
+async function decodeFlac(bytes: Uint8Array): Promise<Channels> {
+    const {FLACDecoder} = await import("@wasm-audio-decoders/flac");
+    const decoder = new FLACDecoder();
+    await decoder.ready;
+    try {
+        const {channelData, sampleRate, errors, samplesDecoded} = await decoder.decodeFile(bytes);
+        checkErrors("flac", errors, samplesDecoded);
+        return {format: "flac", channels: channelData, sampleRate};
+    } finally {
+        decoder.free();
+    }
+}
+
+async function decodeOggOpus(bytes: Uint8Array): Promise<Channels> {
+    const {OggOpusDecoder} = await import("ogg-opus-decoder");
+    const decoder = new OggOpusDecoder();
+    await decoder.ready;
+    try {
+        const {channelData, sampleRate, errors, samplesDecoded} = await decoder.decodeFile(bytes);
+        checkErrors("ogg opus", errors, samplesDecoded);
+        return {format: "ogg-opus", channels: channelData, sampleRate};
+    } finally {
+        decoder.free();
+    }
+}
+
+/** RIFF/WAVE with integer PCM (8-bit unsigned, 16/24/32-bit signed) or IEEE float (32/64-bit), any channel count. */
+function decodeWav(bytes: Uint8Array): Channels {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    let format: {code: number, channels: number, sampleRate: number, bits: number} | null = null;
+    for (let offset = 12; offset + 8 <= bytes.length;) {
+        const id = ascii(bytes, offset, 4);
+        const size = view.getUint32(offset + 4, true);
+        const body = offset + 8;
+        if (id === "fmt " && body + 16 <= bytes.length) {
+            let code = view.getUint16(body, true);
+            // WAVE_FORMAT_EXTENSIBLE: the real format is the first two bytes of the sub-format GUID.
+            if (code === 0xFFFE && size >= 40 && body + 26 <= bytes.length)
+                code = view.getUint16(body + 24, true);
+            format = {code, channels: view.getUint16(body + 2, true), sampleRate: view.getUint32(body + 4, true), bits: view.getUint16(body + 14, true)};
+        } else if (id === "data") {
+            if (format == null)
+                throw new UndecodableAudioError("The WAV file has no fmt chunk before its data.");
+            // Streamed WAVs (ours among them) declare an unknown length: the data runs to the end of the file.
+            const end = size === 0xFFFFFFFF || size === 0 || body + size > bytes.length ? bytes.length : body + size;
+            return {format: "wav", channels: wavSamples(view, body, end, format), sampleRate: format.sampleRate};
+        }
+        offset = body + size + (size % 2);
+    }
+    throw new UndecodableAudioError("The WAV file has no data chunk.");
+}
+
+function wavSamples(view: DataView, start: number, end: number, format: {code: number, channels: number, bits: number}): Float32Array[] {
+    const {code, channels, bits} = format;
+    const read = code === 1 ? intReader(view, bits) : code === 3 && (bits === 32 || bits === 64)
+        ? (offset: number) => bits === 32 ? view.getFloat32(offset, true) : view.getFloat64(offset, true) : null;
+    if (read == null || channels < 1)
+        throw new UndecodableAudioError(`The WAV file's encoding (format ${code}, ${bits} bits, ${channels} channels) is not supported: use PCM or float samples.`);
+    const frameBytes = bits / 8 * channels;
+    const frames = Math.floor((end - start) / frameBytes);
+    const out = Array.from({length: channels}, () => new Float32Array(frames));
+    for (let frame = 0; frame < frames; frame++)
+        for (let channel = 0; channel < channels; channel++)
+            out[channel][frame] = read(start + frame * frameBytes + channel * bits / 8);
+    return out;
+}
+
+function intReader(view: DataView, bits: number): ((offset: number) => number) | null {
+    switch (bits) {
+        case 8: return (offset) => (view.getUint8(offset) - 128) / 128;
+        case 16: return (offset) => view.getInt16(offset, true) / 0x8000;
+        case 24: return (offset) => ((view.getUint8(offset + 2) << 24 | view.getUint8(offset + 1) << 16 | view.getUint8(offset) << 8) >> 8) / 0x800000;
+        case 32: return (offset) => view.getInt32(offset, true) / 0x80000000;
+        default: return null;
+    }
+}

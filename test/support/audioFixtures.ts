@@ -1,0 +1,22 @@
+import { createAudioEncoder } from "../../src/media/audio/createAudioEncoder.js";
+import type { AudioFormat } from "../../src/media/audio/audioFormats.js";
+import { concatBytes } from "../../src/media/audio/concatBytes.js";
+import { seededRandom } from "./seededRandom.js";
+
+/** `seconds` of a speech-like test signal: two tones gliding, amplitude-modulated like syllables, a little noise. */
+export function testSignal(seconds: number, sampleRate: number, seed = 5): Float32Array {
+    const random = seededRandom(seed);
+    return Float32Array.from({length: Math.round(seconds * sampleRate)}, (_, index) => {
+        const time = index / sampleRate;
+        const envelope = 0.5 + 0.5 * Math.sin(2 * Math.PI * 3 * time);
+        const voice = Math.sin(2 * Math.PI * (180 + 40 * Math.sin(time)) * time) + 0.5 * Math.sin(2 * Math.PI * 900 * time);
+        return 0.3 * envelope * voice + 0.02 * (random() * 2 - 1);
+    });
+}
+
+/** The signal encoded by the server's own encoders (the same ones /v1/audio/speech answers with): a whole file. */
+export async function encodeFixture(format: AudioFormat, samples: Float32Array, sampleRate: number): Promise<Uint8Array> {
+    const encoder = await createAudioEncoder(format, {inputSampleRate: sampleRate, streaming: false});
+    const head = await encoder.push(samples);
+    return concatBytes([head, await encoder.end()]);
+}
