@@ -1,6 +1,6 @@
 import { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeFixture, testSignal } from "../support/audioFixtures.js";
+import { encodeFixture, remuxOggToWebm, testSignal } from "../support/audioFixtures.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath } from "../support/testModels.js";
 
@@ -116,7 +116,7 @@ describe("transcription on the tiny Whisper models", () => {
         }]);
     });
 
-    it("reads wav, flac, mp3 and ogg opus (lossless ones give the very same text), at other rates and in stereo", async () => {
+    it("reads wav, flac, mp3, ogg opus and webm opus (lossless ones give the very same text), at other rates and in stereo", async () => {
         const reference = await server.client.audio.transcriptions.create({file: await upload(wav), model: "whisper-1", response_format: "verbose_json"}) as unknown as VerboseJson;
         const flac = await server.client.audio.transcriptions.create({file: await upload(await encodeFixture("flac", signal, rate), "a.flac"), model: "whisper-1", response_format: "verbose_json"}) as unknown as VerboseJson;
         // The decoders scale 16-bit samples alike up to float rounding: the same tokens and times, scores to a few digits.
@@ -130,6 +130,12 @@ describe("transcription on the tiny Whisper models", () => {
             expect(verbose.duration).toBeGreaterThan(3.9);
             expect(verbose.duration).toBeLessThan(4.2);
         }
+        // The server's own Ogg Opus moved into WebM (MediaRecorder's container).
+        const webm = await remuxOggToWebm(await encodeFixture("opus", testSignal(4, 24_000), 24_000));
+        expect([...webm.subarray(0, 4)]).toEqual([0x1A, 0x45, 0xDF, 0xA3]);
+        const fromWebm = await server.client.audio.transcriptions.create({file: await upload(webm, "a.webm"), model: "whisper-1", response_format: "verbose_json"}) as unknown as VerboseJson;
+        expect(fromWebm.duration).toBeGreaterThan(3.9);
+        expect(fromWebm.duration).toBeLessThan(4.2);
         // 8 kHz stereo float WAV, hand-written: resampled and mixed to mono.
         const left = testSignal(2, 8_000, 1);
         const floatWav = new Uint8Array(44 + left.length * 8);

@@ -20,3 +20,24 @@ export async function encodeFixture(format: AudioFormat, samples: Float32Array, 
     const head = await encoder.push(samples);
     return concatBytes([head, await encoder.end()]);
 }
+
+/** An Ogg Opus file's packets moved into a WebM container (what browsers' MediaRecorder writes), by mediabunny. */
+export async function remuxOggToWebm(ogg: Uint8Array): Promise<Uint8Array> {
+    const {ALL_FORMATS, BufferSource, BufferTarget, EncodedAudioPacketSource, EncodedPacketSink, Input, Output, WebMOutputFormat} = await import("mediabunny");
+    const input = new Input({source: new BufferSource(ogg), formats: ALL_FORMATS});
+    const track = (await input.getPrimaryAudioTrack())!;
+    const decoderConfig = (await track.getDecoderConfig())!;
+    const target = new BufferTarget();
+    const output = new Output({format: new WebMOutputFormat(), target});
+    const source = new EncodedAudioPacketSource("opus");
+    output.addAudioTrack(source);
+    await output.start();
+    let first = true;
+    for await (const packet of new EncodedPacketSink(track).packets()) {
+        await source.add(packet, first ? {decoderConfig} : undefined);
+        first = false;
+    }
+    await output.finalize();
+    input.dispose();
+    return new Uint8Array(target.buffer!);
+}

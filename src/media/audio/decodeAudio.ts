@@ -1,3 +1,4 @@
+import { joinSamples } from "./joinSamples.js";
 import { resample } from "./resample.js";
 
 /** A file's audio as one mono channel at the rate asked for. */
@@ -5,7 +6,7 @@ export type DecodedAudioFile = {
     samples: Float32Array;
     sampleRate: number;
     /** The container the bytes were recognised as. */
-    format: "wav" | "mp3" | "flac" | "ogg-opus";
+    format: "wav" | "mp3" | "flac" | "ogg-opus" | "webm-opus";
     /** The file's own rate and channel count, before mixing and resampling. */
     sourceSampleRate: number;
     sourceChannels: number;
@@ -17,8 +18,9 @@ export class UndecodableAudioError extends Error {}
 /**
  * Decodes an uploaded audio file in-process, by its bytes (never its name or Content-Type): WAV by
  * hand (PCM 8/16/24/32-bit, float 32/64, WAVE_FORMAT_EXTENSIBLE), MP3 through mpg123-decoder, FLAC
- * through @wasm-audio-decoders/flac, Ogg Opus through ogg-opus-decoder (libopus): WebAssembly builds
- * of the reference decoders, MIT. Channels are averaged to mono and the result resampled to `sampleRate`.
+ * through @wasm-audio-decoders/flac, Ogg Opus through ogg-opus-decoder (libopus), WebM/Matroska Opus
+ * demuxed by mediabunny and decoded by opus-decoder (libopus): WebAssembly builds of the reference
+ * decoders, MIT. Channels are averaged to mono and the result resampled to `sampleRate`.
  */
 export async function decodeAudio(bytes: Uint8Array, sampleRate: number): Promise<DecodedAudioFile> {
     const decoded = await decodeChannels(bytes);
@@ -53,8 +55,8 @@ async function decodeChannels(bytes: Uint8Array): Promise<Channels> {
     if (bytes.length >= 8 && ascii(bytes, 4, 4) === "ftyp")
         throw new UndecodableAudioError("MP4/M4A (AAC) files are not supported: send wav, mp3, flac or ogg (opus).");
     if (bytes.length >= 4 && bytes[0] === 0x1A && bytes[1] === 0x45 && bytes[2] === 0xDF && bytes[3] === 0xA3)
-        throw new UndecodableAudioError("WebM/Matroska files are not supported: send wav, mp3, flac or ogg (opus).");
-    throw new UndecodableAudioError("The file is not audio in a supported format (wav, mp3, flac, ogg with opus).");
+        return decodeWebmOpus(bytes);
+    throw new UndecodableAudioError("The file is not audio in a supported format (wav, mp3, flac, ogg or webm with opus).");
 }
 
 function mixToMono(channels: Float32Array[]): Float32Array {
@@ -110,6 +112,43 @@ async function decodeOggOpus(bytes: Uint8Array): Promise<Channels> {
         return {format: "ogg-opus", channels: channelData, sampleRate};
     } finally {
         decoder.free();
+    }
+}
+
+/** WebM/Matroska (what browsers' MediaRecorder writes): the first audio track, which must be Opus. */
+async function decodeWebmOpus(bytes: Uint8Array): Promise<Channels> {
+    const {ALL_FORMATS, BufferSource, EncodedPacketSink, Input} = await import("mediabunny");
+    const input = new Input({source: new BufferSource(bytes), formats: ALL_FORMATS});
+    try {
+        const track = await input.getPrimaryAudioTrack();
+        if (track == null)
+            throw new UndecodableAudioError("The WebM file has no audio track.");
+        if (track.codec !== "opus")
+            throw new UndecodableAudioError(`Only WebM files with Opus audio are supported (this one is ${track.codec ?? "an unknown codec"}).`);
+        const channels = track.numberOfChannels;
+        if (channels < 1 || channels > 2)
+            throw new UndecodableAudioError(`WebM Opus with ${channels} channels is not supported (mono or stereo only).`);
+        // OpusHead (the track's CodecPrivate): samples at 48 kHz to drop at the start.
+        const head = (await track.getDecoderConfig())?.description;
+        const headBytes = head == null ? null : ArrayBuffer.isView(head) ? new Uint8Array(head.buffer, head.byteOffset, head.byteLength) : new Uint8Array(head);
+        const preSkip = headBytes != null && headBytes.length >= 12 ? headBytes[10] | headBytes[11] << 8 : 0;
+        const {OpusDecoder} = await import("opus-decoder");
+        const decoder = new OpusDecoder({channels, preSkip});
+        await decoder.ready;
+        try {
+            const parts: Float32Array[][] = Array.from({length: channels}, () => []);
+            for await (const packet of new EncodedPacketSink(track).packets()) {
+                const {channelData, samplesDecoded} = decoder.decodeFrame(packet.data);
+                channelData.slice(0, channels).forEach((channel, index) => parts[index].push(channel.subarray(0, samplesDecoded)));
+            }
+            return {format: "webm-opus", channels: parts.map(joinSamples), sampleRate: 48_000};
+        } finally {
+            decoder.free();
+        }
+    } catch (error) {
+        throw error instanceof UndecodableAudioError ? error : new UndecodableAudioError(`The WebM data could not be read (${(error as Error).message}).`);
+    } finally {
+        input.dispose();
     }
 }
 

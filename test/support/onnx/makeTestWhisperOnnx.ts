@@ -7,8 +7,12 @@ export type TestWhisperOptions = {
     seed?: number;
     /** Hidden size (16 = tiny; 512 with `layers` 6 is about whisper-base's width for the bench). */
     hidden?: number;
-    /** Extra tanh(x W) layers in encoder and decoder (compute only, to make a larger model). */
+    /** Extra blocks in encoder and decoder of a Whisper layer's size (compute only, to make a larger model). */
     layers?: number;
+    /** Logits beyond the tokenizer's tokens, never chosen (whisper-base has 51865). */
+    logits?: number;
+    /** The decoder's context (config max_target_positions; 448 in every Whisper): half of it is the tokens a window may generate. */
+    maxTargetPositions?: number;
     /** Whether the model knows several languages and the translate task (false = like whisper-*.en). */
     multilingual?: boolean;
 };
@@ -44,16 +48,26 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
     const timestamps = Array.from({length: 1501}, (_, index) => `<|${(index * 0.02).toFixed(2)}|>`);
     const tokens = [...byteCharacters, ...specials, ...timestamps];
     const id = (token: string) => tokens.indexOf(token);
-    const vocabSize = tokens.length;
+    const vocabSize = Math.max(tokens.length, options.logits ?? 0);
 
+    /**
+     * `layers` blocks of about a Whisper layer's weights and multiply-adds (12 hidden^2: four hidden x hidden
+     * projections where attention has its q, k, v and output, then a 4x feed-forward), without attention's mixing.
+     */
     const hiddenLayers = (prefix: string, input: string) => {
-        const initializer = [];
-        const nodes = [];
+        const initializer: ReturnType<typeof tensor>[] = [];
+        const nodes: ReturnType<typeof node>[] = [];
         let current = input;
+        const dense = (name: string, rows: number, columns: number) => {
+            initializer.push(tensor(name, [rows, columns], weights(rows * columns, 1 / Math.sqrt(rows))));
+            nodes.push(node("MatMul", [current, name], [`${name}_out`]), node("Tanh", [`${name}_out`], [`${name}_act`]));
+            current = `${name}_act`;
+        };
         for (let layer = 0; layer < layers; layer++) {
-            initializer.push(tensor(`${prefix}_w${layer}`, [hidden, hidden], weights(hidden * hidden, 1 / Math.sqrt(hidden))));
-            nodes.push(node("MatMul", [current, `${prefix}_w${layer}`], [`${prefix}_m${layer}`]), node("Tanh", [`${prefix}_m${layer}`], [`${prefix}_h${layer}`]));
-            current = `${prefix}_h${layer}`;
+            for (const projection of ["q", "k", "v", "o"])
+                dense(`${prefix}${layer}_${projection}`, hidden, hidden);
+            dense(`${prefix}${layer}_up`, hidden, 4 * hidden);
+            dense(`${prefix}${layer}_down`, 4 * hidden, hidden);
         }
         return {initializer, nodes, output: current};
     };
@@ -90,8 +104,8 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
             tensor("output_projection", [hidden, vocabSize], weights(hidden * vocabSize, 3)),
             // Byte tokens other than lower-case letters, space and full stop, and the special tokens but <|endoftext|>, are
             // pushed down, so the random text is readable.
-            tensor("output_bias", [vocabSize], Float32Array.from(tokens, (token, index) =>
-                index < 256 ? (/^[a-z.Ġ]$/u.test(token) ? 0 : -8) : index === 256 ? -3 : index < 256 + specials.length ? -8
+            tensor("output_bias", [vocabSize], Float32Array.from(Array.from({length: vocabSize}, (_, index) => tokens[index] ?? ""), (token, index) =>
+                index >= tokens.length ? -100 : index < 256 ? (/^[a-z.Ġ]$/u.test(token) ? 0 : -8) : index === 256 ? -3 : index < 256 + specials.length ? -8
                     // Timestamps: early ones likelier, as in short speech.
                     : -7 - (index - 256 - specials.length) / 100)),
             tensor("head_axis", [1], BigInt64Array.of(1n)),
@@ -132,7 +146,7 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
     fs.writeFileSync(path.join(folder, "onnx", "decoder_model_merged.onnx"), decoder);
     const endOfText = id("<|endoftext|>");
     const startOfTranscript = id("<|startoftranscript|>");
-    const maxTargetPositions = 64;
+    const maxTargetPositions = options.maxTargetPositions ?? 64;
     fs.writeFileSync(path.join(folder, "config.json"), JSON.stringify({
         model_type: "whisper", architectures: ["WhisperForConditionalGeneration"], is_encoder_decoder: true,
         d_model: hidden, encoder_layers: 1, decoder_layers: 1, encoder_attention_heads: 1, decoder_attention_heads: 1,
