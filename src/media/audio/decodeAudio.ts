@@ -69,50 +69,36 @@ function mixToMono(channels: Float32Array[]): Float32Array {
     return mono;
 }
 
-function checkErrors(format: string, errors: readonly {message: string}[], samples: number) {
-    // A few damaged frames in a long file are skipped, as players do; a file that is mostly errors is not audio.
-    if (errors.length > 0 && samples === 0)
-        throw new UndecodableAudioError(`The ${format} data could not be decoded (${errors[0].message}).`);
+type WasmDecoded = {channelData: Float32Array[], sampleRate: number, samplesDecoded: number, errors: readonly {message: string}[]};
+
+/** Runs one of the WebAssembly decoders (wasm-audio-decoders' API) on the whole file and frees it. */
+async function decodeWith<D extends {ready: Promise<void>, free(): void}>(format: Channels["format"], decoder: D, decode: (decoder: D) => WasmDecoded | Promise<WasmDecoded>): Promise<Channels> {
+    await decoder.ready;
+    try {
+        const {channelData, sampleRate, errors, samplesDecoded} = await decode(decoder);
+        // A few damaged frames in a long file are skipped, as players do; a file with nothing decodable is not audio.
+        if (errors.length > 0 && samplesDecoded === 0)
+            throw new UndecodableAudioError(`The ${format} data could not be decoded (${errors[0].message}).`);
+        return {format, channels: channelData.map((channel) => channel.subarray(0, samplesDecoded)), sampleRate};
+    } finally {
+        decoder.free();
+    }
 }
 
 async function decodeMp3(bytes: Uint8Array): Promise<Channels> {
     const {MPEGDecoder} = await import("mpg123-decoder");
-    const decoder = new MPEGDecoder();
-    await decoder.ready;
-    try {
-        const {channelData, sampleRate, errors, samplesDecoded} = decoder.decode(bytes);
-        checkErrors("mp3", errors, samplesDecoded);
-        // mpg123-decoder always hands out two channels; a mono stream has them equal, and averaging keeps it.
-        return {format: "mp3", channels: channelData.map((channel) => channel.subarray(0, samplesDecoded)), sampleRate};
-    } finally {
-        decoder.free();
-    }
+    // mpg123-decoder always hands out two channels; a mono stream has them equal, and averaging keeps it.
+    return decodeWith("mp3", new MPEGDecoder(), (decoder) => decoder.decode(bytes));
 }
 
 async function decodeFlac(bytes: Uint8Array): Promise<Channels> {
     const {FLACDecoder} = await import("@wasm-audio-decoders/flac");
-    const decoder = new FLACDecoder();
-    await decoder.ready;
-    try {
-        const {channelData, sampleRate, errors, samplesDecoded} = await decoder.decodeFile(bytes);
-        checkErrors("flac", errors, samplesDecoded);
-        return {format: "flac", channels: channelData, sampleRate};
-    } finally {
-        decoder.free();
-    }
+    return decodeWith("flac", new FLACDecoder(), (decoder) => decoder.decodeFile(bytes));
 }
 
 async function decodeOggOpus(bytes: Uint8Array): Promise<Channels> {
     const {OggOpusDecoder} = await import("ogg-opus-decoder");
-    const decoder = new OggOpusDecoder();
-    await decoder.ready;
-    try {
-        const {channelData, sampleRate, errors, samplesDecoded} = await decoder.decodeFile(bytes);
-        checkErrors("ogg opus", errors, samplesDecoded);
-        return {format: "ogg-opus", channels: channelData, sampleRate};
-    } finally {
-        decoder.free();
-    }
+    return decodeWith("ogg-opus", new OggOpusDecoder(), (decoder) => decoder.decodeFile(bytes));
 }
 
 /** WebM/Matroska (what browsers' MediaRecorder writes): the first audio track, which must be Opus. */
