@@ -43,6 +43,7 @@ import path from "node:path";
  * | --reasoning-format | REASONING_FORMAT   | parsed               | thinking models: `parsed` (reasoning apart, `reasoning_content`), `raw` (in the answer, as generated) |
  * | --gpu            | GPU                  | auto                 | GGUF models' backend: `auto` (a GPU only when it has a usable device, else the CPU), `cuda`, `vulkan`, `metal`, `off` |
  * | --gpu-layers     | GPU_LAYERS           | auto                 | layers offloaded to the GPU: `auto` (what fits), `max`, or a number |
+ * | --ui             | UI                   | auto                 | the playground page at `/`: `on`, `off`, `auto` (on, except when listening beyond loopback without API keys) |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -97,6 +98,8 @@ export type Config = {
     llamaBuild: LlamaBuildSetting;
     /** Thinking models' reasoning: `parsed` = apart from the answer; `raw` = left in it. */
     reasoningFormat: "parsed" | "raw";
+    /** The playground page at `/` (see uiEnabled). */
+    ui: "on" | "off" | "auto";
     /** GGUF models' backend (see loadLlamaRuntime). */
     gpu: GpuSetting;
     /** Layers offloaded to the GPU (node-llama-cpp's `gpuLayers`). */
@@ -164,7 +167,8 @@ export const defaultConfig: Config = {
     llamaBuild: "auto",
     gpu: "auto",
     gpuLayers: "auto",
-    reasoningFormat: "parsed"
+    reasoningFormat: "parsed",
+    ui: "auto"
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -211,7 +215,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             gpu: { type: "string" },
             "reasoning-format": { type: "string" },
             "gpu-layers": { type: "string" },
-            "drain-seconds": { type: "string" }
+            "drain-seconds": { type: "string" },
+            ui: { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -259,7 +264,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         llamaBuild: oneOf(pick(values["llama-build"], "LLAMA_BUILD"), "llama-build", llamaBuildSettings, defaultConfig.llamaBuild),
         gpu: oneOf(pick(values.gpu, "GPU"), "gpu", gpuSettings, defaultConfig.gpu),
         gpuLayers: gpuLayers(pick(values["gpu-layers"], "GPU_LAYERS")),
-        reasoningFormat: oneOf(pick(values["reasoning-format"], "REASONING_FORMAT"), "reasoning-format", ["parsed", "raw"] as const, defaultConfig.reasoningFormat)
+        reasoningFormat: oneOf(pick(values["reasoning-format"], "REASONING_FORMAT"), "reasoning-format", ["parsed", "raw"] as const, defaultConfig.reasoningFormat),
+        ui: oneOf(pick(values.ui, "UI"), "ui", ["on", "off", "auto"] as const, defaultConfig.ui)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -314,7 +320,7 @@ const flagByEnv: Record<string, string> = {
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
     FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers",
-    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds"
+    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui"
 };
 
 function gpuLayers(raw: string | undefined): "auto" | "max" | number {

@@ -1,3 +1,6 @@
+import { PlaygroundFiles } from "./server/playground/PlaygroundFiles.js";
+import { uiEnabled } from "./server/playground/uiEnabled.js";
+import { projectRoot } from "./projectRoot.js";
 import http from "node:http";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
@@ -101,7 +104,8 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         ssePingMs: config.ssePingMs,
         shutdownSignal: shutdown.signal,
         drainSignal: drain.signal,
-        queueSize: config.queueSize
+        queueSize: config.queueSize,
+        playground: uiEnabled(config.ui, config.host, keys.state !== "open") ? PlaygroundFiles.load(path.join(projectRoot, "playground")) : null
     });
     // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
     // the whole request (not the response: a generation may take minutes) within requestTimeout.

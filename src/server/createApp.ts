@@ -1,3 +1,5 @@
+import type { PlaygroundFiles } from "./playground/PlaygroundFiles.js";
+import { playgroundRoutes } from "./playground/playgroundRoutes.js";
 import Koa, { type Context } from "koa";
 import Router from "@koa/router";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
@@ -44,6 +46,8 @@ export type AppDeps = {
     publicUrl: string | null;
     /** The address the server listens on (known once it listens). */
     serverUrl: () => string;
+    /** The playground page's files, or null when it is off (`--ui`). */
+    playground?: PlaygroundFiles | null;
 };
 
 export type App = {
@@ -80,6 +84,8 @@ export function createApp(deps: AppDeps): App {
     publicRouter.get("/health/ready", readyHandler(deps.engines, deps.queueSize, deps.drainSignal));
     if (deps.metricsPublic)
         publicRouter.get("/metrics", metricsHandler(deps.metrics));
+    if (deps.playground != null)
+        playgroundRoutes(publicRouter, deps.playground);
 
     const protectedRoot = new Router();
     if (!deps.metricsPublic)

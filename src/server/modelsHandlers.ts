@@ -14,6 +14,8 @@ export type ModelObject = {
     endpoints: readonly string[];
     aliases: string[];
     family: string | null;
+    /** Image models: `stable-diffusion` or `midjourney`, the request fields they take (the playground shows those). */
+    parameter_set?: string;
 };
 
 export function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
@@ -25,8 +27,14 @@ export function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObje
         task: entry.task,
         endpoints: engines.endpointsOf(entry),
         aliases: engines.registry.aliasesOf(entry),
-        family: entry.family
+        family: entry.family,
+        ...parameterSetOf(entry)
     };
+}
+
+function parameterSetOf(entry: ModelEntry) {
+    const parameterSet = (entry.settings as {parameterSet?: unknown} | null)?.parameterSet;
+    return typeof parameterSet === "string" ? {parameter_set: parameterSet} : {};
 }
 
 /** GET /v1/models: every model of the manifest. */

@@ -12,7 +12,8 @@ import { tinyChatModelPath } from "../support/testModels.js";
 // (so a route added later joins without touching this file) and every spelling of its path, without
 // a key and with a wrong one, in the "keys" and the "locked" state: no answer may be a 2xx.
 // /health/live and /health/ready: probes for balancers and Kubernetes (docs/deployment.md), status only.
-const publicRoutes = ["GET /health", "GET /health/live", "GET /health/ready", "GET /files/images/:name"];
+// The playground page and its files (GET /, GET /ui/:file) hold no secret: the page asks for a key and keeps it in the tab.
+const publicRoutes = ["GET /", "GET /ui/:file", "GET /health", "GET /health/live", "GET /health/ready", "GET /files/images/:name"];
 const models = [{id: "fake", task: "chat", path: tinyChatModelPath}];
 
 function requestsFor(server: TestServer) {

@@ -1,0 +1,184 @@
+// @ts-check
+import { ApiError, call, element, events, labelled, streamError } from "./api.js";
+import { parseMarkdown, toDom } from "./markdown.js";
+
+/** @typedef {{id: string, aliases: string[]}} Model */
+/** @typedef {{role: "system" | "user" | "assistant", content: string}} Turn */
+
+const storageKey = "playground.chat";
+
+/**
+ * The chat tab: a streamed conversation kept in the page (and, when asked, in localStorage), its answer as
+ * Markdown, a thinking model's reasoning in a fold, a stop button, the sampling fields, JSON mode, and per
+ * answer the time to the first token and the tokens per second read from the stream.
+ * @param {HTMLElement} root
+ * @param {Model[]} models
+ */
+export function mountChat(root, models) {
+    const model = element("select", {name: "model"}, models.map((m) => element("option", {value: m.id}, [m.aliases.length > 0 ? `${m.id} (${m.aliases.join(", ")})` : m.id])));
+    const system = element("textarea", {name: "system", placeholder: "System prompt (optional)", rows: "2"});
+    const temperature = element("input", {name: "temperature", type: "number", min: "0", max: "2", step: "0.1", value: "0.7"});
+    const topP = element("input", {name: "top_p", type: "number", min: "0", max: "1", step: "0.05", value: "1"});
+    const maxTokens = element("input", {name: "max_tokens", type: "number", min: "1", value: "256"});
+    const seed = element("input", {name: "seed", type: "number", placeholder: "random"});
+    const json = element("input", {name: "json", type: "checkbox"});
+    const keep = element("input", {name: "keep", type: "checkbox"});
+    const prompt = element("textarea", {name: "prompt", placeholder: "Message", rows: "3"});
+    const send = element("button", {type: "submit"}, ["Send"]);
+    const stop = element("button", {type: "button", class: "secondary", disabled: ""}, ["Stop"]);
+    const clear = element("button", {type: "button", class: "secondary"}, ["Clear"]);
+    const messages = element("div", {class: "messages", "aria-live": "polite"});
+    const error = element("p", {class: "error", role: "alert"});
+    const form = element("form", {class: "card"}, [
+        element("div", {class: "row"}, [labelled("Model", model), labelled("Temperature", temperature), labelled("top_p", topP), labelled("Max tokens", maxTokens), labelled("Seed", seed),
+            element("label", {class: "inline"}, [json, " JSON mode"]), element("label", {class: "inline"}, [keep, " keep in this browser"])]),
+        system
+    ]);
+    const composer = element("form", {class: "card"}, [prompt, element("div", {class: "row"}, [send, stop, clear])]);
+    root.append(form, element("div", {class: "card"}, [messages, error]), composer);
+
+    /** @type {Turn[]} */
+    let conversation = [];
+    try {
+        conversation = JSON.parse(localStorage.getItem(storageKey) ?? "[]");
+        keep.checked = conversation.length > 0;
+    } catch {
+        conversation = [];
+    }
+    const save = () => keep.checked ? localStorage.setItem(storageKey, JSON.stringify(conversation)) : localStorage.removeItem(storageKey);
+    keep.addEventListener("change", save);
+    for (const turn of conversation)
+        messages.append(turn.role === "user" ? userMessage(turn.content) : assistantMessage().setAnswer(turn.content).node);
+
+    /** @type {AbortController | null} */
+    let running = null;
+    stop.addEventListener("click", () => running?.abort());
+    clear.addEventListener("click", () => {
+        conversation = [];
+        messages.replaceChildren();
+        save();
+    });
+    composer.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        const text = prompt.value.trim();
+        if (text === "" || running != null)
+            return;
+        error.textContent = "";
+        prompt.value = "";
+        conversation.push({role: "user", content: text});
+        messages.append(userMessage(text));
+        const answer = assistantMessage();
+        messages.append(answer.node);
+        running = new AbortController();
+        send.disabled = true;
+        stop.disabled = false;
+        const started = performance.now();
+        let firstToken = 0;
+        let content = "";
+        let reasoning = "";
+        try {
+            const body = {
+                model: model.value, stream: true, stream_options: {include_usage: true},
+                messages: [...(system.value.trim() === "" ? [] : [{role: "system", content: system.value}]), ...conversation],
+                temperature: Number(temperature.value), top_p: Number(topP.value), max_tokens: Number(maxTokens.value),
+                ...(seed.value === "" ? {} : {seed: Number(seed.value)}),
+                ...(json.checked ? {response_format: {type: "json_object"}} : {})
+            };
+            const response = await call("/v1/chat/completions", {body, signal: running.signal, onBusy: (seconds) => answer.setNote(`busy, retrying in ${seconds} s`)});
+            answer.setNote("");
+            /** @type {{completion_tokens: number, prompt_tokens: number, completion_tokens_details?: {reasoning_tokens: number}} | null} */
+            let usage = null;
+            for await (const {data} of events(response)) {
+                if (data === "[DONE]")
+                    break;
+                const failed = streamError(data);
+                if (failed != null)
+                    throw new ApiError(500, failed, null);
+                const chunk = JSON.parse(data);
+                usage = chunk.usage ?? usage;
+                const delta = chunk.choices?.[0]?.delta ?? {};
+                if ((delta.content ?? "") !== "" || (delta.reasoning_content ?? "") !== "")
+                    firstToken ||= performance.now();
+                if (typeof delta.reasoning_content === "string") {
+                    reasoning += delta.reasoning_content;
+                    answer.setReasoning(reasoning, true);
+                }
+                if (typeof delta.content === "string" && delta.content !== "") {
+                    content += delta.content;
+                    answer.setAnswer(content);
+                }
+            }
+            if (reasoning !== "")
+                answer.setReasoning(reasoning, false);
+            const ended = performance.now();
+            if (usage != null) {
+                const rate = firstToken > 0 && ended > firstToken ? usage.completion_tokens / ((ended - firstToken) / 1000) : 0;
+                answer.setStats(`${usage.prompt_tokens} prompt + ${usage.completion_tokens} completion tokens` +
+                    (usage.completion_tokens_details ? ` (${usage.completion_tokens_details.reasoning_tokens} reasoning)` : "") +
+                    ` · first token ${Math.round(firstToken - started)} ms · ${rate.toFixed(1)} tokens/s`);
+            }
+        } catch (failure) {
+            if (running.signal.aborted)
+                answer.setStats("stopped");
+            else
+                error.textContent = failure instanceof Error ? failure.message : String(failure);
+        } finally {
+            conversation.push({role: "assistant", content});
+            save();
+            running = null;
+            send.disabled = false;
+            stop.disabled = true;
+        }
+    });
+}
+
+/** @param {string} text */
+function userMessage(text) {
+    return element("div", {class: "message user"}, [text]);
+}
+
+function assistantMessage() {
+    const reasoningText = element("div");
+    const fold = element("details", {hidden: ""}, [element("summary", {}, ["Reasoning"]), reasoningText]);
+    const body = element("div", {class: "markdown"});
+    const note = element("div", {class: "muted"});
+    const stats = element("div", {class: "stats"});
+    const node = element("div", {class: "message assistant"}, [fold, note, body, stats]);
+    const api = {
+        node,
+        /** @param {string} text @param {boolean} open */
+        setReasoning(text, open) {
+            fold.hidden = false;
+            fold.open = open;
+            reasoningText.textContent = text;
+            return api;
+        },
+        /** @param {string} text */
+        setAnswer(text) {
+            renderMarkdown(body, text);
+            return api;
+        },
+        /** @param {string} text */
+        setNote(text) {
+            note.textContent = text;
+        },
+        /** @param {string} text */
+        setStats(text) {
+            stats.textContent = text;
+        }
+    };
+    return api;
+}
+
+/**
+ * @param {HTMLElement} target
+ * @param {string} text
+ */
+function renderMarkdown(target, text) {
+    target.replaceChildren(...toDom(parseMarkdown(text), document));
+    for (const pre of target.querySelectorAll("pre")) {
+        const copy = element("button", {type: "button", class: "secondary"}, ["Copy"]);
+        copy.addEventListener("click", () => void navigator.clipboard?.writeText(pre.querySelector("code")?.textContent ?? ""));
+        pre.prepend(copy);
+    }
+}

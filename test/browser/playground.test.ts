@@ -1,0 +1,320 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeChatEngine } from "../support/FakeChatEngine.js";
+import { FakeImageEngine } from "../support/FakeImageEngine.js";
+import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
+import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath } from "../support/testModels.js";
+
+// The playground page in a real browser (Debian's chromium through playwright-core), against the server on scripted
+// engines (chat, images, speech) and a tiny generated embeddings model: each tab does its job end to end. Gates in the
+// fakes hold a generation where the test needs it (mid-stream, mid-progress, between two sentences), so nothing here
+// depends on timing. Screenshots of each tab go to test/.screenshots/. Skipped, saying so, without chromium.
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const haveChromium = fs.existsSync(chromiumPath);
+if (!haveChromium)
+    console.warn(`SKIPPING the playground browser tests: no chromium at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH).`);
+/** An element inside the page (the test's own type check has no DOM library). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type El = any;
+const screenshots = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../.screenshots");
+
+/** A chat gate: the piece at `index` waits until released (or the request is aborted). */
+function chatGate(index: number) {
+    let release!: () => void;
+    let reached!: () => void;
+    const released = new Promise<void>((resolve) => release = resolve);
+    const reachedPromise = new Promise<void>((resolve) => reached = resolve);
+    const aborted: unknown[] = [];
+    return {
+        release, reached: reachedPromise, aborted,
+        beforePiece: async (piece: number, signal: AbortSignal) => {
+            await new Promise((resolve) => setImmediate(resolve));
+            if (piece !== index)
+                return;
+            reached();
+            await new Promise<void>((resolve, reject) => {
+                signal.addEventListener("abort", () => {
+                    aborted.push(signal.reason);
+                    reject(signal.reason);
+                }, {once: true});
+                void released.then(resolve);
+            });
+        }
+    };
+}
+
+const thinking = ["<think>", "The user", " greets me.", "</think>", "\n\n", "Hello! Here is **bold** and `code`:\n\n```js\nconsole.log(1)\n```\n",
+    "\nInjected: <img src=x onerror=\"window.pwned=1\"> <script>window.pwned=2</script> [link](javascript:window.pwned=3)"];
+
+describe.skipIf(!haveChromium)("the playground page", () => {
+    let server: TestServer;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    let browser: any;
+    const slow = chatGate(2);
+    const image = new FakeImageEngine("tiny-sd", {sizeBounds: {min: 32, max: 512, multiple: 8}});
+    const speech = new FakeSpeechEngine("kokoro", {sampleRate: 24000, hasSpeedInput: true, voices: ["af_heart", "am_echo"], defaultVoice: "af_heart"});
+    const outside: string[] = [];
+
+    beforeAll(async () => {
+        fs.mkdirSync(screenshots, {recursive: true});
+        server = await startTestServer({
+            models: [
+                {id: "thinker", task: "chat", path: tinyChatModelPath, aliases: ["qwen-thinking"]},
+                {id: "slow", task: "chat", path: tinyChatModelPath},
+                {id: "tiny-sd", task: "image", path: tinySdPath},
+                {id: "kokoro", task: "speech", path: tinyKokoroPath},
+                {id: "bert", task: "embeddings", path: tinyBertPath}
+            ],
+            factories: {
+                chat: async (entry) => entry.id === "thinker"
+                    ? new FakeChatEngine("thinker", {pieces: thinking, info: {reasoningFormat: "think-tags"}})
+                    : new FakeChatEngine("slow", {pieces: ["One", " two", " three", " four"], beforePiece: slow.beforePiece}),
+                image: async () => image,
+                speech: async () => speech
+            }
+        });
+        const {chromium} = await import("playwright-core");
+        browser = await chromium.launch({executablePath: chromiumPath, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"]});
+    }, 60_000);
+    afterAll(async () => {
+        await browser?.close();
+        await server?.stop();
+    });
+
+    /** A tab on the page, every request it makes checked: anything not addressed to this loopback server is recorded and refused. */
+    async function open(url = server.url) {
+        const context = await browser.newContext({viewport: {width: 1200, height: 900}});
+        await context.route("**/*", (route: {request(): {url(): string}, abort(): Promise<void>, continue(): Promise<void>}) => {
+            const target = new URL(route.request().url());
+            if (target.protocol === "data:" || target.protocol === "blob:" || ["127.0.0.1", "localhost"].includes(target.hostname))
+                return route.continue();
+            outside.push(target.href);
+            return route.abort();
+        });
+        const page = await context.newPage();
+        const errors: string[] = [];
+        page.on("pageerror", (error: Error) => errors.push(error.message));
+        await page.goto(url);
+        return {page, context, errors};
+    }
+
+    it("is served with its security headers, small, and makes no request beyond this server", async () => {
+        const response = await fetch(`${server.url}/`);
+        expect(response.status).toBe(200);
+        expect(response.headers.get("content-type")).toContain("text/html");
+        const csp = response.headers.get("content-security-policy") ?? "";
+        expect(csp).toContain("script-src 'self'");
+        expect(csp).not.toContain("unsafe-inline");
+        expect(csp).toContain("frame-ancestors 'none'");
+        expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+        const html = await response.text();
+        expect(html).not.toMatch(/<script>(?!<\/script>)|\son[a-z]+=/i);
+        const {page, context, errors} = await open();
+        await page.waitForSelector("body[data-ready=true]");
+        const tabs = await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent));
+        expect(tabs).toEqual(["Chat", "Images", "Speech", "Embeddings"]);
+        // Each tab offers only its own models, aliases shown.
+        const chatModels = await page.$$eval("[data-tab=chat] select[name=model] option", (options: El[]) => options.map((option) => option.textContent));
+        expect(chatModels).toEqual(["thinker (qwen-thinking)", "slow"]);
+        expect(errors).toEqual([]);
+        expect(outside).toEqual([]);
+        await context.close();
+    });
+
+    it("chat: streams the answer as Markdown with a reasoning fold; model output cannot inject HTML", async () => {
+        const {page, context, errors} = await open(`${server.url}/#chat`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.fill("[data-tab=chat] textarea[name=prompt]", "hi");
+        await page.click("[data-tab=chat] button[type=submit]");
+        await page.locator("[data-tab=chat] .stats", {hasText: "tokens/s"}).waitFor();
+        const answer = await page.$eval("[data-tab=chat] .message.assistant", (node: El) => ({
+            reasoning: node.querySelector("details")?.textContent,
+            bold: node.querySelector(".markdown strong")?.textContent,
+            code: node.querySelector(".markdown pre code")?.textContent,
+            copy: node.querySelector(".markdown pre button")?.textContent,
+            images: node.querySelectorAll("img").length, scripts: node.querySelectorAll("script").length,
+            links: Array.from(node.querySelectorAll("a"), (link: El) => link.getAttribute("href")),
+            text: node.querySelector(".markdown")?.textContent
+        }));
+        expect(answer.reasoning).toContain("The user greets me.");
+        expect(answer.bold).toBe("bold");
+        expect(answer.code).toBe("console.log(1)");
+        expect(answer.copy).toBe("Copy");
+        expect(answer).toMatchObject({images: 0, scripts: 0, links: []});
+        expect(answer.text).toContain("<img src=x onerror=");
+        expect(await page.evaluate("window.pwned ?? null")).toBeNull();
+        await page.click("[data-tab=chat] details summary");
+        await page.screenshot({path: path.join(screenshots, "chat.png"), fullPage: true});
+        expect(errors).toEqual([]);
+        await context.close();
+    });
+
+    it("chat: stop aborts the request mid-stream and the server stops generating", async () => {
+        const {page, context} = await open(`${server.url}/#chat`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.selectOption("[data-tab=chat] select[name=model]", "slow");
+        await page.fill("[data-tab=chat] textarea[name=prompt]", "count");
+        await page.click("[data-tab=chat] button[type=submit]");
+        await slow.reached;
+        await page.locator("[data-tab=chat] .message.assistant:last-child .markdown", {hasText: /^One two$/}).waitFor();
+        await page.click("[data-tab=chat] button:has-text('Stop')");
+        await page.locator("[data-tab=chat] .message.assistant:last-child .stats", {hasText: /^stopped$/}).waitFor();
+        await expect.poll(() => slow.aborted.length).toBe(1);
+        await context.close();
+    });
+
+    it("images: a progress bar, a partial image, then the final image at the requested size, in the gallery with its seed", async () => {
+        const release = image.hold();
+        const {page, context} = await open(`${server.url}/#image`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.fill("[data-tab=image] textarea[name=prompt]", "a lighthouse at dawn");
+        await page.fill("[data-tab=image] input[name=size]", "96x64");
+        await page.fill("[data-tab=image] input[name=steps]", "2");
+        await page.fill("[data-tab=image] input[name=seed]", "42");
+        await page.fill("[data-tab=image] input[name=partial_images]", "1");
+        await page.click("[data-tab=image] button[type=submit]");
+        await image.parked();
+        await page.waitForSelector("[data-tab=image] img.preview[data-partials='1']");
+        expect(await page.$eval("[data-tab=image] progress", (bar: El) => bar.value)).toBe(0.5);
+        await page.screenshot({path: path.join(screenshots, "images-progress.png"), fullPage: true});
+        release();
+        await page.waitForSelector("[data-tab=image] img.preview[data-final=true]");
+        const final = await page.$eval("[data-tab=image] .gallery img", async (img: El) => {
+            await img.decode();
+            return {width: img.naturalWidth, height: img.naturalHeight};
+        });
+        expect(final).toEqual({width: 96, height: 64});
+        expect(await page.$eval("[data-tab=image] .gallery figcaption", (node: El) => node.textContent)).toContain("seed: 42");
+        expect(await page.$eval("[data-tab=image] .gallery a", (node: El) => node.getAttribute("download"))).toBe("image-42.png");
+        await page.screenshot({path: path.join(screenshots, "images.png"), fullPage: true});
+        await context.close();
+    });
+
+    it("speech: playback starts while the audio still streams; then a player with the whole file", async () => {
+        const gate = speech.holdBefore(1);
+        const {page, context} = await open(`${server.url}/#speech`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.waitForSelector("[data-tab=speech] select[name=voice] option[value=am_echo]", {state: "attached"});
+        await page.selectOption("[data-tab=speech] select[name=voice]", "am_echo");
+        await page.fill("[data-tab=speech] textarea[name=input]", "The first sentence plays. The second one waits for the test.");
+        await page.click("[data-tab=speech] button[type=submit]");
+        await Promise.race([gate.reached, page.locator("[data-tab=speech] .error:not(:empty)").waitFor().then(async () => {
+            throw new Error(`The speech tab failed: ${await page.textContent("[data-tab=speech] .error")}`);
+        })]);
+        // The response has not ended (the second sentence is held), and the first is already playing.
+        await page.waitForSelector("[data-tab=speech][data-playback-started]", {state: "attached"});
+        expect(await page.$eval("[data-tab=speech]", (node: El) => node.dataset.responseEnded ?? null)).toBeNull();
+        expect(await page.$eval("[data-role=speech-state]", (node: El) => node.textContent)).toBe("playing (still streaming)");
+        await page.screenshot({path: path.join(screenshots, "speech-playing.png"), fullPage: true});
+        gate.release();
+        await page.waitForSelector("[data-tab=speech][data-response-ended]", {state: "attached"});
+        const duration = await page.$eval("[data-tab=speech] audio", (audio: El) => new Promise<number>((resolve) => {
+            if (audio.readyState >= 1)
+                resolve(audio.duration);
+            else
+                audio.addEventListener("loadedmetadata", () => resolve(audio.duration), {once: true});
+        }));
+        expect(duration).toBeGreaterThan(0);
+        const started = Number(await page.$eval("[data-tab=speech]", (node: El) => node.dataset.playbackStarted));
+        const ended = Number(await page.$eval("[data-tab=speech]", (node: El) => node.dataset.responseEnded));
+        expect(started).toBeLessThan(ended);
+        await page.screenshot({path: path.join(screenshots, "speech.png"), fullPage: true});
+        await context.close();
+    });
+
+    it("embeddings: n texts give an n x n heatmap of cosine similarities, 1 on the diagonal", async () => {
+        const {page, context} = await open(`${server.url}/#embeddings`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.fill("[data-tab=embeddings] textarea[name=texts]", "a cat\na kitten\nthe stock market");
+        await page.click("[data-tab=embeddings] button[type=submit]");
+        await page.waitForSelector("[data-tab=embeddings] .heatmap .cell");
+        const cells = await page.$$eval("[data-tab=embeddings] .heatmap .cell", (nodes: El[]) => nodes.map((node) => Number(node.dataset.similarity)));
+        expect(cells).toHaveLength(9);
+        expect([cells[0], cells[4], cells[8]].map((value) => Math.round(value * 1000) / 1000)).toEqual([1, 1, 1]);
+        expect(cells[1]).toBeCloseTo(cells[3], 4);
+        await page.screenshot({path: path.join(screenshots, "embeddings.png"), fullPage: true});
+        await context.close();
+    });
+
+    it("a full model's 503 with Retry-After shows as \"busy, retrying in N s\", and the retry succeeds once there is room", async () => {
+        // One generation runs (held at its first step) and four wait: the model's queue (4) is full.
+        const release = image.hold();
+        const running = server.post("/v1/images/generations", {model: "tiny-sd", prompt: "one", size: "64x64"});
+        await image.parked();
+        const waiting = Array.from({length: 4}, (_, index) => server.post("/v1/images/generations", {model: "tiny-sd", prompt: `wait ${index}`, size: "64x64"}));
+        await expect.poll(async () => (await (await fetch(`${server.url}/health`)).json() as {models: Record<string, {waiting: number}>}).models["tiny-sd"].waiting).toBe(4);
+        const {page, context} = await open(`${server.url}/#image`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.fill("[data-tab=image] textarea[name=prompt]", "a busy fox");
+        await page.fill("[data-tab=image] input[name=size]", "64x64");
+        await page.click("[data-tab=image] button[type=submit]");
+        await page.locator("[data-tab=image] .muted", {hasText: /^busy, retrying in \d+ s$/}).waitFor();
+        release();
+        await Promise.all([running, ...waiting]);
+        await page.waitForSelector("[data-tab=image] img.preview[data-final=true]");
+        expect(await page.textContent("[data-tab=image] .error")).toBe("");
+        await context.close();
+    }, 30_000);
+
+    it("made no request beyond this server in any tab", () => {
+        expect(outside).toEqual([]);
+    });
+});
+
+describe.skipIf(!haveChromium)("the playground with API keys", () => {
+    const key = "sk-playground-secret-7f3a";
+    let server: TestServer;
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    let browser: any;
+    beforeAll(async () => {
+        server = await startTestServer({
+            models: [{id: "thinker", task: "chat", path: tinyChatModelPath}], apiKey: key, config: {apiKeys: [key]},
+            factories: {chat: async () => new FakeChatEngine("thinker", {pieces: ["Hi"]})}
+        });
+        const {chromium} = await import("playwright-core");
+        browser = await chromium.launch({executablePath: chromiumPath, args: ["--headless", "--no-sandbox", "--disable-gpu"]});
+    }, 60_000);
+    afterAll(async () => {
+        await browser?.close();
+        await server?.stop();
+    });
+
+    it("asks for a key, keeps it in sessionStorage only, and no served file holds it", async () => {
+        const page = await browser.newPage();
+        await page.goto(`${server.url}/`);
+        await page.waitForSelector("#key-form:not([hidden])");
+        await page.fill("#key-input", "sk-wrong");
+        await page.click("#key-form button");
+        await page.waitForSelector("#key-error:not([hidden])");
+        await page.fill("#key-input", key);
+        await page.click("#key-form button");
+        await page.waitForSelector("body[data-ready=true]");
+        expect(await page.evaluate("JSON.stringify(localStorage)")).not.toContain(key);
+        expect(await page.evaluate(`sessionStorage.getItem("playground.apiKey")`)).toBe(key);
+        await page.screenshot({path: path.join(screenshots, "keys.png")});
+        await page.close();
+        const files = ["/", ...fs.readdirSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../playground")).map((name) => `/ui/${name}`)];
+        for (const file of files) {
+            const response = await fetch(`${server.url}${file}`);
+            const body = await response.text();
+            expect(body).not.toContain(key);
+        }
+    });
+});
+
+describe("--ui", () => {
+    it("off: no page at /", async () => {
+        const server = await startTestServer({models: [{id: "thinker", task: "chat", path: tinyChatModelPath}], config: {ui: "off"},
+            factories: {chat: async () => new FakeChatEngine("thinker", {pieces: ["Hi"]})}});
+        try {
+            expect((await fetch(`${server.url}/`)).status).toBe(404);
+            expect((await fetch(`${server.url}/ui/app.js`)).status).toBe(404);
+        } finally {
+            await server.stop();
+        }
+    });
+});
