@@ -10,7 +10,7 @@ export type TranscriptionRequest = {
     prompt: string | null;
     temperature: number;
     responseFormat: TranscriptFormat;
-    /** `timestamp_granularities[]`: only `segment` (word timestamps need alignment heads this server does not run). */
+    /** `stream: true` (transcriptions only): transcript.text.* events. (`timestamp_granularities[]` is checked and needs nothing: segments are always timed.) */
     stream: boolean;
 };
 

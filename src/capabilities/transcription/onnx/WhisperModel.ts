@@ -100,7 +100,7 @@ export class WhisperModel {
             const language = generation.lang_to_id?.[`<|${task.language ?? "en"}|>`];
             const taskToken = generation.task_to_id?.[task.task];
             if (language == null || taskToken == null)
-                throw new Error(`Whisper model ${this.description.languages.length} languages: no token for '${task.language}' or '${task.task}'.`);
+                throw new Error(`The Whisper model has no token for language '${task.language ?? "en"}' or task '${task.task}'.`);
             tokens.push(language, taskToken);
         }
         if (task.prompt != null && task.prompt.trim() !== "" && this.special.startOfPrev != null) {
@@ -140,7 +140,7 @@ export class WhisperModel {
             end() {}
         };
         const stop = (ids: bigint[][]) => ids.map(() => context.cancelled);
-        const sequences = await this.model.generate({
+        await this.model.generate({
             inputs: input_features,
             decoder_input_ids: init,
             return_timestamps: true,
@@ -149,8 +149,7 @@ export class WhisperModel {
             logits_processor: [record],
             stopping_criteria: [stop],
             streamer
-        } as unknown as Parameters<WhisperForConditionalGeneration["generate"]>[0]) as Tensor;
-        void sequences;
+        } as unknown as Parameters<WhisperForConditionalGeneration["generate"]>[0]);
         const end = generated.indexOf(this.special.endOfText);
         const tokens = end >= 0 ? generated.slice(0, end) : generated;
         return {tokens, logprobs: logprobs.slice(0, tokens.length), noSpeechProb};
