@@ -1,8 +1,13 @@
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeFixture, remuxOggToWebm, testSignal } from "../support/audioFixtures.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath } from "../support/testModels.js";
+
+const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures");
 
 type VerboseJson = {
     task: string; language: string; duration: number; text: string; usage: {type: string, seconds: number};
@@ -116,7 +121,7 @@ describe("transcription on the tiny Whisper models", () => {
         }]);
     });
 
-    it("reads wav, flac, mp3, ogg opus and webm opus (lossless ones give the very same text), at other rates and in stereo", async () => {
+    it("reads wav, flac, mp3, ogg opus, ogg vorbis and webm opus (lossless ones give the very same text), at other rates and in stereo", async () => {
         const reference = await server.client.audio.transcriptions.create({file: await upload(wav), model: "whisper-1", response_format: "verbose_json"}) as unknown as VerboseJson;
         const flac = await server.client.audio.transcriptions.create({file: await upload(await encodeFixture("flac", signal, rate), "a.flac"), model: "whisper-1", response_format: "verbose_json"}) as unknown as VerboseJson;
         // The decoders scale 16-bit samples alike up to float rounding: the same tokens and times, scores to a few digits.
@@ -136,6 +141,10 @@ describe("transcription on the tiny Whisper models", () => {
         const fromWebm = await server.client.audio.transcriptions.create({file: await upload(webm, "a.webm"), model: "whisper-1", response_format: "verbose_json"}) as unknown as VerboseJson;
         expect(fromWebm.duration).toBeGreaterThan(3.9);
         expect(fromWebm.duration).toBeLessThan(4.2);
+        // Ogg Vorbis: a committed fixture (test/fixtures/README.md), 3 s at 22.05 kHz.
+        const vorbis = fs.readFileSync(path.join(fixtures, "audio", "signal-3s-22k.ogg"));
+        const fromVorbis = await server.client.audio.transcriptions.create({file: await upload(vorbis, "a.ogg"), model: "whisper-1", response_format: "verbose_json"}) as unknown as VerboseJson;
+        expect(fromVorbis.duration).toBeCloseTo(3, 1);
         // 8 kHz stereo float WAV, hand-written: resampled and mixed to mono.
         const left = testSignal(2, 8_000, 1);
         const floatWav = new Uint8Array(44 + left.length * 8);

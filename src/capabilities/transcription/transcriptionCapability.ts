@@ -11,7 +11,7 @@ const uploadLimits = {maxFileBytes, maxFiles: 1, maxFields: 32, maxFieldsBytes: 
 
 /**
  * /v1/audio/transcriptions and /v1/audio/translations: Whisper ONNX models through transformers.js in
- * the shared worker pool; uploads decoded in-process (media/audio/decodeAudio: wav, mp3, flac, ogg opus).
+ * the shared worker pool; uploads decoded in-process (media/audio/decodeAudio: wav, mp3, flac, ogg opus and vorbis, webm opus).
  */
 export const transcriptionCapability: Capability<TranscriptionEngine, TranscriptionSettings> = {
     ...transcriptionManifestPart,

@@ -6,7 +6,7 @@ export type DecodedAudioFile = {
     samples: Float32Array;
     sampleRate: number;
     /** The container the bytes were recognised as. */
-    format: "wav" | "mp3" | "flac" | "ogg-opus" | "webm-opus";
+    format: "wav" | "mp3" | "flac" | "ogg-opus" | "ogg-vorbis" | "webm-opus";
     /** The file's own rate and channel count, before mixing and resampling. */
     sourceSampleRate: number;
     sourceChannels: number;
@@ -18,7 +18,8 @@ export class UndecodableAudioError extends Error {}
 /**
  * Decodes an uploaded audio file in-process, by its bytes (never its name or Content-Type): WAV by
  * hand (PCM 8/16/24/32-bit, float 32/64, WAVE_FORMAT_EXTENSIBLE), MP3 through mpg123-decoder, FLAC
- * through @wasm-audio-decoders/flac, Ogg Opus through ogg-opus-decoder (libopus), WebM/Matroska Opus
+ * through @wasm-audio-decoders/flac, Ogg Opus through ogg-opus-decoder (libopus), Ogg Vorbis through
+ * @wasm-audio-decoders/ogg-vorbis (libvorbis), WebM/Matroska Opus
  * demuxed by mediabunny and decoded by opus-decoder (libopus): WebAssembly builds of the reference
  * decoders, MIT. Channels are averaged to mono and the result resampled to `sampleRate`.
  */
@@ -46,17 +47,19 @@ async function decodeChannels(bytes: Uint8Array): Promise<Channels> {
     if (ascii(bytes, 0, 4) === "fLaC")
         return decodeFlac(bytes);
     if (ascii(bytes, 0, 4) === "OggS") {
-        if (ascii(bytes, 28, 8) !== "OpusHead")
-            throw new UndecodableAudioError("Only Ogg files with Opus audio are supported (this Ogg stream is not Opus).");
-        return decodeOggOpus(bytes);
+        if (ascii(bytes, 28, 8) === "OpusHead")
+            return decodeOggOpus(bytes);
+        if (ascii(bytes, 28, 7) === "\u0001vorbis")
+            return decodeOggVorbis(bytes);
+        throw new UndecodableAudioError("Only Ogg files with Opus or Vorbis audio are supported.");
     }
     if (ascii(bytes, 0, 3) === "ID3" || (bytes.length >= 2 && bytes[0] === 0xFF && (bytes[1] & 0xE0) === 0xE0 && (bytes[1] & 0x06) !== 0))
         return decodeMp3(bytes);
     if (bytes.length >= 8 && ascii(bytes, 4, 4) === "ftyp")
-        throw new UndecodableAudioError("MP4/M4A (AAC) files are not supported: send wav, mp3, flac or ogg (opus).");
+        throw new UndecodableAudioError("MP4/M4A (AAC) files are not supported: send wav, mp3, flac, ogg or webm.");
     if (bytes.length >= 4 && bytes[0] === 0x1A && bytes[1] === 0x45 && bytes[2] === 0xDF && bytes[3] === 0xA3)
         return decodeWebmOpus(bytes);
-    throw new UndecodableAudioError("The file is not audio in a supported format (wav, mp3, flac, ogg or webm with opus).");
+    throw new UndecodableAudioError("The file is not audio in a supported format (wav, mp3, flac, ogg opus or vorbis, webm opus).");
 }
 
 function mixToMono(channels: Float32Array[]): Float32Array {
@@ -75,7 +78,9 @@ type WasmDecoded = {channelData: Float32Array[], sampleRate: number, samplesDeco
 async function decodeWith<D extends {ready: Promise<void>, free(): void}>(format: Channels["format"], decoder: D, decode: (decoder: D) => WasmDecoded | Promise<WasmDecoded>): Promise<Channels> {
     await decoder.ready;
     try {
-        const {channelData, sampleRate, errors, samplesDecoded} = await decode(decoder);
+        const {channelData, sampleRate, errors, samplesDecoded} = await Promise.resolve().then(() => decode(decoder)).catch((error: Error) => {
+            throw new UndecodableAudioError(`The ${format} data could not be decoded (${error.message}).`);
+        });
         // A few damaged frames in a long file are skipped, as players do; a file with nothing decodable is not audio.
         if (errors.length > 0 && samplesDecoded === 0)
             throw new UndecodableAudioError(`The ${format} data could not be decoded (${errors[0].message}).`);
@@ -94,6 +99,11 @@ async function decodeMp3(bytes: Uint8Array): Promise<Channels> {
 async function decodeFlac(bytes: Uint8Array): Promise<Channels> {
     const {FLACDecoder} = await import("@wasm-audio-decoders/flac");
     return decodeWith("flac", new FLACDecoder(), (decoder) => decoder.decodeFile(bytes));
+}
+
+async function decodeOggVorbis(bytes: Uint8Array): Promise<Channels> {
+    const {OggVorbisDecoder} = await import("@wasm-audio-decoders/ogg-vorbis");
+    return decodeWith("ogg-vorbis", new OggVorbisDecoder(), (decoder) => decoder.decodeFile(bytes));
 }
 
 async function decodeOggOpus(bytes: Uint8Array): Promise<Channels> {

@@ -66,6 +66,7 @@ describe("decodeAudio (uploads to mono samples)", () => {
         await refuse(new Uint8Array([0, 0, 0, 24, ...new TextEncoder().encode("ftypM4A "), 0, 0]));
         await refuse(new Uint8Array([0x1A, 0x45, 0xDF, 0xA3, 0, 0]));
         await refuse(new Uint8Array([...new TextEncoder().encode("OggS"), ...new Uint8Array(24), ...new TextEncoder().encode("\u0001vorbis")]));
+        await refuse(new Uint8Array([...new TextEncoder().encode("OggS"), ...new Uint8Array(24), ...new TextEncoder().encode("Speex   ")]));
         await expect(decodeAudio(new TextEncoder().encode("RIFF\0\0\0\0WAVEjunk"), 16_000)).rejects.toThrow(/no data chunk/u);
     });
 });
