@@ -47,9 +47,11 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
 
         const includeUsage = request.stream_options?.include_usage === true;
         const usageField = includeUsage ? null : undefined;
-        // Engines call back asynchronously, so the stream below is open before the first chunk.
-        let stream!: SseWriter;
+        // Opened by streamResponse once the engine took the job; the opening role chunks go first.
+        const stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, terminator: "[DONE]"});
         const send = (chunk: unknown) => stream.send(chunk);
+        for (let index = 0; index < job.n; index++)
+            send(toChunk(envelope, {index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null}, usageField));
 
         // Submitted before the headers go out: a prompt that does not fit or a full queue is still a plain 400/503.
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
@@ -78,15 +80,13 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
             }
         });
 
-        stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, terminator: "[DONE]"});
-        await streamResponse(ctx, stream, async () => {
-            for (let index = 0; index < job.n; index++)
-                stream.send(toChunk(envelope, {index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null}, usageField));
+        // A refusal (full queue, prompt too long) was thrown by submit: the stream starts now.
+        await streamResponse(ctx, stream, {started: Promise.resolve(), produce: async () => {
             const choices = await run.done;
             logUsage(state, run, choices);
             if (includeUsage)
                 stream.send(toChunk(envelope, null, toUsage(run.promptTokens, choices)));
-        });
+        }});
     };
 }
 

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type { Context, Middleware } from "koa";
 import type { RequestState } from "../../core/http/RequestState.js";
 import { SseWriter } from "../../core/streaming/SseWriter.js";
+import { StreamStart } from "../../core/streaming/StreamStart.js";
 import { streamResponse } from "../../core/streaming/streamResponse.js";
 import { compileRequestValidator } from "../../core/validation/compileRequestValidator.js";
 import type { RouteContext } from "../Capability.js";
@@ -84,10 +85,10 @@ async function streamImage(ctx: Context, context: RouteContext, engine: ImageEng
     const size = images.size.split("x").map(Number);
     const finalSize = {width: size[0], height: size[1]};
 
-    // Events go out in order, after the headers: each waits for the one before (preview encoding is async).
-    let writer!: SseWriter;
-    let open!: () => void;
-    let chain: Promise<void> = new Promise((resolve) => open = resolve);
+    // Events go out in order: each waits for the one before (preview encoding is async). They wait in the
+    // writer until streamResponse opens it, at the first step (a refusal or a failure before it is a JSON error).
+    const writer = new SseWriter(ctx, {pingMs: context.ssePingMs});
+    let chain: Promise<void> = Promise.resolve();
     const inOrder = (task: () => void | Promise<void>) => {
         chain = chain.then(task);
         chain.catch(() => {});
@@ -103,6 +104,7 @@ async function streamImage(ctx: Context, context: RouteContext, engine: ImageEng
     const gridPreviews = new Map<number, RgbImage[]>();
     const onProgress = (progress: ImageProgress) => {
         if (progress.type === "step") {
+            start.reached();
             inOrder(() => writer.send(progressEvent(progress.step, progress.steps, performance.now() - started, createdAt()), "image_generation.progress"));
             return;
         }
@@ -120,15 +122,8 @@ async function streamImage(ctx: Context, context: RouteContext, engine: ImageEng
     };
 
     const run = engine.generate(job, {signal: state.signal, onProgress});
-    // An engine refuses a job (full queue, shut down) at once; waiting one macrotask lets that
-    // rejection surface while the status can still say it (a plain 503, not an error event).
-    const refused = await rejectionSoon(run);
-    if (refused != null)
-        throw refused.error;
-
-    writer = new SseWriter(ctx, {pingMs: context.ssePingMs});
-    open();
-    await streamResponse(ctx, writer, async () => {
+    const start = new StreamStart(run);
+    await streamResponse(ctx, writer, {started: start.started, produce: async () => {
         const result = await run;
         onResult(result);
         const [output] = outputsOf(result.images, images.grid);
@@ -139,13 +134,7 @@ async function streamImage(ctx: Context, context: RouteContext, engine: ImageEng
             usage: toImagesUsage(result.inputTokens, job),
             ...(images.grid ? {seed: output.seeds[0], seeds: output.seeds} : {seed: output.seeds[0]})
         }, "image_generation.completed");
-    });
+    }});
 }
 
-/** The promise's rejection if it rejects within the current macrotask (synchronously or in microtasks), else undefined. */
-async function rejectionSoon(promise: Promise<unknown>): Promise<{error: unknown} | undefined> {
-    let rejection: {error: unknown} | undefined;
-    promise.catch((error: unknown) => rejection = {error});
-    await new Promise((resolve) => setImmediate(resolve));
-    return rejection;
-}
+

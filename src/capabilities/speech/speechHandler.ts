@@ -18,8 +18,8 @@ import { toSpeechJob } from "./toSpeechJob.js";
  * POST /v1/audio/speech: validate, resolve the model and voice, synthesize sentence by sentence
  * and answer as it goes: the audio bytes in a chunked body (`stream_format: "audio"`, the default),
  * base64 deltas as server-sent events (`"sse"`), or with `stream: false` the whole file at once.
- * The headers go out once the first sentence is synthesized, so a full queue or a failure on the
- * first sentence is still a plain JSON error; after them, errors travel in the stream.
+ * The first sentence is the stream's start phase (streamResponse): a full queue or a failure on it is
+ * still a plain JSON error; after the headers, errors travel in the stream.
  */
 export function speechHandler(context: RouteContext): Middleware {
     const validate = compileRequestValidator<SpeechRequest>(speechSchema);
@@ -38,10 +38,10 @@ export function speechHandler(context: RouteContext): Middleware {
             return speechUsage(inputTokens, audioSamples, engine.sampleRate);
         };
         try {
-            // Waits for the first sentence: errors until then are answered as JSON.
-            const first = await speech.chunks.next();
+            // The first sentence is a stream's start phase: errors until then are answered as JSON.
+            const first = speech.chunks.next();
             if (!plan.streamed) {
-                const whole = [first ?? new Uint8Array(0)];
+                const whole = [await first ?? new Uint8Array(0)];
                 for (let chunk; (chunk = await speech.chunks.next()) != null;)
                     whole.push(chunk);
                 logUsage(await speech.done);
@@ -50,11 +50,11 @@ export function speechHandler(context: RouteContext): Middleware {
             } else if (plan.streamFormat === "sse") {
                 await streamSse(ctx, context.ssePingMs, first, speech, logUsage);
             } else {
-                await streamResponse(ctx, new ChunkedBodyWriter(ctx, encoder.contentType), async (writer) => {
-                    for (let chunk = first; chunk != null; chunk = await speech.chunks.next())
+                await streamResponse(ctx, new ChunkedBodyWriter(ctx, encoder.contentType), {started: first, produce: async (writer) => {
+                    for (let chunk = await first; chunk != null; chunk = await speech.chunks.next())
                         await writer.write(chunk);
                     logUsage(await speech.done);
-                });
+                }});
             }
         } finally {
             await speech.release();
@@ -63,10 +63,10 @@ export function speechHandler(context: RouteContext): Middleware {
 }
 
 /** OpenAI's speech events: `speech.audio.delta` per chunk, then `speech.audio.done` with the usage; no `[DONE]`. */
-async function streamSse(ctx: Context, pingMs: number, first: Uint8Array | null, speech: EncodedSpeech,
+async function streamSse(ctx: Context, pingMs: number, first: Promise<Uint8Array | null>, speech: EncodedSpeech,
     logUsage: (result: {inputTokens: number, audioSamples: number}) => SpeechAudioDoneEvent["usage"]) {
-    await streamResponse(ctx, new SseWriter(ctx, {pingMs}), async (writer) => {
-        for (let chunk = first; chunk != null; chunk = await speech.chunks.next()) {
+    await streamResponse(ctx, new SseWriter(ctx, {pingMs}), {started: first, produce: async (writer) => {
+        for (let chunk = await first; chunk != null; chunk = await speech.chunks.next()) {
             if (chunk.length === 0)
                 continue;
             const delta: SpeechAudioDeltaEvent = {type: "speech.audio.delta", audio: Buffer.from(chunk).toString("base64")};
@@ -75,5 +75,5 @@ async function streamSse(ctx: Context, pingMs: number, first: Uint8Array | null,
         }
         const done: SpeechAudioDoneEvent = {type: "speech.audio.done", usage: logUsage(await speech.done)};
         writer.send(done, done.type);
-    });
+    }});
 }

@@ -11,14 +11,28 @@ import { drained, openResponse, type ResponseWriter } from "./ResponseWriter.js"
  */
 export class ChunkedBodyWriter implements ResponseWriter {
     private ended = false;
+    private opened = false;
+    /** Chunks written before `open()`. */
+    private waiting: Uint8Array[] = [];
 
-    constructor(private readonly ctx: Context, contentType: string) {
-        openResponse(ctx, {"Content-Type": contentType, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"});
+    constructor(private readonly ctx: Context, private readonly contentType: string) {}
+
+    open() {
+        if (this.opened || this.ended)
+            return;
+        this.opened = true;
+        openResponse(this.ctx, {"Content-Type": this.contentType, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"});
+        for (const chunk of this.waiting.splice(0))
+            this.ctx.res.write(chunk);
     }
 
     async write(chunk: Uint8Array): Promise<void> {
         if (this.ended || chunk.length === 0)
             return;
+        if (!this.opened) {
+            this.waiting.push(chunk);
+            return;
+        }
         const res = this.ctx.res;
         if (res.destroyed || !res.writable)
             return;
@@ -27,14 +41,14 @@ export class ChunkedBodyWriter implements ResponseWriter {
     }
 
     ready(): Promise<void> {
-        return drained(this.ctx);
+        return this.opened ? drained(this.ctx) : Promise.resolve();
     }
 
     end() {
         if (this.ended)
             return;
         this.ended = true;
-        if (!this.ctx.res.destroyed)
+        if (this.opened && !this.ctx.res.destroyed)
             this.ctx.res.end();
     }
 
@@ -47,6 +61,8 @@ export class ChunkedBodyWriter implements ResponseWriter {
         if (this.ended)
             return;
         this.ended = true;
-        this.ctx.res.destroy();
+        this.waiting = [];
+        if (this.opened)
+            this.ctx.res.destroy();
     }
 }

@@ -1,8 +1,14 @@
 import type { Context } from "koa";
 import type { ApiError } from "../http/ApiError.js";
 
-/** A response whose headers went out before its body was known: errors travel inside it from then on. */
+/**
+ * A streamed response. Nothing reaches the client before `open()` (what is written until then waits in the
+ * writer), so streamResponse's start phase can still answer a refusal with a plain JSON status; once the
+ * headers are out, errors travel inside the response.
+ */
 export interface ResponseWriter {
+    /** Sends the status and headers, then what was written so far. */
+    open(): void;
     /** Ends a successful response. */
     end(): void;
     /** Reports an error after the headers (in-band where the format allows), then ends. */

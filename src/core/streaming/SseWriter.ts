@@ -22,7 +22,8 @@ export type SseWriterOptions = {
 const defaultMaxBufferedBytes = 16 * 1024 * 1024;
 
 /**
- * A server-sent-event response: data-only events (chat) or named ones (`event: image_generation.partial_image`),
+ * A server-sent-event response (opened by streamResponse's start phase; events sent before wait in it):
+ * data-only events (chat) or named ones (`event: image_generation.partial_image`),
  * comment pings, an `error` event for failures after the headers, and a bounded buffer: producers
  * that can wait call `ready()`; one that cannot (a token stream) is cut off when a client that stopped
  * reading has `maxBufferedBytes` waiting, instead of growing the server's memory without bound.
@@ -32,22 +33,30 @@ export class SseWriter implements ResponseWriter {
     private previousWrite = 0;
     private pending = "";
     private flushTimer: NodeJS.Timeout | null = null;
-    private readonly pingTimer: NodeJS.Timeout;
+    private pingTimer: NodeJS.Timeout | null = null;
     private ended = false;
-    private readonly openedAt = Date.now();
+    private opened = false;
+    private openedAt = 0;
 
-    constructor(private readonly ctx: Context, private readonly options: SseWriterOptions) {
-        openResponse(ctx, {
+    constructor(private readonly ctx: Context, private readonly options: SseWriterOptions) {}
+
+    open() {
+        if (this.opened || this.ended)
+            return;
+        this.opened = true;
+        this.openedAt = Date.now();
+        openResponse(this.ctx, {
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-cache",
             "Connection": "keep-alive",
             "X-Accel-Buffering": "no"
         });
         this.pingTimer = setInterval(() => {
-            if (this.pending === "" && Date.now() - Math.max(this.lastWrite, this.openedAt) >= options.pingMs)
+            if (this.pending === "" && Date.now() - Math.max(this.lastWrite, this.openedAt) >= this.options.pingMs)
                 this.write(": ping\n\n");
-        }, Math.max(10, Math.floor(options.pingMs / 2)));
+        }, Math.max(10, Math.floor(this.options.pingMs / 2)));
         this.pingTimer.unref();
+        this.flush();
     }
 
     /** One event: `data` as JSON, with an `event:` line when named. */
@@ -57,7 +66,7 @@ export class SseWriter implements ResponseWriter {
 
     ready(): Promise<void> {
         this.flush();
-        return drained(this.ctx);
+        return this.opened ? drained(this.ctx) : Promise.resolve();
     }
 
     end() {
@@ -76,8 +85,10 @@ export class SseWriter implements ResponseWriter {
             return;
         this.flush();
         this.ended = true;
-        clearInterval(this.pingTimer);
-        if (!this.ctx.res.destroyed)
+        if (this.pingTimer != null)
+            clearInterval(this.pingTimer);
+        // Never opened (the start phase failed): the error middleware answers instead.
+        if (this.opened && !this.ctx.res.destroyed)
             this.ctx.res.end();
     }
 
@@ -97,7 +108,7 @@ export class SseWriter implements ResponseWriter {
             clearTimeout(this.flushTimer);
             this.flushTimer = null;
         }
-        if (this.pending === "")
+        if (this.pending === "" || !this.opened)
             return;
         const text = this.pending;
         this.pending = "";

@@ -5,6 +5,7 @@
  * instead of by racing a timer. The response is SSE: `held` once a worker runs the task, `released`
  * when the gate opens (or an error event when the request is cancelled).
  */
+import { StreamStart } from "../../../src/core/streaming/StreamStart.js";
 import type { Capability } from "../../../src/capabilities/Capability.js";
 import { AdmissionQueue } from "../../../src/core/admission/AdmissionQueue.js";
 import type { Engine } from "../../../src/core/engines/Engine.js";
@@ -55,8 +56,13 @@ export const gateCapability: Capability<GateEngine> = {
             const state = ctx.state as RequestState;
             const {engine} = context.engines.engineFor<GateEngine>((ctx.request.body as {model: string}).model, "gate");
             const writer = new SseWriter(ctx, {pingMs: context.ssePingMs});
-            const run = engine.hold(state.signal, () => writer.send({held: true}, "held"));
-            await streamResponse(ctx, writer, async () => writer.send(await run, "released"));
+            let start!: StreamStart;
+            const run = engine.hold(state.signal, () => {
+                writer.send({held: true}, "held");
+                start.reached();
+            });
+            start = new StreamStart(run);
+            await streamResponse(ctx, writer, {started: start.started, produce: async () => writer.send(await run, "released")});
         });
         router.post("/gate/open", (ctx) => {
             openGate();

@@ -2,6 +2,7 @@
  * A capability that exists only in the tests, to prove the seam: its own route, manifest settings,
  * engine, error mapping and worker task with progress, plugged in without editing any file of src/.
  */
+import { StreamStart } from "../../../src/core/streaming/StreamStart.js";
 import type { Middleware } from "koa";
 import type { Capability, RouteContext } from "../../../src/capabilities/Capability.js";
 import { AdmissionQueue } from "../../../src/core/admission/AdmissionQueue.js";
@@ -66,10 +67,14 @@ function reverseHandler(context: RouteContext): Middleware {
             ctx.body = await engine.reverse(request.text, state.signal);
             return;
         }
-        let writer!: SseWriter;
-        const run = engine.reverse(request.text, state.signal, (step) => writer.send(step, "reverse.progress"));
-        writer = new SseWriter(ctx, {pingMs: context.ssePingMs});
-        await streamResponse(ctx, writer, async () => writer.send(await run, "reverse.done"));
+        const writer = new SseWriter(ctx, {pingMs: context.ssePingMs});
+        let start!: StreamStart;
+        const run = engine.reverse(request.text, state.signal, (step) => {
+            writer.send(step, "reverse.progress");
+            start.reached();
+        });
+        start = new StreamStart(run);
+        await streamResponse(ctx, writer, {started: start.started, produce: async () => writer.send(await run, "reverse.done")});
     };
 }
 

@@ -46,7 +46,8 @@ export function completionsHandler(context: RouteContext): Middleware {
         };
         const includeUsage = stream && request.stream_options?.include_usage === true;
         const usageField = includeUsage ? null : undefined;
-        let writer!: SseWriter;
+        // Opened by streamResponse once the first prompts were taken (their refusals are thrown by runPrompts).
+        const writer = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, terminator: "[DONE]"});
         const send = (choice: Parameters<typeof toCompletionChunk>[1]) => writer.send(toCompletionChunk(envelope, choice, usageField));
 
         const echoes: (PromptEcho | null)[] = plan.jobs.map(() => null);
@@ -97,12 +98,11 @@ export function completionsHandler(context: RouteContext): Middleware {
             ctx.body = toTextCompletion(envelope, await finish(), plan.n, plan.logprobs != null);
             return;
         }
-        writer = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, terminator: "[DONE]"});
-        await streamResponse(ctx, writer, async () => {
+        await streamResponse(ctx, writer, {started: Promise.resolve(), produce: async () => {
             const outcomes = await finish();
             if (includeUsage)
                 writer.send(toCompletionChunk(envelope, null, toCompletionUsage(outcomes)));
-        });
+        }});
     };
 }
 

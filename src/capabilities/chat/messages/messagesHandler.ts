@@ -53,7 +53,8 @@ export function messagesHandler(context: RouteContext): Middleware {
         }
 
         // Blocks in order: a thinking model's thinking block, at most one text block, then one tool_use block per call.
-        let stream!: SseWriter;
+        // Opened by streamResponse once the engine took the job; message_start goes first.
+        const stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, errorBody: (error) => toAnthropicError(error).body});
         let open: {index: number, type: "thinking" | "text" | "tool_use"} | null = null;
         let blocks = 0;
         let calls = 0;
@@ -102,13 +103,13 @@ export function messagesHandler(context: RouteContext): Middleware {
                     send("content_block_delta", {index: open.index, delta: {type: "input_json_delta", partial_json: event.fragment}});
             }
         });
-        stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, errorBody: (error) => toAnthropicError(error).body});
-        await streamResponse(ctx, stream, async () => {
-            send("message_start", {message: {
-                id, type: "message", role: "assistant", model: entry.id, content: [], stop_reason: null, stop_sequence: null,
-                usage: {input_tokens: run.promptTokens, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
-            }});
-            send("ping", {});
+        send("message_start", {message: {
+            id, type: "message", role: "assistant", model: entry.id, content: [], stop_reason: null, stop_sequence: null,
+            usage: {input_tokens: run.promptTokens, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+        }});
+        send("ping", {});
+        // A refusal (full queue, prompt too long) was thrown by submit: the stream starts now.
+        await streamResponse(ctx, stream, {started: Promise.resolve(), produce: async () => {
             const [choice] = await run.done;
             if (blocks === 0 || (blocks === 1 && thought !== "")) {
                 // An empty answer is still one (empty) text block, as the non-streamed Message has.
@@ -121,7 +122,7 @@ export function messagesHandler(context: RouteContext): Middleware {
             const usage = toUsage(run.promptTokens, choice);
             send("message_delta", {delta: {stop_reason: toStopReason(choice), stop_sequence: choice.stopSequence ?? null}, usage});
             send("message_stop", {});
-        });
+        }});
     };
 }
 

@@ -77,7 +77,8 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             return;
         }
 
-        let stream!: SseWriter;
+        // Opened by streamResponse once the engine took the job; response.created goes first.
+        const stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs});
         let sequence = 0;
         const send = (type: string, data: Record<string, unknown>) => stream.send({type, sequence_number: sequence++, ...data}, type);
         let outputIndex = 0;
@@ -132,10 +133,10 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             }
         });
         const base = toResponse(id, createdAt, entry.id, request, {status: "in_progress", output: [], usage: null});
-        stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs});
-        await streamResponse(ctx, stream, async () => {
-            send("response.created", {response: base});
-            send("response.in_progress", {response: base});
+        send("response.created", {response: base});
+        send("response.in_progress", {response: base});
+        // A refusal (full queue, prompt too long) was thrown by submit: the stream starts now.
+        await streamResponse(ctx, stream, {started: Promise.resolve(), produce: async () => {
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
             const output = toOutputItems(ids, choice);
@@ -169,7 +170,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             const status = choice.finishReason === "length" ? "incomplete" : "completed";
             const response = finish(toResponse(id, createdAt, entry.id, request, {status, output, usage: toUsage(run.promptTokens, choice)}));
             send(status === "incomplete" ? "response.incomplete" : "response.completed", {response});
-        });
+        }});
     };
 }
 
