@@ -226,6 +226,10 @@ describe("transcription on the tiny Whisper models", () => {
             return body.error.message as string;
         };
         expect(await expectError(await form({model: "whisper-1"}, {bytes: new TextEncoder().encode("not audio at all"), name: "a.wav"}), 400, "file")).toMatch(/decode/u);
+        // Streamed: the refusal comes in the start phase, as a plain JSON 400, not an event.
+        const streamedRefusal = await form({model: "whisper-1", stream: "true"}, {bytes: new TextEncoder().encode("not audio at all"), name: "a.wav"});
+        expect(streamedRefusal.headers.get("content-type")).toMatch(/^application\/json/u);
+        await expectError(streamedRefusal, 400, "file");
         const garbledWav = wav.slice(0, 44);
         garbledWav.set(new TextEncoder().encode("junk"), 36);
         await expectError(await form({model: "whisper-1"}, {bytes: garbledWav, name: "a.wav"}), 400, "file");

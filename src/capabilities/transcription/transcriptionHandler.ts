@@ -17,8 +17,8 @@ const audioTokensPerSecond = 50;
  * POST /v1/audio/transcriptions (`task` transcribe) and /v1/audio/translations (translate): check the
  * form, decode and transcribe in the worker pool, answer in the `response_format`; with `stream: true`,
  * OpenAI's `transcript.text.delta` events (one per segment, as each 30 s window is done) and a
- * `transcript.text.done` with the whole text and the usage. The headers of a stream go out with the
- * first window's segments (or the end), so an undecodable file or a full queue is still a plain JSON error.
+ * `transcript.text.done` with the whole text and the usage. The first window's segments (or the end) are
+ * the stream's start phase (streamResponse), so an undecodable file or a full queue is still a plain JSON error.
  */
 export function transcriptionHandler(context: RouteContext, task: "transcribe" | "translate"): Middleware {
     return async (ctx) => {
@@ -41,10 +41,10 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
         const queue = new SegmentQueue();
         const done = engine.transcribe(job, {signal: state.signal, onSegments: (segments) => queue.push(segments)});
         done.then(() => queue.end(), (error: unknown) => queue.end(error));
-        // Waits for the first window (or the end): errors until then are answered as JSON.
-        const first = await queue.next();
-        await streamResponse(ctx, new SseWriter(ctx, {pingMs: context.ssePingMs}), async (writer) => {
-            for (let batch = first; batch != null; batch = await queue.next()) {
+        // The first window (or the end) is the stream's start phase: errors until then are answered as JSON.
+        const first = queue.next();
+        await streamResponse(ctx, new SseWriter(ctx, {pingMs: context.ssePingMs}), {started: first, produce: async (writer) => {
+            for (let batch = await first; batch != null; batch = await queue.next()) {
                 for (const segment of batch) {
                     const delta: TranscriptTextDeltaEvent = {type: "transcript.text.delta", delta: segment.text, segment_id: `seg_${segment.id}`};
                     writer.send(delta, delta.type);
@@ -62,7 +62,7 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
                 }
             };
             writer.send(event, event.type);
-        });
+        }});
     };
 }
 
