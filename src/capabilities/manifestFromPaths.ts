@@ -10,6 +10,7 @@ const embeddingArchitectures = new Set(["bert", "nomic-bert", "nomic-bert-moe", 
 /** ONNX `config.json` `model_type`s the embeddings capability serves. */
 const embeddingModelTypes = new Set(["bert", "roberta", "xlm-roberta", "distilbert", "mpnet", "nomic_bert", "modernbert", "e5", "electra", "deberta-v2"]);
 const speechModelTypes = new Set(["vits", "style_text_to_speech_2", "kokoro"]);
+const transcriptionModelTypes = new Set(["whisper"]);
 
 const expected = "a .gguf file, an ONNX model folder (config.json, or model_index.json for images), a folder holding such models, or a models.json manifest";
 
@@ -82,8 +83,10 @@ function onnxTask(folder: string): string | null {
         return "embeddings";
     if (typeof modelType === "string" && speechModelTypes.has(modelType))
         return "speech";
+    if (typeof modelType === "string" && transcriptionModelTypes.has(modelType))
+        return "transcription";
     throw new ManifestError(`${folder}: its config.json says model_type ${JSON.stringify(modelType)}, which no capability serves ` +
-        `(embeddings: ${[...embeddingModelTypes].join(", ")}; speech: ${[...speechModelTypes].join(", ")}; images: a model_index.json). ` +
+        `(embeddings: ${[...embeddingModelTypes].join(", ")}; speech: ${[...speechModelTypes].join(", ")}; transcription: whisper; images: a model_index.json). ` +
         "Write a models.json manifest to name its task.");
 }
 

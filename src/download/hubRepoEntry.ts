@@ -50,10 +50,20 @@ export function selectHubFiles(spec: HubSpec, tree: readonly HubTreeFile[]): {fi
     // A diffusers/optimum Stable Diffusion export (images): its pipeline's ONNX networks with their configs and the tokenizer.
     if (files.some((entry) => entry.path === "model_index.json"))
         return {files: files.filter((entry) => /^model_index\.json$|^(text_encoder|unet|vae_decoder)\/(model\.onnx(_data)?|config\.json)$|^(tokenizer|scheduler)\/[^/]+\.(json|txt)$/.test(entry.path)), manifestPath: "."};
-    // A transformers.js repository (embeddings, speech): configuration, tokenizer, one model file of the dtype, Kokoro's voices.
+    // A transformers.js repository (embeddings, speech, transcription): configuration, tokenizer, the model file(s) of the dtype, Kokoro's voices.
     const dtypeSuffix = {fp32: "", q8: "_quantized", fp16: "_fp16", int8: "_int8", uint8: "_uint8", q4: "_q4", q4f16: "_q4f16"}[spec.dtype ?? "q8"];
     if (dtypeSuffix == null)
         throw new DownloadError("usage", `Unknown --dtype '${spec.dtype}': fp32, q8, fp16, int8, uint8, q4 or q4f16.`);
+    const config = files.filter((entry) => /^(config|tokenizer|tokenizer_config|special_tokens_map|preprocessor_config|generation_config)\.json$|^(vocab\.txt|vocab\.json|merges\.txt)$|^voices\/[^/]+\.bin$/.test(entry.path));
+    // An encoder-decoder export (Whisper, transcription): the encoder and the merged decoder of the dtype, else of fp32.
+    const pair = (suffix: string) => ["encoder_model", "decoder_model_merged"].map((name) => files.find((entry) => entry.path === `onnx/${name}${suffix}.onnx`));
+    if (pair("").some((entry) => entry != null) || pair(dtypeSuffix).some((entry) => entry != null)) {
+        const chosen = [pair(dtypeSuffix), ...(spec.dtype == null ? [pair("")] : [])].find((both) => both.every((entry) => entry != null));
+        if (chosen == null)
+            throw new DownloadError("notFound", `${spec.repo} has no ${spec.dtype ?? "q8"} pair onnx/encoder_model${dtypeSuffix}.onnx and onnx/decoder_model_merged${dtypeSuffix}.onnx.`);
+        const data = files.filter((entry) => chosen.some((file) => entry.path === `${file!.path}_data`));
+        return {files: [...config, ...chosen as HubTreeFile[], ...data], manifestPath: "."};
+    }
     const onnxModels = files.filter((entry) => /^onnx\/model[\w]*\.onnx$/.test(entry.path)).map((entry) => entry.path);
     if (onnxModels.length === 0)
         throw new DownloadError("notFound", `${spec.repo} has neither a GGUF nor an ONNX model (onnx/model*.onnx); name a file with ${spec.repo}/<file>.`);
@@ -62,7 +72,6 @@ export function selectHubFiles(spec: HubSpec, tree: readonly HubTreeFile[]): {fi
     if (wanted == null)
         throw new DownloadError("notFound", `${spec.repo} has no ${spec.dtype} model (onnx/model${dtypeSuffix}.onnx); it has: ${onnxModels.join(", ")}.`);
     const model = files.filter((entry) => entry.path === wanted || entry.path === `${wanted}_data`);
-    const config = files.filter((entry) => /^(config|tokenizer|tokenizer_config|special_tokens_map|preprocessor_config|generation_config)\.json$|^(vocab\.txt|vocab\.json|merges\.txt)$|^voices\/[^/]+\.bin$/.test(entry.path));
     return {files: [...config, ...model], manifestPath: "."};
 }
 
@@ -83,6 +92,8 @@ function taskOf(pipelineTag: string | null): CatalogueEntry["task"] {
         return "speech";
     if (pipelineTag === "text-to-image")
         return "image";
+    if (pipelineTag === "automatic-speech-recognition")
+        return "transcription";
     return "chat";
 }
 

@@ -73,6 +73,19 @@ describe("download-models -- <hub repository>", () => {
         expect(fs.readFileSync(path.join(modelsDir, entry.id, "Q4_K_M/big-Q4_K_M-00002-of-00002.gguf"))).toEqual(partTwo.content);
     });
 
+    it("a Whisper export brings its encoder and merged decoder of the dtype (fp32 when that is all there is)", () => {
+        const tree = ["config.json", "generation_config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json", "README.md",
+            "onnx/encoder_model.onnx", "onnx/decoder_model_merged.onnx", "onnx/decoder_model.onnx", "onnx/decoder_with_past_model.onnx",
+            "onnx/encoder_model_quantized.onnx", "onnx/decoder_model_merged_quantized.onnx"].map((path) => ({type: "file", path}));
+        const paths = (spec: Partial<Parameters<typeof selectHubFiles>[0]>, files = tree) =>
+            selectHubFiles({repo: "r", quant: null, file: null, ...spec}, files).files.map((file) => file.path);
+        expect(paths({})).toEqual(["config.json", "generation_config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
+            "onnx/encoder_model_quantized.onnx", "onnx/decoder_model_merged_quantized.onnx"]);
+        expect(paths({dtype: "fp32"}).slice(-2)).toEqual(["onnx/encoder_model.onnx", "onnx/decoder_model_merged.onnx"]);
+        expect(paths({}, tree.filter((file) => !file.path.includes("quantized"))).slice(-2)).toEqual(["onnx/encoder_model.onnx", "onnx/decoder_model_merged.onnx"]);
+        expect(() => paths({dtype: "fp16"})).toThrow(/no fp16 pair/u);
+    });
+
     it("an ONNX repository brings its configuration, tokenizer and quantized model, with the hub's task", async () => {
         expect(selectHubFiles({repo: "r", quant: null, file: null}, [
             {type: "file", path: "config.json"}, {type: "file", path: "onnx/model.onnx"}, {type: "file", path: "onnx/model_quantized.onnx"}, {type: "file", path: "README.md"}

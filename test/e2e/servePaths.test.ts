@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manifestFromPaths } from "../../src/capabilities/manifestFromPaths.js";
 import { loadConfig } from "../../src/config.js";
 import { spawnServer } from "../support/spawnServer.js";
-import { storiesModelPath, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyVitsPath } from "../support/testModels.js";
+import { storiesModelPath, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyVitsPath, tinyWhisperPath } from "../support/testModels.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 
 // `npm start -- <model files and folders>`: served without a manifest, the task read from the files.
@@ -20,9 +20,10 @@ afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
 
 describe("model paths become manifest entries", () => {
     it("reads each file's or folder's task: GGUF architecture and pooling, ONNX config.json / model_index.json", async () => {
-        const {models} = await manifestFromPaths([tinyChatModelPath, embeddingGguf, tinyBertPath, tinyKokoroPath, tinyVitsPath, tinySdPath]);
+        const {models} = await manifestFromPaths([tinyChatModelPath, embeddingGguf, tinyBertPath, tinyKokoroPath, tinyVitsPath, tinySdPath, tinyWhisperPath]);
         expect(models.map(({id, task}) => [id, task])).toEqual([
-            ["tiny-chatml", "chat"], ["tiny-embed", "embeddings"], ["tiny-bert", "embeddings"], ["tiny-kokoro", "speech"], ["tiny-vits", "speech"], ["tiny-sd", "image"]
+            ["tiny-chatml", "chat"], ["tiny-embed", "embeddings"], ["tiny-bert", "embeddings"], ["tiny-kokoro", "speech"], ["tiny-vits", "speech"], ["tiny-sd", "image"],
+            ["tiny-whisper", "transcription"]
         ]);
     });
 

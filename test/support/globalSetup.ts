@@ -6,7 +6,8 @@ import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
 import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
 import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
 import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath } from "./testModels.js";
+import { makeTestWhisperOnnx } from "./onnx/makeTestWhisperOnnx.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath } from "./testModels.js";
 
 const debugLogs = () => new Set(fs.readdirSync(os.tmpdir()).filter((name) => /^mat-debug-\d+\.log$/.test(name)));
 
@@ -30,6 +31,8 @@ export default async function globalSetup() {
     makeTestSdModel(tinySdLcmPath, {seed: 1, timestep: "scalar", timestepCond: 16});
     makeTestKokoroOnnx(tinyKokoroPath, {seed: 1});
     makeTestVitsOnnx(tinyVitsPath, {seed: 2});
+    makeTestWhisperOnnx(tinyWhisperPath, {seed: 3});
+    makeTestWhisperOnnx(tinyWhisperEnglishPath, {seed: 4, multilingual: false});
     return () => {
         for (const name of debugLogs()) {
             const file = path.join(os.tmpdir(), name);

@@ -4,7 +4,7 @@ import { AutoTokenizer, StyleTextToSpeech2Model, Tensor, type PreTrainedModel, t
 import { splitAtLength } from "../splitAtLength.js";
 import type { LoadedSpeechModel } from "./LoadedSpeechModel.js";
 import { phonemizeEnglish } from "./phonemizeEnglish.js";
-import { sessionOptions } from "./sessionOptions.js";
+import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
 import type { SpeechModelDescription, SpeechModelSpec } from "./speechWorkerProtocol.js";
 
 /** Kokoro's style vectors: 256 wide, one row per input length 0..509. */

@@ -1,6 +1,6 @@
 import { AutoTokenizer, Tensor, VitsModel, type PreTrainedModel, type PreTrainedTokenizer } from "@huggingface/transformers";
 import type { LoadedSpeechModel } from "./LoadedSpeechModel.js";
-import { sessionOptions } from "./sessionOptions.js";
+import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
 import type { SpeechModelDescription, SpeechModelSpec } from "./speechWorkerProtocol.js";
 
 /** The one voice of a single-speaker model. */

@@ -1,0 +1,40 @@
+import type { Engine } from "../../core/engines/Engine.js";
+import type { WhisperSegment } from "./onnx/transcriptionWorkerProtocol.js";
+
+export type { WhisperSegment as TranscriptSegment } from "./onnx/transcriptionWorkerProtocol.js";
+
+/** One request as the engine sees it (the API layer has checked every field). */
+export type TranscriptionJob = {
+    /** The uploaded file's bytes, in any supported container (decoded in a worker). */
+    file: Uint8Array;
+    task: "transcribe" | "translate";
+    language: string | null;
+    prompt: string | null;
+    temperature: number;
+};
+
+export type TranscriptionOptions = {
+    /** Aborted when the client goes away: the work stops at the next decoder step and the call rejects with the signal's reason. */
+    signal: AbortSignal;
+    /** Each window's finished segments, in order, as soon as the window is decoded. */
+    onSegments?(segments: WhisperSegment[], processedSeconds: number, totalSeconds: number): void;
+};
+
+export type TranscriptionResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number};
+
+/** A file the decoders cannot read: the API answers 400 naming `file`. */
+export class UndecodableFileError extends Error {}
+
+/** A loaded speech-to-text model. */
+export interface TranscriptionEngine extends Engine {
+    readonly id: string;
+    /** Whether the model knows languages besides English and can translate. */
+    readonly multilingual: boolean;
+    /** ISO-639-1 codes it accepts as `language`. */
+    readonly languages: readonly string[];
+    /**
+     * Decodes the file (UndecodableFileError when it cannot) and transcribes or translates it. Throws
+     * QueueFullError when the queue is full, before any work.
+     */
+    transcribe(job: TranscriptionJob, options: TranscriptionOptions): Promise<TranscriptionResult>;
+}

@@ -1,0 +1,61 @@
+import type { TranscriptSegment } from "./TranscriptionEngine.js";
+import type { TranscriptFormat, TranscriptionJson, TranscriptionVerboseJson, WireSegment } from "./TranscriptionWire.js";
+
+export type Transcript = {
+    task: "transcribe" | "translate";
+    /** ISO-639-1 code of the spoken language (null = not given: English is assumed). */
+    language: string | null;
+    seconds: number;
+    text: string;
+    segments: readonly TranscriptSegment[];
+    temperature: number;
+};
+
+const languageNames = new Intl.DisplayNames(["en"], {type: "language"});
+
+/** The response body and Content-Type of each `response_format`, as OpenAI's Whisper answers. */
+export function formatTranscript(transcript: Transcript, format: TranscriptFormat): {type: string, body: string | TranscriptionJson | TranscriptionVerboseJson} {
+    const text = transcript.text.trim();
+    const usage = {type: "duration" as const, seconds: Math.ceil(transcript.seconds)};
+    switch (format) {
+        case "json":
+            return {type: "application/json", body: {text, usage}};
+        case "text":
+            return {type: "text/plain; charset=utf-8", body: `${text}\n`};
+        case "srt":
+            return {type: "text/plain; charset=utf-8", body: cues(transcript.segments, ",").map((cue, index) => `${index + 1}\n${cue}`).join("\n")};
+        case "vtt":
+            return {type: "text/vtt; charset=utf-8", body: ["WEBVTT\n", ...cues(transcript.segments, ".")].join("\n")};
+        case "verbose_json":
+            return {
+                type: "application/json",
+                body: {
+                    task: transcript.task, language: languageName(transcript.task === "translate" ? "en" : transcript.language ?? "en"),
+                    duration: transcript.seconds, text, segments: transcript.segments.map((segment) => toWireSegment(segment, transcript.temperature)), usage
+                }
+            };
+    }
+}
+
+/** OpenAI's verbose_json names languages in lower-case English ("english", "german"). */
+export function languageName(code: string): string {
+    return (languageNames.of(code) ?? code).toLowerCase();
+}
+
+function toWireSegment(segment: TranscriptSegment, temperature: number): WireSegment {
+    return {
+        id: segment.id, seek: segment.seek, start: segment.start, end: segment.end, text: segment.text, tokens: segment.tokens,
+        temperature, avg_logprob: segment.avgLogprob, compression_ratio: segment.compressionRatio, no_speech_prob: segment.noSpeechProb
+    };
+}
+
+function cues(segments: readonly TranscriptSegment[], decimal: "," | "."): string[] {
+    return segments.map((segment) => `${timecode(segment.start, decimal)} --> ${timecode(segment.end, decimal)}\n${segment.text.trim()}\n`);
+}
+
+/** `HH:MM:SS,mmm` (SubRip) or `HH:MM:SS.mmm` (WebVTT). */
+export function timecode(seconds: number, decimal: "," | "."): string {
+    const total = Math.round(Math.max(0, seconds) * 1000);
+    const two = (value: number) => String(value).padStart(2, "0");
+    return `${two(Math.floor(total / 3_600_000))}:${two(Math.floor(total / 60_000) % 60)}:${two(Math.floor(total / 1000) % 60)}${decimal}${String(total % 1000).padStart(3, "0")}`;
+}

@@ -1,0 +1,218 @@
+import { deflateSync } from "node:zlib";
+import { AutoProcessor, AutoTokenizer, WhisperForConditionalGeneration, type PreTrainedTokenizer, type Processor, type Tensor } from "@huggingface/transformers";
+import type { TaskContext } from "../../../core/workers/WorkerTask.js";
+import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
+import type { TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WhisperSegment, WindowProgress } from "./transcriptionWorkerProtocol.js";
+
+/** Whisper's input: 16 kHz, 30 s windows, timestamps in steps of 20 ms, `seek` in 10 ms mel frames. */
+export const whisperSampleRate = 16_000;
+const windowSamples = 30 * whisperSampleRate;
+const timePrecision = 0.02;
+const framesPerSecond = 100;
+/** A window that ends inside a segment is resumed from the last complete one, unless that would advance less than this. */
+const minimumAdvanceSeconds = 1;
+
+type GenerationConfig = {
+    decoder_start_token_id: number; eos_token_id: number | number[]; no_timestamps_token_id: number;
+    is_multilingual?: boolean; lang_to_id?: Record<string, number>; task_to_id?: Record<string, number>;
+};
+
+/**
+ * A Whisper model (encoder + merged decoder ONNX, transformers.js `WhisperForConditionalGeneration`)
+ * and OpenAI's long-form algorithm around it: the audio in 30 s windows, each decoded with timestamp
+ * tokens; a window that ends inside a segment is resumed from the end of its last complete segment
+ * (so windows overlap and no words are cut), else the next window starts where this one ended. Each
+ * window's segments go to the main thread as soon as it is done; cancellation is checked between
+ * decoder steps (the generation stops there; ONNX Runtime is never interrupted mid-run).
+ */
+export class WhisperModel {
+    private constructor(readonly description: WhisperModelDescription, private readonly model: WhisperForConditionalGeneration,
+        private readonly processor: Processor, private readonly tokenizer: PreTrainedTokenizer, private readonly generation: GenerationConfig,
+        private readonly special: {startOfPrev: number | null, noSpeech: number | null, timestampBegin: number, endOfText: number}) {}
+
+    static async load(spec: WhisperModelSpec): Promise<WhisperModel> {
+        const tokenizer = await AutoTokenizer.from_pretrained(spec.folder, {local_files_only: true});
+        const processor = await AutoProcessor.from_pretrained(spec.folder, {local_files_only: true});
+        const model = await WhisperForConditionalGeneration.from_pretrained(spec.folder, {
+            local_files_only: true, device: "cpu", dtype: spec.dtype as "fp32", session_options: sessionOptions(spec.threads)
+        }) as WhisperForConditionalGeneration;
+        const generation = model.generation_config as unknown as GenerationConfig;
+        const config = model.config as unknown as {max_target_positions?: number};
+        const vocabulary = tokenizer.get_vocab();
+        const id = (token: string) => vocabulary.get(token) ?? null;
+        const eos = Array.isArray(generation.eos_token_id) ? generation.eos_token_id[0] : generation.eos_token_id;
+        const languages = Object.keys(generation.lang_to_id ?? {}).map((token) => token.replace(/^<\|(.*)\|>$/u, "$1"));
+        const description: WhisperModelDescription = {
+            multilingual: generation.is_multilingual === true,
+            languages,
+            maxWindowTokens: Math.floor((config.max_target_positions ?? 448) / 2)
+        };
+        return new WhisperModel(description, model, processor, tokenizer, generation, {
+            startOfPrev: id("<|startofprev|>"), noSpeech: id("<|nospeech|>") ?? id("<|nocaptions|>"),
+            timestampBegin: generation.no_timestamps_token_id + 1, endOfText: eos
+        });
+    }
+
+    async transcribe(task: TranscribeTask, context: TaskContext<WindowProgress>): Promise<TranscribeResult> {
+        const {samples} = task;
+        const totalSeconds = samples.length / whisperSampleRate;
+        const segments: WhisperSegment[] = [];
+        const init = this.initialTokens(task);
+        let outputTokens = 0;
+        for (let seek = 0; seek < samples.length;) {
+            context.throwIfCancelled();
+            const window = samples.subarray(seek, Math.min(samples.length, seek + windowSamples));
+            const decoded = await this.decodeWindow(window, init, task.temperature, context);
+            context.throwIfCancelled();
+            outputTokens += decoded.tokens.length;
+            const windowSeconds = window.length / whisperSampleRate;
+            const {complete, partial, lastEnd} = toSegments(decoded.tokens, decoded.logprobs, this.special.timestampBegin, windowSeconds);
+            // Ended inside a segment: resume at the end of the last complete one (the rest is decoded again).
+            const resume = partial != null && lastEnd != null && lastEnd >= minimumAdvanceSeconds && seek + window.length < samples.length;
+            const kept = resume ? complete : partial != null ? [...complete, partial] : complete;
+            const offset = seek / whisperSampleRate;
+            const added: WhisperSegment[] = [];
+            for (const raw of kept) {
+                const textTokens = raw.tokens.filter((token) => token < this.special.endOfText);
+                const text = textTokens.length === 0 ? "" : this.tokenizer.decode(textTokens, {skip_special_tokens: true});
+                if (text.trim() === "")
+                    continue;
+                const segment: WhisperSegment = {
+                    id: segments.length, seek: Math.round(offset * framesPerSecond),
+                    start: round(offset + raw.start), end: round(offset + Math.max(raw.start, raw.end)), text,
+                    tokens: raw.tokens, avgLogprob: raw.logprobs.length === 0 ? 0 : raw.logprobs.reduce((a, b) => a + b, 0) / raw.logprobs.length,
+                    compressionRatio: compressionRatio(text), noSpeechProb: decoded.noSpeechProb
+                };
+                segments.push(segment);
+                added.push(segment);
+            }
+            seek += resume ? Math.round(lastEnd * whisperSampleRate) : window.length;
+            context.progress({segments: added, processedSeconds: round(Math.min(seek, samples.length) / whisperSampleRate), totalSeconds: round(totalSeconds)});
+        }
+        return {segments, text: segments.map((segment) => segment.text).join(""), seconds: round(totalSeconds), outputTokens};
+    }
+
+    /** `<|startofprev|>` prompt, `<|startoftranscript|>`, then language and task on a multilingual model. */
+    private initialTokens(task: TranscribeTask): number[] {
+        const {generation} = this;
+        const tokens = [generation.decoder_start_token_id];
+        if (this.description.multilingual) {
+            const language = generation.lang_to_id?.[`<|${task.language ?? "en"}|>`];
+            const taskToken = generation.task_to_id?.[task.task];
+            if (language == null || taskToken == null)
+                throw new Error(`The Whisper model has no token for language '${task.language ?? "en"}' or task '${task.task}'.`);
+            tokens.push(language, taskToken);
+        }
+        if (task.prompt != null && task.prompt.trim() !== "" && this.special.startOfPrev != null) {
+            const prompt = this.tokenizer.encode(` ${task.prompt.trim()}`, {add_special_tokens: false}).slice(-(this.description.maxWindowTokens - 1));
+            return [this.special.startOfPrev, ...prompt, ...tokens];
+        }
+        return tokens;
+    }
+
+    private async decodeWindow(window: Float32Array, init: number[], temperature: number, context: TaskContext<WindowProgress>) {
+        const {input_features} = await this.processor(window) as {input_features: Tensor};
+        const logprobs: number[] = [];
+        let noSpeechProb = 0;
+        let pending: Float32Array | null = null;
+        const noSpeech = this.special.noSpeech;
+        // Sees the model's own scores of each step (before Whisper's timestamp rules): the chosen token's
+        // log-probability is read at the next step or at the end, once the sampler has picked it.
+        const record = (_ids: bigint[][], logits: Tensor) => {
+            const scores = logSoftmax((logits.data as Float32Array).subarray(0, logits.dims.at(-1)));
+            if (logprobs.length === 0 && pending == null && noSpeech != null && noSpeech < scores.length)
+                noSpeechProb = Math.exp(scores[noSpeech]);
+            pending = scores;
+            return logits;
+        };
+        const generated: number[] = [];
+        const streamer = {
+            put(value: bigint[][]) {
+                const tokens = value[0];
+                // The first call is the prompt; later ones are one chosen token each.
+                if (pending == null)
+                    return;
+                const token = Number(tokens[0]);
+                generated.push(token);
+                logprobs.push(pending[token]);
+                pending = null;
+            },
+            end() {}
+        };
+        const stop = (ids: bigint[][]) => ids.map(() => context.cancelled);
+        await this.model.generate({
+            inputs: input_features,
+            decoder_input_ids: init,
+            return_timestamps: true,
+            max_new_tokens: this.description.maxWindowTokens,
+            ...(temperature > 0 ? {do_sample: true, temperature} : {do_sample: false}),
+            logits_processor: [record],
+            stopping_criteria: [stop],
+            streamer
+        } as unknown as Parameters<WhisperForConditionalGeneration["generate"]>[0]);
+        const end = generated.indexOf(this.special.endOfText);
+        const tokens = end >= 0 ? generated.slice(0, end) : generated;
+        return {tokens, logprobs: logprobs.slice(0, tokens.length), noSpeechProb};
+    }
+
+    async dispose(): Promise<void> {
+        await this.model.dispose();
+    }
+}
+
+type RawSegment = {start: number, end: number, tokens: number[], logprobs: number[]};
+
+/**
+ * A window's tokens as segments: `<|t0|> text <|t1|>` pairs (times relative to the window). A text
+ * run with no closing timestamp is `partial` (it ends at the window's end); `lastEnd` is the end of
+ * the last complete segment.
+ */
+export function toSegments(tokens: number[], logprobs: number[], timestampBegin: number, windowSeconds: number) {
+    const complete: RawSegment[] = [];
+    let start: number | null = null;
+    let text: number[] = [];
+    let scores: number[] = [];
+    let lastEnd: number | null = null;
+    // Times never go back (a model may emit a smaller timestamp after a larger one).
+    let latest = 0;
+    tokens.forEach((token, index) => {
+        if (token >= timestampBegin) {
+            const time = Math.max(latest, Math.min(windowSeconds, (token - timestampBegin) * timePrecision));
+            latest = time;
+            if (text.length > 0) {
+                complete.push({start: start ?? 0, end: time, tokens: text, logprobs: [...scores, logprobs[index]]});
+                lastEnd = time;
+                start = null;
+                text = [];
+                scores = [];
+            } else {
+                start = time;
+                scores = [logprobs[index]];
+            }
+            return;
+        }
+        text.push(token);
+        scores.push(logprobs[index]);
+    });
+    const partial: RawSegment | null = text.length > 0 ? {start: Math.min(start ?? lastEnd ?? 0, windowSeconds), end: windowSeconds, tokens: text, logprobs: scores} : null;
+    return {complete, partial, lastEnd: lastEnd as number | null};
+}
+
+function logSoftmax(logits: Float32Array): Float32Array {
+    let max = -Infinity;
+    for (const value of logits)
+        if (value > max) max = value;
+    let sum = 0;
+    for (const value of logits)
+        sum += Math.exp(value - max);
+    const log = Math.log(sum) + max;
+    return logits.map((value) => value - log);
+}
+
+/** Text bytes over their zlib-compressed bytes, as OpenAI's Whisper reports it (high = repetitive). */
+function compressionRatio(text: string): number {
+    const bytes = Buffer.from(text, "utf8");
+    return bytes.length === 0 ? 0 : round(bytes.length / deflateSync(bytes).length);
+}
+
+const round = (value: number) => Math.round(value * 1000) / 1000;

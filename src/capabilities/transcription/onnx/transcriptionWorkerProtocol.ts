@@ -1,0 +1,55 @@
+/** Which Whisper model a task is for; workers load each model once (by `key`) and keep it. */
+export type WhisperModelSpec = {
+    /** `<folder>:<dtype>:<threads>`: one loaded copy per distinct spec in each worker. */
+    key: string;
+    /** Folder with config.json, generation_config.json, preprocessor_config.json, tokenizer files, onnx/encoder_model*.onnx and onnx/decoder_model_merged*.onnx. */
+    folder: string;
+    /** transformers.js dtype of both sessions (fp32 = encoder_model.onnx, q8 = encoder_model_quantized.onnx, ...). */
+    dtype: string;
+    threads: number;
+};
+
+export type WhisperModelDescription = {
+    /** Whether the model knows languages other than English and the translate task (not the `.en` models). */
+    multilingual: boolean;
+    /** ISO-639-1 codes of its language tokens (`<|en|>` ...). */
+    languages: string[];
+    /** Text tokens generated per 30 s window at most (half the decoder's context, as Whisper does). */
+    maxWindowTokens: number;
+};
+
+/** Decoded audio: mono float32 at 16 kHz, as Whisper takes it. */
+export type DecodedAudio = {samples: Float32Array, seconds: number};
+/** A file the decoders cannot read: a 400 naming `file`, not a server error. */
+export type DecodeFailure = {error: string};
+
+export type TranscribeTask = {
+    model: WhisperModelSpec;
+    samples: Float32Array;
+    task: "transcribe" | "translate";
+    /** ISO-639-1 code; null = English (Whisper's language detection is not run). */
+    language: string | null;
+    /** Text the model continues from (`<|startofprev|>`), as OpenAI's `prompt`. */
+    prompt: string | null;
+    /** 0 = greedy; else sampling at this temperature. */
+    temperature: number;
+};
+
+/** One segment of the transcript, times in seconds from the start of the file. */
+export type WhisperSegment = {
+    id: number;
+    /** Where the window it came from starts, in 10 ms frames (OpenAI's `seek`). */
+    seek: number;
+    start: number;
+    end: number;
+    text: string;
+    tokens: number[];
+    avgLogprob: number;
+    compressionRatio: number;
+    noSpeechProb: number;
+};
+
+/** Sent after each window: its segments (final: later windows never change them) and how far the task is. */
+export type WindowProgress = {segments: WhisperSegment[], processedSeconds: number, totalSeconds: number};
+
+export type TranscribeResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number};

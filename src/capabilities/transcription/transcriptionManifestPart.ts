@@ -1,0 +1,9 @@
+import type { CapabilityManifest } from "../CapabilityManifest.js";
+import { transcriptionManifest, type TranscriptionSettings } from "./transcriptionManifest.js";
+
+/** The transcription task (Whisper ONNX folders): what the manifest loader and the downloader know of it. */
+export const transcriptionManifestPart = {
+    task: "transcription" as const,
+    endpoints: ["/v1/audio/transcriptions", "/v1/audio/translations"],
+    manifest: transcriptionManifest
+} satisfies CapabilityManifest<TranscriptionSettings>;
