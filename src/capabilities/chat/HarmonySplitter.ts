@@ -1,3 +1,4 @@
+import { partialTagLength } from "./partialTagLength.js";
 import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 import type { SplitText } from "./ThinkSplitter.js";
 
@@ -77,12 +78,4 @@ export class HarmonySplitter implements ReasoningSplitter {
             return {reasoning: rest, content: ""};
         return this.state === "content" ? {reasoning: "", content: rest} : {reasoning: "", content: ""};
     }
-}
-
-/** How many characters at the end of `text` could be the start of `tag`. */
-function partialTagLength(text: string, tag: string): number {
-    for (let length = Math.min(tag.length - 1, text.length); length > 0; length--)
-        if (tag.startsWith(text.slice(text.length - length)))
-            return length;
-    return 0;
 }

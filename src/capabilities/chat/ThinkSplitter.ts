@@ -1,3 +1,4 @@
+import { partialTagLength } from "./partialTagLength.js";
 import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 
 const open = "<think>";
@@ -86,12 +87,4 @@ export class ThinkSplitter implements ReasoningSplitter {
         const rest = splitter.flush();
         return {reasoning: (first.reasoning + rest.reasoning).trim(), content: first.content + rest.content};
     }
-}
-
-/** How many characters at the end of `text` could be the start of `tag`. */
-function partialTagLength(text: string, tag: string): number {
-    for (let length = Math.min(tag.length - 1, text.length); length > 0; length--)
-        if (tag.startsWith(text.slice(text.length - length)))
-            return length;
-    return 0;
 }

@@ -5,6 +5,7 @@
  * thread as soon as it is ready (moved, not copied), and cancellation is checked between sentences:
  * a worker is never terminated while ONNX Runtime runs.
  */
+import { joinSamples } from "../../../media/audio/joinSamples.js";
 import { env } from "@huggingface/transformers";
 import type { TaskContext, TaskModule } from "../../../core/workers/WorkerTask.js";
 import { fadeEdges } from "./fadeEdges.js";
@@ -68,7 +69,8 @@ async function synthesize(task: SynthesizeTask, context: TaskContext<SentenceAud
                 setImmediate(() => tokens.request(index + 1));
             parts.push(fadeEdges(await generated, sampleRate));
         }
-        const samples = join(parts);
+        // One part is used as it is; several are copied once into one.
+        const samples = parts.length === 1 ? parts[0] : joinSamples(parts);
         inputTokens += sentenceTokens;
         outputSamples += samples.length;
         const message: SentenceAudio = {index, samples, tokens: sentenceTokens};
@@ -125,16 +127,4 @@ async function waitForDelivery(task: SynthesizeTask, index: number, context: Tas
         if (wait.async)
             await wait.value;
     }
-}
-
-function join(parts: Float32Array[]): Float32Array {
-    if (parts.length === 1)
-        return parts[0];
-    const joined = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0));
-    let offset = 0;
-    for (const part of parts) {
-        joined.set(part, offset);
-        offset += part.length;
-    }
-    return joined;
 }
