@@ -1,3 +1,5 @@
+import { UnknownVoiceError } from "../../src/capabilities/speech/errors/UnknownVoiceError.js";
+import { speechCapability } from "../../src/capabilities/speech/speechCapability.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueueFullError } from "../../src/core/engines/QueueFullError.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
@@ -115,11 +117,11 @@ describe("Kokoro engine", () => {
         expect(fast.total / long.total).toBeCloseTo(0.5, 2);
     });
 
-    it("rejects an unknown voice with a 400 naming `voice` and listing the valid ones", async () => {
+    it("rejects an unknown voice, which the capability's mapping makes a 400 naming `voice` and listing the valid ones", async () => {
         const error = await kokoro.synthesize({input: "Hi.", voice: "nova", speed: 1}, {signal: new AbortController().signal, onAudio: () => {}})
             .catch((caught: unknown) => caught);
-        expect(error).toBeInstanceOf(ApiError);
-        expect(error).toMatchObject({status: 400, param: "voice"});
+        expect(error).toBeInstanceOf(UnknownVoiceError);
+        expect(speechCapability.toApiError!(error)).toMatchObject({status: 400, param: "voice"});
         expect((error as Error).message).toContain("af_heart, am_echo, bm_fable, alloy");
     });
 

@@ -1,3 +1,5 @@
+import { ApiError } from "../../core/http/ApiError.js";
+import { UnknownVoiceError } from "./errors/UnknownVoiceError.js";
 import type { Capability } from "../Capability.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
 import { speechHandler } from "./speechHandler.js";
@@ -20,6 +22,10 @@ export const speechCapability: Capability<SpeechEngine, SpeechSettings> = {
             onWarning: (message) => logger.warn(message),
             workers: entry.workers
         });
+    },
+    // The capability's one error mapping: its engines' errors as the client sees them.
+    toApiError(error) {
+        return error instanceof UnknownVoiceError ? ApiError.invalidRequest(error.message, "voice") : undefined;
     },
     routes(router, context) {
         router.post("/audio/speech", context.jsonBody, speechHandler(context));

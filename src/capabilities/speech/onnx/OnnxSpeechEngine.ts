@@ -1,7 +1,7 @@
+import { UnknownVoiceError } from "../errors/UnknownVoiceError.js";
 import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
-import { ApiError } from "../../../core/http/ApiError.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
 import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { SpeechEngine, SpeechJob, SpeechResult, SynthesizeOptions } from "../SpeechEngine.js";
@@ -79,8 +79,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
     /** Throws QueueFullError synchronously when the queue is full (so the handler answers 503 before sending anything). */
     synthesize(job: SpeechJob, options: SynthesizeOptions): Promise<SpeechResult> {
         if (!this.voices.includes(job.voice))
-            return Promise.reject(ApiError.invalidRequest(
-                `Unknown voice '${job.voice}' for model '${this.id}'. Valid voices: ${[...this.voices, ...Object.keys(this.voiceAliases)].join(", ")}.`, "voice"));
+            return Promise.reject(new UnknownVoiceError(job.voice, this.id, [...this.voices, ...Object.keys(this.voiceAliases)]));
         return this.admission.run(1, options.signal, () => this.run(job, options));
     }
 
