@@ -64,11 +64,13 @@ export async function call(path, options = {}) {
         const key = apiKey();
         if (key !== "")
             headers.Authorization = `Bearer ${key}`;
-        if (options.body !== undefined)
+        // A form (a file upload) goes as multipart, with the browser's own boundary; anything else as JSON.
+        const form = options.body instanceof FormData ? options.body : null;
+        if (options.body !== undefined && form == null)
             headers["Content-Type"] = "application/json";
         const response = await fetch(path, {
             method: options.method ?? (options.body === undefined ? "GET" : "POST"), headers, signal: options.signal,
-            body: options.body === undefined ? undefined : JSON.stringify(options.body)
+            body: options.body === undefined ? undefined : form ?? JSON.stringify(options.body)
         });
         if (response.ok)
             return response;

@@ -4,6 +4,7 @@ import { mountChat } from "./chat.js";
 import { mountEmbeddings } from "./embeddings.js";
 import { mountImages } from "./images.js";
 import { mountSpeech } from "./speech.js";
+import { mountTranscription } from "./transcription.js";
 
 /** @typedef {{id: string, task: string, aliases: string[], endpoints: string[]}} Model */
 
@@ -12,6 +13,7 @@ const tabs = [
     {task: "chat", title: "Chat", mount: mountChat},
     {task: "image", title: "Images", mount: mountImages},
     {task: "speech", title: "Speech", mount: mountSpeech},
+    {task: "transcription", title: "Transcription", mount: mountTranscription},
     {task: "embeddings", title: "Embeddings", mount: mountEmbeddings}
 ];
 

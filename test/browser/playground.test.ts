@@ -6,7 +6,8 @@ import { FakeChatEngine } from "../support/FakeChatEngine.js";
 import { FakeImageEngine } from "../support/FakeImageEngine.js";
 import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath } from "../support/testModels.js";
+import { tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyWhisperPath } from "../support/testModels.js";
+import { encodeFixture, testSignal } from "../support/audioFixtures.js";
 
 // The playground page in a real browser (Debian's chromium through playwright-core), against the server on scripted
 // engines (chat, images, speech) and a tiny generated embeddings model: each tab does its job end to end. Gates in the
@@ -66,7 +67,8 @@ describe.skipIf(!haveChromium)("the playground page", () => {
                 {id: "slow", task: "chat", path: tinyChatModelPath},
                 {id: "tiny-sd", task: "image", path: tinySdPath},
                 {id: "kokoro", task: "speech", path: tinyKokoroPath},
-                {id: "bert", task: "embeddings", path: tinyBertPath}
+                {id: "bert", task: "embeddings", path: tinyBertPath},
+                {id: "whisper", task: "transcription", path: tinyWhisperPath}
             ],
             factories: {
                 chat: async (entry) => entry.id === "thinker"
@@ -116,7 +118,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         const {page, context, errors} = await open();
         await page.waitForSelector("body[data-ready=true]");
         const tabs = await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent));
-        expect(tabs).toEqual(["Chat", "Images", "Speech", "Embeddings"]);
+        expect(tabs).toEqual(["Chat", "Images", "Speech", "Transcription", "Embeddings"]);
         // Each tab offers only its own models, aliases shown.
         const chatModels = await page.$$eval("[data-tab=chat] select[name=model] option", (options: El[]) => options.map((option) => option.textContent));
         expect(chatModels).toEqual(["thinker (qwen-thinking)", "slow"]);
@@ -223,6 +225,27 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         const ended = Number(await page.$eval("[data-tab=speech]", (node: El) => node.dataset.responseEnded));
         expect(started).toBeLessThan(ended);
         await page.screenshot({path: path.join(screenshots, "speech.png"), fullPage: true});
+        await context.close();
+    });
+
+    it("transcription: an uploaded file streams its transcript; srt shows timed cues", async () => {
+        const wav = Buffer.from(await encodeFixture("wav", testSignal(3, 16_000), 16_000));
+        const {page, context, errors} = await open(`${server.url}/#transcription`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.setInputFiles("[data-tab=transcription] input[name=file]", {name: "signal.wav", mimeType: "audio/wav", buffer: wav});
+        await page.click("[data-tab=transcription] button[type=submit]");
+        await page.waitForSelector("[data-tab=transcription][data-done]", {state: "attached"});
+        expect(await page.textContent("[data-tab=transcription] .error")).toBe("");
+        const streamed = await page.textContent("[data-role=transcript]");
+        await page.selectOption("[data-tab=transcription] select[name=response_format]", "srt");
+        await page.click("[data-tab=transcription] button[type=submit]");
+        await page.locator("[data-role=transcript]", {hasText: "-->"}).waitFor();
+        const srt = await page.textContent("[data-role=transcript]") as string;
+        expect(srt).toMatch(/^1\n00:00:\d\d,\d{3} --> 00:00:\d\d,\d{3}\n/);
+        // The srt cues hold the same text the stream gave (a random model's words, the same ones).
+        expect(srt.replace(/^\d+\n[\d:,]+ --> [\d:,]+\n/gm, "").replace(/\s+/g, "")).toBe((streamed ?? "").replace(/\s+/g, ""));
+        await page.screenshot({path: path.join(screenshots, "transcription.png"), fullPage: true});
+        expect(errors).toEqual([]);
         await context.close();
     });
 
