@@ -23,6 +23,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-bench-speech-encoding-"));
 const manifest = path.join(dir, "models.json");
 fs.writeFileSync(manifest, JSON.stringify({models: [{id: "chat", task: "chat", path: path.join(root, "models/demo/stories260K.gguf")}]}));
+process.on("exit", () => fs.rmSync(dir, {recursive: true, force: true}));
 const server = await startServer({...defaultConfig, port: 0, threads: 1, parallel: 2, gpu: "off", modelsConfig: manifest, apiKeysFile: path.join(dir, "keys.json"), logLevel: "error"}, createLogger("error"));
 await server.ready;
 const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
