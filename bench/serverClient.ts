@@ -33,6 +33,8 @@ export type ServerOptions = {
     threads: number;
     parallel: number;
     startTimeoutMs: number;
+    /** More flags for the server (e.g. `--speculative off`). */
+    extraArgs?: string[];
 };
 
 /** The server under test, as a child process on a loopback port picked by the OS. */
@@ -61,7 +63,8 @@ export class BenchServer {
             "--port", "0",
             "--threads", String(options.threads),
             "--parallel", String(options.parallel),
-            "--keys-file", options.keysFile
+            "--keys-file", options.keysFile,
+            ...options.extraArgs ?? []
         ], {cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"]});
         liveChildren.add(child);
         child.once("exit", () => liveChildren.delete(child));

@@ -44,6 +44,8 @@ import path from "node:path";
  * | --gpu            | GPU                  | auto                 | GGUF models' backend: `auto` (a GPU only when it has a usable device, else the CPU), `cuda`, `vulkan`, `metal`, `off` |
  * | --gpu-layers     | GPU_LAYERS           | auto                 | layers offloaded to the GPU: `auto` (what fits), `max`, or a number |
  * | --ui             | UI                   | auto                 | the playground page at `/`: `on`, `off`, `auto` (on, except when listening beyond loopback without API keys) |
+ * | --speculative    | SPECULATIVE          | lookup               | chat models' speculative decoding: `lookup` (drafts from the prompt and output), `draft` (a manifest `draftModel`; lookup for models without one), `off` |
+ * | --draft-max      | DRAFT_MAX            | 16                   | most tokens per draft (a manifest `draftMax` overrides) |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -104,12 +106,18 @@ export type Config = {
     gpu: GpuSetting;
     /** Layers offloaded to the GPU (node-llama-cpp's `gpuLayers`). */
     gpuLayers: "auto" | "max" | number;
+    /** Chat models' speculative decoding, unless the manifest says otherwise per model (docs/speculative.md). */
+    speculative: SpeculativeSetting;
+    /** Most tokens per draft. */
+    draftMax: number;
 };
 
 export const flashAttentionSettings = ["on", "off", "auto"] as const;
 export type FlashAttentionSetting = typeof flashAttentionSettings[number];
 export const promptCacheSettings = ["on", "exact", "off"] as const;
 export type PromptCacheSetting = typeof promptCacheSettings[number];
+export const speculativeSettings = ["lookup", "draft", "off"] as const;
+export type SpeculativeSetting = typeof speculativeSettings[number];
 export const llamaBuildSettings = ["auto", "native", "prebuilt"] as const;
 export type LlamaBuildSetting = typeof llamaBuildSettings[number];
 
@@ -168,7 +176,10 @@ export const defaultConfig: Config = {
     gpu: "auto",
     gpuLayers: "auto",
     reasoningFormat: "parsed",
-    ui: "auto"
+    ui: "auto",
+    // Greedy output stays the same token for token; rejected drafts are kept rare (docs/speculative.md).
+    speculative: "lookup",
+    draftMax: 16
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -216,7 +227,9 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "reasoning-format": { type: "string" },
             "gpu-layers": { type: "string" },
             "drain-seconds": { type: "string" },
-            ui: { type: "string" }
+            ui: { type: "string" },
+            speculative: { type: "string" },
+            "draft-max": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -265,7 +278,9 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         gpu: oneOf(pick(values.gpu, "GPU"), "gpu", gpuSettings, defaultConfig.gpu),
         gpuLayers: gpuLayers(pick(values["gpu-layers"], "GPU_LAYERS")),
         reasoningFormat: oneOf(pick(values["reasoning-format"], "REASONING_FORMAT"), "reasoning-format", ["parsed", "raw"] as const, defaultConfig.reasoningFormat),
-        ui: oneOf(pick(values.ui, "UI"), "ui", ["on", "off", "auto"] as const, defaultConfig.ui)
+        ui: oneOf(pick(values.ui, "UI"), "ui", ["on", "off", "auto"] as const, defaultConfig.ui),
+        speculative: oneOf(pick(values.speculative, "SPECULATIVE"), "speculative", speculativeSettings, defaultConfig.speculative),
+        draftMax: integer(pick(values["draft-max"], "DRAFT_MAX"), "draft-max", defaultConfig.draftMax, 1, 64)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -320,7 +335,7 @@ const flagByEnv: Record<string, string> = {
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
     FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers",
-    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui"
+    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui", SPECULATIVE: "speculative", DRAFT_MAX: "draft-max"
 };
 
 function gpuLayers(raw: string | undefined): "auto" | "max" | number {

@@ -33,6 +33,8 @@ Options (flag / environment variable, default):
   --max-connections <n>    MAX_CONNECTIONS       ${defaultConfig.maxConnections}   open connections at most (more are closed at once)
   --drain-seconds <n>      DRAIN_SECONDS         ${defaultConfig.drainSeconds}   on SIGTERM: /health/ready says 503 this long before the port closes
   --ui <m>                 UI                    ${defaultConfig.ui}   the playground page at /: on, off, auto (off beyond loopback without keys)
+  --speculative <m>        SPECULATIVE           ${defaultConfig.speculative}   chat models: lookup (drafts from prompt/output), draft (manifest draftModel), off
+  --draft-max <n>          DRAFT_MAX             ${defaultConfig.draftMax}   most tokens per draft
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)
   -h, --help                                              this text

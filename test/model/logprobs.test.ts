@@ -193,9 +193,9 @@ function sameBytes(a: readonly number[], b: readonly number[]) {
 function spyTap(tap: RawDistributionTap, seen: RawDistribution[] | undefined): RawDistributionTap {
     if (seen == null)
         return tap;
-    return {watch: (sequence, onSample) => tap.watch(sequence, (token, distribution) => {
+    return {watch: (sequence, onSample) => tap.watch(sequence, (token, distribution, position) => {
         seen.push(distribution);
-        onSample(token, distribution);
+        onSample(token, distribution, position);
     })} as RawDistributionTap;
 }
 

@@ -9,6 +9,7 @@ import { createResponseHandler, deleteResponseHandler, inputItemsHandler, retrie
 import type { ChatEngine } from "./ChatEngine.js";
 import { chatManifestPart } from "./chatManifestPart.js";
 import type { ChatSettings } from "./chatManifest.js";
+import { speculativeOptions } from "./speculativeOptions.js";
 
 /** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine) on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine, ChatSettings> = {
@@ -27,7 +28,8 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
             promptCache: config.promptCache,
             gpuLayers: config.gpuLayers,
             reasoning: config.reasoningFormat === "raw" ? "none" : entry.settings.reasoning,
-            flashAttention: config.flashAttention === "auto" ? "auto" : config.flashAttention === "on"
+            flashAttention: config.flashAttention === "auto" ? "auto" : config.flashAttention === "on",
+            speculative: speculativeOptions(entry.settings, config)
         });
     },
     routes(router, context) {

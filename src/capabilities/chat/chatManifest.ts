@@ -1,12 +1,43 @@
+import fs from "node:fs";
+import path from "node:path";
 import type { ManifestSettings } from "../../core/registry/ManifestSettings.js";
+import { ManifestFieldError } from "../../core/registry/ManifestFieldError.js";
 
 export type ChatSettings = {
     /** `auto`: detected from the template and vocabulary; `think-tags` / `harmony` (gpt-oss): split reasoning from answers in that format; `none`: never. */
     reasoning: "auto" | "think-tags" | "harmony" | "none";
+    /** Speculative decoding for this model; null = the server's `--speculative` (docs/speculative.md). */
+    speculative: "off" | "lookup" | "draft" | null;
+    /** A small GGUF with the same vocabulary that drafts for this model (absolute path). */
+    draftModel: string | null;
+    /** Most tokens per draft; null = `--draft-max`. */
+    draftMax: number | null;
+    /** With a draft model: tokens the model waits for the draft to have before verifying (0 = whatever it has). */
+    draftMin: number;
 };
 
 /** The manifest fields only chat models have. */
 export const chatManifest: ManifestSettings<ChatSettings> = {
-    properties: {reasoning: {enum: ["auto", "think-tags", "harmony", "none"]}},
-    parse: (fields) => ({reasoning: (fields.reasoning as ChatSettings["reasoning"] | undefined) ?? "auto"})
+    properties: {
+        reasoning: {enum: ["auto", "think-tags", "harmony", "none"]},
+        speculative: {enum: ["off", "lookup", "draft"]},
+        draftModel: {type: "string", minLength: 1},
+        draftMax: {type: "integer", minimum: 1, maximum: 64},
+        draftMin: {type: "integer", minimum: 0, maximum: 64}
+    },
+    parse(fields, entry) {
+        const draftModel = fields.draftModel == null ? null : path.resolve(entry.folder, fields.draftModel as string);
+        if (draftModel != null && !fs.existsSync(draftModel))
+            throw new ManifestFieldError("draftModel", `points to ${draftModel}, which does not exist.`);
+        const speculative = (fields.speculative as ChatSettings["speculative"] | undefined) ?? (draftModel != null ? "draft" : null);
+        if (speculative === "draft" && draftModel == null)
+            throw new ManifestFieldError("speculative", `is "draft" but the entry names no 'draftModel'.`);
+        return {
+            reasoning: (fields.reasoning as ChatSettings["reasoning"] | undefined) ?? "auto",
+            speculative,
+            draftModel,
+            draftMax: (fields.draftMax as number | undefined) ?? null,
+            draftMin: (fields.draftMin as number | undefined) ?? 0
+        };
+    }
 };

@@ -8,5 +8,5 @@ export type ManifestSettings<Settings> = {
      * Applies defaults and the checks a schema cannot express. Throws `ManifestFieldError` naming
      * the field; the loader adds the file and the entry's index.
      */
-    parse(fields: Record<string, unknown>, entry: {id: string, path: string}): Settings;
+    parse(fields: Record<string, unknown>, entry: {id: string, path: string, /** The manifest's folder: relative paths start there. */ folder: string}): Settings;
 };

@@ -70,7 +70,7 @@ export function parseManifest(data: unknown, manifestPath: string, settingsByTas
             throw invalid("path", `points to ${modelPath}, which does not exist.`);
         let settings: unknown = {};
         try {
-            settings = own?.parse(taskFields, {id: model.id, path: modelPath}) ?? {};
+            settings = own?.parse(taskFields, {id: model.id, path: modelPath, folder}) ?? {};
         } catch (error) {
             if (error instanceof ManifestFieldError)
                 throw invalid(error.field, error.message);

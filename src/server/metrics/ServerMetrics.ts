@@ -46,23 +46,26 @@ export class ServerMetrics {
         loadGauge("los_model_parallel", "Requests (chat: sequences) a model serves at once", (load) => load.parallel);
         loadGauge("los_model_busy", "Sequences or workers busy right now, per model", (load) => load.busy);
         loadGauge("los_model_queue_depth", "Requests waiting for a place, per model", (load) => load.waiting);
-        // The prompt cache of each chat model (its load details), as counters: hit rate = rate(hits) / rate(lookups),
-        // token share = rate(cached_tokens) / rate(prompt_tokens): how an operator sees whether balancer affinity works.
-        const promptCacheCounter = (field: "lookups" | "hits" | "promptTokens" | "cachedTokens", name: string, help: string) => new Counter({
+        // Counters a chat model keeps in its load details: its prompt cache (hit rate = rate(hits) / rate(lookups), token
+        // share = rate(cached_tokens) / rate(prompt_tokens): how an operator sees whether balancer affinity works) and its
+        // speculative decoding (acceptance rate = rate(accepted) / rate(drafted); docs/speculative.md).
+        const detailsCounter = (section: "promptCache" | "speculative", field: string, name: string, help: string) => new Counter({
             name, help, labelNames: ["model"], registers: [this.registry],
             collect() {
                 this.reset();
                 for (const [model, load] of Object.entries(engines.loads())) {
-                    const stats = load.details?.promptCache as Record<string, unknown> | undefined;
+                    const stats = load.details?.[section] as Record<string, unknown> | undefined;
                     if (typeof stats?.[field] === "number")
                         this.inc({model}, stats[field]);
                 }
             }
         });
-        promptCacheCounter("lookups", "los_prompt_cache_lookups_total", "Chat prompts looked up in the prompt cache (one per sequence a request used)");
-        promptCacheCounter("hits", "los_prompt_cache_hits_total", "Of those lookups, how many reused at least one cached token");
-        promptCacheCounter("promptTokens", "los_prompt_cache_prompt_tokens_total", "Prompt tokens looked up in the prompt cache");
-        promptCacheCounter("cachedTokens", "los_prompt_cache_cached_tokens_total", "Prompt tokens reused from the cache instead of evaluated");
+        detailsCounter("promptCache", "lookups", "los_prompt_cache_lookups_total", "Chat prompts looked up in the prompt cache (one per sequence a request used)");
+        detailsCounter("promptCache", "hits", "los_prompt_cache_hits_total", "Of those lookups, how many reused at least one cached token");
+        detailsCounter("promptCache", "promptTokens", "los_prompt_cache_prompt_tokens_total", "Prompt tokens looked up in the prompt cache");
+        detailsCounter("promptCache", "cachedTokens", "los_prompt_cache_cached_tokens_total", "Prompt tokens reused from the cache instead of evaluated");
+        detailsCounter("speculative", "draftedTokens", "los_speculative_drafted_tokens_total", "Draft tokens verified by chat models (prompt lookup or a draft model)");
+        detailsCounter("speculative", "acceptedTokens", "los_speculative_accepted_tokens_total", "Of those draft tokens, how many the model accepted");
         new Gauge({
             name: "los_model_load_seconds", help: "How long loading each model took", labelNames: ["model"], registers: [this.registry],
             collect() {

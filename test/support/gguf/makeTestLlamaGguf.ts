@@ -28,7 +28,14 @@ export type TestLlamaGgufOptions = {
     /** Storage of the weight matrices (norms stay f32). f16 halves the file and is how small models often ship. */
     weightStorage?: TensorStorage,
     /** `llama.pooling_type` (1 = mean: an embedding model, as GGUF embedding exports of decoder models declare it); absent by default. */
-    poolingType?: number
+    poolingType?: number,
+    /**
+     * Scales what each layer adds to the residual stream (its attention output and FFN down projections), by layer.
+     * 0 for every layer's attention makes a model whose next token depends on the current token only: it repeats
+     * any passage of its own output it is shown (a copier, for prompt lookup). Small gains from some layer on make
+     * the layers above barely change the output, so the same seed with fewer layers is a good draft model.
+     */
+    residualGain?: (layer: number, part: "attention" | "ffn") => number
 };
 
 /** ChatML template in the Qwen2.5 style, without tool support. */
@@ -238,10 +245,11 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         writer.addF32Tensor(blk("attn_q"), [nEmbd, nEmbd], random(blk("attn_q"), linear(nEmbd, QK_GAIN)), weightStorage);
         writer.addF32Tensor(blk("attn_k"), [nEmbd, nEmbdKv], random(blk("attn_k"), linear(nEmbd, QK_GAIN)), weightStorage);
         writer.addF32Tensor(blk("attn_v"), [nEmbd, nEmbdKv], random(blk("attn_v"), linear(nEmbd)), weightStorage);
-        writer.addF32Tensor(blk("attn_output"), [nEmbd, nEmbd], random(blk("attn_output"), linear(nEmbd)), weightStorage);
+        const gain = (part: "attention" | "ffn") => options.residualGain?.(layer, part) ?? 1;
+        writer.addF32Tensor(blk("attn_output"), [nEmbd, nEmbd], random(blk("attn_output"), linear(nEmbd, gain("attention"))), weightStorage);
         writer.addF32Tensor(blk("ffn_norm"), [nEmbd], ones);
         writer.addF32Tensor(blk("ffn_gate"), [nEmbd, nFf], random(blk("ffn_gate"), linear(nEmbd)), weightStorage);
-        writer.addF32Tensor(blk("ffn_down"), [nFf, nEmbd], random(blk("ffn_down"), linear(nFf)), weightStorage);
+        writer.addF32Tensor(blk("ffn_down"), [nFf, nEmbd], random(blk("ffn_down"), linear(nFf, gain("ffn"))), weightStorage);
         writer.addF32Tensor(blk("ffn_up"), [nEmbd, nFf], random(blk("ffn_up"), linear(nEmbd)), weightStorage);
     }
 

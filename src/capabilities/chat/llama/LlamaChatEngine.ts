@@ -1,4 +1,4 @@
-import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
+import { DraftSequenceTokenPredictor, LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
@@ -32,6 +32,12 @@ import type { ReasoningStart } from "./ReasoningPhase.js";
 import type { ReasoningFormat } from "../ReasoningFormat.js";
 import { ReasoningOutput } from "../ReasoningOutput.js";
 import { thinkingPromptTail } from "./thinkingPromptTail.js";
+import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
+import { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
+import { PromptLookupPredictor } from "./speculation/PromptLookupPredictor.js";
+import { SpeculationCounters } from "./speculation/SpeculationCounters.js";
+import { loadDraftModel } from "./speculation/loadDraftModel.js";
+import { speculationPatched } from "./speculation/speculationPatched.js";
 
 const maxCachedSchemaGrammars = 32;
 /** What ends a harmony model's analysis and opens its final answer. */
@@ -56,7 +62,20 @@ export type LlamaChatEngineOptions = {
     reasoning?: "auto" | ReasoningFormat | "none";
     /** Layers offloaded to the GPU when the runtime has one (node-llama-cpp's `gpuLayers`); default auto. */
     gpuLayers?: "auto" | "max" | number;
+    /** Speculative decoding; default off. */
+    speculative?: SpeculativeOptions;
 };
+
+/** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */
+const lookupNgrams = {minNgram: 2, maxNgram: 4};
+/**
+ * What verifying a draft costs, in decoding steps (DraftLength), measured on stories260K (bench:speculative), the
+ * worst case: a 1 MB model whose step is mostly fixed cost. Larger models verify more cheaply; these keep
+ * drafts for text that is copied.
+ */
+const draftCost = {fixed: 0.4, perToken: 0.3};
+/** A draft model's guess below this probability ends its draft (node-llama-cpp's default). */
+const draftMinConfidence = 0.6;
 
 /**
  * One GGUF chat model: one context with `parallel` sequences that node-llama-cpp decodes in shared
@@ -78,6 +97,9 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly tokenFloor: PromptTokenFloor;
     /** What the engine writes to end a thought over its budget (the model's format: `</think>`, or harmony's end of analysis and final header). */
     private readonly thinkCloseTokens: readonly Token[];
+    private readonly speculation: SpeculativeOptions;
+    private readonly predictors = new Map<LlamaContextSequence, SwitchablePredictor>();
+    private readonly speculationCounters = new SpeculationCounters();
 
     private constructor(
         private readonly llama: Llama,
@@ -87,9 +109,17 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly jsonGrammar: LlamaGrammar,
         options: LlamaChatEngineOptions,
         fingerprint: string,
-        private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription}
+        private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription},
+        private readonly draft: {model: LlamaModel, context: LlamaContext} | null
     ) {
-        const sequences = Array.from({length: context.totalSequences}, () => context.getSequence());
+        this.speculation = options.speculative ?? {mode: "off", draftMax: 0};
+        const sequences = Array.from({length: context.totalSequences}, () => {
+            const predictor = this.createPredictor();
+            const sequence = context.getSequence(predictor == null ? {} : {tokenPredictor: predictor});
+            if (predictor != null)
+                this.predictors.set(sequence, predictor);
+            return sequence;
+        });
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
         this.tokenFloor = new PromptTokenFloor(model);
@@ -136,15 +166,36 @@ export class LlamaChatEngine implements ChatEngine {
                 flashAttention
             });
             const runtime = {binary: identity.binary, flashAttention, gpu: await describeGpu(llama, model)};
-            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime);
+            const speculative = options.speculative;
+            const draft = speculative?.mode === "draft"
+                ? await loadDraftModel(llama, {context, modelPath: options.modelPath}, {
+                    modelPath: speculative.draftModelPath!, threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
+                })
+                : null;
+            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, draft);
         } catch (error) {
             await model.dispose();
             throw error;
         }
     }
 
+    /** A sequence's token predictor for the configured mode (switched on per choice), or none. */
+    private createPredictor(): SwitchablePredictor | null {
+        const {mode, draftMax, draftMin} = this.speculation;
+        if (mode === "lookup")
+            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, cost: draftCost, ...lookupNgrams}));
+        if (mode === "draft")
+            return new SwitchablePredictor(new DraftSequenceTokenPredictor(this.draft!.context.getSequence(), {
+                maxTokens: draftMax, minTokens: draftMin ?? 0, minConfidence: draftMinConfidence,
+                // Greedy drafts: the target's most likely token is what they are most often accepted as.
+                evaluateOptions: {temperature: 0}
+            }));
+        return null;
+    }
+
     load(): EngineLoad {
-        return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats()}};
+        const speculative = {mode: this.speculation.mode, ...this.speculationCounters.stats()};
+        return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats(), speculative}};
     }
 
     /** For the "Loaded" log line: where the model runs (backend, devices, VRAM, offloaded layers) and how. */
@@ -153,7 +204,10 @@ export class LlamaChatEngine implements ChatEngine {
         return {
             context: this.info.contextSize, binary, flashAttention, backend: gpu.backend,
             ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
-            promptCache: this.sequences.mode
+            promptCache: this.sequences.mode,
+            speculative: this.speculation.mode === "off" || speculationPatched()
+                ? this.speculation.mode
+                : `${this.speculation.mode} (node-llama-cpp is not patched: run npm install; at most one draft token per step)`
         };
     }
 
@@ -229,6 +283,10 @@ export class LlamaChatEngine implements ChatEngine {
         const reasoning = reasoningFormat == null ? undefined : {
             format: reasoningFormat, start: conversation!.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
         };
+        // Drafts are verified as the model's own picks, which holds unless a choice's sampling changes between a
+        // draft's positions in ways node-llama-cpp cannot follow: penalties counted over the tokens generated so
+        // far, and a grammar that starts only after a thinking model's thought.
+        const speculate = job.sampling.frequencyPenalty === 0 && job.sampling.presencePenalty === 0 && !(reasoning != null && grammar != null);
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
 
@@ -282,6 +340,8 @@ export class LlamaChatEngine implements ChatEngine {
                             pieceLogprobs = undefined;
                         }
                     });
+                    const predictor = this.predictors.get(sequence);
+                    const counted = predictor == null || !speculate ? null : this.speculationCounters.track(sequence, predictor);
                     const outcome = await generateChoice({
                         model: this.model,
                         sequence,
@@ -302,12 +362,14 @@ export class LlamaChatEngine implements ChatEngine {
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
                         reasoning,
+                        speculation: predictor == null ? undefined : {predictor, active: speculate},
                         onText: (text, logprobs) => {
                             pieceLogprobs = logprobs;
                             split.push(text);
                             pieceLogprobs = undefined;
                         }
                     });
+                    counted?.();
                     this.sequences.record(promptTokens.length, outcome.cachedPromptTokens);
                     const answer = split.finish();
                     if (toolStream != null) {
@@ -358,6 +420,8 @@ export class LlamaChatEngine implements ChatEngine {
         await this.pool.drain();
         await this.context.dispose();
         await this.model.dispose();
+        await this.draft?.context.dispose();
+        await this.draft?.model.dispose();
     }
 
     /** Compiled once per distinct schema: clients tend to send the same few schemas again and again. */

@@ -16,7 +16,8 @@ type NativeContext = {
 type ContextInternals = {_ctx: NativeContext};
 type ModelInternals = {_llama: {_bindings: {AddonSampler: new (model: unknown) => NativeSampler}}, _model: unknown};
 
-type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: RawDistribution) => void};
+/** `position`: where in the sequence the sampled token goes (the position after the token whose logits these are). */
+type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: RawDistribution, position: number) => void};
 
 /**
  * Hands the raw next-token distribution of chosen sequences to a listener, without changing what
@@ -38,7 +39,8 @@ type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: Raw
  */
 export class RawDistributionTap {
     private readonly watchers = new Map<number, Watcher>();
-    private readonly sequenceOfLogit = new Map<number, number>();
+    /** Batch logit row -> the sequence it belongs to and the position its sample goes to. */
+    private readonly sequenceOfLogit = new Map<number, {sequenceId: number, position: number}>();
 
     private constructor(private readonly model: LlamaModel, private readonly native: NativeContext) {}
 
@@ -60,9 +62,9 @@ export class RawDistributionTap {
                 if (property === "addToBatch")
                     return (sequenceId: number, first: number, tokens: Uint32Array, logitIndexes: Uint32Array) => {
                         const rows = target.addToBatch(sequenceId, first, tokens, logitIndexes);
-                        if (tap.watchers.size > 0)
+                        if (tap.watchers.has(sequenceId))
                             for (let index = 0; index < rows.length; index++)
-                                tap.sequenceOfLogit.set(rows[index], sequenceId);
+                                tap.sequenceOfLogit.set(rows[index], {sequenceId, position: first + logitIndexes[index] + 1});
                         return rows;
                     };
                 if (property === "sampleToken")
@@ -74,7 +76,11 @@ export class RawDistributionTap {
         return tap;
     }
 
-    /** Until the returned function is called, every token `sequence` samples is reported with its raw distribution first. */
+    /**
+     * Until the returned function is called, every token `sequence` samples is reported with its raw distribution
+     * and its position first. A speculative step samples at every draft position in one batch: the position says
+     * which of those samples a token the generator hands out was (samples of a rejected draft are never used).
+     */
     watch(sequence: LlamaContextSequence, onSample: Watcher["onSample"]): () => void {
         const sequenceId = (sequence as unknown as {_sequenceId: number})._sequenceId;
         if (typeof sequenceId !== "number")
@@ -95,8 +101,8 @@ export class RawDistributionTap {
     }
 
     private async sample(row: number, sampler: unknown, rest: [boolean?, boolean?]) {
-        const sequenceId = this.sequenceOfLogit.get(row);
-        const watcher = sequenceId == null ? undefined : this.watchers.get(sequenceId);
+        const logit = this.sequenceOfLogit.get(row);
+        const watcher = logit == null ? undefined : this.watchers.get(logit.sequenceId);
         if (watcher == null)
             return this.native.sampleToken(row, sampler, ...rest);
         // One after the other, not concurrently: llama.cpp may reorder its output buffer on the first read of a batch.
@@ -104,7 +110,7 @@ export class RawDistributionTap {
         const result = await this.native.sampleToken(row, sampler, ...rest);
         const token = (Array.isArray(result) ? result[0] : result) as number;
         if (distribution != null && token >= 0)
-            watcher.onSample(token as Token, distribution);
+            watcher.onSample(token as Token, distribution, logit!.position);
         return result;
     }
 }

@@ -10,6 +10,8 @@ import type { TokenBytes } from "./TokenBytes.js";
 import { toTokenLogprob } from "./toTokenLogprob.js";
 import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
 import type { ReasoningFormat } from "../ReasoningFormat.js";
+import type { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
+import { dropUnusedPredictions } from "./speculation/dropUnusedPredictions.js";
 
 export type ChoiceSettings = {
     model: LlamaModel;
@@ -43,6 +45,8 @@ export type ChoiceSettings = {
      * `budgetTokens` tokens inside the block the engine writes `closeTokens` itself (the answer begins).
      */
     reasoning?: {format: ReasoningFormat, start: ReasoningStart, budgetTokens: number | null, closeTokens: readonly Token[]};
+    /** The sequence's token predictor (speculative decoding), and whether it drafts for this choice. */
+    speculation?: {predictor: SwitchablePredictor, active: boolean};
 };
 
 export type ChoiceOutcome = {
@@ -84,8 +88,9 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     const output = new ChoiceText(model, promptTokens, settings.stop, settings.onText);
     const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0;
     let finishReason: FinishReason = "length";
-    // The distribution of the token the sequence samples next, reported just before the generator yields that token.
-    let sampled: {token: Token, distribution: RawDistribution} | undefined;
+    // The distribution of each token the sequence samples, by the position the token goes to (a speculative
+    // step samples several positions at once, and those after a rejected draft token are never handed out).
+    const sampled = new Map<number, {token: Token, distribution: RawDistribution}>();
     // A thinking model's grammar starts with its answer: a fresh state, made when the think block has closed.
     const phase = settings.reasoning == null ? null : new ReasoningPhase(settings.reasoning.start, settings.reasoning.format);
     let grammarState: LlamaGrammarEvaluationState | undefined;
@@ -93,6 +98,10 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         ? undefined
         : grammarState ??= new LlamaGrammarEvaluationState({model, grammar: settings.grammar});
 
+    const speculation = settings.speculation;
+    // Drafts are verified in the generator: a draft's tokens come out one by one, each as the model's own pick.
+    if (speculation != null)
+        speculation.predictor.active = speculation.active;
     const tokens = sequence.evaluate(promptTokens.slice(last.start, last.end), {
         temperature: settings.temperature,
         topK: settings.topK ?? 0,
@@ -121,7 +130,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         }
     });
 
-    const unwatch = settings.logprobs?.tap.watch(sequence, (token, distribution) => sampled = {token, distribution});
+    const unwatch = settings.logprobs?.tap.watch(sequence, (token, distribution, position) => sampled.set(position, {token, distribution}));
     const iterator = tokens;
     let joined = false;
     let pending: Promise<IteratorResult<Token>> | undefined = iterator.next();
@@ -150,14 +159,16 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 else if (forced != null)
                     output.add(next, () => forcedLogprob(next, settings.logprobs!.bytes));
                 else {
-                    if (sampled?.token !== next)
+                    const position = promptTokens.length + generated.length - 1;
+                    const sample = sampled.get(position);
+                    sampled.delete(position);
+                    if (sample?.token !== next)
                         throw new Error(`No raw distribution was reported for sampled token ${next}`);
-                    const {distribution} = sampled;
+                    const {distribution} = sample;
                     const {topLogprobs, bytes} = settings.logprobs;
                     output.add(next, () => toTokenLogprob(next, distribution, topLogprobs, bytes));
                 }
             }
-            sampled = undefined;
             if (generated.length >= settings.maxTokens)
                 break;
             signal.throwIfAborted();
@@ -181,6 +192,9 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         void pending?.catch(() => {});
         await iterator.return(undefined).catch(() => {});
         unwatch?.();
+        // Verified draft tokens the choice did not use (it stopped first) must not stay in the sequence.
+        if (speculation?.active === true)
+            await dropUnusedPredictions(sequence);
     }
     return {
         text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length, cachedPromptTokens,

@@ -1,0 +1,240 @@
+/**
+ * `npm run bench:speculative [-- --runs N] [--models stories,copier,random,draft] [--tokens N] [--skip-peer]`
+ *
+ * Speculative decoding through the server, side by side in one interleaved run: our server with speculation
+ * off and on (prompt lookup, or a draft model), and llama.cpp's llama-server built from the same llama.cpp
+ * source (bench/peer/buildLlamaServer.ts), with its default (no speculation) and with its own lookup
+ * (`--spec-type ngram-simple`) or draft model (`-md`). Same GGUF, threads 1, one stream, greedy, streamed
+ * /v1/completions (raw prompts), the end-of-sequence token banned so every run generates `--tokens` tokens.
+ *
+ * Request shapes: a code edit (the file comes back with a change), a summary quoting its source, a JSON
+ * extraction, a RAG answer quoting a passage, and a free story (the worst case: nothing to copy). The quoted
+ * text is the model's own greedy continuation of a seed (asked of our server, speculation off, first): a
+ * capable model copies what it quotes, and these small models copy only what they would write anyway, so the
+ * quoted passage is made of that. Models (what acceptance means on each):
+ * - stories: stories260K, real text (TinyStories). It copies what it is shown weakly: the honest figure for
+ *   a tiny real model, and the cost of rejected drafts on a model whose step is ~1 ms.
+ * - copier: a generated 56 MB F16 llama whose attention adds nothing, so its next token depends on the current
+ *   token only and it repeats any passage of its own output it is shown: acceptance as a strong model copying
+ *   a file (the upper bound of prompt lookup), at a realistic cost per step.
+ * - random: bench:peer's generated 56 MB F16 llama: random text with nothing to copy, the worst case.
+ * - draft: a generated 8-layer 123 MB target whose layers 3-8 add little (gain 0.02) and a 2-layer copy of it
+ *   (same seed, 31 MB) as the draft model: a draft that agrees with its target most of the time.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { makeTestLlamaGguf, type TestLlamaGgufOptions } from "../test/support/gguf/makeTestLlamaGguf.js";
+import { buildLlamaServer } from "./peer/buildLlamaServer.js";
+import { LlamaServerProcess } from "./peer/LlamaServerProcess.js";
+import { cacheDir, peerModelPath, projectRoot } from "./peer/peerModels.js";
+import { readSseEvents } from "./readSseEvents.js";
+import { BenchServer } from "./serverClient.js";
+import { fixed, median } from "./stats.js";
+
+const threads = 1;
+const contextSize = 4096;
+
+const {values: args} = parseArgs({options: {
+    runs: {type: "string", default: "3"},
+    models: {type: "string", default: "stories,copier,random,draft"},
+    tokens: {type: "string", default: "192"},
+    "skip-peer": {type: "boolean", default: false}
+}});
+const runs = Number(args.runs);
+const tokens = Number(args.tokens);
+
+const wide = {nEmbd: 768, nHeads: 12, nKvHeads: 4, nFf: 2304, contextLength: contextSize, weightStorage: "f16", chatTemplate: null} as const;
+const generated: Record<string, TestLlamaGgufOptions> = {
+    copier: {...wide, nLayers: 4, seed: 41, name: "spec-copier", residualGain: (_layer, part) => part === "attention" ? 0 : 1},
+    layered: {...wide, nLayers: 8, seed: 43, name: "spec-layered", residualGain: (layer) => layer >= 2 ? 0.02 : 1},
+    truncated: {...wide, nLayers: 2, seed: 43, name: "spec-truncated"}
+};
+
+async function modelFile(name: string): Promise<string> {
+    if (name === "stories")
+        return path.join(projectRoot, "models", "demo", "stories260K.gguf");
+    if (name === "random")
+        return peerModelPath("56mb");
+    const dir = path.join(cacheDir, "speculative-models");
+    fs.mkdirSync(dir, {recursive: true});
+    const file = path.join(dir, `${name}.gguf`);
+    if (!fs.existsSync(file))
+        await makeTestLlamaGguf(file, generated[name]);
+    return file;
+}
+
+type Side = {name: string, url: string, ours: BenchServer | null};
+type Timing = {tokensPerSecond: number, completionTokens: number, text: string, draftN: number | null, draftAccepted: number | null};
+
+/** One streamed completion; decode speed = the tokens after the first over the time after the first. */
+async function complete(side: Side, prompt: string, maxTokens: number): Promise<Timing> {
+    const response = await fetch(`${side.url}/v1/completions`, {
+        method: "POST", signal: AbortSignal.timeout(300_000), headers: {"Content-Type": "application/json"},
+        body: JSON.stringify({
+            model: "bench", prompt, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: {include_usage: true},
+            logit_bias: {"2": -100}
+        })
+    });
+    if (response.status !== 200 || response.body == null)
+        throw new Error(`${side.name}: ${response.status} ${await response.text()}`);
+    let first = NaN, end = NaN, text = "", completionTokens = -1;
+    let draftN: number | null = null, draftAccepted: number | null = null;
+    for await (const {data, receivedAt} of readSseEvents(response.body)) {
+        if (data === "[DONE]")
+            break;
+        const piece = data.choices?.[0]?.text;
+        if (typeof piece === "string" && piece !== "") {
+            if (text === "")
+                first = receivedAt;
+            text += piece;
+            end = receivedAt;
+        }
+        if (data.usage?.completion_tokens != null)
+            completionTokens = data.usage.completion_tokens;
+        if (typeof data.timings?.draft_n === "number") {
+            draftN = data.timings.draft_n;
+            draftAccepted = data.timings.draft_n_accepted;
+        }
+    }
+    return {tokensPerSecond: (completionTokens - 1) / ((end - first) / 1000), completionTokens, text, draftN, draftAccepted};
+}
+
+/** The request shapes: a prompt quoting `source` (the model's own continuation of `seed`), ending where the quote starts again. */
+const shapes: {name: string, copies: boolean, seed: string, prompt: (seed: string, source: string) => string}[] = [
+    {name: "code edit", copies: true, seed: "Once upon a time",
+        prompt: (seed, source) => `Here is the file story.txt:\n\n\`\`\`\n${seed}${source}\n\`\`\`\n\nFix the typo in the second line and return the whole file:\n\n\`\`\`\n${seed}`},
+    {name: "summary quoting its source", copies: true, seed: "Tom had a little dog",
+        prompt: (seed, source) => `${seed}${source}\n\nSummarize the story above, quoting its opening in full.\n\nSummary: The story opens: "${seed}`},
+    {name: "JSON extraction", copies: true, seed: "Lily and her mom went",
+        prompt: (seed, source) => `Text: ${seed}${source}\n\nExtract the first paragraph as JSON.\n\n{"paragraph": "${seed}`},
+    {name: "RAG answer", copies: true, seed: "The sun was shining and",
+        prompt: (seed, source) => `Context:\n[1] A cat sat on the mat all day.\n[2] ${seed}${source}\n[3] The end.\n\nQuestion: What does [2] say?\nAnswer: [2] says: "${seed}`},
+    {name: "free story (worst case)", copies: false, seed: "Once upon a time",
+        prompt: (seed) => seed}
+];
+
+type Group = {model: string, draft: string | null, ours: [string, string[]][], peer: [string, string[]][]};
+
+function groups(): Group[] {
+    const lookup: Group["peer"] = [["llama-server default", []], ["llama-server ngram-simple", ["--spec-type", "ngram-simple"]]];
+    const ours: Group["ours"] = [["ours off", ["--speculative", "off"]], ["ours lookup", ["--speculative", "lookup"]]];
+    return [
+        {model: "stories", draft: null, ours, peer: lookup},
+        {model: "copier", draft: null, ours, peer: lookup},
+        {model: "random", draft: null, ours, peer: lookup},
+        {model: "layered", draft: "truncated", ours: [["ours off", ["--speculative", "off"]], ["ours draft", ["--speculative", "draft"]]],
+            peer: [["llama-server default", []], ["llama-server draft", ["-md", "DRAFT", "--spec-type", "draft-simple"]]]}
+    ];
+}
+
+async function benchGroup(group: Group, llamaServer: string | null) {
+    const modelPath = await modelFile(group.model);
+    const draftPath = group.draft == null ? null : await modelFile(group.draft);
+    const dir = path.join(cacheDir, "speculative-bench");
+    fs.mkdirSync(dir, {recursive: true});
+    const manifestPath = path.join(dir, `${group.model}.models.json`);
+    fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize, ...(draftPath == null ? {} : {draftModel: draftPath, draftMin: 0})}]}));
+    const sides: Side[] = [];
+    const peers: LlamaServerProcess[] = [];
+    try {
+        for (const [name, extraArgs] of group.ours) {
+            const server = await BenchServer.start({
+                cwd: projectRoot, manifestPath, keysFile: path.join(dir, "no-keys.json"), threads, parallel: 1, startTimeoutMs: 300_000, extraArgs
+            });
+            sides.push({name, url: server.baseUrl.replace(/\/v1$/, ""), ours: server});
+        }
+        if (llamaServer != null)
+            for (const [name, extraArgs] of group.peer) {
+                const peer = await LlamaServerProcess.start(llamaServer, [
+                    "-m", modelPath, "-t", String(threads), "-tb", String(threads), "-np", "1", "-c", String(contextSize), "-fa", "auto",
+                    ...extraArgs.map((arg) => arg === "DRAFT" ? draftPath! : arg),
+                    ...(extraArgs.includes("-md") ? ["-td", String(threads), "-tbd", String(threads)] : [])
+                ]);
+                peers.push(peer);
+                sides.push({name, url: peer.baseUrl, ours: null});
+            }
+        // The quoted passages: the model's own greedy continuations (our server, speculation off).
+        const sources = new Map<string, string>();
+        for (const shape of shapes)
+            if (shape.copies && !sources.has(shape.seed))
+                sources.set(shape.seed, (await complete(sides[0], shape.seed, tokens)).text);
+
+        const speedOf = new Map<string, number[]>();
+        const acceptance = new Map<string, {drafted: number, accepted: number, drafts: number}>();
+        const same = new Map<string, boolean>();
+        for (let run = 0; run < runs; run++) {
+            for (const shape of shapes) {
+                const prompt = shape.prompt(shape.seed, sources.get(shape.seed) ?? "");
+                const order = run % 2 === 0 ? sides : [...sides].reverse();
+                const texts = new Map<string, string>();
+                for (const side of order) {
+                    const before = side.ours == null ? null : await speculativeStats(side);
+                    const timing = await complete(side, prompt, tokens);
+                    if (timing.completionTokens !== tokens)
+                        throw new Error(`${group.model}, ${shape.name}, ${side.name}: ${timing.completionTokens} tokens instead of ${tokens}`);
+                    const key = `${shape.name}|${side.name}`;
+                    speedOf.set(key, [...speedOf.get(key) ?? [], timing.tokensPerSecond]);
+                    texts.set(side.name, timing.text);
+                    const total = acceptance.get(key) ?? {drafted: 0, accepted: 0, drafts: 0};
+                    if (before != null) {
+                        const after = await speculativeStats(side);
+                        total.drafted += after.draftedTokens - before.draftedTokens;
+                        total.accepted += after.acceptedTokens - before.acceptedTokens;
+                        total.drafts += after.drafts - before.drafts;
+                    } else if (timing.draftN != null) {
+                        total.drafted += timing.draftN;
+                        total.accepted += timing.draftAccepted ?? 0;
+                    }
+                    acceptance.set(key, total);
+                }
+                const ourTexts = group.ours.map(([name]) => texts.get(name));
+                same.set(shape.name, (same.get(shape.name) ?? true) && ourTexts.every((text) => text === ourTexts[0]));
+            }
+        }
+        report(group, sides, speedOf, acceptance, same, sources);
+    } finally {
+        for (const side of sides)
+            await side.ours?.stop();
+        for (const peer of peers)
+            await peer.stop();
+    }
+}
+
+async function speculativeStats(side: Side): Promise<{drafts: number, draftedTokens: number, acceptedTokens: number}> {
+    const health = await (await fetch(`${side.url}/health`)).json() as any;
+    return health.models.bench.details.speculative;
+}
+
+function report(group: Group, sides: Side[], speedOf: Map<string, number[]>, acceptance: Map<string, {drafted: number, accepted: number, drafts: number}>,
+    same: Map<string, boolean>, sources: Map<string, string>) {
+    const [plain, fast] = group.ours.map(([name]) => name);
+    const peerDefault = sides.find((side) => side.name === "llama-server default");
+    const peerSpec = sides.find((side) => side.ours == null && side !== peerDefault);
+    console.log(`\n## ${group.model}${group.draft == null ? "" : ` (draft model: ${group.draft})`}: ${runs} interleaved runs, ${tokens} tokens, medians of tokens/s`);
+    console.log(`quoted passages: ${[...sources.values()].map((text) => JSON.stringify(text.slice(0, 40) + "...")).join(", ")}`);
+    const peerColumns = peerDefault == null ? "" : ` ${peerDefault.name} | ${peerSpec?.name ?? ""} (accepted/drafted) |`;
+    console.log(`\n| request | ${plain} | ${fast} (accepted/drafted, mean accepted length) | ${fast} / ${plain} |${peerColumns}${peerDefault == null ? "" : ` ${fast} / llama-server default |`} same text |`);
+    console.log(`|---|---|---|---|${peerDefault == null ? "" : "---|---|---|"}---|`);
+    for (const shape of shapes) {
+        const speed = (side: string) => median(speedOf.get(`${shape.name}|${side}`) ?? []);
+        const accepted = (side: string) => {
+            const stats = acceptance.get(`${shape.name}|${side}`);
+            if (stats == null || stats.drafted === 0)
+                return "no drafts";
+            const mean = stats.drafts > 0 ? `, ${fixed(stats.accepted / stats.drafts, 1)}` : "";
+            return `${fixed(100 * stats.accepted / stats.drafted, 0)}% of ${stats.drafted}${mean}`;
+        };
+        let row = `| ${shape.name} | ${fixed(speed(plain), 0)} | ${fixed(speed(fast), 0)} (${accepted(fast)}) | **${fixed(speed(fast) / speed(plain), 2)}** |`;
+        if (peerDefault != null)
+            row += ` ${fixed(speed(peerDefault.name), 0)} | ${peerSpec == null ? "" : `${fixed(speed(peerSpec.name), 0)} (${accepted(peerSpec.name)})`} | **${fixed(speed(fast) / speed(peerDefault.name), 2)}** |`;
+        console.log(`${row} ${same.get(shape.name) ? "yes" : "NO"} |`);
+    }
+}
+
+const llamaServer = args["skip-peer"] ? null : buildLlamaServer(projectRoot, cacheDir);
+console.log("Note: on a shared machine the absolute figures move with the load; the runs interleave so the ratios hold better.");
+const wanted = new Set(args.models!.split(","));
+for (const group of groups())
+    if (wanted.has(group.model) || (group.model === "layered" && wanted.has("draft")))
+        await benchGroup(group, llamaServer);

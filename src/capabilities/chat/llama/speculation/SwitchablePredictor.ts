@@ -1,0 +1,48 @@
+import { TokenPredictor, type LlamaContextSequence, type SequenceEvaluateOptions, type Token } from "node-llama-cpp";
+
+/**
+ * A sequence's token predictor (node-llama-cpp fixes it when the sequence is made), switched on or off per
+ * generation: off, it predicts nothing and its inner predictor is neither reset nor fed, so the sequence
+ * decodes one token per step as without one.
+ */
+export class SwitchablePredictor extends TokenPredictor {
+    active = false;
+    /** Drafts handed out (non-empty predictions) so far. */
+    drafts = 0;
+
+    constructor(readonly inner: TokenPredictor) {
+        super();
+    }
+
+    override reset(params: {targetSequence: LlamaContextSequence, stateTokens: Token[], evaluateOptions: Readonly<SequenceEvaluateOptions>}) {
+        return this.active ? this.inner.reset(params) : undefined;
+    }
+
+    override pushTokens(tokens: Token[]) {
+        if (this.active)
+            this.inner.pushTokens(tokens);
+    }
+
+    override predictTokens(): Promise<Token[]> | Token[] {
+        if (!this.active)
+            return [];
+        const predicted = this.inner.predictTokens();
+        if (predicted instanceof Promise)
+            return predicted.then((tokens) => this.counted(tokens));
+        return this.counted(predicted);
+    }
+
+    private counted(tokens: Token[]) {
+        if (tokens.length > 0)
+            this.drafts++;
+        return tokens;
+    }
+
+    override stop(untilPredictionsExhausted?: boolean) {
+        return this.inner.stop(untilPredictionsExhausted);
+    }
+
+    override dispose() {
+        return this.inner.dispose();
+    }
+}

@@ -1,0 +1,36 @@
+import path from "node:path";
+import type { Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
+import { IncompatibleDraftModelError } from "./IncompatibleDraftModelError.js";
+
+type NativeContext = {ensureDraftContextIsCompatibleForSpeculative(draft: unknown): void};
+
+/**
+ * The draft model of a chat model and its context: one sequence per target sequence, so each request's
+ * draft keeps its own prefix beside the target's (the draft sequence reuses the prefix it shares with the
+ * next prompt, as the target's prompt cache does). Refused at load, naming both files, when llama.cpp would
+ * not verify its drafts against the target (another vocabulary: type, size, special tokens or token texts).
+ */
+export async function loadDraftModel(llama: Llama, target: {context: LlamaContext, modelPath: string}, options: {
+    modelPath: string, threads: number, gpuLayers: "auto" | "max" | number, flashAttention: boolean | "auto"
+}): Promise<{model: LlamaModel, context: LlamaContext}> {
+    const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers});
+    try {
+        const context = await model.createContext({
+            contextSize: target.context.contextSize,
+            sequences: target.context.totalSequences,
+            threads: options.threads,
+            flashAttention: options.flashAttention,
+            failedCreationRemedy: false
+        });
+        try {
+            (target.context as unknown as {_ctx: NativeContext})._ctx.ensureDraftContextIsCompatibleForSpeculative((context as unknown as {_ctx: unknown})._ctx);
+        } catch (error) {
+            await context.dispose();
+            throw new IncompatibleDraftModelError(path.basename(options.modelPath), path.basename(target.modelPath), (error as Error).message);
+        }
+        return {model, context};
+    } catch (error) {
+        await model.dispose();
+        throw error;
+    }
+}

@@ -1,0 +1,18 @@
+import type { Config } from "../../config.js";
+import type { ChatSettings } from "./chatManifest.js";
+import type { SpeculativeOptions } from "./llama/speculation/SpeculativeOptions.js";
+
+/**
+ * A chat model's speculative decoding: its manifest entry's setting, else the server's. `--speculative draft`
+ * means a draft model where the entry names one and prompt lookup elsewhere (a server-wide flag cannot give
+ * every model a draft model).
+ */
+export function speculativeOptions(settings: ChatSettings, config: Pick<Config, "speculative" | "draftMax">): SpeculativeOptions {
+    const wanted = settings.speculative ?? config.speculative;
+    const mode = wanted === "draft" && settings.draftModel == null ? "lookup" : wanted;
+    return {
+        mode,
+        draftMax: settings.draftMax ?? config.draftMax,
+        ...(mode === "draft" ? {draftModelPath: settings.draftModel!, draftMin: settings.draftMin} : {})
+    };
+}

@@ -1,0 +1,97 @@
+import type { Token } from "node-llama-cpp";
+import { describe, expect, it } from "vitest";
+import { NgramLookup } from "../../src/capabilities/chat/llama/speculation/NgramLookup.js";
+import { DraftLength } from "../../src/capabilities/chat/llama/speculation/DraftLength.js";
+import { chatManifest } from "../../src/capabilities/chat/chatManifest.js";
+import { speculativeOptions } from "../../src/capabilities/chat/speculativeOptions.js";
+import { loadConfig } from "../../src/config.js";
+import { storiesModelPath } from "../support/testModels.js";
+
+const t = (...ids: number[]) => ids as Token[];
+
+describe("NgramLookup: drafts from the text's earlier occurrences of its last tokens", () => {
+    it("continues the latest earlier occurrence of the longest matching suffix, up to the end of the text", () => {
+        const lookup = new NgramLookup({minNgram: 2, maxNgram: 4});
+        lookup.reset(t(1, 2, 3, 4, 5, 9, 2, 3, 7, 8, 1, 2, 3));
+        // Suffix [1,2,3] occurred at the start (followed by 4, 5 ...); [2,3] alone more recently (followed by 7): longest wins.
+        expect(lookup.draft(3)).toEqual(t(4, 5, 9));
+        expect(lookup.match()).toEqual({n: 3, end: 3});
+        lookup.push(t(6));
+        // [3,6] never occurred, nor [6]: nothing.
+        expect(lookup.draft(3)).toEqual([]);
+        lookup.push(t(2, 3));
+        // [6,2,3] no; [2,3] latest earlier occurrence is the one ending at index 13 (followed by 6, 2, 3, then the
+        // repetition goes on: 6, 2, 3 ...).
+        expect(lookup.draft(8)).toEqual(t(6, 2, 3, 6, 2, 3, 6, 2));
+    });
+
+    it("a one-token match is not enough, and the current suffix never matches itself", () => {
+        const lookup = new NgramLookup({minNgram: 2, maxNgram: 3});
+        lookup.reset(t(5, 1, 5));
+        expect(lookup.draft(4)).toEqual([]);
+        lookup.reset(t(7, 7));
+        expect(lookup.draft(4)).toEqual([]);
+        lookup.push(t(7));
+        expect(lookup.draft(4)).toEqual(t(7, 7, 7, 7));
+    });
+});
+
+describe("DraftLength: drafts as long as they pay for their verification", () => {
+    it("grows with accepted drafts, pauses after rejected ones with doubling pauses, and tries one token after a pause", () => {
+        const lengths = new DraftLength({max: 16, cost: {fixed: 0.4, perToken: 0.3}});
+        // The prior (q = 1/3) pays for no draft: a one-step pause, then one token to try.
+        expect([lengths.next(), lengths.next()]).toEqual([0, 1]);
+        lengths.record(1, 1);
+        // A copy: every draft accepted whole. q rises, and the length with it, up to the maximum.
+        const drafted: number[] = [];
+        for (let step = 0; step < 40; step++) {
+            const length = lengths.next();
+            if (length > 0) {
+                drafted.push(length);
+                lengths.record(length, length);
+            }
+        }
+        expect(drafted.length).toBeGreaterThan(5);
+        expect(drafted.slice(-5)).toEqual([16, 16, 16, 16, 16]);
+        expect(lengths.next()).toBe(16);
+        // A copied passage ends: the next draft is capped at two tokens, and q falls as drafts keep failing.
+        lengths.record(16, 0);
+        expect(lengths.next()).toBe(2);
+        const fresh = new DraftLength({max: 16, cost: {fixed: 0.4, perToken: 0.3}});
+        const pausesSeen: number[] = [];
+        for (let round = 0; round < 30; round++) {
+            let paused = 0;
+            let length = fresh.next();
+            while (length === 0) {
+                paused++;
+                length = fresh.next();
+            }
+            pausesSeen.push(paused);
+            fresh.record(length, 0);
+        }
+        // Once q < costRatio: pauses of 1, 2, 4 ... steps without drafting (each followed by a one-token draft), capped at 64.
+        const firstPause = pausesSeen.findIndex((paused) => paused > 0);
+        expect(pausesSeen.slice(firstPause, firstPause + 8)).toEqual([1, 2, 4, 8, 16, 32, 64, 64]);
+    });
+});
+
+describe("speculative settings", () => {
+    it("--speculative and --draft-max, and the manifest's speculative/draftModel/draftMax per model", () => {
+        expect(loadConfig([], {})).toMatchObject({speculative: "lookup", draftMax: 16});
+        expect(loadConfig(["--speculative", "off", "--draft-max", "4"], {})).toMatchObject({speculative: "off", draftMax: 4});
+        expect(loadConfig([], {SPECULATIVE: "draft"}).speculative).toBe("draft");
+        expect(() => loadConfig(["--speculative", "ngram"], {})).toThrow(/speculative/);
+        expect(() => loadConfig(["--draft-max", "0"], {})).toThrow(/draft-max must be an integer from 1 to 64/);
+
+        const entry = {id: "m", path: "/x/m.gguf", folder: "/"};
+        const config = {speculative: "lookup", draftMax: 16} as const;
+        const plain = chatManifest.parse({}, entry);
+        expect(speculativeOptions(plain, config)).toEqual({mode: "lookup", draftMax: 16});
+        expect(speculativeOptions(plain, {...config, speculative: "draft"})).toEqual({mode: "lookup", draftMax: 16});
+        expect(speculativeOptions(chatManifest.parse({speculative: "off"}, entry), config).mode).toBe("off");
+        const drafted = chatManifest.parse({draftModel: storiesModelPath, draftMax: 6, draftMin: 2}, entry);
+        expect(speculativeOptions(drafted, config)).toEqual({mode: "draft", draftMax: 6, draftModelPath: storiesModelPath, draftMin: 2});
+        expect(() => chatManifest.parse({speculative: "draft"}, entry)).toThrow(/no 'draftModel'/);
+        expect(() => chatManifest.parse({draftModel: "missing.gguf"}, entry)).toThrow(/does not exist/);
+    });
+});
