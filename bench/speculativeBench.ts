@@ -18,7 +18,7 @@
  *   token only and it repeats any passage of its own output it is shown: acceptance as a strong model copying
  *   a file (the upper bound of prompt lookup), at a realistic cost per step.
  * - random: bench:peer's generated 56 MB F16 llama: random text with nothing to copy, the worst case.
- * - draft: a generated 8-layer 123 MB target whose layers 3-8 add little (gain 0.02) and a 2-layer copy of it
+ * - draft: a generated 8-layer 123 MB target whose layers 3-8 add little (gain 0.002) and a 2-layer copy of it
  *   (same seed, 31 MB) as the draft model: a draft that agrees with its target most of the time.
  */
 import fs from "node:fs";
@@ -47,7 +47,7 @@ const tokens = Number(args.tokens);
 const wide = {nEmbd: 768, nHeads: 12, nKvHeads: 4, nFf: 2304, contextLength: contextSize, weightStorage: "f16", chatTemplate: null} as const;
 const generated: Record<string, TestLlamaGgufOptions> = {
     copier: {...wide, nLayers: 4, seed: 41, name: "spec-copier", residualGain: (_layer, part) => part === "attention" ? 0 : 1},
-    layered: {...wide, nLayers: 8, seed: 43, name: "spec-layered", residualGain: (layer) => layer >= 2 ? 0.02 : 1},
+    layered: {...wide, nLayers: 8, seed: 43, name: "spec-layered", residualGain: (layer) => layer >= 2 ? 0.002 : 1},
     truncated: {...wide, nLayers: 2, seed: 43, name: "spec-truncated"}
 };
 
@@ -134,7 +134,7 @@ async function benchGroup(group: Group, llamaServer: string | null) {
     const dir = path.join(cacheDir, "speculative-bench");
     fs.mkdirSync(dir, {recursive: true});
     const manifestPath = path.join(dir, `${group.model}.models.json`);
-    fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize, ...(draftPath == null ? {} : {draftModel: draftPath, draftMin: 0})}]}));
+    fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize, ...(draftPath == null ? {} : {draftModel: draftPath})}]}));
     const sides: Side[] = [];
     const peers: LlamaServerProcess[] = [];
     try {

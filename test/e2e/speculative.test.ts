@@ -1,6 +1,11 @@
 import path from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import type { ChatSettings } from "../../src/capabilities/chat/chatManifest.js";
+import { speculativeOptions } from "../../src/capabilities/chat/speculativeOptions.js";
+import { defaultConfig } from "../../src/config.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
@@ -17,10 +22,18 @@ describe("speculative decoding over HTTP: same text streamed or not, acceptance 
             nEmbd: 64, nLayers: 2, nHeads: 4, nKvHeads: 2, nFf: 128, contextLength: 1024, chatTemplate: null, seed: 31,
             residualGain: (_layer, part) => part === "attention" ? 0 : 1
         });
+        const llama = await loadLlamaRuntime({gpu: "off"});
         server = await startTestServer({models: [
             {id: "copier", task: "chat", path: copierPath, contextSize: 1024},
             {id: "copier-plain", task: "chat", path: copierPath, contextSize: 1024, speculative: "off"}
-        ], config: {promptCache: "off"}});
+        ], config: {promptCache: "off"}, factories: {
+            // The chat capability's engine with the manifest's speculative settings, drafts sized by acceptance alone
+            // (no clock: a 64-wide model's step is so short that the default costs would allow no draft at all).
+            chat: async (entry) => LlamaChatEngine.load(llama, {
+                id: entry.id, modelPath: entry.path, contextSize: 1024, threads: 1, parallel: 2, queueSize: 8, promptCache: "off",
+                speculative: {...speculativeOptions(entry.settings as ChatSettings, defaultConfig), timing: {fixedMs: 0, perTokenMs: 0, perTokenSteps: 0}}
+            })
+        }});
         const source = await jsonOf(await server.post("/v1/completions", {model: "copier-plain", prompt: "Once upon a time", max_tokens: 60, temperature: 0}));
         quoting = `Rewrite this story.\n\nOnce upon a time${source.choices[0].text}\n\nRewritten:\n\nOnce upon a time`;
     }, 60_000);

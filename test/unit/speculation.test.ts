@@ -37,15 +37,16 @@ describe("NgramLookup: drafts from the text's earlier occurrences of its last to
 });
 
 describe("DraftLength: drafts as long as they pay for their verification", () => {
+    const cost = {fixed: 0.4, perToken: 0.3};
     it("grows with accepted drafts, pauses after rejected ones with doubling pauses, and tries one token after a pause", () => {
-        const lengths = new DraftLength({max: 16, cost: {fixed: 0.4, perToken: 0.3}});
+        const lengths = new DraftLength(16);
         // The prior (q = 1/3) pays for no draft: a one-step pause, then one token to try.
-        expect([lengths.next(), lengths.next()]).toEqual([0, 1]);
+        expect([lengths.next(cost), lengths.next(cost)]).toEqual([0, 1]);
         lengths.record(1, 1);
         // A copy: every draft accepted whole. q rises, and the length with it, up to the maximum.
         const drafted: number[] = [];
         for (let step = 0; step < 40; step++) {
-            const length = lengths.next();
+            const length = lengths.next(cost);
             if (length > 0) {
                 drafted.push(length);
                 lengths.record(length, length);
@@ -53,18 +54,18 @@ describe("DraftLength: drafts as long as they pay for their verification", () =>
         }
         expect(drafted.length).toBeGreaterThan(5);
         expect(drafted.slice(-5)).toEqual([16, 16, 16, 16, 16]);
-        expect(lengths.next()).toBe(16);
+        expect(lengths.next(cost)).toBe(16);
         // A copied passage ends: the next draft is capped at two tokens, and q falls as drafts keep failing.
         lengths.record(16, 0);
-        expect(lengths.next()).toBe(2);
-        const fresh = new DraftLength({max: 16, cost: {fixed: 0.4, perToken: 0.3}});
+        expect(lengths.next(cost)).toBe(2);
+        const fresh = new DraftLength(16);
         const pausesSeen: number[] = [];
         for (let round = 0; round < 30; round++) {
             let paused = 0;
-            let length = fresh.next();
+            let length = fresh.next(cost);
             while (length === 0) {
                 paused++;
-                length = fresh.next();
+                length = fresh.next(cost);
             }
             pausesSeen.push(paused);
             fresh.record(length, 0);
@@ -89,8 +90,8 @@ describe("speculative settings", () => {
         expect(speculativeOptions(plain, config)).toEqual({mode: "lookup", draftMax: 16});
         expect(speculativeOptions(plain, {...config, speculative: "draft"})).toEqual({mode: "lookup", draftMax: 16});
         expect(speculativeOptions(chatManifest.parse({speculative: "off"}, entry), config).mode).toBe("off");
-        const drafted = chatManifest.parse({draftModel: storiesModelPath, draftMax: 6, draftMin: 2}, entry);
-        expect(speculativeOptions(drafted, config)).toEqual({mode: "draft", draftMax: 6, draftModelPath: storiesModelPath, draftMin: 2});
+        const drafted = chatManifest.parse({draftModel: storiesModelPath, draftMax: 6}, entry);
+        expect(speculativeOptions(drafted, config)).toEqual({mode: "draft", draftMax: 6, draftModelPath: storiesModelPath});
         expect(() => chatManifest.parse({speculative: "draft"}, entry)).toThrow(/no 'draftModel'/);
         expect(() => chatManifest.parse({draftModel: "missing.gguf"}, entry)).toThrow(/does not exist/);
     });

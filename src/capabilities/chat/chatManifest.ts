@@ -12,8 +12,6 @@ export type ChatSettings = {
     draftModel: string | null;
     /** Most tokens per draft; null = `--draft-max`. */
     draftMax: number | null;
-    /** With a draft model: tokens the model waits for the draft to have before verifying (0 = whatever it has). */
-    draftMin: number;
 };
 
 /** The manifest fields only chat models have. */
@@ -22,8 +20,7 @@ export const chatManifest: ManifestSettings<ChatSettings> = {
         reasoning: {enum: ["auto", "think-tags", "harmony", "none"]},
         speculative: {enum: ["off", "lookup", "draft"]},
         draftModel: {type: "string", minLength: 1},
-        draftMax: {type: "integer", minimum: 1, maximum: 64},
-        draftMin: {type: "integer", minimum: 0, maximum: 64}
+        draftMax: {type: "integer", minimum: 1, maximum: 64}
     },
     parse(fields, entry) {
         const draftModel = fields.draftModel == null ? null : path.resolve(entry.folder, fields.draftModel as string);
@@ -36,8 +33,7 @@ export const chatManifest: ManifestSettings<ChatSettings> = {
             reasoning: (fields.reasoning as ChatSettings["reasoning"] | undefined) ?? "auto",
             speculative,
             draftModel,
-            draftMax: (fields.draftMax as number | undefined) ?? null,
-            draftMin: (fields.draftMin as number | undefined) ?? 0
+            draftMax: (fields.draftMax as number | undefined) ?? null
         };
     }
 };

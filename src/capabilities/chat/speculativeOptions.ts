@@ -13,6 +13,6 @@ export function speculativeOptions(settings: ChatSettings, config: Pick<Config, 
     return {
         mode,
         draftMax: settings.draftMax ?? config.draftMax,
-        ...(mode === "draft" ? {draftModelPath: settings.draftModel!, draftMin: settings.draftMin} : {})
+        ...(mode === "draft" ? {draftModelPath: settings.draftModel!} : {})
     };
 }

@@ -1,4 +1,4 @@
-import { DraftSequenceTokenPredictor, LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
+import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
@@ -35,6 +35,7 @@ import { thinkingPromptTail } from "./thinkingPromptTail.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
 import { PromptLookupPredictor } from "./speculation/PromptLookupPredictor.js";
+import { DraftModelPredictor } from "./speculation/DraftModelPredictor.js";
 import { SpeculationCounters } from "./speculation/SpeculationCounters.js";
 import { loadDraftModel } from "./speculation/loadDraftModel.js";
 import { speculationPatched } from "./speculation/speculationPatched.js";
@@ -69,13 +70,11 @@ export type LlamaChatEngineOptions = {
 /** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */
 const lookupNgrams = {minNgram: 2, maxNgram: 4};
 /**
- * What verifying a draft costs, in decoding steps (DraftLength), measured on stories260K (bench:speculative), the
- * worst case: a 1 MB model whose step is mostly fixed cost. Larger models verify more cheaply; these keep
- * drafts for text that is copied.
+ * What verifying a draft costs beside a plain step (AdaptiveDraftPredictor), measured on this project's 2-core
+ * machine (bench:speculative): node-llama-cpp's own work per verification and per draft token, and the share of
+ * a step a token adds to the batch of a model whose step is mostly reading its weights.
  */
-const draftCost = {fixed: 0.4, perToken: 0.3};
-/** A draft model's guess below this probability ends its draft (node-llama-cpp's default). */
-const draftMinConfidence = 0.6;
+const draftTiming = {fixedMs: 0.1, perTokenMs: 0.8, perTokenSteps: 0.1};
 
 /**
  * One GGUF chat model: one context with `parallel` sequences that node-llama-cpp decodes in shared
@@ -110,7 +109,7 @@ export class LlamaChatEngine implements ChatEngine {
         options: LlamaChatEngineOptions,
         fingerprint: string,
         private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription},
-        private readonly draft: {model: LlamaModel, context: LlamaContext} | null
+        private readonly draft: {model: LlamaModel, context: LlamaContext, stepShare: number} | null
     ) {
         this.speculation = options.speculative ?? {mode: "off", draftMax: 0};
         const sequences = Array.from({length: context.totalSequences}, () => {
@@ -181,14 +180,15 @@ export class LlamaChatEngine implements ChatEngine {
 
     /** A sequence's token predictor for the configured mode (switched on per choice), or none. */
     private createPredictor(): SwitchablePredictor | null {
-        const {mode, draftMax, draftMin} = this.speculation;
+        const {mode, draftMax} = this.speculation;
+        const timing = this.speculation.timing ?? draftTiming;
         if (mode === "lookup")
-            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, cost: draftCost, ...lookupNgrams}));
+            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, timing, ...lookupNgrams}));
         if (mode === "draft")
-            return new SwitchablePredictor(new DraftSequenceTokenPredictor(this.draft!.context.getSequence(), {
-                maxTokens: draftMax, minTokens: draftMin ?? 0, minConfidence: draftMinConfidence,
-                // Greedy drafts: the target's most likely token is what they are most often accepted as.
-                evaluateOptions: {temperature: 0}
+            return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {
+                maxDraft: draftMax,
+                // Each draft token also costs a step of the draft model, roughly its share of the weights read per step.
+                timing: {...timing, perTokenSteps: timing.perTokenSteps + this.draft!.stepShare}
             }));
         return null;
     }

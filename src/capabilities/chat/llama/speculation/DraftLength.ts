@@ -1,12 +1,9 @@
-export type DraftLengthOptions = {
-    /** Most tokens a draft may have. */
-    max: number;
-    /**
-     * What verifying a draft costs, in decoding steps: `fixed` once per draft (a larger batch, erasing what was
-     * rejected), `perToken` for each token in it, accepted or not. What an accepted token saves is one step.
-     */
-    cost: {fixed: number, perToken: number};
-};
+/**
+ * What verifying a draft costs, in decoding steps: `fixed` once per draft (a larger batch, sampling at each
+ * position, erasing what was rejected), `perToken` for each token in it, accepted or not. What an accepted
+ * token saves is one step.
+ */
+export type DraftCost = {fixed: number, perToken: number};
 
 /** Forgetting per draft: slow enough that a lucky draft in free text does not make the next ones long. */
 const decay = 0.95;
@@ -31,18 +28,24 @@ export class DraftLength {
     private pauseIndex = 0;
     /** Twice the last draft's accepted tokens, plus 2: one rejection keeps the next draft short, whatever q says. */
     private cap = Number.POSITIVE_INFINITY;
-    /** After a pause: one token, whatever the estimate. */
+    /** After a pause: the shortest draft that would pay if accepted whole, whatever the estimate. */
     private probe = false;
 
-    constructor(private readonly options: DraftLengthOptions) {}
+    /** `max`: most tokens a draft may have. */
+    constructor(private readonly max: number) {}
 
     /** The chance that a draft token is accepted given the previous one was. */
     get continuation() {
         return this.accepted / (this.accepted + this.rejected);
     }
 
-    /** The length for a draft now; 0 = do not draft at this step. */
-    next(): number {
+    /** The length for a draft now, at this cost; 0 = do not draft at this step. */
+    next(cost: DraftCost): number {
+        // Where a draft token costs a whole step (a 1 MB model: node-llama-cpp samples each position on its own),
+        // not even a draft accepted whole pays: no draft, and no tries.
+        const shortestPaying = cost.perToken >= 1 ? Number.POSITIVE_INFINITY : Math.floor(cost.fixed / (1 - cost.perToken)) + 1;
+        if (shortestPaying > this.max)
+            return 0;
         if (this.pause > 0) {
             this.pause--;
             this.probe = this.pause === 0;
@@ -50,9 +53,9 @@ export class DraftLength {
         }
         if (this.probe) {
             this.probe = false;
-            return 1;
+            return shortestPaying;
         }
-        const length = Math.min(this.cap, this.bestLength(this.continuation));
+        const length = Math.min(this.cap, this.bestLength(this.continuation, cost));
         if (length === 0) {
             // This step is the pause's first.
             this.pause = pauses[this.pauseIndex] - 1;
@@ -65,10 +68,9 @@ export class DraftLength {
     }
 
     /** The length whose expected saving exceeds its cost by the most; 0 when none does. */
-    private bestLength(q: number): number {
-        const {fixed, perToken} = this.options.cost;
+    private bestLength(q: number, {fixed, perToken}: DraftCost): number {
         let best = 0, bestMargin = 0, saved = 0, chance = 1;
-        for (let length = 1; length <= this.options.max; length++) {
+        for (let length = 1; length <= this.max; length++) {
             chance *= q;
             saved += chance;
             const margin = saved - fixed - perToken * length;
@@ -87,5 +89,8 @@ export class DraftLength {
         this.accepted = this.accepted * decay + accepted;
         this.rejected = this.rejected * decay + (accepted < drafted ? 1 : 0);
         this.cap = accepted < drafted ? 2 * accepted + 2 : Number.POSITIVE_INFINITY;
+        // A draft accepted whole (a try after a pause, say) earns the next try soon.
+        if (accepted === drafted)
+            this.pauseIndex = 0;
     }
 }

@@ -15,8 +15,11 @@ export type NgramLookupOptions = {
  */
 export class NgramLookup {
     private tokens: Token[] = [];
-    /** Per n: the n-gram's key -> the end (exclusive) of its latest occurrence that is not the current suffix. */
-    private readonly ends: Map<string, number>[];
+    /**
+     * Per n: the n-gram's hash -> the end (exclusive) of its latest occurrence that is not the current suffix. A
+     * hash collision is checked against the tokens (and is then only a missed draft).
+     */
+    private readonly ends: Map<number, number>[];
 
     constructor(private readonly options: NgramLookupOptions) {
         if (!(options.minNgram >= 1 && options.maxNgram >= options.minNgram))
@@ -48,8 +51,8 @@ export class NgramLookup {
         const {minNgram, maxNgram} = this.options;
         const length = this.tokens.length;
         for (let n = Math.min(maxNgram, length); n >= minNgram; n--) {
-            const end = this.ends[n].get(this.key(length - n, length));
-            if (end != null)
+            const end = this.ends[n].get(this.hash(length - n, length));
+            if (end != null && this.same(end - n, length - n, n))
                 return {n, end};
         }
         return null;
@@ -73,13 +76,21 @@ export class NgramLookup {
     private indexSuffixes() {
         const length = this.tokens.length;
         for (let n = this.options.minNgram; n <= Math.min(this.options.maxNgram, length); n++)
-            this.ends[n].set(this.key(length - n, length), length);
+            this.ends[n].set(this.hash(length - n, length), length);
     }
 
-    private key(start: number, end: number) {
-        let key = "";
+    /** FNV-1a over the token ids of [start, end). */
+    private hash(start: number, end: number) {
+        let hash = 0x811c9dc5;
         for (let index = start; index < end; index++)
-            key += this.tokens[index] + ",";
-        return key;
+            hash = Math.imul(hash ^ this.tokens[index], 0x01000193) >>> 0;
+        return hash;
+    }
+
+    private same(a: number, b: number, n: number) {
+        for (let offset = 0; offset < n; offset++)
+            if (this.tokens[a + offset] !== this.tokens[b + offset])
+                return false;
+        return true;
     }
 }

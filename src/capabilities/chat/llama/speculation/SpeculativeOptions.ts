@@ -1,10 +1,16 @@
+import type { DraftTiming } from "./AdaptiveDraftPredictor.js";
+
 /** Speculative decoding for one chat model (config `--speculative`, manifest `speculative` / `draftModel`). */
 export type SpeculativeOptions = {
     /** `lookup`: drafts copied from the sequence's own text (prompt and output); `draft`: a draft model's guesses; `off`: one token per step. */
     mode: "off" | "lookup" | "draft";
     /** Most tokens a draft may have. */
     draftMax: number;
-    /** `draft`: the draft model's GGUF (a vocabulary the target accepts), and how many tokens the target waits for before verifying. */
+    /** `draft`: the draft model's GGUF (a vocabulary the target accepts). */
     draftModelPath?: string;
-    draftMin?: number;
+    /**
+     * What a draft costs beside a plain step, which sizes drafts (AdaptiveDraftPredictor); default: as measured on
+     * this project's machine. All zero: drafts are sized by acceptance alone, whatever the clock says (tests).
+     */
+    timing?: DraftTiming;
 };

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import type { Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import { IncompatibleDraftModelError } from "./IncompatibleDraftModelError.js";
@@ -7,12 +8,12 @@ type NativeContext = {ensureDraftContextIsCompatibleForSpeculative(draft: unknow
 /**
  * The draft model of a chat model and its context: one sequence per target sequence, so each request's
  * draft keeps its own prefix beside the target's (the draft sequence reuses the prefix it shares with the
- * next prompt, as the target's prompt cache does). Refused at load, naming both files, when llama.cpp would
+ * next prompt, as the target's prompt cache does). `stepShare`: a draft step's cost beside a target step. Refused at load, naming both files, when llama.cpp would
  * not verify its drafts against the target (another vocabulary: type, size, special tokens or token texts).
  */
 export async function loadDraftModel(llama: Llama, target: {context: LlamaContext, modelPath: string}, options: {
     modelPath: string, threads: number, gpuLayers: "auto" | "max" | number, flashAttention: boolean | "auto"
-}): Promise<{model: LlamaModel, context: LlamaContext}> {
+}): Promise<{model: LlamaModel, context: LlamaContext, stepShare: number}> {
     const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers});
     try {
         const context = await model.createContext({
@@ -28,7 +29,9 @@ export async function loadDraftModel(llama: Llama, target: {context: LlamaContex
             await context.dispose();
             throw new IncompatibleDraftModelError(path.basename(options.modelPath), path.basename(target.modelPath), (error as Error).message);
         }
-        return {model, context};
+        // What a step of the draft costs beside one of the target: about the share of the weights it reads.
+        const stepShare = fs.statSync(options.modelPath).size / fs.statSync(target.modelPath).size;
+        return {model, context, stepShare};
     } catch (error) {
         await model.dispose();
         throw error;
