@@ -6,7 +6,7 @@ import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { ApiKeyStore } from "./auth/ApiKeyStore.js";
 import type { Capability, EngineContext } from "./capabilities/Capability.js";
-import { capabilities as servedCapabilities } from "./capabilities/capabilities.js";
+import { loadCapabilities } from "./capabilities/capabilities.js";
 import { loadServedManifest, settingsOf } from "./capabilities/loadServedManifest.js";
 import { manifestFromPaths } from "./capabilities/manifestFromPaths.js";
 import { parseManifest } from "./core/registry/loadManifest.js";
@@ -34,7 +34,7 @@ export class StartupError extends Error {
 export type EngineFactories = Readonly<Partial<Record<string, EngineFactory>>>;
 
 export type ServerOptions = {
-    /** What the server does; default: every capability of `capabilities.ts`. */
+    /** What the server does; default: every capability of `capabilityList.ts`. */
     capabilities?: readonly Capability[];
     factories?: EngineFactories;
 };
@@ -59,7 +59,7 @@ export type RunningServer = {
  * starts listening (so /health answers 503 while models load) and loads the models.
  */
 export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
-    const capabilities = options.capabilities ?? servedCapabilities;
+    const capabilities = options.capabilities ?? await loadCapabilities();
     const registry = new ModelRegistry(config.modelPaths.length > 0
         ? parseManifest(await manifestFromPaths(config.modelPaths), path.join(process.cwd(), "(command line)"), settingsOf(capabilities))
         : loadServedManifest(config.modelsConfig, capabilities));

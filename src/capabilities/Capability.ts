@@ -38,7 +38,7 @@ export type RouteContext = {
  * its manifest part (`CapabilityManifest`, in `<name>ManifestPart.ts`) and the server part here:
  * wire schema and mappers, engine interface and implementations, routes, manifest settings, the
  * engine errors it maps to API errors, and its worker task modules. The server is generic over the
- * list in `capabilities.ts`: adding a capability is a folder and one line there.
+ * list in `capabilityList.ts`: adding a capability is a folder and one line there.
  */
 export type Capability<E extends Engine = Engine, Settings = unknown> = CapabilityManifest<Settings> & {
     /** Loads one of its models. */

@@ -3,7 +3,7 @@ import type { ManifestSettings } from "../core/registry/ManifestSettings.js";
 /**
  * What a capability says about its models, apart from what serves them: its manifest `task`, the
  * endpoints its models are listed with, and the manifest fields only its entries have. The manifest
- * loader and the downloader import only these parts (`manifestParts.ts`), never a handler, an engine
+ * loader and the downloader import only these parts (`capabilityList.ts`, `manifestParts.ts`), never a handler, an engine
  * or a codec (nor sharp, ONNX Runtime or node-llama-cpp with them).
  */
 export type CapabilityManifest<Settings = unknown> = {

@@ -1,15 +1,15 @@
 import type { Capability } from "./Capability.js";
-import { chatCapability } from "./chat/chatCapability.js";
-import { embeddingsCapability } from "./embeddings/embeddingsCapability.js";
-import { imagesCapability } from "./images/imagesCapability.js";
-import { speechCapability } from "./speech/speechCapability.js";
-import { transcriptionCapability } from "./transcription/transcriptionCapability.js";
+import { capabilityList } from "./capabilityList.js";
 
-/** Everything the server does. A new capability is a folder beside these and one line here. */
-export const capabilities: readonly Capability[] = [
-    chatCapability as Capability,
-    embeddingsCapability as Capability,
-    imagesCapability as Capability,
-    speechCapability as Capability,
-    transcriptionCapability as Capability
-];
+/**
+ * The server parts of every capability in `capabilityList.ts` (handlers, engines, codecs), loaded, in the
+ * list's order; each must serve the task and endpoints its manifest part declares.
+ */
+export async function loadCapabilities(): Promise<readonly Capability[]> {
+    return Promise.all(capabilityList.map(async ({manifest, server}) => {
+        const capability = await server();
+        if (capability.task !== manifest.task || capability.endpoints !== manifest.endpoints || capability.manifest !== ("manifest" in manifest ? manifest.manifest : undefined))
+            throw new Error(`The server part of capability '${manifest.task}' does not match its manifest part (task '${capability.task}')`);
+        return capability;
+    }));
+}

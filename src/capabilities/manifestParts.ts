@@ -1,14 +1,10 @@
-import { chatManifestPart } from "./chat/chatManifestPart.js";
-import { embeddingsManifestPart } from "./embeddings/embeddingsManifestPart.js";
-import { imagesManifestPart } from "./images/imagesManifestPart.js";
-import { speechManifestPart } from "./speech/speechManifestPart.js";
-import { transcriptionManifestPart } from "./transcription/transcriptionManifestPart.js";
+import { capabilityList } from "./capabilityList.js";
 
 /**
- * The manifest part of every capability in `capabilities.ts`, in the same order (a test keeps the two
- * lists in step): what the manifest loader and the downloader import, without any server code.
+ * The manifest part of every capability in `capabilityList.ts`, in its order: what the manifest loader and the
+ * downloader import, without any server code.
  */
-export const manifestParts = [chatManifestPart, embeddingsManifestPart, imagesManifestPart, speechManifestPart, transcriptionManifestPart] as const;
+export const manifestParts = capabilityList.map((line) => line.manifest);
 
 /** A task this server serves. */
-export type ServedTask = typeof manifestParts[number]["task"];
+export type ServedTask = typeof capabilityList[number]["manifest"]["task"];

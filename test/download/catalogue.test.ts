@@ -9,8 +9,10 @@ import { loadCatalogue } from "../../src/download/loadCatalogue.js";
 import { manifestEntryOf } from "../../src/download/manifestEntryOf.js";
 import { createAjv } from "../../src/core/validation/createAjv.js";
 import { manifestSchema } from "../../src/core/registry/manifestSchema.js";
-import { capabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import { testCatalogue } from "./fixtures.js";
+
+const capabilities = await loadCapabilities();
 
 const realCatalogue = () => loadCatalogue();
 

@@ -1,10 +1,12 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { capabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
 import { reverseCapability } from "../support/capabilities/reverseCapability.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
+
+const capabilities = await loadCapabilities();
 
 // A capability defined only in test/support: registering it is the whole change.
 const withReverse: readonly Capability[] = [...capabilities, reverseCapability as Capability];

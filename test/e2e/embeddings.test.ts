@@ -5,13 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { base64ToFloat32 } from "../../src/capabilities/embeddings/embeddingsResponse.js";
 import { testBertVocabulary } from "../support/onnx/makeTestBertOnnx.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
-import { capabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import { gateCapability, gateModel, openGate } from "../support/capabilities/gateCapability.js";
 import { eventually } from "../support/eventually.js";
 import { holdWorkers } from "../support/holdWorkers.js";
 import { gatedServerEntry, spawnServer } from "../support/spawnServer.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { storiesModelPath, tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
+
+const capabilities = await loadCapabilities();
 
 const vocabulary = testBertVocabulary();
 const idOf = (token: string) => {

@@ -1,11 +1,13 @@
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { capabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
 import { createImagesCapability, imageLinkTtlMs } from "../../src/capabilities/images/imagesCapability.js";
 import { FakeImageEngine, pixels } from "../support/FakeImageEngine.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
+
+const capabilities = await loadCapabilities();
 
 /** Polls until `check` passes, a bounded number of times. */
 async function eventually(check: () => Promise<boolean> | boolean, tries = 200, delayMs = 10) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { capabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
 import type { Engine } from "../../src/core/engines/Engine.js";
 import { QueueFullError } from "../../src/core/engines/QueueFullError.js";
@@ -10,6 +10,8 @@ import { streamResponse } from "../../src/core/streaming/streamResponse.js";
 import { eventually } from "../support/eventually.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
+
+const capabilities = await loadCapabilities();
 
 // The start phase of streamed responses (streamResponse + StreamStart), through a test-only capability whose "engine" is
 // scripted per request: nothing is sent before the first result, so a failure until then is a plain JSON status; after

@@ -6,12 +6,14 @@ import { FakeImageEngine } from "../support/FakeImageEngine.js";
 import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
 import { eventually } from "../support/eventually.js";
 import { tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyToolsModelPath } from "../support/testModels.js";
-import { capabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
 import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
 import { defaultConfig } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import { checkAnswer, combinedBody, mutatedBody, type Mutation } from "./requestFuzz.js";
+
+const capabilities = await loadCapabilities();
 
 // Property: whatever the body, the answer is a 2xx or an OpenAI-shaped 4xx naming the field at fault;
 // never a 5xx; the server stays healthy with nothing busy. Seeded, so a failure is reproducible

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { capabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import { manifestParts } from "../../src/capabilities/manifestParts.js";
 import { catalogueTasks } from "../../src/download/CatalogueEntry.js";
 
@@ -31,7 +31,8 @@ function staticClosure(entry: string) {
 }
 
 describe("each capability's manifest part, apart from its server part", () => {
-    it("lists the same tasks, endpoints and manifest fields as capabilities.ts, in the same order", () => {
+    it("one line per capability: the server parts loaded serve the tasks, endpoints and manifest fields of their manifest parts", async () => {
+        const capabilities = await loadCapabilities();
         expect(manifestParts.map((part) => part.task)).toEqual(capabilities.map((capability) => capability.task));
         manifestParts.forEach((part, index) => {
             expect(capabilities[index].endpoints).toEqual(part.endpoints);
@@ -46,6 +47,12 @@ describe("each capability's manifest part, apart from its server part", () => {
         expect(serverFiles).toEqual([]);
         expect(packages.filter((name) => ["sharp", "node-llama-cpp", "@huggingface/transformers", "onnxruntime-node", "koa", "@koa/router"].includes(name))).toEqual([]);
         // The walk does see what the server loads (the check above can fail).
-        expect(staticClosure(path.join(root, "src/capabilities/capabilities.ts")).packages).toContain("sharp");
+        expect(staticClosure(path.join(root, "src/capabilities/images/imagesCapability.ts")).packages).toContain("sharp");
+    });
+
+    it("the capability list names each server part by a dynamic import only (so the downloader never loads one)", () => {
+        const list = fs.readFileSync(path.join(root, "src/capabilities/capabilityList.ts"), "utf8");
+        expect(staticClosure(path.join(root, "src/capabilities/capabilityList.ts")).files.filter((file) => /Capability\.ts$/.test(file) && !file.endsWith("/Capability.ts"))).toEqual([]);
+        expect([...list.matchAll(/import\("\.\/(\w+)\/\w+Capability\.js"\)/g)].map((match) => match[1])).toEqual(["chat", "embeddings", "images", "speech", "transcription"]);
     });
 });

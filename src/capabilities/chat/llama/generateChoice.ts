@@ -12,6 +12,8 @@ import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
 import type { ReasoningFormat } from "../ReasoningFormat.js";
 import type { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
 import { dropUnusedPredictions } from "./speculation/dropUnusedPredictions.js";
+import { unusedPredictions } from "./speculation/unusedPredictions.js";
+import { detachPredictor } from "./speculation/detachPredictor.js";
 
 export type ChoiceSettings = {
     model: LlamaModel;
@@ -100,8 +102,13 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
 
     const speculation = settings.speculation;
     // Drafts are verified in the generator: a draft's tokens come out one by one, each as the model's own pick.
+    // A choice that will not draft generates without the predictor, and times its steps for it.
+    const drafting = speculation != null && speculation.active && speculation.predictor.inner.worthDrafting();
     if (speculation != null)
-        speculation.predictor.active = speculation.active;
+        speculation.predictor.active = drafting;
+    const reattach = speculation != null && !drafting ? detachPredictor(sequence) : null;
+    let lastTokenAt: number | null = null;
+    const predictionsBefore = sequence.tokenPredictions;
     const tokens = sequence.evaluate(promptTokens.slice(last.start, last.end), {
         temperature: settings.temperature,
         topK: settings.topK ?? 0,
@@ -141,6 +148,12 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
             if (result.done)
                 break;
             const token = result.value;
+            if (reattach != null && speculation!.active) {
+                const now = performance.now();
+                if (lastTokenAt != null)
+                    speculation!.predictor.inner.timedPlainStep(now - lastTokenAt);
+                lastTokenAt = now;
+            }
             if (model.isEogToken(token) || output.stopped) {
                 finishReason = "stop";
                 break;
@@ -192,8 +205,9 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         void pending?.catch(() => {});
         await iterator.return(undefined).catch(() => {});
         unwatch?.();
+        reattach?.();
         // Verified draft tokens the choice did not use (it stopped first) must not stay in the sequence.
-        if (speculation?.active === true)
+        if (drafting && unusedPredictions(sequence, predictionsBefore) > 0)
             await dropUnusedPredictions(sequence);
     }
     return {

@@ -10,8 +10,12 @@ export type DraftTiming = {
     perTokenSteps: number;
 };
 
-/** Weight of each timed plain step in the average; a step is counted at most twice the average (a pause of the event loop is not the model's speed). */
-const plainStepWeight = 0.2;
+/**
+ * Weights of a timed plain step in the average: a faster step counts much, a slower one little, so the average
+ * follows the model's speed rather than pauses of the event loop (a response's first writes, a collection).
+ */
+const fasterStepWeight = 0.5;
+const slowerStepWeight = 0.05;
 
 /**
  * What both of our token predictors share: how long a draft may be (DraftLength, one per kind of draft: a
@@ -54,11 +58,29 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
     /** Call first in every `predictTokens`: a decoding step begins (and the last one, if plain, is timed). */
     protected stepBegins() {
         const now = performance.now();
-        if (this.plainStepStarted != null) {
-            const step = now - this.plainStepStarted;
-            this.plainStepMs = this.plainStepMs == null ? step : this.plainStepMs + plainStepWeight * (Math.min(step, 2 * this.plainStepMs) - this.plainStepMs);
-        }
+        if (this.plainStepStarted != null)
+            this.timedPlainStep(now - this.plainStepStarted);
         this.plainStepStarted = now;
+    }
+
+    /** A step without a draft took `ms` (timed here, or by the generation loop while no predictor is attached). */
+    timedPlainStep(ms: number) {
+        this.plainStepMs = this.plainStepMs == null
+            ? ms
+            : this.plainStepMs + (ms < this.plainStepMs ? fasterStepWeight : slowerStepWeight) * (ms - this.plainStepMs);
+    }
+
+    /**
+     * Whether a draft could pay on this model at all (one accepted whole, at the draft cost of the timed plain step);
+     * true until a plain step was timed. Where it cannot, the generation does without the predictor.
+     */
+    worthDrafting(): boolean {
+        return this.plainStepMs == null || DraftLength.canPay(this.costNow(this.plainStepMs), this.maxDraft);
+    }
+
+    private costNow(plainStepMs: number) {
+        const {fixedMs, perTokenMs, perTokenSteps} = this.timing;
+        return {fixed: fixedMs / plainStepMs, perToken: perTokenMs / plainStepMs + perTokenSteps};
     }
 
     /** The length a draft of this kind may have now (0: none), after learning from the last draft. */
@@ -74,8 +96,7 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
         // No draft before a plain step was timed (the first step of a generation).
         if (this.plainStepMs == null)
             return 0;
-        const {fixedMs, perTokenMs, perTokenSteps} = this.timing;
-        return this.lengthsOf(kind).next({fixed: fixedMs / this.plainStepMs, perToken: perTokenMs / this.plainStepMs + perTokenSteps});
+        return this.lengthsOf(kind).next(this.costNow(this.plainStepMs));
     }
 
     /** The draft handed to node-llama-cpp. */

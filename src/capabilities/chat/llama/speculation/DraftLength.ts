@@ -39,11 +39,23 @@ export class DraftLength {
         return this.accepted / (this.accepted + this.rejected);
     }
 
+    /**
+     * The shortest draft that pays if accepted whole; infinite where a draft token costs a whole step (a 1 MB
+     * model: node-llama-cpp samples each position with its own native call).
+     */
+    static shortestPaying(cost: DraftCost): number {
+        return cost.perToken >= 1 ? Number.POSITIVE_INFINITY : Math.floor(cost.fixed / (1 - cost.perToken)) + 1;
+    }
+
+    /** Whether any draft of at most `max` tokens can pay at this cost. */
+    static canPay(cost: DraftCost, max: number): boolean {
+        return DraftLength.shortestPaying(cost) <= max;
+    }
+
     /** The length for a draft now, at this cost; 0 = do not draft at this step. */
     next(cost: DraftCost): number {
-        // Where a draft token costs a whole step (a 1 MB model: node-llama-cpp samples each position on its own),
-        // not even a draft accepted whole pays: no draft, and no tries.
-        const shortestPaying = cost.perToken >= 1 ? Number.POSITIVE_INFINITY : Math.floor(cost.fixed / (1 - cost.perToken)) + 1;
+        // Not even a draft accepted whole would pay: no draft, and no tries.
+        const shortestPaying = DraftLength.shortestPaying(cost);
         if (shortestPaying > this.max)
             return 0;
         if (this.pause > 0) {

@@ -1,4 +1,5 @@
 import { TokenPredictor, type LlamaContextSequence, type SequenceEvaluateOptions, type Token } from "node-llama-cpp";
+import type { AdaptiveDraftPredictor } from "./AdaptiveDraftPredictor.js";
 
 /**
  * A sequence's token predictor (node-llama-cpp fixes it when the sequence is made), switched on or off per
@@ -10,7 +11,7 @@ export class SwitchablePredictor extends TokenPredictor {
     /** Drafts handed out (non-empty predictions) so far. */
     drafts = 0;
 
-    constructor(readonly inner: TokenPredictor) {
+    constructor(readonly inner: AdaptiveDraftPredictor) {
         super();
     }
 
