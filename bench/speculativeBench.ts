@@ -133,14 +133,18 @@ async function benchGroup(group: Group, llamaServer: string | null) {
     const draftPath = group.draft == null ? null : await modelFile(group.draft);
     const dir = path.join(cacheDir, "speculative-bench");
     fs.mkdirSync(dir, {recursive: true});
+    // A manifest's draftModel wins over --speculative: the plain side gets a manifest without it.
     const manifestPath = path.join(dir, `${group.model}.models.json`);
+    const plainManifestPath = path.join(dir, `${group.model}.plain.models.json`);
     fs.writeFileSync(manifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize, ...(draftPath == null ? {} : {draftModel: draftPath})}]}));
+    fs.writeFileSync(plainManifestPath, JSON.stringify({models: [{id: "bench", task: "chat", path: modelPath, contextSize}]}));
     const sides: Side[] = [];
     const peers: LlamaServerProcess[] = [];
     try {
         for (const [name, extraArgs] of group.ours) {
             const server = await BenchServer.start({
-                cwd: projectRoot, manifestPath, keysFile: path.join(dir, "no-keys.json"), threads, parallel: 1, startTimeoutMs: 300_000, extraArgs
+                cwd: projectRoot, manifestPath: extraArgs.includes("off") ? plainManifestPath : manifestPath,
+                keysFile: path.join(dir, "no-keys.json"), threads, parallel: 1, startTimeoutMs: 300_000, extraArgs
             });
             sides.push({name, url: server.baseUrl.replace(/\/v1$/, ""), ours: server});
         }
