@@ -1,5 +1,5 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -28,17 +28,12 @@ import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
-import type { ReasoningStart } from "./ReasoningPhase.js";
 import type { ReasoningFormat } from "../ReasoningFormat.js";
 import { ReasoningOutput } from "../ReasoningOutput.js";
-import { thinkingPromptTail } from "./thinkingPromptTail.js";
+import { conversationPrompt } from "./conversationPrompt.js";
+import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
-import { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
-import { PromptLookupPredictor } from "./speculation/PromptLookupPredictor.js";
-import { DraftModelPredictor } from "./speculation/DraftModelPredictor.js";
-import { SpeculationCounters } from "./speculation/SpeculationCounters.js";
-import { loadDraftModel } from "./speculation/loadDraftModel.js";
-import { speculationPatched } from "./speculation/speculationPatched.js";
+import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 
 const maxCachedSchemaGrammars = 32;
 /** What ends a harmony model's analysis and opens its final answer. */
@@ -67,14 +62,6 @@ export type LlamaChatEngineOptions = {
     speculative?: SpeculativeOptions;
 };
 
-/** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */
-const lookupNgrams = {minNgram: 2, maxNgram: 4};
-/**
- * What verifying a draft costs beside a plain step (AdaptiveDraftPredictor), measured on this project's 2-core
- * machine (bench:speculative): node-llama-cpp's own work per verification and per draft token, and the share of
- * a step a token adds to the batch of a model whose step is mostly reading its weights.
- */
-const draftTiming = {fixedMs: 0.1, perTokenMs: 0.8, perTokenSteps: 0.1};
 
 /**
  * One GGUF chat model: one context with `parallel` sequences that node-llama-cpp decodes in shared
@@ -96,9 +83,6 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly tokenFloor: PromptTokenFloor;
     /** What the engine writes to end a thought over its budget (the model's format: `</think>`, or harmony's end of analysis and final header). */
     private readonly thinkCloseTokens: readonly Token[];
-    private readonly speculation: SpeculativeOptions;
-    private readonly predictors = new Map<LlamaContextSequence, SwitchablePredictor>();
-    private readonly speculationCounters = new SpeculationCounters();
 
     private constructor(
         private readonly llama: Llama,
@@ -109,16 +93,9 @@ export class LlamaChatEngine implements ChatEngine {
         options: LlamaChatEngineOptions,
         fingerprint: string,
         private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription},
-        private readonly draft: {model: LlamaModel, context: LlamaContext, stepShare: number} | null
+        private readonly speculation: ModelSpeculation
     ) {
-        this.speculation = options.speculative ?? {mode: "off", draftMax: 0};
-        const sequences = Array.from({length: context.totalSequences}, () => {
-            const predictor = this.createPredictor();
-            const sequence = context.getSequence(predictor == null ? {} : {tokenPredictor: predictor});
-            if (predictor != null)
-                this.predictors.set(sequence, predictor);
-            return sequence;
-        });
+        const sequences = Array.from({length: context.totalSequences}, () => speculation.createSequence(context));
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
         this.tokenFloor = new PromptTokenFloor(model);
@@ -165,37 +142,18 @@ export class LlamaChatEngine implements ChatEngine {
                 flashAttention
             });
             const runtime = {binary: identity.binary, flashAttention, gpu: await describeGpu(llama, model)};
-            const speculative = options.speculative;
-            const draft = speculative?.mode === "draft"
-                ? await loadDraftModel(llama, {context, modelPath: options.modelPath}, {
-                    modelPath: speculative.draftModelPath!, threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
-                })
-                : null;
-            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, draft);
+            const speculation = await ModelSpeculation.load(llama, {context, modelPath: options.modelPath}, options.speculative, {
+                threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
+            });
+            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation);
         } catch (error) {
             await model.dispose();
             throw error;
         }
     }
 
-    /** A sequence's token predictor for the configured mode (switched on per choice), or none. */
-    private createPredictor(): SwitchablePredictor | null {
-        const {mode, draftMax} = this.speculation;
-        const timing = this.speculation.timing ?? draftTiming;
-        if (mode === "lookup")
-            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, timing, ...lookupNgrams}));
-        if (mode === "draft")
-            return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {
-                maxDraft: draftMax,
-                // Each draft token also costs a step of the draft model, roughly its share of the weights read per step.
-                timing: {...timing, perTokenSteps: timing.perTokenSteps + this.draft!.stepShare}
-            }));
-        return null;
-    }
-
     load(): EngineLoad {
-        const speculative = {mode: this.speculation.mode, ...this.speculationCounters.stats()};
-        return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats(), speculative}};
+        return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats(), speculative: this.speculation.stats()}};
     }
 
     /** For the "Loaded" log line: where the model runs (backend, devices, VRAM, offloaded layers) and how. */
@@ -204,10 +162,7 @@ export class LlamaChatEngine implements ChatEngine {
         return {
             context: this.info.contextSize, binary, flashAttention, backend: gpu.backend,
             ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
-            promptCache: this.sequences.mode,
-            speculative: this.speculation.mode === "off" || speculationPatched()
-                ? this.speculation.mode
-                : `${this.speculation.mode} (node-llama-cpp is not patched: run npm install; at most one draft token per step)`
+            promptCache: this.sequences.mode, speculative: this.speculation.describe()
         };
     }
 
@@ -216,33 +171,7 @@ export class LlamaChatEngine implements ChatEngine {
         if (floor >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
         const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
-        return this.conversationPrompt(job, tools, false).tokens.length;
-    }
-
-    /**
-     * The conversation's prompt tokens, and for a thinking model where its output starts: the template
-     * rendered with the job's variables (thinking off = `enable_thinking: false` too), then what
-     * thinkingPromptTail writes after it. `constrained`: a grammar will apply to the answer.
-     */
-    private conversationPrompt(job: ChatJob, functions: readonly ChatToolFunction[] | undefined, constrained: boolean): {tokens: Token[], start: ReasoningStart} {
-        const kwargs = {...job.templateKwargs};
-        const format = this.info.reasoningFormat ?? null;
-        const thinks = format != null;
-        const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
-        if (thinks && !enabled && this.renderer.hasThinkingSwitch)
-            kwargs.enable_thinking = false;
-        // A template with an effort variable (gpt-oss's "Reasoning: low|medium|high") gets the effort asked for.
-        const effort = job.reasoning?.effort;
-        if (thinks && effort != null && this.renderer.hasEffortVariable && kwargs.reasoning_effort == null)
-            kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
-        const rendered = this.renderer.renderTemplate(job.turns, functions, kwargs);
-        if (!thinks || rendered == null)
-            return {tokens: this.renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer"};
-        const {tail, start} = thinkingPromptTail(
-            format!, {text: rendered.toString(), opensOnResponseStart: this.renderer.opensThinkingOnResponseStart},
-            {enabled, constrained}
-        );
-        return {tokens: this.renderer.tokensOf(rendered, job.turns, tail), start};
+        return conversationPrompt(this.renderer, this.info.reasoningFormat ?? null, job, tools, false).tokens.length;
     }
 
     countTextTokens(text: string): number {
@@ -265,7 +194,7 @@ export class LlamaChatEngine implements ChatEngine {
         const raw = job.rawPrompt == null ? null : rawPromptTokens(this.model, job.rawPrompt);
         const forced = tools?.choice.type === "forced" ? tools.choice : null;
         const constrained = forced != null || job.jsonSchema != null || job.jsonObject;
-        const conversation = raw == null ? this.conversationPrompt(job, tools?.functions, constrained) : null;
+        const conversation = raw == null ? conversationPrompt(this.renderer, this.info.reasoningFormat ?? null, job, tools?.functions, constrained) : null;
         const promptTokens = raw?.tokens ?? conversation!.tokens;
         if (promptTokens.length === 0)
             throw new EmptyPromptError();
@@ -340,8 +269,7 @@ export class LlamaChatEngine implements ChatEngine {
                             pieceLogprobs = undefined;
                         }
                     });
-                    const predictor = this.predictors.get(sequence);
-                    const counted = predictor == null || !speculate ? null : this.speculationCounters.track(sequence, predictor);
+                    const speculation = this.speculation.forChoice(sequence, speculate);
                     const outcome = await generateChoice({
                         model: this.model,
                         sequence,
@@ -362,14 +290,14 @@ export class LlamaChatEngine implements ChatEngine {
                         signal,
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
                         reasoning,
-                        speculation: predictor == null ? undefined : {predictor, active: speculate},
+                        speculation: speculation.settings,
                         onText: (text, logprobs) => {
                             pieceLogprobs = logprobs;
                             split.push(text);
                             pieceLogprobs = undefined;
                         }
                     });
-                    counted?.();
+                    speculation.done();
                     this.sequences.record(promptTokens.length, outcome.cachedPromptTokens);
                     const answer = split.finish();
                     if (toolStream != null) {
@@ -420,8 +348,7 @@ export class LlamaChatEngine implements ChatEngine {
         await this.pool.drain();
         await this.context.dispose();
         await this.model.dispose();
-        await this.draft?.context.dispose();
-        await this.draft?.model.dispose();
+        await this.speculation.dispose();
     }
 
     /** Compiled once per distinct schema: clients tend to send the same few schemas again and again. */
@@ -459,18 +386,3 @@ function resolvedFlashAttention(llama: Llama, model: LlamaModel, setting: boolea
 function vocabularySize(model: LlamaModel) {
     return model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
 }
-
-/**
- * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), or think tags
- * (`<think>`/`</think>`: Qwen3, DeepSeek-R1 distills, QwQ, ...); null for another model.
- */
-function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null {
-    const template = model.fileInfo.metadata.tokenizer?.chat_template ?? "";
-    const pieces: readonly string[] = model.fileInfo.metadata.tokenizer?.ggml?.tokens ?? [];
-    if (template.includes("<|channel|>") || pieces.includes("<|channel|>"))
-        return "harmony";
-    if ((template.includes("<think>") && template.includes("</think>")) || (pieces.includes("<think>") && pieces.includes("</think>")))
-        return "think-tags";
-    return null;
-}
-

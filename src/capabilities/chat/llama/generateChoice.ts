@@ -11,9 +11,7 @@ import { toTokenLogprob } from "./toTokenLogprob.js";
 import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
 import type { ReasoningFormat } from "../ReasoningFormat.js";
 import type { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
-import { dropUnusedPredictions } from "./speculation/dropUnusedPredictions.js";
-import { unusedPredictions } from "./speculation/unusedPredictions.js";
-import { detachPredictor } from "./speculation/detachPredictor.js";
+import { ChoiceSpeculation } from "./speculation/ChoiceSpeculation.js";
 
 export type ChoiceSettings = {
     model: LlamaModel;
@@ -47,7 +45,7 @@ export type ChoiceSettings = {
      * `budgetTokens` tokens inside the block the engine writes `closeTokens` itself (the answer begins).
      */
     reasoning?: {format: ReasoningFormat, start: ReasoningStart, budgetTokens: number | null, closeTokens: readonly Token[]};
-    /** The sequence's token predictor (speculative decoding), and whether it drafts for this choice. */
+    /** The sequence's token predictor (speculative decoding), and whether this choice may draft. */
     speculation?: {predictor: SwitchablePredictor, active: boolean};
 };
 
@@ -100,15 +98,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         ? undefined
         : grammarState ??= new LlamaGrammarEvaluationState({model, grammar: settings.grammar});
 
-    const speculation = settings.speculation;
-    // Drafts are verified in the generator: a draft's tokens come out one by one, each as the model's own pick.
-    // A choice that will not draft generates without the predictor, and times its steps for it.
-    const drafting = speculation != null && speculation.active && speculation.predictor.inner.worthDrafting();
-    if (speculation != null)
-        speculation.predictor.active = drafting;
-    const reattach = speculation != null && !drafting ? detachPredictor(sequence) : null;
-    let lastTokenAt: number | null = null;
-    const predictionsBefore = sequence.tokenPredictions;
+    const speculation = settings.speculation == null ? null : new ChoiceSpeculation(sequence, settings.speculation.predictor, settings.speculation.active);
     const tokens = sequence.evaluate(promptTokens.slice(last.start, last.end), {
         temperature: settings.temperature,
         topK: settings.topK ?? 0,
@@ -148,12 +138,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
             if (result.done)
                 break;
             const token = result.value;
-            if (reattach != null && speculation!.active) {
-                const now = performance.now();
-                if (lastTokenAt != null)
-                    speculation!.predictor.inner.timedPlainStep(now - lastTokenAt);
-                lastTokenAt = now;
-            }
+            speculation?.tokenArrived();
             if (model.isEogToken(token) || output.stopped) {
                 finishReason = "stop";
                 break;
@@ -205,10 +190,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         void pending?.catch(() => {});
         await iterator.return(undefined).catch(() => {});
         unwatch?.();
-        reattach?.();
-        // Verified draft tokens the choice did not use (it stopped first) must not stay in the sequence.
-        if (drafting && unusedPredictions(sequence, predictionsBefore) > 0)
-            await dropUnusedPredictions(sequence);
+        await speculation?.end();
     }
     return {
         text: output.text, finishReason, completionTokens: output.stopped ? output.tokenCount : generated.length, cachedPromptTokens,

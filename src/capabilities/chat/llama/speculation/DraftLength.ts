@@ -16,9 +16,11 @@ const pauses = [1, 2, 4, 8, 16, 32, 64];
  * (accepted tokens over accepted tokens plus drafts cut short). A k-token draft is expected to save
  * q + q^2 + ... + q^k steps and costs `fixed + k * perToken`; the length with the best margin is chosen.
  * A draft cut short also caps the next one at twice what it had accepted plus two, so the end of a copied
- * passage costs one long draft, not several. When no length pays, drafting pauses and tries one token again after 1, 2, 4 ... 64 steps: text that is not
- * a copy (a free story) pays for a few one-token drafts, not one per step; a copy (q near 1) gets drafts as
- * long as `max`.
+ * passage costs one long draft, not several. When no length pays, drafting pauses and then tries the shortest
+ * draft that would pay if accepted whole, after 1, 2, 4 ... 64 steps: text that is not a copy (a free story) pays
+ * for a few short drafts, not one per step; a copy (q near 1) gets drafts as long as `max`. Where not even a
+ * draft accepted whole would pay (a model whose step costs about what verifying one draft token does), there
+ * are no drafts at all.
  */
 export class DraftLength {
     // Prior: one accepted token and two rejections (q = 1/3): drafting starts with one-token tries.
@@ -101,8 +103,6 @@ export class DraftLength {
         this.accepted = this.accepted * decay + accepted;
         this.rejected = this.rejected * decay + (accepted < drafted ? 1 : 0);
         this.cap = accepted < drafted ? 2 * accepted + 2 : Number.POSITIVE_INFINITY;
-        // A draft accepted whole (a try after a pause, say) earns the next try soon.
-        if (accepted === drafted)
-            this.pauseIndex = 0;
+
     }
 }

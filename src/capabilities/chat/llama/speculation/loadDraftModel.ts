@@ -5,6 +5,9 @@ import { IncompatibleDraftModelError } from "./IncompatibleDraftModelError.js";
 
 type NativeContext = {ensureDraftContextIsCompatibleForSpeculative(draft: unknown): void};
 
+/** A draft model, its context, and what a step of it costs beside a step of the target. */
+export type DraftModel = {model: LlamaModel, context: LlamaContext, stepShare: number};
+
 /**
  * The draft model of a chat model and its context: one sequence per target sequence, so each request's
  * draft keeps its own prefix beside the target's (the draft sequence reuses the prefix it shares with the
@@ -13,7 +16,7 @@ type NativeContext = {ensureDraftContextIsCompatibleForSpeculative(draft: unknow
  */
 export async function loadDraftModel(llama: Llama, target: {context: LlamaContext, modelPath: string}, options: {
     modelPath: string, threads: number, gpuLayers: "auto" | "max" | number, flashAttention: boolean | "auto"
-}): Promise<{model: LlamaModel, context: LlamaContext, stepShare: number}> {
+}): Promise<DraftModel> {
     const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers});
     try {
         const context = await model.createContext({

@@ -1,0 +1,32 @@
+import type { Token } from "node-llama-cpp";
+import type { ChatJob, ChatToolFunction } from "../ChatEngine.js";
+import type { ReasoningFormat } from "../ReasoningFormat.js";
+import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
+import type { ReasoningStart } from "./ReasoningPhase.js";
+import { thinkingPromptTail } from "./thinkingPromptTail.js";
+
+/**
+ * A conversation's prompt tokens, and for a thinking model (`format` not null) where its output starts: the
+ * template rendered with the job's variables (thinking off = `enable_thinking: false` too), then what
+ * thinkingPromptTail writes after it. `constrained`: a grammar will apply to the answer.
+ */
+export function conversationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ChatJob,
+    functions: readonly ChatToolFunction[] | undefined, constrained: boolean): {tokens: Token[], start: ReasoningStart} {
+    const kwargs = {...job.templateKwargs};
+    const thinks = format != null;
+    const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
+    if (thinks && !enabled && renderer.hasThinkingSwitch)
+        kwargs.enable_thinking = false;
+    // A template with an effort variable (gpt-oss's "Reasoning: low|medium|high") gets the effort asked for.
+    const effort = job.reasoning?.effort;
+    if (thinks && effort != null && renderer.hasEffortVariable && kwargs.reasoning_effort == null)
+        kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
+    const rendered = renderer.renderTemplate(job.turns, functions, kwargs);
+    if (!thinks || rendered == null)
+        return {tokens: renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer"};
+    const {tail, start} = thinkingPromptTail(
+        format, {text: rendered.toString(), opensOnResponseStart: renderer.opensThinkingOnResponseStart},
+        {enabled, constrained}
+    );
+    return {tokens: renderer.tokensOf(rendered, job.turns, tail), start};
+}

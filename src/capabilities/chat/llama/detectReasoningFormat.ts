@@ -1,0 +1,16 @@
+import type { LlamaModel } from "node-llama-cpp";
+import type { ReasoningFormat } from "../ReasoningFormat.js";
+
+/**
+ * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), or think tags
+ * (`<think>`/`</think>`: Qwen3, DeepSeek-R1 distills, QwQ, ...); null for another model.
+ */
+export function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null {
+    const template = model.fileInfo.metadata.tokenizer?.chat_template ?? "";
+    const pieces: readonly string[] = model.fileInfo.metadata.tokenizer?.ggml?.tokens ?? [];
+    if (template.includes("<|channel|>") || pieces.includes("<|channel|>"))
+        return "harmony";
+    if ((template.includes("<think>") && template.includes("</think>")) || (pieces.includes("<think>") && pieces.includes("</think>")))
+        return "think-tags";
+    return null;
+}

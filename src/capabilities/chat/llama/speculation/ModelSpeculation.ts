@@ -1,0 +1,92 @@
+import type { Llama, LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import type { DraftTiming } from "./AdaptiveDraftPredictor.js";
+import { DraftModelPredictor } from "./DraftModelPredictor.js";
+import { loadDraftModel, type DraftModel } from "./loadDraftModel.js";
+import { PromptLookupPredictor } from "./PromptLookupPredictor.js";
+import { SpeculationCounters, type SpeculationStats } from "./SpeculationCounters.js";
+import type { SpeculativeOptions } from "./SpeculativeOptions.js";
+import { speculationPatched } from "./speculationPatched.js";
+import { SwitchablePredictor } from "./SwitchablePredictor.js";
+
+/** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */
+const lookupNgrams = {minNgram: 2, maxNgram: 4};
+/**
+ * What verifying a draft costs beside a plain step (AdaptiveDraftPredictor), measured on this project's 2-core
+ * machine (bench:speculative): node-llama-cpp's own work per verification and per draft token, and the share of
+ * a step a token adds to the batch of a model whose step is mostly reading its weights.
+ */
+const draftTiming: DraftTiming = {fixedMs: 0.1, perTokenMs: 0.8, perTokenSteps: 0.1};
+
+/**
+ * A chat model's speculative decoding (the engine's side): its draft model if it has one, the predictor of
+ * each of its sequences, and the counts /health and /metrics show.
+ */
+export class ModelSpeculation {
+    private readonly predictors = new Map<LlamaContextSequence, SwitchablePredictor>();
+    private readonly counters = new SpeculationCounters();
+
+    private constructor(readonly options: SpeculativeOptions, private readonly draft: DraftModel | null) {}
+
+    /** `target`: the model's context (made first) and file. A draft model of another vocabulary is refused here. */
+    static async load(llama: Llama, target: {context: LlamaContext, modelPath: string}, options: SpeculativeOptions | undefined,
+        runtime: {threads: number, gpuLayers: "auto" | "max" | number, flashAttention: boolean | "auto"}): Promise<ModelSpeculation> {
+        const resolved = options ?? {mode: "off", draftMax: 0};
+        const draft = resolved.mode === "draft" ? await loadDraftModel(llama, target, {modelPath: resolved.draftModelPath!, ...runtime}) : null;
+        return new ModelSpeculation(resolved, draft);
+    }
+
+    get mode() {
+        return this.options.mode;
+    }
+
+    /** A sequence of `context` with the predictor of the mode (none when off). */
+    createSequence(context: LlamaContext): LlamaContextSequence {
+        const predictor = this.createPredictor();
+        const sequence = context.getSequence(predictor == null ? {} : {tokenPredictor: predictor});
+        if (predictor != null)
+            this.predictors.set(sequence, predictor);
+        return sequence;
+    }
+
+    /**
+     * For a choice on `sequence`: what generateChoice gets (none when the mode is off), and a function to call
+     * after the choice, which counts what it drafted. `allowed`: the request lets drafts be verified exactly.
+     */
+    forChoice(sequence: LlamaContextSequence, allowed: boolean): {settings?: {predictor: SwitchablePredictor, active: boolean}, done: () => void} {
+        const predictor = this.predictors.get(sequence);
+        if (predictor == null)
+            return {done: () => {}};
+        return {settings: {predictor, active: allowed}, done: allowed ? this.counters.track(sequence, predictor) : () => {}};
+    }
+
+    stats(): {mode: SpeculativeOptions["mode"]} & SpeculationStats {
+        return {mode: this.options.mode, ...this.counters.stats()};
+    }
+
+    /** For the Loaded log line. */
+    describe(): string {
+        return this.options.mode === "off" || speculationPatched()
+            ? this.options.mode
+            : `${this.options.mode} (node-llama-cpp is not patched: run npm install; at most one draft token per step)`;
+    }
+
+    /** After the target's context (which disposes the predictors). */
+    async dispose() {
+        await this.draft?.context.dispose();
+        await this.draft?.model.dispose();
+    }
+
+    private createPredictor(): SwitchablePredictor | null {
+        const {mode, draftMax} = this.options;
+        const timing = this.options.timing ?? draftTiming;
+        if (mode === "lookup")
+            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, timing, ...lookupNgrams}));
+        if (mode === "draft")
+            return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {
+                maxDraft: draftMax,
+                // Each draft token also costs a step of the draft model, roughly its share of the weights read per step.
+                timing: {...timing, perTokenSteps: timing.perTokenSteps + this.draft!.stepShare}
+            }));
+        return null;
+    }
+}
