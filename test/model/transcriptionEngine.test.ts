@@ -27,6 +27,18 @@ describe("OnnxTranscriptionEngine on the tiny Whisper model", () => {
         await pool.close();
     });
 
+    it("without a language, Whisper's detection picks one of the model's languages and transcribes in it", async () => {
+        const signal = new AbortController().signal;
+        const file = await encodeFixture("wav", testSignal(8, 16_000, 1), 16_000);
+        const detected = await engine.transcribe(job(file), {signal});
+        expect(engine.languages).toContain(detected.language);
+        // The same as asking for that language; asking for another one is decoded with its own token.
+        const asked = await engine.transcribe({...job(file), language: detected.language}, {signal});
+        expect({language: asked.language, segments: asked.segments}).toEqual({language: detected.language, segments: detected.segments});
+        const other = engine.languages.find((language) => language !== detected.language)!;
+        expect((await engine.transcribe({...job(file), language: other}, {signal})).language).toBe(other);
+    });
+
     it("hands each window's segments over in order as it is done, and they make up the result", async () => {
         const file = await encodeFixture("wav", testSignal(95, 16_000, 2), 16_000);
         const windows: {segments: TranscriptSegment[], processed: number, total: number}[] = [];

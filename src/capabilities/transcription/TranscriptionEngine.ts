@@ -20,7 +20,8 @@ export type TranscriptionOptions = {
     onSegments?(segments: WhisperSegment[], processedSeconds: number, totalSeconds: number): void;
 };
 
-export type TranscriptionResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number};
+/** `language`: the one asked for, or the one Whisper detected (ISO-639-1). */
+export type TranscriptionResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number, language: string};
 
 /** A file the decoders cannot read: the API answers 400 naming `file`. */
 export class UndecodableFileError extends Error {}

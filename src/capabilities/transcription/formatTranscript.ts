@@ -3,8 +3,8 @@ import type { TranscriptFormat, TranscriptionJson, TranscriptionVerboseJson, Wir
 
 export type Transcript = {
     task: "transcribe" | "translate";
-    /** ISO-639-1 code of the spoken language (null = not given: English is assumed). */
-    language: string | null;
+    /** ISO-639-1 code of the spoken language (given, or detected). */
+    language: string;
     seconds: number;
     text: string;
     segments: readonly TranscriptSegment[];
@@ -30,7 +30,7 @@ export function formatTranscript(transcript: Transcript, format: TranscriptForma
             return {
                 type: "application/json",
                 body: {
-                    task: transcript.task, language: languageName(transcript.task === "translate" ? "en" : transcript.language ?? "en"),
+                    task: transcript.task, language: languageName(transcript.task === "translate" ? "en" : transcript.language),
                     duration: transcript.seconds, text, segments: transcript.segments.map((segment) => toWireSegment(segment, transcript.temperature)), usage
                 }
             };

@@ -33,7 +33,7 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
         if (!request.stream) {
             const result = await engine.transcribe(job, {signal: state.signal});
             logUsage(result);
-            const {type, body} = formatTranscript({...result, task, language: request.language, temperature: request.temperature}, request.responseFormat);
+            const {type, body} = formatTranscript({...result, task, temperature: request.temperature}, request.responseFormat);
             ctx.type = type;
             ctx.body = body;
             return;

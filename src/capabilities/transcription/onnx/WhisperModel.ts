@@ -57,7 +57,9 @@ export class WhisperModel {
         const {samples} = task;
         const totalSeconds = samples.length / whisperSampleRate;
         const segments: WhisperSegment[] = [];
-        const init = this.initialTokens(task);
+        // Without a language, a multilingual model detects it from the first window, as Whisper does.
+        const language = task.language ?? (this.description.multilingual ? await this.detectLanguage(samples.subarray(0, windowSamples)) : "en");
+        const init = this.initialTokens(task, language);
         let outputTokens = 0;
         for (let seek = 0; seek < samples.length;) {
             context.throwIfCancelled();
@@ -89,19 +91,47 @@ export class WhisperModel {
             seek += resume ? Math.round(lastEnd * whisperSampleRate) : window.length;
             context.progress({segments: added, processedSeconds: round(Math.min(seek, samples.length) / whisperSampleRate), totalSeconds: round(totalSeconds)});
         }
-        return {segments, text: segments.map((segment) => segment.text).join(""), seconds: round(totalSeconds), outputTokens};
+        return {segments, text: segments.map((segment) => segment.text).join(""), seconds: round(totalSeconds), outputTokens, language};
+    }
+
+    /**
+     * Whisper's language detection: one decoder step after `<|startoftranscript|>` on the window, and the most
+     * likely of the model's language tokens.
+     */
+    private async detectLanguage(window: Float32Array): Promise<string> {
+        const {input_features} = await this.processor(window) as {input_features: Tensor};
+        const candidates = Object.entries(this.generation.lang_to_id ?? {});
+        let detected: string | null = null;
+        const pick = (_ids: bigint[][], logits: Tensor) => {
+            if (detected == null) {
+                const scores = (logits.data as Float32Array).subarray(0, logits.dims.at(-1));
+                let best = -Infinity;
+                for (const [token, id] of candidates)
+                    if (scores[id] > best) {
+                        best = scores[id];
+                        detected = token;
+                    }
+            }
+            return logits;
+        };
+        await this.model.generate({
+            inputs: input_features, decoder_input_ids: [this.generation.decoder_start_token_id], max_new_tokens: 1, do_sample: false, logits_processor: [pick]
+        } as unknown as Parameters<WhisperForConditionalGeneration["generate"]>[0]);
+        if (detected == null)
+            throw new Error("The Whisper model has no language tokens to detect a language with.");
+        return (detected as string).replace(/^<\|(.*)\|>$/u, "$1");
     }
 
     /** `<|startofprev|>` prompt, `<|startoftranscript|>`, then language and task on a multilingual model. */
-    private initialTokens(task: TranscribeTask): number[] {
+    private initialTokens(task: TranscribeTask, language: string): number[] {
         const {generation} = this;
         const tokens = [generation.decoder_start_token_id];
         if (this.description.multilingual) {
-            const language = generation.lang_to_id?.[`<|${task.language ?? "en"}|>`];
+            const languageToken = generation.lang_to_id?.[`<|${language}|>`];
             const taskToken = generation.task_to_id?.[task.task];
-            if (language == null || taskToken == null)
-                throw new Error(`The Whisper model has no token for language '${task.language ?? "en"}' or task '${task.task}'.`);
-            tokens.push(language, taskToken);
+            if (languageToken == null || taskToken == null)
+                throw new Error(`The Whisper model has no token for language '${language}' or task '${task.task}'.`);
+            tokens.push(languageToken, taskToken);
         }
         if (task.prompt != null && task.prompt.trim() !== "" && this.special.startOfPrev != null) {
             const prompt = this.tokenizer.encode(` ${task.prompt.trim()}`, {add_special_tokens: false}).slice(-(this.description.maxWindowTokens - 1));

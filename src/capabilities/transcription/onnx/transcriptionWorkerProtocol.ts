@@ -27,7 +27,7 @@ export type TranscribeTask = {
     model: WhisperModelSpec;
     samples: Float32Array;
     task: "transcribe" | "translate";
-    /** ISO-639-1 code; null = English (Whisper's language detection is not run). */
+    /** ISO-639-1 code; null = detected from the first 30 s (multilingual models; English-only ones: English). */
     language: string | null;
     /** Text the model continues from (`<|startofprev|>`), as OpenAI's `prompt`. */
     prompt: string | null;
@@ -52,4 +52,5 @@ export type WhisperSegment = {
 /** Sent after each window: its segments (final: later windows never change them) and how far the task is. */
 export type WindowProgress = {segments: WhisperSegment[], processedSeconds: number, totalSeconds: number};
 
-export type TranscribeResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number};
+/** `language`: the one given, or the one detected (ISO-639-1). */
+export type TranscribeResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number, language: string};

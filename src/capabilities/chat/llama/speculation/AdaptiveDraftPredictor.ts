@@ -16,6 +16,7 @@ export type DraftTiming = {
  */
 const fasterStepWeight = 0.5;
 const slowerStepWeight = 0.05;
+const fastestDrift = 0.01;
 
 /**
  * What both of our token predictors share: how long a draft may be (DraftLength, one per kind of draft: a
@@ -36,6 +37,8 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
     /** Exponential average of a step without a draft (ms; null until one was timed), and when the last step began with no draft. */
     private plainStepMs: number | null = null;
     private plainStepStarted: number | null = null;
+    /** The fastest plain step seen, drifting up slowly: the model's own speed, whatever the prompt's length. */
+    private fastestPlainStepMs: number | null = null;
 
     constructor(private readonly maxDraft: number, private readonly timing: DraftTiming) {
         super();
@@ -68,14 +71,17 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
         this.plainStepMs = this.plainStepMs == null
             ? ms
             : this.plainStepMs + (ms < this.plainStepMs ? fasterStepWeight : slowerStepWeight) * (ms - this.plainStepMs);
+        this.fastestPlainStepMs = this.fastestPlainStepMs == null || ms < this.fastestPlainStepMs
+            ? ms
+            : this.fastestPlainStepMs + fastestDrift * (ms - this.fastestPlainStepMs);
     }
 
     /**
-     * Whether a draft could pay on this model at all (one accepted whole, at the draft cost of the timed plain step);
-     * true until a plain step was timed. Where it cannot, the generation does without the predictor.
+     * Whether a draft could pay on this model at all (one accepted whole, at the draft cost of its fastest plain
+     * steps); true until a plain step was timed. Where it cannot, generations do without the predictor.
      */
     worthDrafting(): boolean {
-        return this.plainStepMs == null || DraftLength.canPay(this.costNow(this.plainStepMs), this.maxDraft);
+        return this.fastestPlainStepMs == null || DraftLength.canPay(this.costNow(this.fastestPlainStepMs), this.maxDraft);
     }
 
     private costNow(plainStepMs: number) {
