@@ -96,7 +96,7 @@ export async function call(path, options = {}) {
  * @param {Response} response
  * @returns {AsyncGenerator<{event: string, data: string}>}
  */
-export async function* events(response) {
+async function* events(response) {
     if (response.body == null)
         return;
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -125,16 +125,19 @@ export async function* events(response) {
 }
 
 /**
- * A failed stream sends its error as an event: its message, as the page shows it.
- * @param {string} data
- * @returns {string | null}
+ * A stream's JSON events, parsed, each with its kind (the payload's `type`, else the SSE event name), until
+ * `[DONE]` or the end. A failed stream sends its error as an event: thrown as an ApiError with its message.
+ * @param {Response} response
+ * @returns {AsyncGenerator<{kind: string, message: any}>}
  */
-export function streamError(data) {
-    try {
-        const value = JSON.parse(data);
-        return typeof value?.error?.message === "string" ? value.error.message : null;
-    } catch {
-        return null;
+export async function* streamMessages(response) {
+    for await (const {event, data} of events(response)) {
+        if (data === "[DONE]")
+            return;
+        const message = JSON.parse(data);
+        if (typeof message?.error?.message === "string")
+            throw new ApiError(500, message.error.message, null);
+        yield {kind: message.type ?? event, message};
     }
 }
 

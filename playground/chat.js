@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, call, element, events, labelled, streamError } from "./api.js";
+import { call, element, labelled, streamMessages } from "./api.js";
 import { parseMarkdown, toDom } from "./markdown.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
@@ -88,13 +88,7 @@ export function mountChat(root, models) {
             answer.setNote("");
             /** @type {{completion_tokens: number, prompt_tokens: number, completion_tokens_details?: {reasoning_tokens: number}} | null} */
             let usage = null;
-            for await (const {data} of events(response)) {
-                if (data === "[DONE]")
-                    break;
-                const failed = streamError(data);
-                if (failed != null)
-                    throw new ApiError(500, failed, null);
-                const chunk = JSON.parse(data);
+            for await (const {message: chunk} of streamMessages(response)) {
                 usage = chunk.usage ?? usage;
                 const delta = chunk.choices?.[0]?.delta ?? {};
                 if ((delta.content ?? "") !== "" || (delta.reasoning_content ?? "") !== "")

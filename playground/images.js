@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, call, element, events, labelled, streamError } from "./api.js";
+import { call, element, labelled, streamMessages } from "./api.js";
 
 /** @typedef {{id: string, aliases: string[], parameter_set?: string}} Model */
 
@@ -72,12 +72,7 @@ export function mountImages(root, models) {
         try {
             const response = await call("/v1/images/generations", {body, signal: running.signal, onBusy: (seconds) => progressText.textContent = `busy, retrying in ${seconds} s`});
             let partialCount = 0;
-            for await (const {event: type, data} of events(response)) {
-                const failed = streamError(data);
-                if (failed != null)
-                    throw new ApiError(500, failed, null);
-                const message = JSON.parse(data);
-                const kind = message.type ?? type;
+            for await (const {kind, message} of streamMessages(response)) {
                 if (kind === "image_generation.progress") {
                     progress.value = message.progress;
                     progressText.textContent = `step ${message.step} of ${message.steps} · about ${Math.round(message.estimated_remaining_ms / 100) / 10} s left`;

@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, call, element, events, labelled, streamError } from "./api.js";
+import { call, element, labelled, streamMessages } from "./api.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
 
@@ -82,12 +82,8 @@ export function mountSpeech(root, models) {
                 body: {model: model.value, voice: voice.value, input: text.value, speed: Number(speed.value), response_format: "pcm", stream_format: "sse"},
                 signal: running.signal, onBusy: (seconds) => state.textContent = `busy, retrying in ${seconds} s`
             });
-            for await (const {event: type, data} of events(response)) {
-                const failed = streamError(data);
-                if (failed != null)
-                    throw new ApiError(500, failed, null);
-                const message = JSON.parse(data);
-                if ((message.type ?? type) !== "speech.audio.delta")
+            for await (const {kind, message} of streamMessages(response)) {
+                if (kind !== "speech.audio.delta")
                     continue;
                 // Samples may straddle deltas: an odd byte waits for the next one.
                 const bytes = concat(carry, Uint8Array.from(atob(message.audio), (c) => c.charCodeAt(0)));

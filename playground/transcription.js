@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, call, element, events, labelled, streamError } from "./api.js";
+import { call, element, labelled, streamMessages } from "./api.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
 
@@ -51,12 +51,7 @@ export function mountTranscription(root, models) {
             state.textContent = "transcribing";
             const response = await call(`/v1/audio/${task.value}`, {body, onBusy: (seconds) => state.textContent = `busy, retrying in ${seconds} s`});
             if (streamed) {
-                for await (const {event: type, data} of events(response)) {
-                    const failed = streamError(data);
-                    if (failed != null)
-                        throw new ApiError(500, failed, null);
-                    const message = JSON.parse(data);
-                    const kind = message.type ?? type;
+                for await (const {kind, message} of streamMessages(response)) {
                     if (kind === "transcript.text.delta")
                         output.textContent += message.delta;
                     else if (kind === "transcript.text.done")
