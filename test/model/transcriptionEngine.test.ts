@@ -1,22 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OnnxTranscriptionEngine } from "../../src/capabilities/transcription/onnx/OnnxTranscriptionEngine.js";
-import { UndecodableFileError, type TranscriptSegment } from "../../src/capabilities/transcription/TranscriptionEngine.js";
+import { UndecodableFileError, type TranscriptionJob, type TranscriptSegment } from "../../src/capabilities/transcription/TranscriptionEngine.js";
 import type { TranscriptionSettings } from "../../src/capabilities/transcription/transcriptionManifest.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 import { encodeFixture, testSignal } from "../support/audioFixtures.js";
-import { tinyWhisperPath } from "../support/testModels.js";
+import { tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "../support/testModels.js";
 
-const entry: ModelEntry<TranscriptionSettings> = {
-    id: "whisper", task: "transcription", path: tinyWhisperPath, family: null, released: null, aliases: [], ownedBy: "test",
+const entryFor = (path: string): ModelEntry<TranscriptionSettings> => ({
+    id: "whisper", task: "transcription", path, family: null, released: null, aliases: [], ownedBy: "test",
     contextSize: null, threads: null, parallel: null, settings: {dtype: null}
-};
+});
+const entry = entryFor(tinyWhisperPath);
 
 /** The engine on its own pool (no HTTP): windows as they are decoded, cancellation between them, refusals. */
 describe("OnnxTranscriptionEngine on the tiny Whisper model", () => {
     let pool: WorkerPool;
     let engine: OnnxTranscriptionEngine;
-    const job = (file: Uint8Array) => ({file, task: "transcribe" as const, language: null, prompt: null, temperature: 0});
+    const job = (file: Uint8Array) => ({file, task: "transcribe" as const, language: null, prompt: null, temperature: 0, logprobs: false, wordTimestamps: false});
 
     beforeAll(async () => {
         pool = new WorkerPool({workers: 1});
@@ -76,5 +77,97 @@ describe("OnnxTranscriptionEngine on the tiny Whisper model", () => {
 
     it("an undecodable file is an UndecodableFileError, before any decoding work", async () => {
         await expect(engine.transcribe(job(new TextEncoder().encode("not audio")), {signal: new AbortController().signal})).rejects.toBeInstanceOf(UndecodableFileError);
+    });
+
+    it("with include logprobs, each segment's text tokens with their log-probabilities: tokens and bytes spell the text", async () => {
+        const file = await encodeFixture("wav", testSignal(8, 16_000, 1), 16_000);
+        const signal = new AbortController().signal;
+        const plain = await engine.transcribe(job(file), {signal});
+        const withLogprobs = await engine.transcribe({...job(file), logprobs: true}, {signal});
+        expect(withLogprobs.segments.map(({logprobs, ...rest}) => rest)).toEqual(plain.segments);
+        for (const segment of withLogprobs.segments) {
+            expect(segment.logprobs!.length).toBeGreaterThan(0);
+            expect(segment.logprobs!.map((entry) => entry.token).join("")).toBe(segment.text);
+            expect(Buffer.from(segment.logprobs!.flatMap((entry) => entry.bytes)).toString("utf8")).toBe(segment.text);
+            expect(segment.logprobs!.every((entry) => entry.logprob <= 0 && entry.logprob > -50)).toBe(true);
+        }
+        expect(plain.segments.every((segment) => segment.logprobs === undefined && segment.words === undefined)).toBe(true);
+    });
+});
+
+/** Whisper's checks of each window (temperature fallback, silence) and word times, on models built to trigger them. */
+describe("Whisper's fallback, silence and word times on built-to-purpose tiny models", () => {
+    let pool: WorkerPool;
+    const engines: OnnxTranscriptionEngine[] = [];
+    const load = async (path: string) => {
+        const engine = await OnnxTranscriptionEngine.load(pool, entryFor(path), {threads: 1, parallel: 1, queueSize: 2});
+        engines.push(engine);
+        return engine;
+    };
+    const signal = new AbortController().signal;
+    const job = (file: Uint8Array, fields: Partial<TranscriptionJob> = {}): TranscriptionJob =>
+        ({file, task: "transcribe", language: "en", prompt: null, temperature: 0, logprobs: false, wordTimestamps: false, ...fields});
+    let file: Uint8Array;
+
+    beforeAll(async () => {
+        pool = new WorkerPool({workers: 1});
+        file = await encodeFixture("wav", testSignal(8, 16_000, 1), 16_000);
+    });
+    afterAll(async () => {
+        for (const engine of engines)
+            await engine.dispose();
+        await pool.close();
+    });
+
+    it("a window whose greedy text loops is decoded again at a higher temperature, the same way each time; a temperature above 0 is kept", async () => {
+        const engine = await load(tinyWhisperVariantPaths.looping);
+        const result = await engine.transcribe(job(file), {signal});
+        expect(result.segments.length).toBeGreaterThan(0);
+        // The greedy decode ("eaaxuaxuaxu..." for 128 tokens) compresses too well: every segment comes from a sampled retry.
+        expect(result.segments.every((segment) => [0.2, 0.4, 0.6, 0.8, 1].includes(segment.temperature))).toBe(true);
+        // Seeded by window and attempt: the same request gives the same transcript.
+        expect((await engine.transcribe(job(file), {signal})).segments).toEqual(result.segments);
+        // Asked for 0.4, the window is decoded at 0.4 only, even though its text loops.
+        const fixed = await engine.transcribe(job(file, {temperature: 0.4}), {signal});
+        expect(fixed.segments.map((segment) => segment.temperature)).toEqual(fixed.segments.map(() => 0.4));
+        expect(Math.max(...fixed.segments.map((segment) => segment.compressionRatio))).toBeGreaterThan(2.4);
+    });
+
+    it("a window where <|nospeech|> is likely and the text unlikely is silence: no segments", async () => {
+        const engine = await load(tinyWhisperVariantPaths.silent);
+        const result = await engine.transcribe(job(file), {signal});
+        expect({segments: result.segments, text: result.text, seconds: result.seconds}).toEqual({segments: [], text: "", seconds: 8});
+        // Asked for a temperature, the same window is still judged silent.
+        expect((await engine.transcribe(job(file, {temperature: 0.6}), {signal})).segments).toEqual([]);
+    });
+
+    it("word times from the cross-attentions: the segment's words, in order, inside the segment", async () => {
+        const engine = await load(tinyWhisperVariantPaths.wordy);
+        expect(engine.wordTimestamps).toBe(true);
+        const long = await encodeFixture("wav", testSignal(45, 16_000, 5), 16_000);
+        const result = await engine.transcribe(job(long, {wordTimestamps: true}), {signal});
+        const plain = await engine.transcribe(job(long), {signal});
+        expect(result.segments.map(({words, ...rest}) => rest)).toEqual(plain.segments);
+        const allWords = result.segments.flatMap((segment) => segment.words!);
+        expect(allWords.length).toBeGreaterThan(result.segments.length);
+        let previousStart = 0;
+        for (const segment of result.segments) {
+            expect(segment.words!.map((word) => word.word)).toEqual(segment.text.split(/\s+/u).filter((word) => word !== ""));
+            for (const word of segment.words!) {
+                expect(word.start).toBeGreaterThanOrEqual(Math.max(segment.start, previousStart));
+                expect(word.end).toBeGreaterThanOrEqual(word.start);
+                expect(word.end).toBeLessThanOrEqual(segment.end);
+                previousStart = word.start;
+            }
+        }
+        // Words past the first window are timed from the start of the file.
+        expect(allWords.some((word) => word.start > 30)).toBe(true);
+        // Not every word at one instant: the times come from the audio.
+        expect(new Set(allWords.map((word) => word.start)).size).toBeGreaterThan(2);
+    });
+
+    it("a model exported without cross-attentions says it cannot time words", async () => {
+        const engine = await load(tinyWhisperEnglishPath);
+        expect(engine.wordTimestamps).toBe(false);
     });
 });

@@ -7,7 +7,7 @@ import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
 import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
 import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
 import { makeTestWhisperOnnx } from "./onnx/makeTestWhisperOnnx.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath } from "./testModels.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "./testModels.js";
 
 const debugLogs = () => new Set(fs.readdirSync(os.tmpdir()).filter((name) => /^mat-debug-\d+\.log$/.test(name)));
 
@@ -32,7 +32,10 @@ export default async function globalSetup() {
     makeTestKokoroOnnx(tinyKokoroPath, {seed: 1});
     makeTestVitsOnnx(tinyVitsPath, {seed: 2});
     makeTestWhisperOnnx(tinyWhisperPath, {seed: 3});
-    makeTestWhisperOnnx(tinyWhisperEnglishPath, {seed: 4, multilingual: false});
+    makeTestWhisperOnnx(tinyWhisperEnglishPath, {seed: 4, multilingual: false, crossAttentions: false});
+    makeTestWhisperOnnx(tinyWhisperVariantPaths.looping, {seed: 3, maxTargetPositions: 256});
+    makeTestWhisperOnnx(tinyWhisperVariantPaths.silent, {seed: 3, noSpeechBias: 20, outputScale: 1});
+    makeTestWhisperOnnx(tinyWhisperVariantPaths.wordy, {seed: 3, spaceBias: 5});
     return () => {
         for (const name of debugLogs()) {
             const file = path.join(os.tmpdir(), name);

@@ -46,3 +46,12 @@ export const tinyVitsPath = path.join(testModelsDir, "tiny-vits");
 export const tinyWhisperPath = path.join(testModelsDir, "tiny-whisper");
 /** The same shape without languages or the translate task, like the whisper-*.en models. */
 export const tinyWhisperEnglishPath = path.join(testModelsDir, "tiny-whisper-en");
+/** Variants for Whisper's checks and word times (written by globalSetup; makeTestWhisperOnnx says what each option does). */
+export const tinyWhisperVariantPaths = {
+    /** 128 tokens per window: its greedy text loops ("axuaxu..."), too repetitive for Whisper's check, so windows fall back to sampling. */
+    looping: path.join(testModelsDir, "tiny-whisper-looping"),
+    /** `<|nospeech|>` likely and text unlikely: every window is silence. */
+    silent: path.join(testModelsDir, "tiny-whisper-silent"),
+    /** Spaces likely: several words per segment. */
+    wordy: path.join(testModelsDir, "tiny-whisper-wordy")
+};

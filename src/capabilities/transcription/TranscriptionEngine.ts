@@ -11,6 +11,10 @@ export type TranscriptionJob = {
     language: string | null;
     prompt: string | null;
     temperature: number;
+    /** Each segment's text tokens with their log-probabilities. */
+    logprobs: boolean;
+    /** Each segment's words with their times (only where `wordTimestamps` is true). */
+    wordTimestamps: boolean;
 };
 
 export type TranscriptionOptions = {
@@ -33,6 +37,8 @@ export interface TranscriptionEngine extends Engine {
     readonly multilingual: boolean;
     /** ISO-639-1 codes it accepts as `language`. */
     readonly languages: readonly string[];
+    /** Whether it can time words (a decoder exported with its cross-attentions, and alignment heads). */
+    readonly wordTimestamps: boolean;
     /**
      * Decodes the file (UndecodableFileError when it cannot) and transcribes or translates it. Throws
      * QueueFullError when the queue is full, before any work.

@@ -1,5 +1,5 @@
 import type { TranscriptSegment } from "./TranscriptionEngine.js";
-import type { TranscriptFormat, TranscriptionJson, TranscriptionVerboseJson, WireSegment } from "./TranscriptionWire.js";
+import type { TranscriptFormat, TranscriptionJson, TranscriptionVerboseJson, WireLogprob, WireSegment } from "./TranscriptionWire.js";
 
 export type Transcript = {
     task: "transcribe" | "translate";
@@ -8,18 +8,21 @@ export type Transcript = {
     seconds: number;
     text: string;
     segments: readonly TranscriptSegment[];
-    temperature: number;
 };
+
+/** What the request asked for beside the format (`include[]=logprobs`, `timestamp_granularities[]`). */
+export type TranscriptExtras = {logprobs: boolean, granularities: {segment: boolean, word: boolean}};
+const noExtras: TranscriptExtras = {logprobs: false, granularities: {segment: true, word: false}};
 
 const languageNames = new Intl.DisplayNames(["en"], {type: "language"});
 
 /** The response body and Content-Type of each `response_format`, as OpenAI's Whisper answers. */
-export function formatTranscript(transcript: Transcript, format: TranscriptFormat): {type: string, body: string | TranscriptionJson | TranscriptionVerboseJson} {
+export function formatTranscript(transcript: Transcript, format: TranscriptFormat, extras: TranscriptExtras = noExtras): {type: string, body: string | TranscriptionJson | TranscriptionVerboseJson} {
     const text = transcript.text.trim();
     const usage = {type: "duration" as const, seconds: Math.ceil(transcript.seconds)};
     switch (format) {
         case "json":
-            return {type: "application/json", body: {text, usage}};
+            return {type: "application/json", body: {text, ...(extras.logprobs ? {logprobs: wireLogprobs(transcript.segments)} : {}), usage}};
         case "text":
             return {type: "text/plain; charset=utf-8", body: `${text}\n`};
         case "srt":
@@ -31,7 +34,10 @@ export function formatTranscript(transcript: Transcript, format: TranscriptForma
                 type: "application/json",
                 body: {
                     task: transcript.task, language: languageName(transcript.task === "translate" ? "en" : transcript.language),
-                    duration: transcript.seconds, text, segments: transcript.segments.map((segment) => toWireSegment(segment, transcript.temperature)), usage
+                    duration: transcript.seconds, text,
+                    ...(extras.granularities.segment ? {segments: transcript.segments.map(toWireSegment)} : {}),
+                    ...(extras.granularities.word ? {words: transcript.segments.flatMap((segment) => segment.words ?? [])} : {}),
+                    usage
                 }
             };
     }
@@ -42,10 +48,15 @@ export function languageName(code: string): string {
     return (languageNames.of(code) ?? code).toLowerCase();
 }
 
-function toWireSegment(segment: TranscriptSegment, temperature: number): WireSegment {
+/** The text tokens' log-probabilities of these segments, in order (json's `logprobs`, streamed events' too). */
+export function wireLogprobs(segments: readonly TranscriptSegment[]): WireLogprob[] {
+    return segments.flatMap((segment) => segment.logprobs ?? []);
+}
+
+function toWireSegment(segment: TranscriptSegment): WireSegment {
     return {
         id: segment.id, seek: segment.seek, start: segment.start, end: segment.end, text: segment.text, tokens: segment.tokens,
-        temperature, avg_logprob: segment.avgLogprob, compression_ratio: segment.compressionRatio, no_speech_prob: segment.noSpeechProb
+        temperature: segment.temperature, avg_logprob: segment.avgLogprob, compression_ratio: segment.compressionRatio, no_speech_prob: segment.noSpeechProb
     };
 }
 

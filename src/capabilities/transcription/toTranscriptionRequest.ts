@@ -49,22 +49,28 @@ export function toTranscriptionRequest(fields: Fields, files: readonly UploadedF
     if (streamText != null && streamText !== "true" && streamText !== "false")
         throw ApiError.invalidRequest(`Invalid 'stream' '${streamText}': true or false.`, "stream");
     const granularities = list(fields, "timestamp_granularities[]");
-    for (const granularity of granularities) {
-        if (granularity === "word")
-            throw ApiError.invalidRequest("Word timestamps are not supported by this server: use timestamp_granularities ['segment'].", "timestamp_granularities");
-        if (granularity !== "segment")
+    for (const granularity of granularities)
+        if (granularity !== "segment" && granularity !== "word")
             throw ApiError.invalidRequest(`Invalid timestamp granularity '${granularity}': 'segment' or 'word'.`, "timestamp_granularities");
-    }
     if (granularities.length > 0 && format !== "verbose_json")
         throw ApiError.invalidRequest("'timestamp_granularities' requires response_format 'verbose_json'.", "timestamp_granularities");
     const chunking = text(fields, "chunking_strategy");
     if (chunking != null && chunking !== "auto")
         throw ApiError.invalidRequest("Only chunking_strategy 'auto' is supported (30 s windows).", "chunking_strategy");
     const include = list(fields, "include[]");
-    if (include.length > 0)
-        throw ApiError.invalidRequest(`'include' (${include.join(", ")}) is not supported by this server.`, "include");
+    for (const item of include)
+        if (item !== "logprobs")
+            throw ApiError.invalidRequest(`Invalid 'include' item '${item}': only 'logprobs'.`, "include");
+    // As OpenAI: log-probabilities come with the json format (and in streamed events, whose format is json).
+    if (include.length > 0 && format !== "json")
+        throw ApiError.invalidRequest("'include[]=logprobs' requires response_format 'json'.", "include");
     return {
-        request: {model, task, language, prompt, temperature, responseFormat: format as TranscriptFormat, stream: streamText === "true"},
+        request: {
+            model, task, language, prompt, temperature, responseFormat: format as TranscriptFormat, stream: streamText === "true",
+            logprobs: include.length > 0,
+            // verbose_json has segments unless only words are asked for (OpenAI's shape).
+            granularities: {segment: granularities.length === 0 || granularities.includes("segment"), word: granularities.includes("word")}
+        },
         file
     };
 }

@@ -4,7 +4,7 @@ import type { RequestState } from "../../core/http/RequestState.js";
 import { SseWriter } from "../../core/streaming/SseWriter.js";
 import { streamResponse } from "../../core/streaming/streamResponse.js";
 import type { RouteContext } from "../Capability.js";
-import { formatTranscript } from "./formatTranscript.js";
+import { formatTranscript, wireLogprobs } from "./formatTranscript.js";
 import { SegmentQueue } from "./SegmentQueue.js";
 import type { TranscriptionEngine, TranscriptionResult } from "./TranscriptionEngine.js";
 import type { TranscriptionRequest, TranscriptTextDeltaEvent, TranscriptTextDoneEvent } from "./TranscriptionWire.js";
@@ -25,15 +25,18 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
         const state = ctx.state as RequestState;
         const {request, file} = toTranscriptionRequest(ctx.request.body as Record<string, string | string[]>, state.files ?? [], task);
         const {entry, engine} = context.engines.engineFor<TranscriptionEngine>(request.model, "transcription");
-        checkLanguage(request, engine);
+        checkModel(request, engine);
         Object.assign(state.logFields, {model: entry.id, task, response_format: request.responseFormat, stream: request.stream, file_bytes: file.bytes.length});
-        const job = {file: file.bytes, task: request.task, language: request.language, prompt: request.prompt, temperature: request.temperature};
+        const job = {
+            file: file.bytes, task: request.task, language: request.language, prompt: request.prompt, temperature: request.temperature,
+            logprobs: request.logprobs, wordTimestamps: request.granularities.word
+        };
         const logUsage = (result: TranscriptionResult) => Object.assign(state.logFields, {audio_seconds: result.seconds, completion_tokens: result.outputTokens});
 
         if (!request.stream) {
             const result = await engine.transcribe(job, {signal: state.signal});
             logUsage(result);
-            const {type, body} = formatTranscript({...result, task, temperature: request.temperature}, request.responseFormat);
+            const {type, body} = formatTranscript({...result, task}, request.responseFormat, request);
             ctx.type = type;
             ctx.body = body;
             return;
@@ -46,7 +49,10 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
         await streamResponse(ctx, new SseWriter(ctx, {pingMs: context.ssePingMs}), {started: first, produce: async (writer) => {
             for (let batch = await first; batch != null; batch = await queue.next()) {
                 for (const segment of batch) {
-                    const delta: TranscriptTextDeltaEvent = {type: "transcript.text.delta", delta: segment.text, segment_id: `seg_${segment.id}`};
+                    const delta: TranscriptTextDeltaEvent = {
+                        type: "transcript.text.delta", delta: segment.text, segment_id: `seg_${segment.id}`,
+                        ...(request.logprobs ? {logprobs: wireLogprobs([segment])} : {})
+                    };
                     writer.send(delta, delta.type);
                 }
                 await writer.ready();
@@ -56,6 +62,7 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
             const audioTokens = Math.round(result.seconds * audioTokensPerSecond);
             const event: TranscriptTextDoneEvent = {
                 type: "transcript.text.done", text: result.text.trim(),
+                ...(request.logprobs ? {logprobs: wireLogprobs(result.segments)} : {}),
                 usage: {
                     type: "tokens", input_tokens: audioTokens, output_tokens: result.outputTokens, total_tokens: audioTokens + result.outputTokens,
                     input_token_details: {audio_tokens: audioTokens, text_tokens: 0}
@@ -66,7 +73,10 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
     };
 }
 
-function checkLanguage(request: TranscriptionRequest, engine: TranscriptionEngine) {
+/** What the request asks of the model that it cannot do: a 400 naming the field. */
+function checkModel(request: TranscriptionRequest, engine: TranscriptionEngine) {
+    if (request.granularities.word && !engine.wordTimestamps)
+        throw ApiError.invalidRequest(`Model '${engine.id}' cannot time words: its decoder was exported without cross-attentions or its generation_config.json names no alignment_heads (use a *_timestamped ONNX export, such as onnx-community/whisper-base_timestamped).`, "timestamp_granularities");
     if (!engine.multilingual) {
         if (request.task === "translate")
             throw ApiError.invalidRequest(`Model '${engine.id}' is English-only and cannot translate: use a multilingual Whisper model.`, "model");

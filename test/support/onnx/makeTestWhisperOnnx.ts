@@ -15,6 +15,17 @@ export type TestWhisperOptions = {
     maxTargetPositions?: number;
     /** Whether the model knows several languages and the translate task (false = like whisper-*.en). */
     multilingual?: boolean;
+    /**
+     * A `cross_attentions.0` output (softmax over the encoder positions of each token's projection against them) and
+     * `alignment_heads` [[0, 0]], as onnx-community's `*_timestamped` exports, so words can be timed. Default true.
+     */
+    crossAttentions?: boolean;
+    /** Scale of the output projection: larger = surer of each token (greedy text Whisper's fallback accepts). Default 3. */
+    outputScale?: number;
+    /** Added to the space's logit (Ġ): more, shorter words. Default 0. */
+    spaceBias?: number;
+    /** Added to `<|nospeech|>`'s logit where the input token is `<|transcribe|>` or `<|translate|>` (the first step): a silent-sounding model. */
+    noSpeechBias?: number;
 };
 
 const languages = ["en", "de", "fr", "es"];
@@ -40,6 +51,8 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
     const hidden = options.hidden ?? 16;
     const layers = options.layers ?? 0;
     const multilingual = options.multilingual ?? true;
+    const crossAttentions = options.crossAttentions ?? true;
+    const noSpeechBias = options.noSpeechBias ?? 0;
     const random = seededRandom(options.seed ?? 3);
     const weights = (length: number, scale: number) => Float32Array.from({length}, () => (random() * 2 - 1) * scale);
 
@@ -101,15 +114,21 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
         initializer: [
             tensor("token_embeddings", [vocabSize, hidden], weights(vocabSize * hidden, 1)),
             tensor("audio_projection", [hidden, hidden], weights(hidden * hidden, 1)),
-            tensor("output_projection", [hidden, vocabSize], weights(hidden * vocabSize, 3)),
+            tensor("output_projection", [hidden, vocabSize], weights(hidden * vocabSize, options.outputScale ?? 3)),
             // Byte tokens other than lower-case letters, space and full stop, and the special tokens but <|endoftext|>, are
             // pushed down, so the random text is readable.
             tensor("output_bias", [vocabSize], Float32Array.from(Array.from({length: vocabSize}, (_, index) => tokens[index] ?? ""), (token, index) =>
-                index >= tokens.length ? -100 : index < 256 ? (/^[a-z.Ġ]$/u.test(token) ? 0 : -8) : index === 256 ? -3 : index < 256 + specials.length ? -8
+                index >= tokens.length ? -100 : index < 256 ? (token === "Ġ" ? options.spaceBias ?? 0 : /^[a-z.]$/u.test(token) ? 0 : -8) : index === 256 ? -3 : index < 256 + specials.length ? -8
                     // Timestamps: early ones likelier, as in short speech.
                     : -7 - (index - 256 - specials.length) / 100)),
             tensor("head_axis", [1], BigInt64Array.of(1n)),
-            ...decoderLayers.initializer
+            ...decoderLayers.initializer,
+            ...(crossAttentions ? [tensor("attention_query", [hidden, hidden], weights(hidden * hidden, 4))] : []),
+            ...(noSpeechBias !== 0 ? [
+                tensor("task_token", [vocabSize], Float32Array.from({length: vocabSize}, (_, index) => index === id("<|transcribe|>") || index === id("<|translate|>") ? 1 : 0)),
+                tensor("no_speech_logit", [vocabSize], Float32Array.from({length: vocabSize}, (_, index) => index === id("<|nospeech|>") ? noSpeechBias : 0)),
+                tensor("last_axis", [1], BigInt64Array.of(-1n))
+            ] : [])
         ],
         node: [
             node("Gather", ["token_embeddings", "input_ids"], ["embedded"], [{name: "axis", i: 0}]),
@@ -125,7 +144,20 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
             node("Tanh", ["summed"], ["state"]),
             ...decoderLayers.nodes,
             node("MatMul", [decoderLayers.output, "output_projection"], ["projected_logits"]),
-            node("Add", ["projected_logits", "output_bias"], ["logits"]),
+            ...(noSpeechBias !== 0 ? [
+                node("Add", ["projected_logits", "output_bias"], ["plain_logits"]),
+                node("Gather", ["task_token", "input_ids"], ["is_task"], [{name: "axis", i: 0}]),
+                node("Unsqueeze", ["is_task", "last_axis"], ["is_task_column"]),
+                node("Mul", ["is_task_column", "no_speech_logit"], ["no_speech_push"]),
+                node("Add", ["plain_logits", "no_speech_push"], ["logits"])
+            ] : [node("Add", ["projected_logits", "output_bias"], ["logits"])]),
+            ...(crossAttentions ? [
+                node("MatMul", ["embedded", "attention_query"], ["queries"]),
+                node("Transpose", ["encoder_hidden_states"], ["encoder_keys"], [{name: "perm", ints: [0, 2, 1]}]),
+                node("MatMul", ["queries", "encoder_keys"], ["attention_scores"]),
+                node("Softmax", ["attention_scores"], ["attention_weights"], [{name: "axis", i: -1}]),
+                node("Unsqueeze", ["attention_weights", "head_axis"], ["cross_attentions.0"])
+            ] : []),
             node("Concat", ["past_key_values.0.decoder.value", "new_keys"], ["present.0.decoder.value"], [{name: "axis", i: 2}]),
             node("Unsqueeze", ["encoder_hidden_states", "head_axis"], ["present.0.encoder.key"]),
             node("Unsqueeze", ["encoder_hidden_states", "head_axis"], ["present.0.encoder.value"])
@@ -137,7 +169,8 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
         ],
         output: [
             valueInfo(float, "logits", ["batch_size", "decoder_sequence_length", vocabSize]),
-            present("decoder", "key"), present("decoder", "value"), present("encoder", "key"), present("encoder", "value")
+            present("decoder", "key"), present("decoder", "value"), present("encoder", "key"), present("encoder", "value"),
+            ...(crossAttentions ? [valueInfo(float, "cross_attentions.0", ["batch_size", 1, "decoder_sequence_length", "encoder_sequence_length"])] : [])
         ]
     });
 
@@ -150,7 +183,7 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
     fs.writeFileSync(path.join(folder, "config.json"), JSON.stringify({
         model_type: "whisper", architectures: ["WhisperForConditionalGeneration"], is_encoder_decoder: true,
         d_model: hidden, encoder_layers: 1, decoder_layers: 1, encoder_attention_heads: 1, decoder_attention_heads: 1,
-        num_mel_bins: 80, max_source_positions: 1500, max_target_positions: maxTargetPositions, vocab_size: vocabSize,
+        num_mel_bins: 80, max_source_positions: 1500, median_filter_width: 7, max_target_positions: maxTargetPositions, vocab_size: vocabSize,
         decoder_start_token_id: startOfTranscript, eos_token_id: endOfText, bos_token_id: endOfText, pad_token_id: endOfText
     }, null, 2));
     fs.writeFileSync(path.join(folder, "generation_config.json"), JSON.stringify({
@@ -161,7 +194,8 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
             lang_to_id: Object.fromEntries(languages.map((code) => [`<|${code}|>`, id(`<|${code}|>`)])),
             task_to_id: {translate: id("<|translate|>"), transcribe: id("<|transcribe|>")}
         } : {}),
-        begin_suppress_tokens: [id("Ġ"), endOfText], suppress_tokens: []
+        begin_suppress_tokens: [id("Ġ"), endOfText], suppress_tokens: [],
+        ...(crossAttentions ? {alignment_heads: [[0, 0]]} : {})
     }, null, 2));
     fs.writeFileSync(path.join(folder, "preprocessor_config.json"), JSON.stringify({
         feature_extractor_type: "WhisperFeatureExtractor", processor_class: "WhisperProcessor", feature_size: 80, sampling_rate: 16000,

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { byteLevelBytes } from "../../../src/capabilities/transcription/onnx/byteLevelBytes.js";
+import { seededSampler } from "../../../src/capabilities/transcription/onnx/seededSampler.js";
+import { temperatureFallback } from "../../../src/capabilities/transcription/onnx/temperatureFallback.js";
 import { toSegments } from "../../../src/capabilities/transcription/onnx/WhisperModel.js";
 import { formatTranscript, timecode } from "../../../src/capabilities/transcription/formatTranscript.js";
 import { toTranscriptionRequest } from "../../../src/capabilities/transcription/toTranscriptionRequest.js";
@@ -22,6 +25,9 @@ describe("toSegments (a window's tokens as timed segments)", () => {
         expect(complete[0].logprobs).toEqual([-0, -0.1, -0.2, -0.3]);
         expect(lastEnd).toBe(2.4);
         expect(partial).toMatchObject({start: 3, end: 30, tokens: [4, 5]});
+        // Where each segment's text tokens are, and the token after them (for word times).
+        expect(complete.map(({indices, next}) => ({indices, next}))).toEqual([{indices: [1, 2], next: 3}, {indices: [5], next: 6}]);
+        expect(partial).toMatchObject({indices: [8, 9], next: 10});
     });
 
     it("never goes back in time, and clamps times to the window", () => {
@@ -40,10 +46,13 @@ describe("toSegments (a window's tokens as timed segments)", () => {
 
 describe("formatTranscript", () => {
     const segment = (id: number, start: number, end: number, text: string) =>
-        ({id, seek: 0, start, end, text, tokens: [1], avgLogprob: -0.5, compressionRatio: 1, noSpeechProb: 0.1});
+        ({id, seek: 0, start, end, text, tokens: [1], avgLogprob: -0.5, compressionRatio: 1, noSpeechProb: 0.1, temperature: id * 0.2});
     const transcript = {
-        task: "transcribe" as const, language: "de", seconds: 3723.5, temperature: 0, text: " Hallo. Welt",
-        segments: [segment(0, 0, 1.5, " Hallo."), segment(1, 3661.0015, 3723.5, " Welt")]
+        task: "transcribe" as const, language: "de", seconds: 3723.5, text: " Hallo. Welt",
+        segments: [
+            {...segment(0, 0, 1.5, " Hallo."), words: [{word: "Hallo.", start: 0.2, end: 1.5}], logprobs: [{token: " Hallo", bytes: [32, 72, 97, 108, 108, 111], logprob: -0.1}, {token: ".", bytes: [46], logprob: -0.2}]},
+            {...segment(1, 3661.0015, 3723.5, " Welt"), words: [{word: "Welt", start: 3661.1, end: 3662}], logprobs: [{token: " Welt", bytes: [32, 87, 101, 108, 116], logprob: -0.3}]}
+        ]
     };
 
     it("timecodes for SubRip and WebVTT", () => {
@@ -61,6 +70,85 @@ describe("formatTranscript", () => {
             segments: [{id: 0, seek: 0, start: 0, end: 1.5, text: " Hallo.", tokens: [1], temperature: 0, avg_logprob: -0.5, compression_ratio: 1, no_speech_prob: 0.1}, {id: 1}]
         });
         expect(formatTranscript({...transcript, task: "translate"}, "verbose_json").body).toMatchObject({task: "translate", language: "english"});
+        // Each segment says the temperature its window was decoded at.
+        expect((formatTranscript(transcript, "verbose_json").body as {segments: {temperature: number}[]}).segments.map((segment) => segment.temperature)).toEqual([0, 0.2]);
+    });
+
+    it("include[]=logprobs adds the text tokens' log-probabilities to json; word granularity adds words to verbose_json", () => {
+        const granularities = (segment: boolean, word: boolean) => ({logprobs: false, granularities: {segment, word}});
+        expect(formatTranscript(transcript, "json", {logprobs: true, granularities: {segment: true, word: false}}).body).toEqual({
+            text: "Hallo. Welt",
+            logprobs: [{token: " Hallo", bytes: [32, 72, 97, 108, 108, 111], logprob: -0.1}, {token: ".", bytes: [46], logprob: -0.2}, {token: " Welt", bytes: [32, 87, 101, 108, 116], logprob: -0.3}],
+            usage: {type: "duration", seconds: 3724}
+        });
+        const words = [{word: "Hallo.", start: 0.2, end: 1.5}, {word: "Welt", start: 3661.1, end: 3662}];
+        const wordsOnly = formatTranscript(transcript, "verbose_json", granularities(false, true)).body as Record<string, unknown>;
+        expect(wordsOnly.words).toEqual(words);
+        expect(wordsOnly).not.toHaveProperty("segments");
+        const both = formatTranscript(transcript, "verbose_json", granularities(true, true)).body as unknown as Record<string, unknown[]>;
+        expect({words: both.words, segments: both.segments.length}).toEqual({words, segments: 2});
+        expect(formatTranscript(transcript, "verbose_json").body).not.toHaveProperty("words");
+    });
+});
+
+describe("temperatureFallback (Whisper's checks of a decoded window)", () => {
+    it("tries 0, 0.2 ... 1 from temperature 0, and a temperature above 0 alone", () => {
+        expect(temperatureFallback.schedule(0)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
+        expect(temperatureFallback.schedule(0.3)).toEqual([0.3]);
+    });
+
+    it("retries repetitive or unlikely text, takes likely speech, and calls unlikely text where <|nospeech|> is likely silence", () => {
+        expect(temperatureFallback.judge({compressionRatio: 1.8, avgLogprob: -0.4, noSpeechProb: 0.01})).toBe("accept");
+        expect(temperatureFallback.judge({compressionRatio: 2.41, avgLogprob: -0.4, noSpeechProb: 0.01})).toBe("retry");
+        expect(temperatureFallback.judge({compressionRatio: 1.8, avgLogprob: -1.01, noSpeechProb: 0.01})).toBe("retry");
+        expect(temperatureFallback.judge({compressionRatio: 1.8, avgLogprob: -1.01, noSpeechProb: 0.61})).toBe("silence");
+        // Likely text is speech however likely <|nospeech|> was.
+        expect(temperatureFallback.judge({compressionRatio: 1.8, avgLogprob: -0.5, noSpeechProb: 0.9})).toBe("accept");
+    });
+
+    it("when none passes, the likeliest of those that are not repetitive, else of all", () => {
+        const attempt = (name: string, compressionRatio: number, avgLogprob: number) => ({name, quality: {compressionRatio, avgLogprob, noSpeechProb: 0}});
+        expect(temperatureFallback.best([attempt("loop", 3, -0.1), attempt("a", 2, -1.5), attempt("b", 2.2, -1.2)]).name).toBe("b");
+        expect(temperatureFallback.best([attempt("loop", 3, -0.1), attempt("worse loop", 4, -0.05)]).name).toBe("worse loop");
+    });
+});
+
+describe("seededSampler", () => {
+    const logits = (values: number[]) => ({data: Float32Array.from(values), dims: [1, values.length]}) as unknown as Parameters<ReturnType<typeof seededSampler>>[1];
+    const draw = (sampler: ReturnType<typeof seededSampler>, values: number[]) => {
+        const data = sampler([], logits(values)).data as Float32Array;
+        expect(data.filter((value) => value === 0).length).toBe(1);
+        expect(data.filter((value) => value === -Infinity).length).toBe(values.length - 1);
+        return data.indexOf(0);
+    };
+
+    it("the same seed draws the same tokens; frequencies follow the softmax at the temperature; forbidden tokens never", () => {
+        const scores = [Math.log(0.5), Math.log(0.3), -Infinity, Math.log(0.2)];
+        const run = (seed: number) => {
+            const sampler = seededSampler(1, seed);
+            return Array.from({length: 4000}, () => draw(sampler, scores));
+        };
+        const first = run(42);
+        expect(run(42)).toEqual(first);
+        expect(run(43)).not.toEqual(first);
+        const share = (token: number) => first.filter((drawn) => drawn === token).length / first.length;
+        expect(share(2)).toBe(0);
+        expect(share(0)).toBeCloseTo(0.5, 1);
+        expect(share(1)).toBeCloseTo(0.3, 1);
+        expect(share(3)).toBeCloseTo(0.2, 1);
+        // A low temperature all but always takes the best.
+        const cold = seededSampler(0.05, 7);
+        expect(Array.from({length: 200}, () => draw(cold, scores)).every((drawn) => drawn === 0)).toBe(true);
+    });
+});
+
+describe("byteLevelBytes", () => {
+    it("reads GPT-2's byte-level alphabet back to bytes; other entries as UTF-8", () => {
+        expect(byteLevelBytes("ĠHello")).toEqual([32, 72, 101, 108, 108, 111]);
+        // "é" as two byte-level characters (0xC3 0xA9), and a lone continuation byte (part of a character).
+        expect(byteLevelBytes("Ã©")).toEqual([0xC3, 0xA9]);
+        expect(byteLevelBytes("Ċ")).toEqual([10]);
+        expect(byteLevelBytes("日本")).toEqual([...Buffer.from("日本")]);
     });
 });
 
@@ -70,8 +158,14 @@ describe("toTranscriptionRequest", () => {
     it("parses the string fields of a form", () => {
         expect(toTranscriptionRequest({model: "whisper-1", temperature: "0.2", stream: "true", language: "de", prompt: "p",
             response_format: "verbose_json", "timestamp_granularities[]": ["segment"]}, [file], "transcribe").request).toEqual({
-            model: "whisper-1", task: "transcribe", language: "de", prompt: "p", temperature: 0.2, responseFormat: "verbose_json", stream: true
+            model: "whisper-1", task: "transcribe", language: "de", prompt: "p", temperature: 0.2, responseFormat: "verbose_json", stream: true,
+            logprobs: false, granularities: {segment: true, word: false}
         });
+        expect(toTranscriptionRequest({model: "m", response_format: "verbose_json", "timestamp_granularities[]": "word"}, [file], "transcribe").request.granularities)
+            .toEqual({segment: false, word: true});
+        expect(toTranscriptionRequest({model: "m", response_format: "verbose_json", "timestamp_granularities[]": ["word", "segment"]}, [file], "transcribe").request.granularities)
+            .toEqual({segment: true, word: true});
+        expect(toTranscriptionRequest({model: "m", "include[]": "logprobs"}, [file], "transcribe").request.logprobs).toBe(true);
         expect(toTranscriptionRequest({model: "m"}, [file], "translate").request).toMatchObject({task: "translate", temperature: 0, responseFormat: "json", stream: false, language: null});
     });
 
@@ -94,7 +188,12 @@ describe("toTranscriptionRequest", () => {
         expect(param({model: "m", stream: "1"})).toBe("stream");
         expect(param({model: "m", stream: "true"}, [file], "translate")).toBe("stream");
         expect(param({model: "m", chunking_strategy: "server_vad"})).toBe("chunking_strategy");
-        expect(param({model: "m", "include[]": "logprobs"})).toBe("include");
+        expect(param({model: "m", "include[]": "logprobs", response_format: "verbose_json"})).toBe("include");
+        expect(param({model: "m", "include[]": "logprobs", response_format: "text"})).toBe("include");
+        expect(param({model: "m", "include[]": "citations"})).toBe("include");
+        expect(param({model: "m", "include[]": "logprobs"}, [file], "translate")).toBe("include[]");
+        expect(param({model: "m", "timestamp_granularities[]": "sentence", response_format: "verbose_json"})).toBe("timestamp_granularities");
+        expect(param({model: "m", "timestamp_granularities[]": "word"})).toBe("timestamp_granularities");
         expect(param({model: "m", prompt: "x".repeat(4097)})).toBe("prompt");
         expect(param({model: "m", chunking_strategy: "auto"})).toBe("accepted");
     });

@@ -41,12 +41,14 @@ export function whisperModelSpec(id: string, folder: string, settings: Transcrip
 export class OnnxTranscriptionEngine implements TranscriptionEngine {
     readonly multilingual: boolean;
     readonly languages: readonly string[];
+    readonly wordTimestamps: boolean;
     private readonly admission: AdmissionQueue;
 
     private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: WhisperModelSpec,
         private readonly described: WhisperModelDescription, private readonly placement: Placement, options: OnnxTranscriptionEngineOptions) {
         this.multilingual = described.multilingual;
         this.languages = described.languages;
+        this.wordTimestamps = described.wordTimestamps;
         this.admission = new AdmissionQueue(options.parallel, options.queueSize, id);
     }
 
@@ -69,7 +71,7 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
     }
 
     describe() {
-        return {multilingual: this.multilingual, languages: this.languages.length, maxWindowTokens: this.described.maxWindowTokens};
+        return {multilingual: this.multilingual, languages: this.languages.length, maxWindowTokens: this.described.maxWindowTokens, wordTimestamps: this.wordTimestamps};
     }
 
     transcribe(job: TranscriptionJob, options: TranscriptionOptions): Promise<TranscriptionResult> {
@@ -83,7 +85,8 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
             throw new UndecodableFileError(decoded.error);
         const onProgress = ({segments, processedSeconds, totalSeconds}: WindowProgress) => onSegments?.(segments, processedSeconds, totalSeconds);
         return this.pool.run(transcriptionTaskHandles.transcribe, {
-            model: this.spec, samples: decoded.samples, task: job.task, language: job.language, prompt: job.prompt, temperature: job.temperature
+            model: this.spec, samples: decoded.samples, task: job.task, language: job.language, prompt: job.prompt, temperature: job.temperature,
+            logprobs: job.logprobs, wordTimestamps: job.wordTimestamps
         }, {signal, onProgress, transfer: [decoded.samples.buffer as ArrayBuffer], placement: this.placement});
     }
 

@@ -1,21 +1,36 @@
 import { deflateSync } from "node:zlib";
-import { AutoProcessor, AutoTokenizer, WhisperForConditionalGeneration, type PreTrainedTokenizer, type Processor, type Tensor } from "@huggingface/transformers";
+import {
+    AutoProcessor, AutoTokenizer, SuppressTokensAtBeginLogitsProcessor, WhisperForConditionalGeneration, WhisperTimeStampLogitsProcessor,
+    type PreTrainedTokenizer, type Processor, type Tensor
+} from "@huggingface/transformers";
 import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
-import type { TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WhisperSegment, WindowProgress } from "./transcriptionWorkerProtocol.js";
+import { byteLevelBytes } from "./byteLevelBytes.js";
+import { seededSampler } from "./seededSampler.js";
+import { temperatureFallback, type WindowQuality } from "./temperatureFallback.js";
+import type {
+    TokenLogprob, TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WhisperSegment, WhisperWord, WindowProgress
+} from "./transcriptionWorkerProtocol.js";
 
 /** Whisper's input: 16 kHz, 30 s windows, timestamps in steps of 20 ms, `seek` in 10 ms mel frames. */
 export const whisperSampleRate = 16_000;
 const windowSamples = 30 * whisperSampleRate;
 const timePrecision = 0.02;
 const framesPerSecond = 100;
+/** Audio samples per encoder position (two 10 ms mel frames). */
+const samplesPerEncoderFrame = 320;
 /** A window that ends inside a segment is resumed from the last complete one, unless that would advance less than this. */
 const minimumAdvanceSeconds = 1;
 
 type GenerationConfig = {
     decoder_start_token_id: number; eos_token_id: number | number[]; no_timestamps_token_id: number;
     is_multilingual?: boolean; lang_to_id?: Record<string, number>; task_to_id?: Record<string, number>;
+    begin_suppress_tokens?: number[] | null; max_initial_timestamp_index?: number | null; alignment_heads?: [number, number][] | null;
 };
+type GenerateOptions = Parameters<WhisperForConditionalGeneration["generate"]>[0];
+
+/** One decode of a window: its tokens (up to `<|endoftext|>`), their log-probabilities and, when asked, their times. */
+type WindowDecode = {tokens: number[], logprobs: number[], noSpeechProb: number, sumLogprob: number, times: number[] | null};
 
 /**
  * A Whisper model (encoder + merged decoder ONNX, transformers.js `WhisperForConditionalGeneration`)
@@ -28,7 +43,9 @@ type GenerationConfig = {
 export class WhisperModel {
     private constructor(readonly description: WhisperModelDescription, private readonly model: WhisperForConditionalGeneration,
         private readonly processor: Processor, private readonly tokenizer: PreTrainedTokenizer, private readonly generation: GenerationConfig,
-        private readonly special: {startOfPrev: number | null, noSpeech: number | null, timestampBegin: number, endOfText: number}) {}
+        private readonly special: {startOfPrev: number | null, noSpeech: number | null, timestampBegin: number, endOfText: number},
+        /** Vocabulary entries by id (the byte-level text each token stands for). */
+        private readonly entries: string[]) {}
 
     static async load(spec: WhisperModelSpec): Promise<WhisperModel> {
         const tokenizer = await AutoTokenizer.from_pretrained(spec.folder, {local_files_only: true});
@@ -42,15 +59,20 @@ export class WhisperModel {
         const id = (token: string) => vocabulary.get(token) ?? null;
         const eos = Array.isArray(generation.eos_token_id) ? generation.eos_token_id[0] : generation.eos_token_id;
         const languages = Object.keys(generation.lang_to_id ?? {}).map((token) => token.replace(/^<\|(.*)\|>$/u, "$1"));
+        const decoderOutputs = (model as unknown as {sessions: Record<string, {outputNames: string[]}>}).sessions.decoder_model_merged?.outputNames ?? [];
         const description: WhisperModelDescription = {
             multilingual: generation.is_multilingual === true,
             languages,
-            maxWindowTokens: Math.floor((config.max_target_positions ?? 448) / 2)
+            maxWindowTokens: Math.floor((config.max_target_positions ?? 448) / 2),
+            wordTimestamps: (generation.alignment_heads?.length ?? 0) > 0 && decoderOutputs.some((name) => name.startsWith("cross_attentions"))
         };
+        const entries: string[] = [];
+        for (const [token, tokenId] of vocabulary)
+            entries[tokenId] = token;
         return new WhisperModel(description, model, processor, tokenizer, generation, {
             startOfPrev: id("<|startofprev|>"), noSpeech: id("<|nospeech|>") ?? id("<|nocaptions|>"),
             timestampBegin: generation.no_timestamps_token_id + 1, endOfText: eos
-        });
+        }, entries);
     }
 
     async transcribe(task: TranscribeTask, context: TaskContext<WindowProgress>): Promise<TranscribeResult> {
@@ -64,26 +86,30 @@ export class WhisperModel {
         for (let seek = 0; seek < samples.length;) {
             context.throwIfCancelled();
             const window = samples.subarray(seek, Math.min(samples.length, seek + windowSamples));
-            const decoded = await this.decodeWindow(window, init, task.temperature, context);
+            const {decoded, temperature, silence} = await this.decodeWithFallback(window, seek, init, task, context);
             context.throwIfCancelled();
             outputTokens += decoded.tokens.length;
             const windowSeconds = window.length / whisperSampleRate;
             const {complete, partial, lastEnd} = toSegments(decoded.tokens, decoded.logprobs, this.special.timestampBegin, windowSeconds);
             // Ended inside a segment: resume at the end of the last complete one (the rest is decoded again).
-            const resume = partial != null && lastEnd != null && lastEnd >= minimumAdvanceSeconds && seek + window.length < samples.length;
-            const kept = resume ? complete : partial != null ? [...complete, partial] : complete;
+            const resume = !silence && partial != null && lastEnd != null && lastEnd >= minimumAdvanceSeconds && seek + window.length < samples.length;
+            const kept = silence ? [] : resume ? complete : partial != null ? [...complete, partial] : complete;
             const offset = seek / whisperSampleRate;
             const added: WhisperSegment[] = [];
             for (const raw of kept) {
-                const textTokens = raw.tokens.filter((token) => token < this.special.endOfText);
+                const textIndices = raw.indices.filter((index) => decoded.tokens[index] < this.special.endOfText);
+                const textTokens = textIndices.map((index) => decoded.tokens[index]);
                 const text = textTokens.length === 0 ? "" : this.tokenizer.decode(textTokens, {skip_special_tokens: true});
                 if (text.trim() === "")
                     continue;
+                const start = round(offset + raw.start);
+                const end = round(offset + Math.max(raw.start, raw.end));
                 const segment: WhisperSegment = {
-                    id: segments.length, seek: Math.round(offset * framesPerSecond),
-                    start: round(offset + raw.start), end: round(offset + Math.max(raw.start, raw.end)), text,
+                    id: segments.length, seek: Math.round(offset * framesPerSecond), start, end, text,
                     tokens: raw.tokens, avgLogprob: raw.logprobs.length === 0 ? 0 : raw.logprobs.reduce((a, b) => a + b, 0) / raw.logprobs.length,
-                    compressionRatio: compressionRatio(text), noSpeechProb: decoded.noSpeechProb
+                    compressionRatio: compressionRatio(text), noSpeechProb: decoded.noSpeechProb, temperature,
+                    ...(task.wordTimestamps && decoded.times != null ? {words: this.words(textIndices, raw.next, decoded, offset, start, end)} : {}),
+                    ...(task.logprobs ? {logprobs: textIndices.map((index) => this.tokenLogprob(decoded.tokens[index], decoded.logprobs[index]))} : {})
                 };
                 segments.push(segment);
                 added.push(segment);
@@ -92,6 +118,71 @@ export class WhisperModel {
             context.progress({segments: added, processedSeconds: round(Math.min(seek, samples.length) / whisperSampleRate), totalSeconds: round(totalSeconds)});
         }
         return {segments, text: segments.map((segment) => segment.text).join(""), seconds: round(totalSeconds), outputTokens, language};
+    }
+
+    /**
+     * A window decoded at each temperature of the fallback schedule until one passes Whisper's checks (or is
+     * silence); when none does, the best of the attempts. The features are computed once for all attempts.
+     */
+    private async decodeWithFallback(window: Float32Array, seek: number, init: number[], task: TranscribeTask, context: TaskContext<WindowProgress>) {
+        const {input_features} = await this.processor(window) as {input_features: Tensor};
+        const frames = Math.ceil(window.length / samplesPerEncoderFrame);
+        const attempts: {decoded: WindowDecode, temperature: number, quality: WindowQuality}[] = [];
+        for (const [attempt, temperature] of temperatureFallback.schedule(task.temperature).entries()) {
+            context.throwIfCancelled();
+            // The same window and attempt always draw the same numbers: the same request gives the same text.
+            const seed = (Math.imul(seek, 31) + attempt * 7919) >>> 0;
+            const decoded = await this.decodeWindow(input_features, init, temperature, seed, task.wordTimestamps ? frames : null, context);
+            const quality = this.quality(decoded);
+            const verdict = temperatureFallback.judge(quality);
+            if (verdict !== "retry" || context.cancelled)
+                return {decoded, temperature, silence: verdict === "silence"};
+            attempts.push({decoded, temperature, quality});
+        }
+        return {...temperatureFallback.best(attempts), silence: false};
+    }
+
+    /** A decode's whole text and tokens as the fallback judges them (OpenAI's average counts `<|endoftext|>` as one more token). */
+    private quality(decoded: WindowDecode): WindowQuality {
+        const text = decoded.tokens.filter((token) => token < this.special.endOfText);
+        return {
+            compressionRatio: compressionRatio(text.length === 0 ? "" : this.tokenizer.decode(text, {skip_special_tokens: true})),
+            avgLogprob: decoded.sumLogprob / (decoded.tokens.length + 1),
+            noSpeechProb: decoded.noSpeechProb
+        };
+    }
+
+    /**
+     * A segment's words: its text tokens grouped where a token starts with a space, each word from its first
+     * token's time to the time of the token after it (DTW over the alignment heads' cross-attentions, as
+     * transformers.js computes them), inside the segment's own start and end.
+     */
+    private words(textIndices: number[], next: number, decoded: WindowDecode, offset: number, start: number, end: number): WhisperWord[] {
+        const times = decoded.times!;
+        const groups: number[][] = [];
+        for (const index of textIndices) {
+            const text = this.tokenizer.decode([decoded.tokens[index]], {skip_special_tokens: true});
+            if (groups.length === 0 || /^\s/u.test(text))
+                groups.push([index]);
+            else
+                groups.at(-1)!.push(index);
+        }
+        const clamp = (time: number) => round(Math.min(end, Math.max(start, offset + time)));
+        const words: WhisperWord[] = [];
+        groups.forEach((group, groupIndex) => {
+            const word = this.tokenizer.decode(group.map((index) => decoded.tokens[index]), {skip_special_tokens: true}).trim();
+            if (word === "")
+                return;
+            const after = groupIndex + 1 < groups.length ? groups[groupIndex + 1][0] : next;
+            const wordStart = clamp(times[group[0]] ?? 0);
+            const wordEnd = Math.max(wordStart, clamp(times[after] ?? times.at(-1) ?? 0));
+            words.push({word, start: Math.max(wordStart, words.at(-1)?.start ?? start), end: wordEnd});
+        });
+        return words;
+    }
+
+    private tokenLogprob(token: number, logprob: number): TokenLogprob {
+        return {token: this.tokenizer.decode([token]), bytes: byteLevelBytes(this.entries[token] ?? ""), logprob};
     }
 
     /**
@@ -140,8 +231,15 @@ export class WhisperModel {
         return tokens;
     }
 
-    private async decodeWindow(window: Float32Array, init: number[], temperature: number, context: TaskContext<WindowProgress>) {
-        const {input_features} = await this.processor(window) as {input_features: Tensor};
+    /**
+     * One generation over a window's features: greedy at temperature 0, else drawn by a seeded sampler that
+     * runs after Whisper's timestamp rules. The logits processors are built here, in order (the model's
+     * scores are recorded first, then the timestamp rules, the suppressed first tokens and the sampler), so
+     * transformers.js adds none of its own after the sampler. With `wordFrames`, the cross-attentions give
+     * each token a time (DTW over the first `wordFrames` encoder positions, the audio's part of the window).
+     */
+    private async decodeWindow(features: Tensor, init: number[], temperature: number, seed: number, wordFrames: number | null,
+        context: TaskContext<WindowProgress>): Promise<WindowDecode> {
         const logprobs: number[] = [];
         let noSpeechProb = 0;
         let pending: Float32Array | null = null;
@@ -170,19 +268,35 @@ export class WhisperModel {
             end() {}
         };
         const stop = (ids: bigint[][]) => ids.map(() => context.cancelled);
-        await this.model.generate({
-            inputs: input_features,
+        const {generation} = this;
+        const processors = [
+            record,
+            new WhisperTimeStampLogitsProcessor({
+                eos_token_id: generation.eos_token_id, no_timestamps_token_id: generation.no_timestamps_token_id,
+                max_initial_timestamp_index: generation.max_initial_timestamp_index ?? 1
+            } as ConstructorParameters<typeof WhisperTimeStampLogitsProcessor>[0], init),
+            ...(generation.begin_suppress_tokens != null ? [new SuppressTokensAtBeginLogitsProcessor(generation.begin_suppress_tokens, init.length)] : []),
+            ...(temperature > 0 ? [seededSampler(temperature, seed)] : [])
+        ];
+        const output = await this.model.generate({
+            inputs: features,
             decoder_input_ids: init,
-            return_timestamps: true,
+            // Timestamp rules and suppressed first tokens are in `processors`: transformers.js must not add them again after the sampler.
+            return_timestamps: false,
+            begin_suppress_tokens: null,
             max_new_tokens: this.description.maxWindowTokens,
-            ...(temperature > 0 ? {do_sample: true, temperature} : {do_sample: false}),
-            logits_processor: [record],
+            do_sample: false,
+            logits_processor: processors,
             stopping_criteria: [stop],
-            streamer
-        } as unknown as Parameters<WhisperForConditionalGeneration["generate"]>[0]);
+            streamer,
+            ...(wordFrames != null ? {return_token_timestamps: true, alignment_heads: generation.alignment_heads, num_frames: wordFrames} : {})
+        } as unknown as GenerateOptions) as unknown as {token_timestamps?: Tensor};
         const end = generated.indexOf(this.special.endOfText);
         const tokens = end >= 0 ? generated.slice(0, end) : generated;
-        return {tokens, logprobs: logprobs.slice(0, tokens.length), noSpeechProb};
+        const sumLogprob = logprobs.slice(0, tokens.length + 1).reduce((a, b) => a + b, 0);
+        const times = wordFrames != null && output.token_timestamps != null
+            ? (output.token_timestamps.tolist() as number[][])[0].slice(init.length) : null;
+        return {tokens, logprobs: logprobs.slice(0, tokens.length), noSpeechProb, sumLogprob, times};
     }
 
     async dispose(): Promise<void> {
@@ -190,7 +304,8 @@ export class WhisperModel {
     }
 }
 
-type RawSegment = {start: number, end: number, tokens: number[], logprobs: number[]};
+/** `indices`: where its text tokens are in the window's tokens; `next`: the index after them (its closing timestamp, or the end). */
+type RawSegment = {start: number, end: number, tokens: number[], logprobs: number[], indices: number[], next: number};
 
 /**
  * A window's tokens as segments: `<|t0|> text <|t1|>` pairs (times relative to the window). A text
@@ -201,6 +316,7 @@ export function toSegments(tokens: number[], logprobs: number[], timestampBegin:
     const complete: RawSegment[] = [];
     let start: number | null = null;
     let text: number[] = [];
+    let indices: number[] = [];
     let scores: number[] = [];
     let lastEnd: number | null = null;
     // Times never go back (a model may emit a smaller timestamp after a larger one).
@@ -210,10 +326,11 @@ export function toSegments(tokens: number[], logprobs: number[], timestampBegin:
             const time = Math.max(latest, Math.min(windowSeconds, (token - timestampBegin) * timePrecision));
             latest = time;
             if (text.length > 0) {
-                complete.push({start: start ?? 0, end: time, tokens: text, logprobs: [...scores, logprobs[index]]});
+                complete.push({start: start ?? 0, end: time, tokens: text, logprobs: [...scores, logprobs[index]], indices, next: index});
                 lastEnd = time;
                 start = null;
                 text = [];
+                indices = [];
                 scores = [];
             } else {
                 start = time;
@@ -222,9 +339,11 @@ export function toSegments(tokens: number[], logprobs: number[], timestampBegin:
             return;
         }
         text.push(token);
+        indices.push(index);
         scores.push(logprobs[index]);
     });
-    const partial: RawSegment | null = text.length > 0 ? {start: Math.min(start ?? lastEnd ?? 0, windowSeconds), end: windowSeconds, tokens: text, logprobs: scores} : null;
+    const partial: RawSegment | null = text.length > 0
+        ? {start: Math.min(start ?? lastEnd ?? 0, windowSeconds), end: windowSeconds, tokens: text, logprobs: scores, indices, next: tokens.length} : null;
     return {complete, partial, lastEnd: lastEnd as number | null};
 }
 

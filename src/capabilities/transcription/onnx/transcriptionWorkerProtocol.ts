@@ -16,6 +16,12 @@ export type WhisperModelDescription = {
     languages: string[];
     /** Text tokens generated per 30 s window at most (half the decoder's context, as Whisper does). */
     maxWindowTokens: number;
+    /**
+     * Whether word timestamps can be computed: the decoder was exported with its cross-attentions
+     * (`cross_attentions.*` outputs, as onnx-community's `*_timestamped` exports) and generation_config.json
+     * names the `alignment_heads`.
+     */
+    wordTimestamps: boolean;
 };
 
 /** Decoded audio: mono float32 at 16 kHz, as Whisper takes it. */
@@ -31,9 +37,18 @@ export type TranscribeTask = {
     language: string | null;
     /** Text the model continues from (`<|startofprev|>`), as OpenAI's `prompt`. */
     prompt: string | null;
-    /** 0 = greedy; else sampling at this temperature. */
+    /** 0 = greedy, falling back to sampling at 0.2 ... 1 where a window fails Whisper's checks; else sampling at this temperature. */
     temperature: number;
+    /** Each segment's text tokens with their log-probabilities (`include[]=logprobs`). */
+    logprobs: boolean;
+    /** Each segment's words with their times, from the cross-attentions (`timestamp_granularities[]=word`). */
+    wordTimestamps: boolean;
 };
+
+/** A word and when it is said, in seconds from the start of the file. */
+export type WhisperWord = {word: string, start: number, end: number};
+/** A text token of the transcript: its text, its bytes (a token may hold part of a character) and its log-probability. */
+export type TokenLogprob = {token: string, bytes: number[], logprob: number};
 
 /** One segment of the transcript, times in seconds from the start of the file. */
 export type WhisperSegment = {
@@ -47,6 +62,12 @@ export type WhisperSegment = {
     avgLogprob: number;
     compressionRatio: number;
     noSpeechProb: number;
+    /** The temperature its window was decoded at (above 0 after a fallback). */
+    temperature: number;
+    /** When asked for (TranscribeTask.wordTimestamps). */
+    words?: WhisperWord[];
+    /** When asked for (TranscribeTask.logprobs). */
+    logprobs?: TokenLogprob[];
 };
 
 /** Sent after each window: its segments (final: later windows never change them) and how far the task is. */
