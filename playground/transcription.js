@@ -6,7 +6,8 @@ import { call, element, labelled, streamMessages } from "./api.js";
 /**
  * The transcription tab: an audio file (wav, mp3, flac, ogg, webm) to text, or to English (translation),
  * streamed as `transcript.text.delta` events so the text appears window by window; or whole as srt, vtt or
- * verbose_json (segments with their times), shown as the server answers.
+ * verbose_json (segments with their times, and words with theirs where the model can time them), shown as the
+ * server answers.
  * @param {HTMLElement} root
  * @param {Model[]} models
  */
@@ -15,7 +16,10 @@ export function mountTranscription(root, models) {
     const file = element("input", {name: "file", type: "file", accept: "audio/*,.wav,.mp3,.flac,.ogg,.opus,.webm"});
     const task = element("select", {name: "task"}, [element("option", {value: "transcriptions"}, ["transcribe"]), element("option", {value: "translations"}, ["translate to English"])]);
     const language = element("input", {name: "language", placeholder: "auto (en)", size: "6"});
-    const format = element("select", {name: "response_format"}, ["stream", "text", "srt", "vtt", "verbose_json"].map((name) => element("option", {value: name}, [name])));
+    const format = element("select", {name: "response_format"}, [
+        ...["stream", "text", "srt", "vtt", "verbose_json"].map((name) => element("option", {value: name}, [name])),
+        element("option", {value: "verbose_json+words"}, ["verbose_json with words"])
+    ]);
     const run = element("button", {type: "submit"}, ["Transcribe"]);
     const state = element("div", {class: "muted", "data-role": "transcription-state"});
     const error = element("p", {class: "error", role: "alert"});
@@ -45,9 +49,13 @@ export function mountTranscription(root, models) {
             if (language.value.trim() !== "" && task.value === "transcriptions")
                 body.append("language", language.value.trim());
             const streamed = format.value === "stream";
-            body.append("response_format", streamed ? "json" : format.value);
+            const words = format.value === "verbose_json+words";
+            body.append("response_format", streamed ? "json" : words ? "verbose_json" : format.value);
             if (streamed)
                 body.append("stream", "true");
+            if (words)
+                for (const granularity of ["segment", "word"])
+                    body.append("timestamp_granularities[]", granularity);
             state.textContent = "transcribing";
             const response = await call(`/v1/audio/${task.value}`, {body, onBusy: (seconds) => state.textContent = `busy, retrying in ${seconds} s`});
             if (streamed) {
@@ -58,7 +66,7 @@ export function mountTranscription(root, models) {
                         output.textContent = message.text;
                 }
             } else
-                output.textContent = format.value === "verbose_json" ? JSON.stringify(await response.json(), null, 2) : await response.text();
+                output.textContent = format.value.startsWith("verbose_json") ? JSON.stringify(await response.json(), null, 2) : await response.text();
             state.textContent = `done in ${((performance.now() - started) / 1000).toFixed(1)} s`;
             root.dataset.done = "true";
         } catch (failure) {

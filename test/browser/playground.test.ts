@@ -244,6 +244,13 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         expect(srt).toMatch(/^1\n00:00:\d\d,\d{3} --> 00:00:\d\d,\d{3}\n/);
         // The srt cues hold the same text the stream gave (a random model's words, the same ones).
         expect(srt.replace(/^\d+\n[\d:,]+ --> [\d:,]+\n/gm, "").replace(/\s+/g, "")).toBe((streamed ?? "").replace(/\s+/g, ""));
+        // verbose_json with words: the server's answer, its words spelling the same text.
+        await page.selectOption("[data-tab=transcription] select[name=response_format]", "verbose_json+words");
+        await page.click("[data-tab=transcription] button[type=submit]");
+        await page.locator("[data-role=transcript]", {hasText: "\"words\""}).waitFor();
+        const verbose = JSON.parse(await page.textContent("[data-role=transcript]") as string) as {words: {word: string, start: number, end: number}[], segments: unknown[]};
+        expect(verbose.segments.length).toBeGreaterThan(0);
+        expect(verbose.words.map((word) => word.word).join("")).toBe((streamed ?? "").replace(/\s+/g, ""));
         await page.screenshot({path: path.join(screenshots, "transcription.png"), fullPage: true});
         expect(errors).toEqual([]);
         await context.close();

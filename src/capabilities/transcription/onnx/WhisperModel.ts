@@ -174,9 +174,9 @@ export class WhisperModel {
             if (word === "")
                 return;
             const after = groupIndex + 1 < groups.length ? groups[groupIndex + 1][0] : next;
-            const wordStart = clamp(times[group[0]] ?? 0);
-            const wordEnd = Math.max(wordStart, clamp(times[after] ?? times.at(-1) ?? 0));
-            words.push({word, start: Math.max(wordStart, words.at(-1)?.start ?? start), end: wordEnd});
+            // Never before the previous word, never ending before it starts.
+            const wordStart = Math.max(clamp(times[group[0]] ?? 0), words.at(-1)?.start ?? start);
+            words.push({word, start: wordStart, end: Math.max(wordStart, clamp(times[after] ?? times.at(-1) ?? 0))});
         });
         return words;
     }
