@@ -4,6 +4,8 @@
  *  - real-time factor (seconds of audio per second of wall time) of one `S`-second WAV (default 60, so two windows
  *    and more), json and streamed (time to the first delta), on the generated tiny Whisper-shaped test model and
  *    on a generated model of whisper-base's width (hidden 512, 6 + 6 blocks of a layer's size, 51865 logits, up to 224 tokens a window);
+ *    each with Whisper's temperature fallback (the default) and without it (manifest `temperatureFallback: false`), and
+ *    the share of windows that fell back (verbose_json segments decoded above temperature 0);
  *  - chat time-to-first-token, idle and while 2 transcriptions of the base-sized model run.
  * Random weights: the text is meaningless, and a random model's window may end early (fewer decoder steps than
  * speech would take), so the figures bound the cost of decoding and the encoder from below; they are not a real
@@ -42,6 +44,8 @@ const manifest = path.join(dir, "models.json");
 fs.writeFileSync(manifest, JSON.stringify({models: [
     {id: "tiny", task: "transcription", path: tinyPath},
     {id: "base-sized", task: "transcription", path: basePath},
+    {id: "tiny-no-fallback", task: "transcription", path: tinyPath, temperatureFallback: false},
+    {id: "base-sized-no-fallback", task: "transcription", path: basePath, temperatureFallback: false},
     {id: "chat", task: "chat", path: chatPath, contextSize: 512, parallel: 2}
 ]}));
 process.env.WORKERS = String(workers);
@@ -68,9 +72,18 @@ async function streamed(model: string): Promise<{firstMs: number, totalMs: numbe
     return {firstMs, totalMs: performance.now() - started};
 }
 
+/** Windows (distinct `seek`s) with a segment decoded above temperature 0, over all windows with segments. */
+async function fallbackShare(model: string): Promise<string> {
+    const verbose = await client.audio.transcriptions.create({file: await toFile(wav, "bench.wav"), model, response_format: "verbose_json"});
+    const windows = new Map<number, boolean>();
+    for (const segment of verbose.segments ?? [])
+        windows.set(segment.seek, (windows.get(segment.seek) ?? false) || segment.temperature > 0);
+    return `${[...windows.values()].filter(Boolean).length} of ${windows.size}`;
+}
+
 const rows: string[] = [];
-for (const model of ["tiny", "base-sized"]) {
-    await transcribe(model);
+for (const model of ["tiny", "tiny-no-fallback", "base-sized", "base-sized-no-fallback"]) {
+    const fellBack = await fallbackShare(model);
     const whole: number[] = [];
     const stream: {firstMs: number, totalMs: number}[] = [];
     for (let run = 0; run < runs; run++) {
@@ -78,7 +91,7 @@ for (const model of ["tiny", "base-sized"]) {
         stream.push(await streamed(model));
     }
     const wholeMs = median(whole);
-    rows.push(`| ${model} | ${seconds} | ${fixed(wholeMs, 0)} | ${fixed(seconds / (wholeMs / 1000), 1)} | ${fixed(median(stream.map((run) => run.firstMs)), 0)} | ${fixed(median(stream.map((run) => run.totalMs)), 0)} |`);
+    rows.push(`| ${model} | ${fellBack} | ${seconds} | ${fixed(wholeMs, 0)} | ${fixed(seconds / (wholeMs / 1000), 1)} | ${fixed(median(stream.map((run) => run.firstMs)), 0)} | ${fixed(median(stream.map((run) => run.totalMs)), 0)} |`);
 }
 
 const samples = quick ? 5 : 10;
@@ -102,6 +115,6 @@ fs.rmSync(dir, {recursive: true, force: true});
 
 console.log(`\ntranscription: GENERATED RANDOM-WEIGHT WHISPER-SHAPED MODELS (not real models); ${os.cpus().length} cores, pool ${workers} workers x ${onnxThreads} thread(s); medians of ${runs}`);
 console.log("RTF = seconds of audio per second of wall time (higher is faster)");
-console.log("| model | audio s | json ms | RTF | stream first delta ms | stream total ms |\n|---|---|---|---|---|---|");
+console.log("| model | windows fallen back | audio s | json ms | RTF | stream first delta ms | stream total ms |\n|---|---|---|---|---|---|---|");
 console.log(rows.join("\n"));
 console.log(`\nchat TTFT ms (median of ${samples}): idle ${fixed(median(idle), 1)}, while 2 base-sized transcriptions run ${fixed(median(busy), 1)}`);

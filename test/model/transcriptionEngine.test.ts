@@ -7,9 +7,9 @@ import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 import { encodeFixture, testSignal } from "../support/audioFixtures.js";
 import { tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "../support/testModels.js";
 
-const entryFor = (path: string): ModelEntry<TranscriptionSettings> => ({
+const entryFor = (path: string, temperatureFallback = true): ModelEntry<TranscriptionSettings> => ({
     id: "whisper", task: "transcription", path, family: null, released: null, aliases: [], ownedBy: "test",
-    contextSize: null, threads: null, parallel: null, settings: {dtype: null}
+    contextSize: null, threads: null, parallel: null, settings: {dtype: null, temperatureFallback}
 });
 const entry = entryFor(tinyWhisperPath);
 
@@ -99,8 +99,8 @@ describe("OnnxTranscriptionEngine on the tiny Whisper model", () => {
 describe("Whisper's fallback, silence and word times on built-to-purpose tiny models", () => {
     let pool: WorkerPool;
     const engines: OnnxTranscriptionEngine[] = [];
-    const load = async (path: string) => {
-        const engine = await OnnxTranscriptionEngine.load(pool, entryFor(path), {threads: 1, parallel: 1, queueSize: 2});
+    const load = async (path: string, temperatureFallback = true) => {
+        const engine = await OnnxTranscriptionEngine.load(pool, entryFor(path, temperatureFallback), {threads: 1, parallel: 1, queueSize: 2});
         engines.push(engine);
         return engine;
     };
@@ -131,6 +131,10 @@ describe("Whisper's fallback, silence and word times on built-to-purpose tiny mo
         const fixed = await engine.transcribe(job(file, {temperature: 0.4}), {signal});
         expect(fixed.segments.map((segment) => segment.temperature)).toEqual(fixed.segments.map(() => 0.4));
         expect(Math.max(...fixed.segments.map((segment) => segment.compressionRatio))).toBeGreaterThan(2.4);
+        // With the manifest's temperatureFallback: false, the greedy decode stands.
+        const noFallback = await (await load(tinyWhisperVariantPaths.looping, false)).transcribe(job(file), {signal});
+        expect(noFallback.segments.length).toBeGreaterThan(0);
+        expect(noFallback.segments.every((segment) => segment.temperature === 0)).toBe(true);
     });
 
     it("a window where <|nospeech|> is likely and the text unlikely is silence: no segments", async () => {

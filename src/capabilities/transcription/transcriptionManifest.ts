@@ -5,11 +5,13 @@ import { onnxDtypes } from "../../runtimes/onnx/onnxDtypes.js";
 export type TranscriptionSettings = {
     /** transformers.js dtype of both ONNX files (`fp32` = onnx/encoder_model.onnx + decoder_model_merged.onnx, `q8` = *_quantized.onnx, ...); null = the first pair found. */
     dtype: string | null;
+    /** Whisper's temperature fallback for requests at temperature 0 (default true; false = one greedy decode per window, as whisper.cpp's --no-fallback). */
+    temperatureFallback: boolean;
 };
 
 export const transcriptionManifest: ManifestSettings<TranscriptionSettings> = {
-    properties: {dtype: {enum: [...onnxDtypes]}},
-    parse(fields: {dtype?: string}) {
-        return {dtype: fields.dtype ?? null};
+    properties: {dtype: {enum: [...onnxDtypes]}, temperatureFallback: {type: "boolean"}},
+    parse(fields: {dtype?: string, temperatureFallback?: boolean}) {
+        return {dtype: fields.dtype ?? null, temperatureFallback: fields.temperatureFallback ?? true};
     }
 };

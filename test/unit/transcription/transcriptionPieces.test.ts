@@ -95,6 +95,8 @@ describe("temperatureFallback (Whisper's checks of a decoded window)", () => {
     it("tries 0, 0.2 ... 1 from temperature 0, and a temperature above 0 alone", () => {
         expect(temperatureFallback.schedule(0)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
         expect(temperatureFallback.schedule(0.3)).toEqual([0.3]);
+        // Manifest temperatureFallback: false.
+        expect(temperatureFallback.schedule(0, false)).toEqual([0]);
     });
 
     it("retries repetitive or unlikely text, takes likely speech, and calls unlikely text where <|nospeech|> is likely silence", () => {

@@ -128,7 +128,7 @@ export class WhisperModel {
         const {input_features} = await this.processor(window) as {input_features: Tensor};
         const frames = Math.ceil(window.length / samplesPerEncoderFrame);
         const attempts: {decoded: WindowDecode, temperature: number, quality: WindowQuality}[] = [];
-        for (const [attempt, temperature] of temperatureFallback.schedule(task.temperature).entries()) {
+        for (const [attempt, temperature] of temperatureFallback.schedule(task.temperature, task.temperatureFallback).entries()) {
             context.throwIfCancelled();
             // The same window and attempt always draw the same numbers: the same request gives the same text.
             const seed = (Math.imul(seek, 31) + attempt * 7919) >>> 0;

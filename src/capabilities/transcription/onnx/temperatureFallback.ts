@@ -10,9 +10,12 @@ export const temperatureFallback = {
     avgLogprob: -1,
     noSpeechProb: 0.6,
 
-    /** The temperatures a window is tried at: from 0, every 0.2 up to 1 (OpenAI's "increase the temperature"); a temperature above 0 is used alone. */
-    schedule(requested: number): number[] {
-        return requested > 0 ? [requested] : [0, 0.2, 0.4, 0.6, 0.8, 1];
+    /**
+     * The temperatures a window is tried at: from 0, every 0.2 up to 1 (OpenAI's "increase the temperature"); a
+     * temperature above 0, or 0 with the fallback switched off, is used alone.
+     */
+    schedule(requested: number, fallback = true): number[] {
+        return requested > 0 || !fallback ? [requested] : [0, 0.2, 0.4, 0.6, 0.8, 1];
     },
 
     /** `accept`: keep this decode; `retry`: decode at the next temperature; `silence`: keep nothing of the window. */

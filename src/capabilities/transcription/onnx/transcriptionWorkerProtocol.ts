@@ -39,6 +39,8 @@ export type TranscribeTask = {
     prompt: string | null;
     /** 0 = greedy, falling back to sampling at 0.2 ... 1 where a window fails Whisper's checks; else sampling at this temperature. */
     temperature: number;
+    /** Whether temperature 0 falls back to sampling (manifest `temperatureFallback`); false = one greedy decode per window. */
+    temperatureFallback: boolean;
     /** Each segment's text tokens with their log-probabilities (`include[]=logprobs`). */
     logprobs: boolean;
     /** Each segment's words with their times, from the cross-attentions (`timestamp_granularities[]=word`). */
