@@ -48,10 +48,10 @@ export const tinyWhisperPath = path.join(testModelsDir, "tiny-whisper");
 export const tinyWhisperEnglishPath = path.join(testModelsDir, "tiny-whisper-en");
 /** Variants for Whisper's checks and word times (written by globalSetup; makeTestWhisperOnnx says what each option does). */
 export const tinyWhisperVariantPaths = {
-    /** 128 tokens per window: its greedy text loops ("axuaxu..."), too repetitive for Whisper's check, so windows fall back to sampling. */
+    /** 64 tokens per window: its greedy text loops ("axuaxu..."), too repetitive for Whisper's check, so windows fall back to sampling. */
     looping: path.join(testModelsDir, "tiny-whisper-looping"),
     /** `<|nospeech|>` likely and text unlikely: every window is silence. */
     silent: path.join(testModelsDir, "tiny-whisper-silent"),
-    /** Spaces likely: several words per segment. */
+    /** A space likely after each letter: several words per segment. */
     wordy: path.join(testModelsDir, "tiny-whisper-wordy")
 };

@@ -22,10 +22,13 @@ export type TestWhisperOptions = {
     crossAttentions?: boolean;
     /** Scale of the output projection: larger = surer of each token (greedy text Whisper's fallback accepts). Default 3. */
     outputScale?: number;
-    /** Added to the space's logit (Ġ): more, shorter words. Default 0. */
-    spaceBias?: number;
-    /** Added to `<|nospeech|>`'s logit where the input token is `<|transcribe|>` or `<|translate|>` (the first step): a silent-sounding model. */
+    /**
+     * Added to `<|nospeech|>`'s logit where the input token is `<|startoftranscript|>` (the position OpenAI reads the
+     * no-speech probability at; the token is in `suppress_tokens`, as in Whisper's configs, so it is never generated): a silent-sounding model.
+     */
     noSpeechBias?: number;
+    /** Added to the space's logit where the input token is a lower-case letter: text of short words ("a xu ax"). Default 0. */
+    spaceAfterLetter?: number;
 };
 
 const languages = ["en", "de", "fr", "es"];
@@ -62,6 +65,10 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
     const tokens = [...byteCharacters, ...specials, ...timestamps];
     const id = (token: string) => tokens.indexOf(token);
     const vocabSize = Math.max(tokens.length, options.logits ?? 0);
+    const inputBiases: {when: (token: number) => boolean, token: number, bias: number}[] = [
+        ...(noSpeechBias !== 0 ? [{when: (token: number) => token === id("<|startoftranscript|>"), token: id("<|nospeech|>"), bias: noSpeechBias}] : []),
+        ...(options.spaceAfterLetter ? [{when: (token: number) => /^[a-z]$/u.test(tokens[token] ?? ""), token: id("Ġ"), bias: options.spaceAfterLetter}] : [])
+    ];
 
     /**
      * `layers` blocks of about a Whisper layer's weights and multiply-adds (12 hidden^2: four hidden x hidden
@@ -118,17 +125,17 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
             // Byte tokens other than lower-case letters, space and full stop, and the special tokens but <|endoftext|>, are
             // pushed down, so the random text is readable.
             tensor("output_bias", [vocabSize], Float32Array.from(Array.from({length: vocabSize}, (_, index) => tokens[index] ?? ""), (token, index) =>
-                index >= tokens.length ? -100 : index < 256 ? (token === "Ġ" ? options.spaceBias ?? 0 : /^[a-z.]$/u.test(token) ? 0 : -8) : index === 256 ? -3 : index < 256 + specials.length ? -8
+                index >= tokens.length ? -100 : index < 256 ? (/^[a-z.Ġ]$/u.test(token) ? 0 : -8) : index === 256 ? -3 : index < 256 + specials.length ? -8
                     // Timestamps: early ones likelier, as in short speech.
                     : -7 - (index - 256 - specials.length) / 100)),
             tensor("head_axis", [1], BigInt64Array.of(1n)),
             ...decoderLayers.initializer,
             ...(crossAttentions ? [tensor("attention_query", [hidden, hidden], weights(hidden * hidden, 4))] : []),
-            ...(noSpeechBias !== 0 ? [
-                tensor("task_token", [vocabSize], Float32Array.from({length: vocabSize}, (_, index) => index === id("<|transcribe|>") || index === id("<|translate|>") ? 1 : 0)),
-                tensor("no_speech_logit", [vocabSize], Float32Array.from({length: vocabSize}, (_, index) => index === id("<|nospeech|>") ? noSpeechBias : 0)),
-                tensor("last_axis", [1], BigInt64Array.of(-1n))
-            ] : [])
+            ...inputBiases.flatMap((rule, index) => [
+                tensor(`bias_when_${index}`, [vocabSize], Float32Array.from({length: vocabSize}, (_, token) => rule.when(token) ? 1 : 0)),
+                tensor(`bias_of_${index}`, [vocabSize], Float32Array.from({length: vocabSize}, (_, token) => token === rule.token ? rule.bias : 0))
+            ]),
+            tensor("last_axis", [1], BigInt64Array.of(-1n))
         ],
         node: [
             node("Gather", ["token_embeddings", "input_ids"], ["embedded"], [{name: "axis", i: 0}]),
@@ -144,13 +151,14 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
             node("Tanh", ["summed"], ["state"]),
             ...decoderLayers.nodes,
             node("MatMul", [decoderLayers.output, "output_projection"], ["projected_logits"]),
-            ...(noSpeechBias !== 0 ? [
-                node("Add", ["projected_logits", "output_bias"], ["plain_logits"]),
-                node("Gather", ["task_token", "input_ids"], ["is_task"], [{name: "axis", i: 0}]),
-                node("Unsqueeze", ["is_task", "last_axis"], ["is_task_column"]),
-                node("Mul", ["is_task_column", "no_speech_logit"], ["no_speech_push"]),
-                node("Add", ["plain_logits", "no_speech_push"], ["logits"])
-            ] : [node("Add", ["projected_logits", "output_bias"], ["logits"])]),
+            // Each input bias: where the input token is one of its `when` tokens, its bias is added to its token's logit.
+            node("Add", ["projected_logits", "output_bias"], [inputBiases.length === 0 ? "logits" : "biased_0"]),
+            ...inputBiases.flatMap((_, index) => [
+                node("Gather", [`bias_when_${index}`, "input_ids"], [`bias_applies_${index}`], [{name: "axis", i: 0}]),
+                node("Unsqueeze", [`bias_applies_${index}`, "last_axis"], [`bias_column_${index}`]),
+                node("Mul", [`bias_column_${index}`, `bias_of_${index}`], [`bias_push_${index}`]),
+                node("Add", [`biased_${index}`, `bias_push_${index}`], [index === inputBiases.length - 1 ? "logits" : `biased_${index + 1}`])
+            ]),
             ...(crossAttentions ? [
                 node("MatMul", ["embedded", "attention_query"], ["queries"]),
                 node("Transpose", ["encoder_hidden_states"], ["encoder_keys"], [{name: "perm", ints: [0, 2, 1]}]),
@@ -194,7 +202,7 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
             lang_to_id: Object.fromEntries(languages.map((code) => [`<|${code}|>`, id(`<|${code}|>`)])),
             task_to_id: {translate: id("<|translate|>"), transcribe: id("<|transcribe|>")}
         } : {}),
-        begin_suppress_tokens: [id("Ġ"), endOfText], suppress_tokens: [],
+        begin_suppress_tokens: [id("Ġ"), endOfText], suppress_tokens: [id("<|nospeech|>")],
         ...(crossAttentions ? {alignment_heads: [[0, 0]]} : {})
     }, null, 2));
     fs.writeFileSync(path.join(folder, "preprocessor_config.json"), JSON.stringify({

@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import { byteLevelBytes } from "../../../src/capabilities/transcription/onnx/byteLevelBytes.js";
 import { seededSampler } from "../../../src/capabilities/transcription/onnx/seededSampler.js";
 import { temperatureFallback } from "../../../src/capabilities/transcription/onnx/temperatureFallback.js";
+import { timedWords } from "../../../src/capabilities/transcription/onnx/timedWords.js";
+import { timestampRules } from "../../../src/capabilities/transcription/onnx/timestampRules.js";
+import { tokenStartTimes } from "../../../src/capabilities/transcription/onnx/tokenStartTimes.js";
 import { toSegments } from "../../../src/capabilities/transcription/onnx/WhisperModel.js";
 import { formatTranscript, timecode } from "../../../src/capabilities/transcription/formatTranscript.js";
 import { toTranscriptionRequest } from "../../../src/capabilities/transcription/toTranscriptionRequest.js";
@@ -198,5 +201,71 @@ describe("toTranscriptionRequest", () => {
         expect(param({model: "m", "timestamp_granularities[]": "word"})).toBe("timestamp_granularities");
         expect(param({model: "m", prompt: "x".repeat(4097)})).toBe("prompt");
         expect(param({model: "m", chunking_strategy: "auto"})).toBe("accepted");
+    });
+});
+
+describe("tokenStartTimes", () => {
+    it("reads transformers.js's token_timestamps so that entry i is when generated token i starts", () => {
+        // 3 prompt tokens, then 4 generated (<|0.00|> " Hi" " there" <|eot|>): transformers.js pads the prompt's
+        // positions with 0 and writes, at position p, the DTW time of the row that predicts token p + 1.
+        const tokenTimestamps = [0, 0, 0, 0.4, 0.9, 1.3, 1.3];
+        expect(tokenStartTimes(tokenTimestamps, 3)).toEqual([0, 0.4, 0.9, 1.3, 1.3]);
+    });
+});
+
+describe("timedWords", () => {
+    const vocabulary = ["<|0.00|>", " Hello", ",", " wor", "ld", ".", " (", "so", ")", "\uFFFD", "日", "本"];
+    const decode = (tokens: number[]) => tokens.map((token) => vocabulary[token]).join("");
+
+    it("a word runs from a token starting with a space to the next; starts and ends at token starts; punctuation joins its word", () => {
+        // " Hello" "," " wor" "ld" "." " (" "so" ")"
+        const tokens = [1, 2, 3, 4, 5, 6, 7, 8];
+        const starts = [1.0, 1.4, 1.5, 1.8, 2.0, 2.2, 2.3, 2.6];
+        expect(timedWords(tokens, starts, 2.9, decode, {offset: 30, start: 30, end: 60, language: "en"})).toEqual([
+            {word: "Hello,", start: 31, end: 31.5},
+            {word: "world.", start: 31.5, end: 32.2},
+            {word: "(so)", start: 32.2, end: 32.9}
+        ]);
+    });
+
+    it("keeps words inside their segment and in order", () => {
+        expect(timedWords([1, 3, 4], [0.5, 0.4, 9], 12, decode, {offset: 0, start: 1, end: 10, language: "en"})).toEqual([
+            {word: "Hello", start: 1, end: 1},
+            {word: "world", start: 1, end: 10}
+        ]);
+    });
+
+    it("languages written without spaces: one word per whole character", () => {
+        // Tokens 20 and 21 are the two halves of "語": alone, each decodes to U+FFFD.
+        const halves = (tokens: number[]) => tokens.map((token, index) =>
+            token === 20 ? (tokens[index + 1] === 21 ? "語" : "\uFFFD") : token === 21 ? (tokens[index - 1] === 20 ? "" : "\uFFFD") : vocabulary[token]).join("");
+        expect(timedWords([10, 20, 21, 11], [0, 0.2, 0.3, 0.5], 0.8, halves, {offset: 0, start: 0, end: 5, language: "ja"})).toEqual([
+            {word: "日", start: 0, end: 0.2}, {word: "語", start: 0.2, end: 0.5}, {word: "本", start: 0.5, end: 0.8}
+        ]);
+        expect(timedWords([10, 11], [0, 0.5], 0.8, decode, {offset: 0, start: 0, end: 5, language: "zh"})).toEqual([
+            {word: "日", start: 0, end: 0.5}, {word: "本", start: 0.5, end: 0.8}
+        ]);
+    });
+});
+
+describe("timestampRules (the two of OpenAI's timestamp rules transformers.js lacks)", () => {
+    const begin = 10;
+    const scores = () => ({data: new Float32Array(20), dims: [1, 20]}) as unknown as Parameters<ReturnType<typeof timestampRules>>[1];
+    const allowed = (ids: number[], maxInitial: number | null = 3) =>
+        [...(timestampRules(begin, 2, maxInitial)([ids.map(BigInt)], scores()).data as Float32Array)].flatMap((value, token) => value === -Infinity ? [] : [token]);
+    const timestamps = (from: number, to: number) => Array.from({length: to - from + 1}, (_, index) => from + index);
+
+    it("the first timestamp is at most max_initial_timestamp_index steps", () => {
+        expect(allowed([50, 51]).filter((token) => token >= begin)).toEqual(timestamps(10, 13));
+        expect(allowed([50, 51], null).filter((token) => token >= begin)).toEqual(timestamps(10, 19));
+    });
+
+    it("timestamps never go back, and a segment is never empty", () => {
+        // <|ts 2|> text: the closing timestamp must be later than 2.
+        expect(allowed([50, 51, 12, 5]).filter((token) => token >= begin)).toEqual(timestamps(13, 19));
+        // <|ts 2|> text <|ts 5|>: the next segment may open at 5, not before.
+        expect(allowed([50, 51, 12, 5, 15]).filter((token) => token >= begin)).toEqual(timestamps(15, 19));
+        // Text tokens are never touched.
+        expect(allowed([50, 51, 12, 5, 15]).filter((token) => token < begin)).toEqual(timestamps(0, 9));
     });
 });

@@ -1,15 +1,18 @@
 import { deflateSync } from "node:zlib";
 import {
-    AutoProcessor, AutoTokenizer, SuppressTokensAtBeginLogitsProcessor, WhisperForConditionalGeneration, WhisperTimeStampLogitsProcessor,
-    type PreTrainedTokenizer, type Processor, type Tensor
+    AutoProcessor, AutoTokenizer, SuppressTokensAtBeginLogitsProcessor, Tensor, WhisperForConditionalGeneration, WhisperTimeStampLogitsProcessor,
+    type PreTrainedTokenizer, type Processor
 } from "@huggingface/transformers";
 import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
 import { byteLevelBytes } from "./byteLevelBytes.js";
 import { seededSampler } from "./seededSampler.js";
 import { temperatureFallback, type WindowQuality } from "./temperatureFallback.js";
+import { timedWords } from "./timedWords.js";
+import { timestampRules } from "./timestampRules.js";
+import { tokenStartTimes } from "./tokenStartTimes.js";
 import type {
-    TokenLogprob, TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WhisperSegment, WhisperWord, WindowProgress
+    TokenLogprob, TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WhisperSegment, WindowProgress
 } from "./transcriptionWorkerProtocol.js";
 
 /** Whisper's input: 16 kHz, 30 s windows, timestamps in steps of 20 ms, `seek` in 10 ms mel frames. */
@@ -29,8 +32,15 @@ type GenerationConfig = {
 };
 type GenerateOptions = Parameters<WhisperForConditionalGeneration["generate"]>[0];
 
-/** One decode of a window: its tokens (up to `<|endoftext|>`), their log-probabilities and, when asked, their times. */
+/** One decode of a window: its tokens (up to `<|endoftext|>`), their log-probabilities and, when asked, when each starts (tokenStartTimes). */
 type WindowDecode = {tokens: number[], logprobs: number[], noSpeechProb: number, sumLogprob: number, times: number[] | null};
+/** A window's audio as the decoder reads it: the log-mel features and the encoder's output (computed once for every decode of the window). */
+type EncodedWindow = {features: Tensor, hidden: Tensor};
+/** transformers.js's model internals used here: the encoder alone, and one decoder pass over a whole prefix (all its positions' logits). */
+type ModelInternals = {
+    _encode_input(session: "model", inputs: {input_features: Tensor}, output: "last_hidden_state"): Promise<Tensor>;
+    forward(inputs: {encoder_outputs: Tensor, decoder_input_ids: Tensor}): Promise<{logits: Tensor}>;
+};
 
 /**
  * A Whisper model (encoder + merged decoder ONNX, transformers.js `WhisperForConditionalGeneration`)
@@ -43,7 +53,7 @@ type WindowDecode = {tokens: number[], logprobs: number[], noSpeechProb: number,
 export class WhisperModel {
     private constructor(readonly description: WhisperModelDescription, private readonly model: WhisperForConditionalGeneration,
         private readonly processor: Processor, private readonly tokenizer: PreTrainedTokenizer, private readonly generation: GenerationConfig,
-        private readonly special: {startOfPrev: number | null, noSpeech: number | null, timestampBegin: number, endOfText: number},
+        private readonly special: {startOfPrev: number | null, noSpeech: number | null, timestampBegin: number, endOfText: number, contextTokens: number},
         /** Vocabulary entries by id (the byte-level text each token stands for). */
         private readonly entries: string[]) {}
 
@@ -71,7 +81,7 @@ export class WhisperModel {
             entries[tokenId] = token;
         return new WhisperModel(description, model, processor, tokenizer, generation, {
             startOfPrev: id("<|startofprev|>"), noSpeech: id("<|nospeech|>") ?? id("<|nocaptions|>"),
-            timestampBegin: generation.no_timestamps_token_id + 1, endOfText: eos
+            timestampBegin: generation.no_timestamps_token_id + 1, endOfText: eos, contextTokens: config.max_target_positions ?? 448
         }, entries);
     }
 
@@ -108,7 +118,10 @@ export class WhisperModel {
                     id: segments.length, seek: Math.round(offset * framesPerSecond), start, end, text,
                     tokens: raw.tokens, avgLogprob: raw.logprobs.length === 0 ? 0 : raw.logprobs.reduce((a, b) => a + b, 0) / raw.logprobs.length,
                     compressionRatio: compressionRatio(text), noSpeechProb: decoded.noSpeechProb, temperature,
-                    ...(task.wordTimestamps && decoded.times != null ? {words: this.words(textIndices, raw.next, decoded, offset, start, end)} : {}),
+                    ...(task.wordTimestamps && decoded.times != null ? {
+                        words: timedWords(textTokens, textIndices.map((index) => decoded.times![index]), decoded.times[raw.next],
+                            (tokens) => this.tokenizer.decode(tokens, {skip_special_tokens: true}), {offset, start, end, language})
+                    } : {}),
                     ...(task.logprobs ? {logprobs: textIndices.map((index) => this.tokenLogprob(decoded.tokens[index], decoded.logprobs[index]))} : {})
                 };
                 segments.push(segment);
@@ -125,14 +138,15 @@ export class WhisperModel {
      * silence); when none does, the best of the attempts. The features are computed once for all attempts.
      */
     private async decodeWithFallback(window: Float32Array, seek: number, init: number[], task: TranscribeTask, context: TaskContext<WindowProgress>) {
-        const {input_features} = await this.processor(window) as {input_features: Tensor};
+        const encoded = await this.encode(window);
+        const noSpeechProb = await this.noSpeechProbability(encoded, init);
         const frames = Math.ceil(window.length / samplesPerEncoderFrame);
         const attempts: {decoded: WindowDecode, temperature: number, quality: WindowQuality}[] = [];
         for (const [attempt, temperature] of temperatureFallback.schedule(task.temperature, task.temperatureFallback).entries()) {
             context.throwIfCancelled();
             // The same window and attempt always draw the same numbers: the same request gives the same text.
             const seed = (Math.imul(seek, 31) + attempt * 7919) >>> 0;
-            const decoded = await this.decodeWindow(input_features, init, temperature, seed, task.wordTimestamps ? frames : null, context);
+            const decoded = {...await this.decodeWindow(encoded, init, temperature, seed, task.wordTimestamps ? frames : null, context), noSpeechProb};
             const quality = this.quality(decoded);
             const verdict = temperatureFallback.judge(quality);
             if (verdict !== "retry" || context.cancelled)
@@ -152,33 +166,31 @@ export class WhisperModel {
         };
     }
 
+    /** The window's log-mel features and the encoder's output, once for the window's every decode. */
+    private async encode(window: Float32Array): Promise<EncodedWindow> {
+        const {input_features} = await this.processor(window) as {input_features: Tensor};
+        const hidden = await (this.model as unknown as ModelInternals)._encode_input("model", {input_features}, "last_hidden_state");
+        return {features: input_features, hidden};
+    }
+
     /**
-     * A segment's words: its text tokens grouped where a token starts with a space, each word from its first
-     * token's time to the time of the token after it (DTW over the alignment heads' cross-attentions, as
-     * transformers.js computes them), inside the segment's own start and end.
+     * OpenAI's no-speech probability: `<|nospeech|>` (`<|nocaptions|>`) in the model's raw distribution at the
+     * `<|startoftranscript|>` position (where it would otherwise predict the language), read from one decoder pass
+     * over the prompt up to that token. Not from the generation's own scores: Whisper's configs list the token in
+     * `suppress_tokens`, which transformers.js applies before any logits processor of ours.
      */
-    private words(textIndices: number[], next: number, decoded: WindowDecode, offset: number, start: number, end: number): WhisperWord[] {
-        const times = decoded.times!;
-        const groups: number[][] = [];
-        for (const index of textIndices) {
-            const text = this.tokenizer.decode([decoded.tokens[index]], {skip_special_tokens: true});
-            if (groups.length === 0 || /^\s/u.test(text))
-                groups.push([index]);
-            else
-                groups.at(-1)!.push(index);
-        }
-        const clamp = (time: number) => round(Math.min(end, Math.max(start, offset + time)));
-        const words: WhisperWord[] = [];
-        groups.forEach((group, groupIndex) => {
-            const word = this.tokenizer.decode(group.map((index) => decoded.tokens[index]), {skip_special_tokens: true}).trim();
-            if (word === "")
-                return;
-            const after = groupIndex + 1 < groups.length ? groups[groupIndex + 1][0] : next;
-            // Never before the previous word, never ending before it starts.
-            const wordStart = Math.max(clamp(times[group[0]] ?? 0), words.at(-1)?.start ?? start);
-            words.push({word, start: wordStart, end: Math.max(wordStart, clamp(times[after] ?? times.at(-1) ?? 0))});
+    private async noSpeechProbability(encoded: EncodedWindow, init: number[]): Promise<number> {
+        const noSpeech = this.special.noSpeech;
+        const start = init.indexOf(this.generation.decoder_start_token_id);
+        if (noSpeech == null || start < 0)
+            return 0;
+        const prefix = init.slice(0, start + 1);
+        const {logits} = await (this.model as unknown as ModelInternals).forward({
+            encoder_outputs: encoded.hidden, decoder_input_ids: new Tensor("int64", BigInt64Array.from(prefix.map(BigInt)), [1, prefix.length])
         });
-        return words;
+        const vocabulary = logits.dims.at(-1)!;
+        const scores = logSoftmax((logits.data as Float32Array).subarray((prefix.length - 1) * vocabulary, prefix.length * vocabulary));
+        return noSpeech < scores.length ? Math.exp(scores[noSpeech]) : 0;
     }
 
     private tokenLogprob(token: number, logprob: number): TokenLogprob {
@@ -232,35 +244,29 @@ export class WhisperModel {
     }
 
     /**
-     * One generation over a window's features: greedy at temperature 0, else drawn by a seeded sampler that
-     * runs after Whisper's timestamp rules. The logits processors are built here, in order (the model's
-     * scores are recorded first, then the timestamp rules, the suppressed first tokens and the sampler), so
-     * transformers.js adds none of its own after the sampler. With `wordFrames`, the cross-attentions give
-     * each token a time (DTW over the first `wordFrames` encoder positions, the audio's part of the window).
+     * One generation over a window: greedy at temperature 0, else drawn by a seeded sampler. The logits
+     * processors are built here, in order: Whisper's timestamp rules (the two transformers.js lacks, then its own),
+     * the suppressed first tokens, the recorder of each chosen token's log-probability (after the rules, as
+     * OpenAI's decoder counts it), then the sampler; transformers.js adds none of its own after them (its
+     * `suppress_tokens` run first). With `wordFrames`, the cross-attentions give each token a time (DTW over
+     * the first `wordFrames` encoder positions, the audio's part of the window).
      */
-    private async decodeWindow(features: Tensor, init: number[], temperature: number, seed: number, wordFrames: number | null,
-        context: TaskContext<WindowProgress>): Promise<WindowDecode> {
+    private async decodeWindow(encoded: EncodedWindow, init: number[], temperature: number, seed: number, wordFrames: number | null,
+        context: TaskContext<WindowProgress>): Promise<Omit<WindowDecode, "noSpeechProb">> {
         const logprobs: number[] = [];
-        let noSpeechProb = 0;
         let pending: Float32Array | null = null;
-        const noSpeech = this.special.noSpeech;
-        // Sees the model's own scores of each step (before Whisper's timestamp rules): the chosen token's
-        // log-probability is read at the next step or at the end, once the sampler has picked it.
+        // The chosen token's log-probability is read at the next step or at the end, once the sampler has picked it.
         const record = (_ids: bigint[][], logits: Tensor) => {
-            const scores = logSoftmax((logits.data as Float32Array).subarray(0, logits.dims.at(-1)));
-            if (logprobs.length === 0 && pending == null && noSpeech != null && noSpeech < scores.length)
-                noSpeechProb = Math.exp(scores[noSpeech]);
-            pending = scores;
+            pending = logSoftmax((logits.data as Float32Array).subarray(0, logits.dims.at(-1)));
             return logits;
         };
         const generated: number[] = [];
         const streamer = {
             put(value: bigint[][]) {
-                const tokens = value[0];
                 // The first call is the prompt; later ones are one chosen token each.
                 if (pending == null)
                     return;
-                const token = Number(tokens[0]);
+                const token = Number(value[0][0]);
                 generated.push(token);
                 logprobs.push(pending[token]);
                 pending = null;
@@ -270,21 +276,25 @@ export class WhisperModel {
         const stop = (ids: bigint[][]) => ids.map(() => context.cancelled);
         const {generation} = this;
         const processors = [
-            record,
+            // Before transformers.js's rules, as in OpenAI's ApplyTimestampRules: its "a timestamp is likelier than any
+            // text" check must see the timestamps these rules forbid.
+            timestampRules(this.special.timestampBegin, init.length, generation.max_initial_timestamp_index ?? null),
             new WhisperTimeStampLogitsProcessor({
-                eos_token_id: generation.eos_token_id, no_timestamps_token_id: generation.no_timestamps_token_id,
-                max_initial_timestamp_index: generation.max_initial_timestamp_index ?? 1
-            } as ConstructorParameters<typeof WhisperTimeStampLogitsProcessor>[0], init),
+                eos_token_id: generation.eos_token_id, no_timestamps_token_id: generation.no_timestamps_token_id, max_initial_timestamp_index: null
+            } as unknown as ConstructorParameters<typeof WhisperTimeStampLogitsProcessor>[0], init),
             ...(generation.begin_suppress_tokens != null ? [new SuppressTokensAtBeginLogitsProcessor(generation.begin_suppress_tokens, init.length)] : []),
+            record,
             ...(temperature > 0 ? [seededSampler(temperature, seed)] : [])
         ];
         const output = await this.model.generate({
-            inputs: features,
+            inputs: encoded.features,
+            encoder_outputs: encoded.hidden,
             decoder_input_ids: init,
             // Timestamp rules and suppressed first tokens are in `processors`: transformers.js must not add them again after the sampler.
             return_timestamps: false,
             begin_suppress_tokens: null,
-            max_new_tokens: this.description.maxWindowTokens,
+            // Half the decoder's context (Whisper's sample_len), and never past its end after a long prompt.
+            max_new_tokens: Math.min(this.description.maxWindowTokens, this.special.contextTokens - init.length),
             do_sample: false,
             logits_processor: processors,
             stopping_criteria: [stop],
@@ -295,8 +305,8 @@ export class WhisperModel {
         const tokens = end >= 0 ? generated.slice(0, end) : generated;
         const sumLogprob = logprobs.slice(0, tokens.length + 1).reduce((a, b) => a + b, 0);
         const times = wordFrames != null && output.token_timestamps != null
-            ? (output.token_timestamps.tolist() as number[][])[0].slice(init.length) : null;
-        return {tokens, logprobs: logprobs.slice(0, tokens.length), noSpeechProb, sumLogprob, times};
+            ? tokenStartTimes((output.token_timestamps.tolist() as number[][])[0], init.length) : null;
+        return {tokens, logprobs: logprobs.slice(0, tokens.length), sumLogprob, times};
     }
 
     async dispose(): Promise<void> {
