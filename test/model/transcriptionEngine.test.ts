@@ -7,9 +7,9 @@ import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 import { encodeFixture, testSignal } from "../support/audioFixtures.js";
 import { tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "../support/testModels.js";
 
-const entryFor = (path: string, temperatureFallback = true): ModelEntry<TranscriptionSettings> => ({
+const entryFor = (path: string, settings: Partial<TranscriptionSettings> = {}): ModelEntry<TranscriptionSettings> => ({
     id: "whisper", task: "transcription", path, family: null, released: null, aliases: [], ownedBy: "test",
-    contextSize: null, threads: null, parallel: null, settings: {dtype: null, temperatureFallback}
+    contextSize: null, threads: null, parallel: null, settings: {dtype: null, temperatureFallback: true, conditionOnPreviousText: true, ...settings}
 });
 const entry = entryFor(tinyWhisperPath);
 
@@ -99,8 +99,8 @@ describe("OnnxTranscriptionEngine on the tiny Whisper model", () => {
 describe("Whisper's fallback, silence and word times on built-to-purpose tiny models", () => {
     let pool: WorkerPool;
     const engines: OnnxTranscriptionEngine[] = [];
-    const load = async (path: string, temperatureFallback = true) => {
-        const engine = await OnnxTranscriptionEngine.load(pool, entryFor(path, temperatureFallback), {threads: 1, parallel: 1, queueSize: 2});
+    const load = async (path: string, settings: Partial<TranscriptionSettings> = {}) => {
+        const engine = await OnnxTranscriptionEngine.load(pool, entryFor(path, settings), {threads: 1, parallel: 1, queueSize: 2});
         engines.push(engine);
         return engine;
     };
@@ -132,7 +132,7 @@ describe("Whisper's fallback, silence and word times on built-to-purpose tiny mo
         expect(fixed.segments.map((segment) => segment.temperature)).toEqual(fixed.segments.map(() => 0.4));
         expect(Math.max(...fixed.segments.map((segment) => segment.compressionRatio))).toBeGreaterThan(2.4);
         // With the manifest's temperatureFallback: false, the greedy decode stands.
-        const noFallback = await (await load(tinyWhisperVariantPaths.looping, false)).transcribe(job(file), {signal});
+        const noFallback = await (await load(tinyWhisperVariantPaths.looping, {temperatureFallback: false})).transcribe(job(file), {signal});
         expect(noFallback.segments.length).toBeGreaterThan(0);
         expect(noFallback.segments.every((segment) => segment.temperature === 0)).toBe(true);
     });
@@ -168,6 +168,19 @@ describe("Whisper's fallback, silence and word times on built-to-purpose tiny mo
         expect(allWords.some((word) => word.start > 30)).toBe(true);
         // Not every word at one instant: the times come from the audio.
         expect(new Set(allWords.map((word) => word.start)).size).toBeGreaterThan(2);
+    });
+
+    it("each window is prompted with the text before it (conditionOnPreviousText), unless the manifest says not to", async () => {
+        const long = await encodeFixture("wav", testSignal(70, 16_000, 9), 16_000);
+        const conditioned = await (await load(tinyWhisperPath)).transcribe(job(long), {signal});
+        const alone = await (await load(tinyWhisperPath, {conditionOnPreviousText: false})).transcribe(job(long), {signal});
+        const firstWindow = (segments: TranscriptSegment[]) => segments.filter((segment) => segment.seek === 0);
+        // The first window has nothing before it: the same either way; later windows see different prompts.
+        expect(firstWindow(conditioned.segments).length).toBeGreaterThan(0);
+        expect(firstWindow(conditioned.segments)).toEqual(firstWindow(alone.segments));
+        const later = (segments: TranscriptSegment[]) => segments.filter((segment) => segment.seek > 0).map((segment) => segment.text);
+        expect(later(conditioned.segments).length).toBeGreaterThan(0);
+        expect(later(conditioned.segments)).not.toEqual(later(alone.segments));
     });
 
     it("a model exported without cross-attentions says it cannot time words", async () => {

@@ -7,11 +7,13 @@ export type TranscriptionSettings = {
     dtype: string | null;
     /** Whisper's temperature fallback for requests at temperature 0 (default true; false = one greedy decode per window, as whisper.cpp's --no-fallback). */
     temperatureFallback: boolean;
+    /** Each window prompted with the text before it, as OpenAI's Whisper (default true; false = only the request's prompt). */
+    conditionOnPreviousText: boolean;
 };
 
 export const transcriptionManifest: ManifestSettings<TranscriptionSettings> = {
-    properties: {dtype: {enum: [...onnxDtypes]}, temperatureFallback: {type: "boolean"}},
-    parse(fields: {dtype?: string, temperatureFallback?: boolean}) {
-        return {dtype: fields.dtype ?? null, temperatureFallback: fields.temperatureFallback ?? true};
+    properties: {dtype: {enum: [...onnxDtypes]}, temperatureFallback: {type: "boolean"}, conditionOnPreviousText: {type: "boolean"}},
+    parse(fields: {dtype?: string, temperatureFallback?: boolean, conditionOnPreviousText?: boolean}) {
+        return {dtype: fields.dtype ?? null, temperatureFallback: fields.temperatureFallback ?? true, conditionOnPreviousText: fields.conditionOnPreviousText ?? true};
     }
 };

@@ -46,7 +46,7 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
 
     private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: WhisperModelSpec,
         private readonly described: WhisperModelDescription, private readonly placement: Placement, options: OnnxTranscriptionEngineOptions,
-        private readonly temperatureFallback: boolean) {
+        private readonly decoding: {temperatureFallback: boolean, conditionOnPreviousText: boolean}) {
         this.multilingual = described.multilingual;
         this.languages = described.languages;
         this.wordTimestamps = described.wordTimestamps;
@@ -60,7 +60,9 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
         pool.acquire(placement);
         try {
             const [described] = await pool.runOnEach(transcriptionTaskHandles.describe, spec, placement);
-            return new OnnxTranscriptionEngine(entry.id, pool, spec, described, placement, options, entry.settings.temperatureFallback);
+            return new OnnxTranscriptionEngine(entry.id, pool, spec, described, placement, options, {
+                temperatureFallback: entry.settings.temperatureFallback, conditionOnPreviousText: entry.settings.conditionOnPreviousText
+            });
         } catch (error) {
             await pool.release(transcriptionTaskHandles.release, spec, placement);
             throw error;
@@ -87,7 +89,7 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
         const onProgress = ({segments, processedSeconds, totalSeconds}: WindowProgress) => onSegments?.(segments, processedSeconds, totalSeconds);
         return this.pool.run(transcriptionTaskHandles.transcribe, {
             model: this.spec, samples: decoded.samples, task: job.task, language: job.language, prompt: job.prompt, temperature: job.temperature,
-            temperatureFallback: this.temperatureFallback, logprobs: job.logprobs, wordTimestamps: job.wordTimestamps
+            ...this.decoding, logprobs: job.logprobs, wordTimestamps: job.wordTimestamps
         }, {signal, onProgress, transfer: [decoded.samples.buffer as ArrayBuffer], placement: this.placement});
     }
 

@@ -91,10 +91,16 @@ export class WhisperModel {
         const segments: WhisperSegment[] = [];
         // Without a language, a multilingual model detects it from the first window, as Whisper does.
         const language = task.language ?? (this.description.multilingual ? await this.detectLanguage(samples.subarray(0, windowSamples)) : "en");
-        const init = this.initialTokens(task, language);
+        const sequence = this.sequenceTokens(task, language);
+        // What each window is prompted with (`<|startofprev|>`): the request's prompt, then, as OpenAI's Whisper
+        // does (condition_on_previous_text), the text of the windows before it, until a window needed a
+        // temperature above 0.5 (its text may be a loop; the next windows start afresh).
+        let previous = task.prompt != null && task.prompt.trim() !== "" ? this.tokenizer.encode(` ${task.prompt.trim()}`, {add_special_tokens: false}) : [];
         let outputTokens = 0;
         for (let seek = 0; seek < samples.length;) {
             context.throwIfCancelled();
+            const init = this.special.startOfPrev != null && previous.length > 0
+                ? [this.special.startOfPrev, ...previous.slice(-(this.description.maxWindowTokens - 1)), ...sequence] : sequence;
             const window = samples.subarray(seek, Math.min(samples.length, seek + windowSamples));
             const {decoded, temperature, silence} = await this.decodeWithFallback(window, seek, init, task, context);
             context.throwIfCancelled();
@@ -127,6 +133,10 @@ export class WhisperModel {
                 segments.push(segment);
                 added.push(segment);
             }
+            if (!task.conditionOnPreviousText || temperature > 0.5)
+                previous = [];
+            else
+                previous = [...previous, ...added.flatMap((segment) => segment.tokens.filter((token) => token < this.special.endOfText))];
             seek += resume ? Math.round(lastEnd * whisperSampleRate) : window.length;
             context.progress({segments: added, processedSeconds: round(Math.min(seek, samples.length) / whisperSampleRate), totalSeconds: round(totalSeconds)});
         }
@@ -225,8 +235,8 @@ export class WhisperModel {
         return (detected as string).replace(/^<\|(.*)\|>$/u, "$1");
     }
 
-    /** `<|startofprev|>` prompt, `<|startoftranscript|>`, then language and task on a multilingual model. */
-    private initialTokens(task: TranscribeTask, language: string): number[] {
+    /** `<|startoftranscript|>`, then language and task on a multilingual model (what follows a window's prompt). */
+    private sequenceTokens(task: TranscribeTask, language: string): number[] {
         const {generation} = this;
         const tokens = [generation.decoder_start_token_id];
         if (this.description.multilingual) {
@@ -235,10 +245,6 @@ export class WhisperModel {
             if (languageToken == null || taskToken == null)
                 throw new Error(`The Whisper model has no token for language '${language}' or task '${task.task}'.`);
             tokens.push(languageToken, taskToken);
-        }
-        if (task.prompt != null && task.prompt.trim() !== "" && this.special.startOfPrev != null) {
-            const prompt = this.tokenizer.encode(` ${task.prompt.trim()}`, {add_special_tokens: false}).slice(-(this.description.maxWindowTokens - 1));
-            return [this.special.startOfPrev, ...prompt, ...tokens];
         }
         return tokens;
     }

@@ -41,6 +41,8 @@ export type TranscribeTask = {
     temperature: number;
     /** Whether temperature 0 falls back to sampling (manifest `temperatureFallback`); false = one greedy decode per window. */
     temperatureFallback: boolean;
+    /** Whether each window is prompted with the text of the windows before it (manifest `conditionOnPreviousText`). */
+    conditionOnPreviousText: boolean;
     /** Each segment's text tokens with their log-probabilities (`include[]=logprobs`). */
     logprobs: boolean;
     /** Each segment's words with their times, from the cross-attentions (`timestamp_granularities[]=word`). */
