@@ -220,8 +220,9 @@ describe("timedWords", () => {
     it("a word runs from a token starting with a space to the next; starts and ends at token starts; punctuation joins its word", () => {
         // " Hello" "," " wor" "ld" "." " (" "so" ")"
         const tokens = [1, 2, 3, 4, 5, 6, 7, 8];
-        const starts = [1.0, 1.4, 1.5, 1.8, 2.0, 2.2, 2.3, 2.6];
-        expect(timedWords(tokens, starts, 2.9, decode, {offset: 30, start: 30, end: 60, language: "en"})).toEqual([
+        // Times from the start of the file (this segment's window starts at 30 s).
+        const starts = [31.0, 31.4, 31.5, 31.8, 32.0, 32.2, 32.3, 32.6];
+        expect(timedWords(tokens, starts, 32.9, decode, {start: 30, end: 60, language: "en"})).toEqual([
             {word: "Hello,", start: 31, end: 31.5},
             {word: "world.", start: 31.5, end: 32.2},
             {word: "(so)", start: 32.2, end: 32.9}
@@ -229,7 +230,7 @@ describe("timedWords", () => {
     });
 
     it("keeps words inside their segment and in order", () => {
-        expect(timedWords([1, 3, 4], [0.5, 0.4, 9], 12, decode, {offset: 0, start: 1, end: 10, language: "en"})).toEqual([
+        expect(timedWords([1, 3, 4], [0.5, 0.4, 9], 12, decode, {start: 1, end: 10, language: "en"})).toEqual([
             {word: "Hello", start: 1, end: 1},
             {word: "world", start: 1, end: 10}
         ]);
@@ -239,10 +240,10 @@ describe("timedWords", () => {
         // Tokens 20 and 21 are the two halves of "語": alone, each decodes to U+FFFD.
         const halves = (tokens: number[]) => tokens.map((token, index) =>
             token === 20 ? (tokens[index + 1] === 21 ? "語" : "\uFFFD") : token === 21 ? (tokens[index - 1] === 20 ? "" : "\uFFFD") : vocabulary[token]).join("");
-        expect(timedWords([10, 20, 21, 11], [0, 0.2, 0.3, 0.5], 0.8, halves, {offset: 0, start: 0, end: 5, language: "ja"})).toEqual([
+        expect(timedWords([10, 20, 21, 11], [0, 0.2, 0.3, 0.5], 0.8, halves, {start: 0, end: 5, language: "ja"})).toEqual([
             {word: "日", start: 0, end: 0.2}, {word: "語", start: 0.2, end: 0.5}, {word: "本", start: 0.5, end: 0.8}
         ]);
-        expect(timedWords([10, 11], [0, 0.5], 0.8, decode, {offset: 0, start: 0, end: 5, language: "zh"})).toEqual([
+        expect(timedWords([10, 11], [0, 0.5], 0.8, decode, {start: 0, end: 5, language: "zh"})).toEqual([
             {word: "日", start: 0, end: 0.5}, {word: "本", start: 0.5, end: 0.8}
         ]);
     });

@@ -33,7 +33,7 @@ type GenerationConfig = {
 type GenerateOptions = Parameters<WhisperForConditionalGeneration["generate"]>[0];
 
 /** One decode of a window: its tokens (up to `<|endoftext|>`), their log-probabilities and, when asked, when each starts (tokenStartTimes). */
-type WindowDecode = {tokens: number[], logprobs: number[], noSpeechProb: number, sumLogprob: number, times: number[] | null};
+type WindowDecode = {tokens: number[], logprobs: number[], sumLogprob: number, times: number[] | null};
 /** A window's audio as the decoder reads it: the log-mel features and the encoder's output (computed once for every decode of the window). */
 type EncodedWindow = {features: Tensor, hidden: Tensor};
 /** transformers.js's model internals used here: the encoder alone, and one decoder pass over a whole prefix (all its positions' logits). */
@@ -90,8 +90,7 @@ export class WhisperModel {
         const totalSeconds = samples.length / whisperSampleRate;
         const segments: WhisperSegment[] = [];
         // Without a language, a multilingual model detects it from the first window, as Whisper does.
-        const language = task.language ?? (this.description.multilingual ? await this.detectLanguage(samples.subarray(0, windowSamples)) : "en");
-        const sequence = this.sequenceTokens(task, language);
+        let language = task.language ?? (this.description.multilingual ? null : "en");
         // What each window is prompted with (`<|startofprev|>`): the request's prompt, then, as OpenAI's Whisper
         // does (condition_on_previous_text), the text of the windows before it, until a window needed a
         // temperature above 0.5 (its text may be a loop; the next windows start afresh).
@@ -99,10 +98,13 @@ export class WhisperModel {
         let outputTokens = 0;
         for (let seek = 0; seek < samples.length;) {
             context.throwIfCancelled();
+            const window = samples.subarray(seek, Math.min(samples.length, seek + windowSamples));
+            const encoded = await this.encode(window);
+            language ??= await this.detectLanguage(encoded);
+            const sequence = this.sequenceTokens(task, language);
             const init = this.special.startOfPrev != null && previous.length > 0
                 ? [this.special.startOfPrev, ...previous.slice(-(this.description.maxWindowTokens - 1)), ...sequence] : sequence;
-            const window = samples.subarray(seek, Math.min(samples.length, seek + windowSamples));
-            const {decoded, temperature, silence} = await this.decodeWithFallback(window, seek, init, task, context);
+            const {decoded, temperature, silence, noSpeechProb} = await this.decodeWithFallback(encoded, window.length, seek, init, task, context);
             context.throwIfCancelled();
             outputTokens += decoded.tokens.length;
             const windowSeconds = window.length / whisperSampleRate;
@@ -123,10 +125,11 @@ export class WhisperModel {
                 const segment: WhisperSegment = {
                     id: segments.length, seek: Math.round(offset * framesPerSecond), start, end, text,
                     tokens: raw.tokens, avgLogprob: raw.logprobs.length === 0 ? 0 : raw.logprobs.reduce((a, b) => a + b, 0) / raw.logprobs.length,
-                    compressionRatio: compressionRatio(text), noSpeechProb: decoded.noSpeechProb, temperature,
+                    compressionRatio: compressionRatio(text), noSpeechProb, temperature,
                     ...(task.wordTimestamps && decoded.times != null ? {
-                        words: timedWords(textTokens, textIndices.map((index) => decoded.times![index]), decoded.times[raw.next],
-                            (tokens) => this.tokenizer.decode(tokens, {skip_special_tokens: true}), {offset, start, end, language})
+                        words: timedWords(textTokens, textIndices.map((index) => round(offset + decoded.times![index])),
+                            round(offset + (decoded.times[raw.next] ?? decoded.times.at(-1) ?? 0)),
+                            (tokens) => this.tokenizer.decode(tokens, {skip_special_tokens: true}), {start, end, language})
                     } : {}),
                     ...(task.logprobs ? {logprobs: textIndices.map((index) => this.tokenLogprob(decoded.tokens[index], decoded.logprobs[index]))} : {})
                 };
@@ -140,43 +143,43 @@ export class WhisperModel {
             seek += resume ? Math.round(lastEnd * whisperSampleRate) : window.length;
             context.progress({segments: added, processedSeconds: round(Math.min(seek, samples.length) / whisperSampleRate), totalSeconds: round(totalSeconds)});
         }
-        return {segments, text: segments.map((segment) => segment.text).join(""), seconds: round(totalSeconds), outputTokens, language};
+        return {segments, text: segments.map((segment) => segment.text).join(""), seconds: round(totalSeconds), outputTokens, language: language ?? "en"};
     }
 
     /**
      * A window decoded at each temperature of the fallback schedule until one passes Whisper's checks (or is
-     * silence); when none does, the best of the attempts. The features are computed once for all attempts.
+     * silence); when none does, the best of the attempts. All attempts read the same encoder output.
      */
-    private async decodeWithFallback(window: Float32Array, seek: number, init: number[], task: TranscribeTask, context: TaskContext<WindowProgress>) {
-        const encoded = await this.encode(window);
+    private async decodeWithFallback(encoded: EncodedWindow, windowLength: number, seek: number, init: number[], task: TranscribeTask,
+        context: TaskContext<WindowProgress>) {
         const noSpeechProb = await this.noSpeechProbability(encoded, init);
-        const frames = Math.ceil(window.length / samplesPerEncoderFrame);
+        const frames = Math.ceil(windowLength / samplesPerEncoderFrame);
         const attempts: {decoded: WindowDecode, temperature: number, quality: WindowQuality}[] = [];
         for (const [attempt, temperature] of temperatureFallback.schedule(task.temperature, task.temperatureFallback).entries()) {
             context.throwIfCancelled();
             // The same window and attempt always draw the same numbers: the same request gives the same text.
             const seed = (Math.imul(seek, 31) + attempt * 7919) >>> 0;
-            const decoded = {...await this.decodeWindow(encoded, init, temperature, seed, task.wordTimestamps ? frames : null, context), noSpeechProb};
-            const quality = this.quality(decoded);
+            const decoded = await this.decodeWindow(encoded, init, temperature, seed, task.wordTimestamps ? frames : null, context);
+            const quality = this.quality(decoded, noSpeechProb);
             const verdict = temperatureFallback.judge(quality);
             if (verdict !== "retry" || context.cancelled)
-                return {decoded, temperature, silence: verdict === "silence"};
+                return {decoded, temperature, silence: verdict === "silence", noSpeechProb};
             attempts.push({decoded, temperature, quality});
         }
-        return {...temperatureFallback.best(attempts), silence: false};
+        return {...temperatureFallback.best(attempts), silence: false, noSpeechProb};
     }
 
     /** A decode's whole text and tokens as the fallback judges them (OpenAI's average counts `<|endoftext|>` as one more token). */
-    private quality(decoded: WindowDecode): WindowQuality {
+    private quality(decoded: WindowDecode, noSpeechProb: number): WindowQuality {
         const text = decoded.tokens.filter((token) => token < this.special.endOfText);
         return {
             compressionRatio: compressionRatio(text.length === 0 ? "" : this.tokenizer.decode(text, {skip_special_tokens: true})),
             avgLogprob: decoded.sumLogprob / (decoded.tokens.length + 1),
-            noSpeechProb: decoded.noSpeechProb
+            noSpeechProb
         };
     }
 
-    /** The window's log-mel features and the encoder's output, once for the window's every decode. */
+    /** The window's log-mel features and the encoder's output, once for everything read from the window. */
     private async encode(window: Float32Array): Promise<EncodedWindow> {
         const {input_features} = await this.processor(window) as {input_features: Tensor};
         const hidden = await (this.model as unknown as ModelInternals)._encode_input("model", {input_features}, "last_hidden_state");
@@ -194,13 +197,17 @@ export class WhisperModel {
         const start = init.indexOf(this.generation.decoder_start_token_id);
         if (noSpeech == null || start < 0)
             return 0;
-        const prefix = init.slice(0, start + 1);
+        const scores = await this.nextTokenScores(encoded, init.slice(0, start + 1));
+        return noSpeech < scores.length ? Math.exp(scores[noSpeech]) : 0;
+    }
+
+    /** The model's raw log-probabilities of the token after `prefix` (one decoder pass, no logits processor). */
+    private async nextTokenScores(encoded: EncodedWindow, prefix: number[]): Promise<Float32Array> {
         const {logits} = await (this.model as unknown as ModelInternals).forward({
             encoder_outputs: encoded.hidden, decoder_input_ids: new Tensor("int64", BigInt64Array.from(prefix.map(BigInt)), [1, prefix.length])
         });
         const vocabulary = logits.dims.at(-1)!;
-        const scores = logSoftmax((logits.data as Float32Array).subarray((prefix.length - 1) * vocabulary, prefix.length * vocabulary));
-        return noSpeech < scores.length ? Math.exp(scores[noSpeech]) : 0;
+        return logSoftmax((logits.data as Float32Array).subarray((prefix.length - 1) * vocabulary, prefix.length * vocabulary));
     }
 
     private tokenLogprob(token: number, logprob: number): TokenLogprob {
@@ -208,31 +215,21 @@ export class WhisperModel {
     }
 
     /**
-     * Whisper's language detection: one decoder step after `<|startoftranscript|>` on the window, and the most
-     * likely of the model's language tokens.
+     * Whisper's language detection: the model's distribution after `<|startoftranscript|>` on the (first)
+     * window, and the most likely of its language tokens.
      */
-    private async detectLanguage(window: Float32Array): Promise<string> {
-        const {input_features} = await this.processor(window) as {input_features: Tensor};
-        const candidates = Object.entries(this.generation.lang_to_id ?? {});
+    private async detectLanguage(encoded: EncodedWindow): Promise<string> {
+        const scores = await this.nextTokenScores(encoded, [this.generation.decoder_start_token_id]);
         let detected: string | null = null;
-        const pick = (_ids: bigint[][], logits: Tensor) => {
-            if (detected == null) {
-                const scores = (logits.data as Float32Array).subarray(0, logits.dims.at(-1));
-                let best = -Infinity;
-                for (const [token, id] of candidates)
-                    if (scores[id] > best) {
-                        best = scores[id];
-                        detected = token;
-                    }
+        let best = -Infinity;
+        for (const [token, id] of Object.entries(this.generation.lang_to_id ?? {}))
+            if (scores[id] > best) {
+                best = scores[id];
+                detected = token;
             }
-            return logits;
-        };
-        await this.model.generate({
-            inputs: input_features, decoder_input_ids: [this.generation.decoder_start_token_id], max_new_tokens: 1, do_sample: false, logits_processor: [pick]
-        } as unknown as Parameters<WhisperForConditionalGeneration["generate"]>[0]);
         if (detected == null)
             throw new Error("The Whisper model has no language tokens to detect a language with.");
-        return (detected as string).replace(/^<\|(.*)\|>$/u, "$1");
+        return detected.replace(/^<\|(.*)\|>$/u, "$1");
     }
 
     /** `<|startoftranscript|>`, then language and task on a multilingual model (what follows a window's prompt). */

@@ -11,11 +11,11 @@ const prepended = new Set([..."\"'“¿([{-"]);
  * `after` when the token after the last one starts (tokenStartTimes). A word is the tokens from one that
  * starts with a space up to the next such token (for languages written without spaces: each run of tokens
  * that decodes to whole characters), punctuation joined to its word as OpenAI's Whisper does; it starts when its
- * first token starts and ends when the next token starts. Times are offset by `offset` and kept inside the segment (`start`..`end`), never before the
- * previous word.
+ * first token starts and ends when the next token starts. Times (from the start of the file) are kept inside the
+ * segment (`start`..`end`), never before the previous word.
  */
 export function timedWords(tokens: readonly number[], starts: readonly number[], after: number, decode: (tokens: number[]) => string,
-    segment: {offset: number, start: number, end: number, language: string}): WhisperWord[] {
+    segment: {start: number, end: number, language: string}): WhisperWord[] {
     const groups: number[][] = [];
     const perCharacter = withoutSpaces.has(segment.language);
     let open = false;
@@ -37,17 +37,15 @@ export function timedWords(tokens: readonly number[], starts: readonly number[],
     for (let index = 1; index < groups.length; index++)
         if (only(groups[index], appended))
             groups.splice(index - 1, 2, [...groups[index - 1], ...groups[index]]), index--;
-    const clamp = (time: number) => round(Math.min(segment.end, Math.max(segment.start, segment.offset + time)));
+    const clamp = (time: number) => Math.min(segment.end, Math.max(segment.start, time));
     const words: WhisperWord[] = [];
     groups.forEach((group, groupIndex) => {
         const word = text(group);
         if (word === "")
             return;
         const next = groupIndex + 1 < groups.length ? starts[groups[groupIndex + 1][0]] : after;
-        const start = Math.max(clamp(starts[group[0]] ?? 0), words.at(-1)?.start ?? segment.start);
-        words.push({word, start, end: Math.max(start, clamp(next ?? starts.at(-1) ?? 0))});
+        const start = Math.max(clamp(starts[group[0]]), words.at(-1)?.start ?? segment.start);
+        words.push({word, start, end: Math.max(start, clamp(next))});
     });
     return words;
 }
-
-const round = (value: number) => Math.round(value * 1000) / 1000;
