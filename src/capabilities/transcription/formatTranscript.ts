@@ -1,5 +1,5 @@
 import type { TranscriptSegment } from "./TranscriptionEngine.js";
-import type { TranscriptFormat, TranscriptionJson, TranscriptionVerboseJson, WireLogprob, WireSegment } from "./TranscriptionWire.js";
+import type { TranscriptFormat, TranscriptionJson, TranscriptionRequest, TranscriptionVerboseJson, WireLogprob, WireSegment } from "./TranscriptionWire.js";
 
 export type Transcript = {
     task: "transcribe" | "translate";
@@ -11,7 +11,7 @@ export type Transcript = {
 };
 
 /** What the request asked for beside the format (`include[]=logprobs`, `timestamp_granularities[]`). */
-export type TranscriptExtras = {logprobs: boolean, granularities: {segment: boolean, word: boolean}};
+export type TranscriptExtras = Pick<TranscriptionRequest, "logprobs" | "granularities">;
 const noExtras: TranscriptExtras = {logprobs: false, granularities: {segment: true, word: false}};
 
 const languageNames = new Intl.DisplayNames(["en"], {type: "language"});
