@@ -27,7 +27,9 @@ describe("the prompt's tail for a thinking model", () => {
     it("thinking off: the template's own empty block, else one written; an open block is closed", () => {
         expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n\n</think>\n\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "", start: "answer"});
         expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: false, constrained: true})).toEqual({tail: "<think>\n\n</think>\n\n", start: "answer"});
-        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
+        // DeepSeek-R1's, QwQ's, Qwen3-2507's open `<think>\n` closed into Qwen3's empty block `<think>\n\n</think>\n\n`.
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
     });
 
     it("reads from a template whether its generation prompt opens a block (DeepSeek-R1) or not (Qwen3's switch, comments)", () => {
