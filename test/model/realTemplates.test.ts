@@ -158,3 +158,39 @@ describe("logprobs of a thinking model's JSON answer (the thought before it is f
         }
     });
 });
+
+describe("after tool results, the reply starts with the template's generation prompt too", () => {
+    // node-llama-cpp continues the reply after the results in the template's own format, which it learnt from the
+    // template's last assistant turn (Qwen3's closed think block): the engine puts the generation prompt there.
+    const toolTurns: ChatTurn[] = [
+        {role: "user", content: "Weather in Paris?"},
+        {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]}
+    ];
+    const functions = [{name: "get_weather", description: "The weather in a city", parameters: {type: "object", properties: {city: {type: "string"}}}}];
+    const referenceMessages = [
+        {role: "user", content: "Weather in Paris?"},
+        {role: "assistant", content: "", tool_calls: [{type: "function", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+        {role: "tool", content: "sunny"}
+    ];
+
+    it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq", "glm-4.5"].includes(spec.id)))("$id", async (spec) => {
+        const llama = await loadLlamaRuntime({gpu: "off"});
+        const model = await llama.loadModel({modelPath: spec.path});
+        try {
+            const renderer = new ChatPromptRenderer(model);
+            expect(renderer.toolCallFormat).not.toBeNull();
+            for (const enabled of [true, false]) {
+                const prompt = conversationPrompt(renderer, spec.format, job({turns: toolTurns, ...enabled ? {} : off}), functions, false);
+                const text = textOf(model, prompt.rendered) + prompt.tail;
+                const reference = new Template(spec.template).render({
+                    messages: referenceMessages, tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true, enable_thinking: enabled
+                }) + (enabled || spec.switch ? "" : "\n</think>\n\n");
+                // What follows the tool's result: the end of its turn and the generation prompt.
+                const after = (rendered: string) => rendered.slice(rendered.lastIndexOf("sunny") + "sunny".length).replace(/^"/, "");
+                expect(after(text)).toBe(after(reference));
+            }
+        } finally {
+            await model.dispose();
+        }
+    });
+});
