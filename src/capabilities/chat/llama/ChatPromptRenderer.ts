@@ -3,8 +3,12 @@ import {
     type ChatHistoryItem, type ChatModelFunctions, type ChatModelResponse, type LlamaModel, type Token
 } from "node-llama-cpp";
 import type { ChatToolFunction, ChatTurn, ToolCallFormat } from "../ChatEngine.js";
+import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
 
-type JinjaWrapperInternals = {_stringifyFunctionResult?: boolean};
+type JinjaRenderer = {render(params: Record<string, unknown>): string};
+type JinjaWrapperInternals = {_stringifyFunctionResult?: boolean, _jinjaTemplate?: JinjaRenderer};
+/** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
+type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -18,6 +22,8 @@ export type RenderOptions = {templateKwargs?: Record<string, unknown> | null, ta
  * With a chat template in the GGUF (`tokenizer.chat_template`) the template is rendered by
  * node-llama-cpp's Jinja wrapper exactly as written: messages are not merged, and message text is
  * always tokenized as plain text, so a user cannot inject control tokens such as `<|im_start|>`.
+ * The prompt ends with the template's own generation prompt (`add_generation_prompt`, with the
+ * request's `enable_thinking`), which the wrapper does not render (templateGenerationPrompt).
  *
  * Tools: when node-llama-cpp recognises the template's tool-call format (Qwen2.5/Hermes-style
  * templates that render `tools`, assistant `tool_calls` and `tool` messages), the functions go to
@@ -32,13 +38,14 @@ export type RenderOptions = {templateKwargs?: Record<string, unknown> | null, ta
 export class ChatPromptRenderer {
     private readonly wrapper: JinjaTemplateChatWrapper | null;
     private readonly kwargsWrappers = new Map<string, JinjaTemplateChatWrapper>();
+    private readonly watches = new WeakMap<JinjaTemplateChatWrapper, RenderWatch>();
     readonly usesTemplate: boolean;
     readonly toolCallFormat: ToolCallFormat | null;
     /** The template has a thinking switch (Qwen3's `enable_thinking`). */
     readonly hasThinkingSwitch: boolean;
     /** The template reads a reasoning effort (gpt-oss's `reasoning_effort`: low, medium, high). */
     readonly hasEffortVariable: boolean;
-    /** The template opens a think block at the start of every response (DeepSeek-R1); node-llama-cpp's wrapper leaves that tag out. */
+    /** The template's generation prompt opens a think block (DeepSeek-R1, QwQ, Qwen3-2507 thinking). */
     readonly opensThinkingOnResponseStart: boolean;
 
     constructor(private readonly model: LlamaModel) {
@@ -48,8 +55,7 @@ export class ChatPromptRenderer {
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate === true ? toolCallFormatOf(this.wrapper) : null;
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
-        this.opensThinkingOnResponseStart = this.wrapper?.settings.segments?.thought?.openOnResponseStart === true
-            || (typeof template === "string" && generationPromptOpensThinking(template));
+        this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
     }
 
     /** `enable_thinking` goes to the wrapper's own switch (it would otherwise write its default over the variable). */
@@ -71,6 +77,7 @@ export class ChatPromptRenderer {
                 throw new Error("This node-llama-cpp version has no JinjaTemplateChatWrapper._stringifyFunctionResult; tool results need updating.");
             internals._stringifyFunctionResult = false;
         }
+        this.watches.set(wrapper, watchRenders(wrapper));
         return wrapper;
     }
 
@@ -109,11 +116,35 @@ export class ChatPromptRenderer {
 
     /** The conversation as the template renders it (special tokens marked as such); null without a template. */
     renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], templateKwargs?: Record<string, unknown> | null): LlamaText | null {
-        return this.wrapperFor(templateKwargs)?.generateContextState({
-            chatHistory: toChatHistory(turns),
+        const wrapper = this.wrapperFor(templateKwargs);
+        if (wrapper == null)
+            return null;
+        const {history, newTurn} = toChatHistory(turns);
+        const watch = this.watches.get(wrapper)!;
+        watch.last = null;
+        const {contextText} = wrapper.generateContextState({
+            chatHistory: history,
             availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(functions)
-        }).contextText ?? null;
+        });
+        // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
+        const rendered = watch.last;
+        return (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
     }
+}
+
+/** Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders). */
+function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
+    const renderer = (wrapper as unknown as JinjaWrapperInternals)._jinjaTemplate;
+    if (renderer == null || typeof renderer.render !== "function")
+        throw new Error("This node-llama-cpp version has no JinjaTemplateChatWrapper._jinjaTemplate; the generation prompt needs updating.");
+    const render = renderer.render.bind(renderer);
+    const watch: RenderWatch = {last: null, render};
+    renderer.render = (params) => {
+        const output = render(params);
+        watch.last = {params, output};
+        return output;
+    };
+    return watch;
 }
 
 /**
@@ -136,7 +167,8 @@ function toModelFunctions(functions: readonly ChatToolFunction[]): ChatModelFunc
     }]));
 }
 
-function toChatHistory(turns: readonly ChatTurn[]): ChatHistoryItem[] {
+/** The turns as node-llama-cpp's chat history; `newTurn`: it ends with an empty model turn for the reply (not an open response continued). */
+function toChatHistory(turns: readonly ChatTurn[]): {history: ChatHistoryItem[], newTurn: boolean} {
     const history: ChatHistoryItem[] = [];
     // An assistant turn right after one with tool calls (and their results) continues that response.
     let openResponse: ChatModelResponse | null = null;
@@ -163,7 +195,7 @@ function toChatHistory(turns: readonly ChatTurn[]): ChatHistoryItem[] {
     // results the open response is continued instead (its empty tail is the generation prompt).
     if (openResponse == null)
         history.push({type: "model", response: []});
-    return history;
+    return {history, newTurn: openResponse == null};
 }
 
 function toolCallFormatOf(wrapper: JinjaTemplateChatWrapper): ToolCallFormat | null {
