@@ -141,6 +141,15 @@ describe("Codex's tools: namespaces, custom tools, additional_tools, built-in to
             {type: "function_call_output", call_id: call.call_id, output: "slept"}
         ]});
         expect(second.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+        // Streamed: the item says its namespace from output_item.added on.
+        const stream = await client.responses.create({model: "tools", input: "Wait a bit.", tools: [clock, weather], tool_choice: {type: "function", name: "sleep"},
+            parallel_tool_calls: false, temperature: 0, max_output_tokens: 200, stream: true});
+        const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+        for await (const event of stream)
+            events.push(event);
+        const added = events.find((event) => event.type === "response.output_item.added") as OpenAI.Responses.ResponseOutputItemAddedEvent;
+        expect(added.item).toMatchObject({type: "function_call", name: "sleep", namespace: "clock", arguments: "", status: "in_progress"});
+        expect(events.find((event) => event.type === "response.function_call_arguments.done")).toMatchObject({name: "sleep", arguments: call.arguments});
         // What the model is offered.
         await client.responses.create({model: "fake-tools", input: "hi", tools: [clock]});
         expect(jobsOf("fake-tools").at(-1)!.tools!.functions).toEqual([{name: "clock__sleep", description: "Tools for time.\n\nWaits.", parameters: (clock.tools[0] as {parameters: unknown}).parameters}]);
