@@ -14,8 +14,10 @@ export type ChatToolCallTurn = {name: string, arguments: unknown, result: string
 /**
  * `toolCalls` only on assistant turns: the calls it made (after `content`), each with its result.
  * An assistant turn that follows one with tool calls continues the same model response.
+ * `reasoning`: an assistant turn's reasoning as the client sent it back (`reasoning_content`, a Responses `reasoning`
+ * item), for a prompt renderer that can render earlier reasoning; the templates' own rules decide where it shows.
  */
-export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCallTurn[]};
+export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCallTurn[], reasoning?: string};
 
 /** A function the model may call: `parameters` as the client sent it (rendered into the prompt). */
 export type ChatToolFunction = {name: string, description?: string, parameters: Record<string, unknown>};

@@ -47,7 +47,13 @@ export type TestLlamaGgufOptions = {
      * any passage of its own output it is shown (a copier, for prompt lookup). Small gains from some layer on make
      * the layers above barely change the output, so the same seed with fewer layers is a good draft model.
      */
-    residualGain?: (layer: number, part: "attention" | "ffn") => number
+    residualGain?: (layer: number, part: "attention" | "ffn") => number,
+    /**
+     * The model ends its turn at once: EOS is the most likely token after any prompt, by a margin no sampling setting
+     * overcomes, so an answer is empty and costs one step (for clients that send no token limit, such as Codex). Every
+     * token's embedding carries a large constant in dimension 0, which only EOS's output row reads.
+     */
+    endsTurnAtOnce?: boolean
 };
 
 /** ChatML template in the Qwen2.5 style, without tool support. */
@@ -143,6 +149,11 @@ const BYTE_TOKEN_LOGIT_GAIN = 0.25;
 // A scripted next token's logit: far above the random ones (std 3) and what the other script rows give it (their
 // embeddings are nearly orthogonal to its own in nEmbd dimensions).
 const SCRIPT_LOGIT = 60;
+// `endsTurnAtOnce`: dimension 0 of the residual stream stays near this (the layers add only a few units), so the
+// normalized hidden state's dimension 0 is ~7 while the others are ~0.45; EOS's logit is then ~7 x the gain (~70),
+// far above the best of the others (~5).
+const END_OF_TURN_EMBEDDING = 16;
+const END_OF_TURN_LOGIT_GAIN = 10;
 
 // Enough common words that ordinary English tokenizes into multi-character pieces.
 const words = `
@@ -242,6 +253,9 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
     const ones = (target: Float32Array) => target.fill(1);
     const linear = (fanIn: number, gain = 1) => gain / Math.sqrt(fanIn);
 
+    if (options.endsTurnAtOnce === true)
+        for (let id = 0; id < nVocab; id++)
+            embeddings[id * nEmbd] += END_OF_TURN_EMBEDDING;
     writer.addF32Tensor("token_embd.weight", [nEmbd, nVocab], (target) => target.set(embeddings), weightStorage);
     writer.addF32Tensor("output_norm.weight", [nEmbd], ones);
     writer.addF32Tensor("output.weight", [nEmbd, nVocab], (target) => {
@@ -264,6 +278,11 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
             const rms = Math.sqrt(embedding.reduce((sum, value) => sum + value * value, 0) / nEmbd);
             for (let i = 0; i < nEmbd; i++)
                 target[to * nEmbd + i] += SCRIPT_LOGIT * embedding[i] / (nEmbd * rms);
+        }
+        if (options.endsTurnAtOnce === true) {
+            for (let id = 0; id < nVocab; id++)
+                target[id * nEmbd] = 0;
+            target[testLlamaTokens.eos.id * nEmbd] = END_OF_TURN_LOGIT_GAIN;
         }
     }, weightStorage);
 

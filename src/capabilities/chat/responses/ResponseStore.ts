@@ -1,4 +1,4 @@
-import type { InputItem, OutputItem, ResponseObject } from "./ResponsesWire.js";
+import type { InputItem, ResponseObject } from "./ResponsesWire.js";
 
 /** A stored response: the object, the input it was given (with ids) and the conversation before it. */
 export type StoredResponse = {response: ResponseObject, input: (InputItem & {id: string})[], history: InputItem[], owner: string | null, bytes: number};
@@ -43,12 +43,11 @@ export class ResponseStore {
         return true;
     }
 
-    /** The conversation a continuation of `stored` starts from: its history, its input and its output. */
+    /**
+     * The conversation a continuation of `stored` starts from: its history, its input and its output (output items are
+     * input items, with their reasoning text, namespaces and custom tool inputs).
+     */
     static conversationOf(stored: StoredResponse): InputItem[] {
-        return [...stored.history, ...stored.input, ...stored.response.output.map((item: OutputItem): InputItem => item.type === "message"
-            ? {type: "message", role: "assistant", content: item.content}
-            : item.type === "reasoning"
-                ? {type: "reasoning", id: item.id, summary: []}
-                : {type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments})];
+        return [...stored.history, ...stored.input, ...stored.response.output];
     }
 }
