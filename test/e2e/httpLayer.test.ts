@@ -1,3 +1,4 @@
+import zlib from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
@@ -199,5 +200,44 @@ describe("HTTP layer with a fake engine", () => {
         expect(logLines).toHaveLength(1);
         expect(logLines[0].length).toBeLessThan(2000);
         expect(logLines[0]).toContain(`GET ${longPath.slice(0, 512)}... (10004 characters)`);
+    });
+
+    it("reads gzip, deflate and br bodies (the body limit applies to the decoded bytes); another encoding is a 415, a broken one a 400", async () => {
+        const engine = new FakeChatEngine("fake", {pieces: ["a"]});
+        server = await startTestServer({models, factories: {chat: async () => engine}, config: {bodyLimit: "64kb"}});
+        const body = Buffer.from(JSON.stringify({model: "fake", messages: [{role: "user", content: "x"}]}));
+        const post = (encoding: string, bytes: Uint8Array) => fetch(`${server!.url}/v1/chat/completions`, {
+            method: "POST", headers: {"Content-Type": "application/json", "Content-Encoding": encoding}, body: bytes
+        });
+        for (const [encoding, encoded] of [["gzip", zlib.gzipSync(body)], ["deflate", zlib.deflateSync(body)], ["br", zlib.brotliCompressSync(body)]] as const)
+            expect((await post(encoding, encoded)).status, encoding).toBe(200);
+        expect(engine.jobs).toHaveLength(3);
+        // 1 MB of spaces compresses to 1 KB: past the 64 KB limit once decoded.
+        const bomb = await post("gzip", zlib.gzipSync(Buffer.concat([body.subarray(0, -1), Buffer.alloc(1024 * 1024, " "), Buffer.from("}")])));
+        expect(bomb.status).toBe(413);
+        expect((await jsonOf(bomb)).error.message).toContain("64kb");
+        const unknown = await post("compress", body);
+        expect(unknown.status).toBe(415);
+        expect((await jsonOf(unknown)).error.message).toContain("'compress'");
+        const broken = await post("gzip", body);
+        expect(broken.status).toBe(400);
+        expect((await jsonOf(broken)).error.code).toBe("invalid_encoding");
+        expect(engine.jobs).toHaveLength(3);
+    });
+
+    it("refuses a prototype key in a large body as in a small one", async () => {
+        server = await startTestServer({models, factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["a"]})}});
+        const filler = "x".repeat(1.5 * 1024 * 1024);
+        for (const text of [
+            `{"model": "fake", "messages": [{"role": "user", "content": "${filler}"}], "metadata": {"__proto__": {"polluted": true}}}`,
+            `{"model": "fake", "messages": [{"role": "user", "content": "x"}], "tools": [{"constructor": {"prototype": {"polluted": true}}}]}`
+        ]) {
+            const response = await server.post("/v1/chat/completions", text);
+            expect(response.status).toBe(400);
+            const {error} = await jsonOf(response);
+            expect(error).toMatchObject({code: "invalid_json"});
+            expect(error.message).toMatch(/'(__proto__|constructor)' key/);
+        }
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
 });

@@ -3,6 +3,7 @@ import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { ApiError } from "./ApiError.js";
 import type { BodyHold } from "./BodyMemory.js";
+import { ClientDisconnectedError } from "./ClientDisconnectedError.js";
 
 /**
  * A request body's bytes, read into memory: at most `limitBytes` of them (more: 413 naming
@@ -19,7 +20,7 @@ export async function readBody(request: http.IncomingMessage, limitBytes: number
     // A pipe does not pass on the request's end: a client gone mid-body must end the decoder's reading too.
     const cut = () => {
         if (!request.complete)
-            decoder?.destroy(new Error("The client closed the connection before its request body was complete."));
+            decoder?.destroy(new ClientDisconnectedError());
     };
     if (decoder != null)
         request.once("close", cut);
@@ -34,7 +35,7 @@ export async function readBody(request: http.IncomingMessage, limitBytes: number
             chunks.push(chunk);
         }
     } catch (error) {
-        if (decoder != null && !(error instanceof ApiError) && !request.destroyed)
+        if (decoder != null && !(error instanceof ApiError) && !(error instanceof ClientDisconnectedError))
             throw ApiError.invalidRequest(`The request body could not be decoded as Content-Encoding '${request.headers["content-encoding"]}'.`, null, "invalid_encoding");
         throw error;
     } finally {
