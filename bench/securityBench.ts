@@ -4,7 +4,8 @@
  * construction: a ~9.9 MB prompt on chat completions and on legacy completions, and a chat request
  * whose json_schema has a 40,000-value enum; meanwhile /health is polled (from a worker thread of the bench,
  * so that the bench's own sending of 10 MB bodies does not delay the polls). Prints /health latency
- * (median, p99, max) idle and under that load, and what the heavy requests got.
+ * (median, p99, max) idle and under that load, and what the heavy requests got. Then stalled uploads
+ * against --max-body-memory (bench/stalledUploads.ts).
  * Figures: docs/security.md ("Heavy requests").
  */
 import fs from "node:fs";
@@ -13,6 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { BenchServer } from "./serverClient.js";
+import { stalledUploadsCase } from "./stalledUploads.js";
 import { fixed, median } from "./stats.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -92,3 +94,6 @@ try {
     await server.stop();
     fs.rmSync(tmp, {recursive: true, force: true});
 }
+
+// Stalled uploads and --max-body-memory (bench/stalledUploads.ts): server RSS with and without the cap.
+await stalledUploadsCase(root);

@@ -1,33 +1,35 @@
 import type { Middleware } from "koa";
-import { koaBody } from "koa-body";
+import { parseByteSize } from "../../config.js";
 import { ApiError } from "./ApiError.js";
-import { findTooDeepPath } from "./findTooDeepPath.js";
+import { declaredLength, type BodyMemory } from "./BodyMemory.js";
+import { findJsonHazard } from "./findJsonHazard.js";
 import { parseJsonOffThread } from "./parseJsonOffThread.js";
+import { readBody } from "./readBody.js";
+import type { RequestState } from "./RequestState.js";
+
+declare module "koa" {
+    interface Request {
+        /** The parsed request body (jsonBody: a JSON object or array; multipartBody: the form's fields). */
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any
+        body?: any;
+    }
+}
 
 /**
  * Deepest nesting of objects/arrays a request body may have. Real requests stay far below it (a
  * chat request with a json_schema of 30 nested objects is about 64 deep, since each schema level
- * adds `properties` and the name); see findTooDeepPath for why there is a bound at all.
+ * adds `properties` and the name); see findJsonHazard for why there is a bound at all.
  */
 export const maxJsonDepth = 128;
 
 /**
  * JSON request bodies only. A POST without a JSON content type is a 415 (not silently an empty
- * body); a body past `limit` is a 413 naming the limit, one that does not parse a 400.
+ * body); a body past `limit` is a 413 naming the limit, one that does not parse a 400. The bytes are
+ * counted in `memory` while they are held (a 503 when they do not fit, before any is read when the
+ * Content-Length says so).
  */
-export function jsonBody(limit: string): Middleware {
-    const parse = koaBody({
-        json: true,
-        jsonLimit: limit,
-        jsonStrict: true,
-        urlencoded: false,
-        text: false,
-        multipart: false,
-        onError: (error) => {
-            throw toBodyError(error as {status?: number, type?: string, message?: string}, limit);
-        }
-    });
-    const limitBytes = byteLimit(limit);
+export function jsonBody(limit: string, memory: BodyMemory): Middleware {
+    const limitBytes = parseByteSize(limit) ?? Infinity;
     return async (ctx, next) => {
         if (ctx.method !== "POST" && ctx.method !== "PUT" && ctx.method !== "PATCH")
             return next();
@@ -35,80 +37,69 @@ export function jsonBody(limit: string): Middleware {
         if (!isJsonMediaType(contentType))
             throw ApiError.unsupportedMediaType(contentType || undefined);
         if (ctx.get("Content-Length") === "0" || (ctx.get("Content-Length") === "" && ctx.get("Transfer-Encoding") === ""))
-            throw ApiError.invalidRequest("The request body is empty: send a JSON object.", null, "invalid_json");
-        // A large body is decoded and parsed in a worker thread: on the main thread a 10 MB body held every
-        // other request ~30 ms (three at once, /health waited over 100 ms).
-        const length = Number(ctx.get("Content-Length"));
-        if (Number.isSafeInteger(length) && length > offThreadBytes) {
-            if (length > limitBytes)
-                throw ApiError.payloadTooLarge(limit);
-            let value: unknown;
-            try {
-                value = await parseJsonOffThread(await readBody(ctx.req, limitBytes, limit));
-            } catch (error) {
-                if (error instanceof ApiError)
-                    throw error;
-                throw toBodyError({}, limit);
-            }
-            // As the body parser's strict mode: an object or an array, never a bare value.
-            if (value === null || typeof value !== "object")
-                throw toBodyError({}, limit);
-            ctx.request.body = value as typeof ctx.request.body;
-            rejectTooDeep(value);
-            return next();
+            throw emptyBody();
+        if (declaredLength(ctx.req) > limitBytes)
+            throw ApiError.payloadTooLarge(limit);
+        const hold = memory.admit(ctx.req, ctx.res);
+        let bytes: Uint8Array;
+        try {
+            bytes = await readBody(ctx.req, limitBytes, limit, hold);
+        } finally {
+            (ctx.state as RequestState).logFields.body_bytes = hold.total;
         }
-        return parse(ctx, () => {
-            rejectTooDeep(ctx.request.body);
-            return next();
-        });
+        if (bytes.length === 0)
+            throw emptyBody();
+        const value = await parseJson(bytes);
+        // Strict: an object or an array, never a bare value.
+        if (value === null || typeof value !== "object")
+            throw notJson();
+        rejectHazard(value);
+        ctx.request.body = value;
+        return next();
     };
 }
 
 /** Bodies above this are parsed off the main thread (smaller ones cost less than the hand-over). */
 const offThreadBytes = 1024 * 1024;
+const utf8 = new TextDecoder("utf-8", {fatal: true});
 
-/** The request's bytes, at most `limit` of them (more: 413 naming `limitText`). */
-async function readBody(request: AsyncIterable<Buffer>, limit: number, limitText: string): Promise<Uint8Array> {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of request) {
-        total += chunk.length;
-        if (total > limit)
-            throw ApiError.payloadTooLarge(limitText);
-        chunks.push(chunk);
+/**
+ * A large body is decoded and parsed in a worker thread: on the main thread a 10 MB body held every
+ * other request ~30 ms (three at once, /health waited over 100 ms).
+ */
+async function parseJson(bytes: Uint8Array): Promise<unknown> {
+    try {
+        return bytes.length > offThreadBytes ? await parseJsonOffThread(bytes) : JSON.parse(utf8.decode(bytes));
+    } catch {
+        throw notJson();
     }
-    return new Uint8Array(Buffer.concat(chunks, total));
 }
 
-/** "10mb", "512kb", "2048" (bytes) as a number of bytes (1 mb = 1024 * 1024), as the body parser reads it. */
-function byteLimit(limit: string): number {
-    const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(limit);
-    if (match == null)
-        return Infinity;
-    const unit = {b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3}[(match[2] ?? "b").toLowerCase() as "b" | "kb" | "mb" | "gb"];
-    return Math.floor(Number(match[1]) * unit);
+function emptyBody() {
+    return ApiError.invalidRequest("The request body is empty: send a JSON object.", null, "invalid_json");
 }
 
-function rejectTooDeep(body: unknown) {
-    const path = findTooDeepPath(body, maxJsonDepth);
-    if (path == null)
-        return;
-    const param = typeof path[0] === "string" ? path[0] : null;
-    const shown = path.slice(0, 6).map((segment, index) => typeof segment === "number" ? `[${segment}]` : index === 0 ? segment : `.${segment}`).join("");
-    throw ApiError.invalidRequest(
-        `The request body nests objects/arrays more than ${maxJsonDepth} levels deep (at '${shown}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`,
-        param, "json_too_deep");
-}
-
-/** The body parser's errors (raw-body / co-body) as the client sees them. */
-function toBodyError(error: {status?: number, type?: string, message?: string}, limit: string) {
-    if (error.type === "entity.too.large" || error.status === 413)
-        return ApiError.payloadTooLarge(limit);
-    if (error.type === "encoding.unsupported" || error.status === 415)
-        return new ApiError(415, "invalid_request_error", String(error.message), {code: "unsupported_media_type"});
+function notJson() {
     return ApiError.invalidRequest(
         "We could not parse the JSON body of your request. The server expects a JSON object as the request body.",
         null, "invalid_json");
+}
+
+function rejectHazard(body: unknown) {
+    const hazard = findJsonHazard(body, maxJsonDepth);
+    if (hazard == null)
+        return;
+    const param = typeof hazard.path[0] === "string" ? hazard.path[0] : null;
+    if (hazard.problem === "prototype_key")
+        throw ApiError.invalidRequest(`The request body has a '${hazard.path.at(-1)}' key (at '${shownPath(hazard.path)}'), which the server refuses (prototype poisoning).`,
+            param, "invalid_json");
+    throw ApiError.invalidRequest(
+        `The request body nests objects/arrays more than ${maxJsonDepth} levels deep (at '${shownPath(hazard.path)}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`,
+        param, "json_too_deep");
+}
+
+function shownPath(path: (string | number)[]) {
+    return path.slice(0, 6).map((segment, index) => typeof segment === "number" ? `[${segment}]` : index === 0 ? segment : `.${segment}`).join("");
 }
 
 /**
