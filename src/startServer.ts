@@ -92,7 +92,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const shutdown = new AbortController();
     const drain = new AbortController();
     const app = createApp({
-        capabilities, engines, keys, logger,
+        config, capabilities, engines, keys, logger,
         metrics: new ServerMetrics(engines),
         corsOrigins: config.corsOrigins,
         allowedHosts: config.allowedHosts,
