@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ResponseStore } from "../../src/capabilities/chat/responses/ResponseStore.js";
+import { StoredItemsJson } from "../../src/capabilities/chat/responses/StoredItemsJson.js";
 import { toResponse } from "../../src/capabilities/chat/responses/toResponse.js";
 
 // The store's bounds without a server (test/e2e/responseStore.test.ts has them through HTTP): each key's own share,
@@ -67,5 +68,19 @@ describe("ResponseStore", () => {
         expect(JSON.parse(bytes.toString())).toEqual({object: "list", data: [...input].reverse(), first_id: "i2", last_id: "i1", has_more: false});
         expect(JSON.parse(Buffer.concat(await ResponseStore.inputItemsBody(second, true).body.toArray()).toString()).data).toEqual(input);
         expect(JSON.parse(second.json.toString())).toEqual(response("r2", "y".repeat(2_000)));
+    });
+
+    it("writes stored items oldest or newest first as JSON.stringify would, large items uncopied, the rest in pieces of about 1 MB", () => {
+        const items = [
+            {id: "a", content: "é ✓ 😀 \u2028 \"quoted\""}, {id: "b", content: "x".repeat(1_500_000)},
+            ...Array.from({length: 3000}, (_, index) => ({id: `s${index}`, content: "y".repeat(500) + "ü"})), {id: "c", content: "z".repeat(2_000_000)}, {id: "d", content: ""}
+        ];
+        const stored = StoredItemsJson.of(items);
+        expect(Buffer.concat([...stored.joined(true)]).toString()).toBe(JSON.stringify(items).slice(1, -1));
+        const newestFirst = [...stored.joined(false)];
+        expect(Buffer.concat(newestFirst).toString()).toBe(JSON.stringify([...items].reverse()).slice(1, -1));
+        // The 2 MB and 1.5 MB items are views of the stored buffer, not copies; no copied piece is much over 1 MB.
+        expect(newestFirst.filter((piece) => piece.buffer === stored.bytes.buffer && piece.length >= 1_500_000)).toHaveLength(2);
+        expect(Math.max(...newestFirst.filter((piece) => piece.buffer !== stored.bytes.buffer).map((piece) => piece.length))).toBeLessThan(1024 * 1024 + 1024);
     });
 });

@@ -1,5 +1,6 @@
 import { Readable } from "node:stream";
 import type { InputItem, OutputItem, ResponseObject } from "./ResponsesWire.js";
+import { StoredItemsJson } from "./StoredItemsJson.js";
 
 /**
  * A stored response: what continues it (its input, output and the conversation before it, as objects) and what
@@ -12,9 +13,9 @@ export type StoredResponse = {
     owner: string | null;
     /** The response as `GET /v1/responses/{id}` returns it. */
     json: Buffer;
-    /** Its input items with their ids, and each one's JSON (`input_items` lists them in either order). */
+    /** Its input items with their ids, and their JSON (`input_items` lists them in either order). */
     input: (InputItem & {id: string})[];
-    inputJson: Buffer[];
+    inputJson: StoredItemsJson;
     output: OutputItem[];
     /** The conversation it continued (`previous_response_id`). */
     history: InputItem[];
@@ -58,8 +59,8 @@ export class ResponseStore {
         if (this.limits.maxBytes <= 0 || this.limits.maxResponses <= 0)
             return false;
         const json = Buffer.from(JSON.stringify(entry.response));
-        const inputJson = entry.input.map((item) => Buffer.from(JSON.stringify(item)));
-        const bytes = json.length + inputJson.reduce((sum, item) => sum + item.length, 0) + (entry.previous?.bytes ?? 0);
+        const inputJson = StoredItemsJson.of(entry.input);
+        const bytes = json.length + inputJson.bytes.length + (entry.previous?.bytes ?? 0);
         if (bytes > this.limits.maxBytes)
             return false;
         const stored: StoredResponse = {
@@ -122,17 +123,16 @@ export class ResponseStore {
      * the items' stored JSON: a stream of the stored bytes, nothing serialized again.
      */
     static inputItemsBody(stored: StoredResponse, ascending: boolean): {body: Readable, length: number} {
-        const order = stored.inputJson.map((_, index) => ascending ? index : stored.inputJson.length - 1 - index);
-        const first = order.length > 0 ? stored.input[order[0]].id : null;
-        const last = order.length > 0 ? stored.input[order.at(-1)!].id : null;
-        const parts: Buffer[] = [Buffer.from("{\"object\":\"list\",\"data\":[")];
-        for (const [position, index] of order.entries()) {
-            if (position > 0)
-                parts.push(comma);
-            parts.push(stored.inputJson[index]);
-        }
-        parts.push(Buffer.from(`],"first_id":${JSON.stringify(first)},"last_id":${JSON.stringify(last)},"has_more":false}`));
-        return {body: Readable.from(parts), length: parts.reduce((sum, part) => sum + part.length, 0)};
+        const ids = stored.input.map((item) => item.id);
+        const [first, last] = ascending ? [ids[0], ids.at(-1)] : [ids.at(-1), ids[0]];
+        const head = Buffer.from("{\"object\":\"list\",\"data\":[");
+        const tail = Buffer.from(`],"first_id":${JSON.stringify(first ?? null)},"last_id":${JSON.stringify(last ?? null)},"has_more":false}`);
+        const body = Readable.from((function* () {
+            yield head;
+            yield* stored.inputJson.joined(ascending);
+            yield tail;
+        })());
+        return {body, length: head.length + stored.inputJson.bytes.length + tail.length};
     }
 
     /** Evicts the oldest response of `shelf` but `keep` (the one being stored); false when there is none. */
@@ -153,5 +153,3 @@ export class ResponseStore {
         return fullest;
     }
 }
-
-const comma = Buffer.from(",");
