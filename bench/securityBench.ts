@@ -4,9 +4,11 @@
  * construction: a ~9.9 MB prompt on chat completions and on legacy completions, and a chat request
  * whose json_schema has a 40,000-value enum; meanwhile /health is polled (from a worker thread of the bench,
  * so that the bench's own sending of 10 MB bodies does not delay the polls). Prints /health latency
- * (median, p99, max) idle and under that load, and what the heavy requests got. Then stalled uploads
- * against --max-body-memory (bench/stalledUploads.ts).
- * Figures: docs/security.md ("Heavy requests").
+ * (median, p99, max) idle and under that load, and what the heavy requests got. Then reads of a large stored
+ * response: a Responses request whose input carries a 9.5 MB reasoning item (`encrypted_content`, stored, never
+ * rendered), then its `input_items` read 3 at a time, 10 times, with /health polled the same way. Then stalled
+ * uploads against --max-body-memory (bench/stalledUploads.ts).
+ * Figures: docs/security.md ("Heavy requests", "Stored responses").
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -90,6 +92,32 @@ try {
     console.log(`/health latency, ms: under heavy requests median ${fixed(median(busy), 1)} p99 ${fixed(percentile(busy, 0.99), 1)} max ${fixed(Math.max(...busy), 1)} (${busy.length} polls)`);
     for (const [name, {status, message, ms}] of answers)
         console.log(`  ${name}: ${status}, median ${fixed(median(ms), 0)} ms per request (3 at a time): ${message.slice(0, 110)}`);
+
+    // Reads of a large stored response: serialized on every GET, they held the main thread (58 MB: 758 ms).
+    const storing = await fetch(`${server.baseUrl}/v1/responses`, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({
+        model: "stories", max_output_tokens: 1,
+        input: [{type: "reasoning", summary: [], encrypted_content: "e".repeat(9.5 * 1024 * 1024)}, {role: "user", content: "Once upon a time"}]
+    })});
+    const stored = await storing.json() as {id?: string, error?: {message: string}};
+    if (stored.id == null)
+        console.log(`  reading a 9.5 MB stored response: not stored (${storing.status}: ${stored.error?.message.slice(0, 110)})`);
+    else {
+        const readMs: number[] = [];
+        let bytes = 0;
+        let readsDone = false;
+        const reads = (async () => {
+            for (let round = 0; round < 10; round++)
+                await Promise.all([0, 1, 2].map(async () => {
+                    const started = performance.now();
+                    bytes = (await (await fetch(`${server.baseUrl}/v1/responses/${stored.id}/input_items`)).arrayBuffer()).byteLength;
+                    readMs.push(performance.now() - started);
+                }));
+            readsDone = true;
+        })();
+        const reading = await pollHealth(() => readsDone);
+        await reads;
+        console.log(`/health latency, ms: while 3 at a time read a stored response's ${fixed(bytes / 1024 / 1024, 1)} MB input_items median ${fixed(median(reading), 1)} p99 ${fixed(percentile(reading, 0.99), 1)} max ${fixed(Math.max(...reading), 1)} (${reading.length} polls; a read: median ${fixed(median(readMs), 0)} ms)`);
+    }
 } finally {
     await server.stop();
     fs.rmSync(tmp, {recursive: true, force: true});

@@ -48,6 +48,7 @@ import path from "node:path";
  * | --ui             | UI                   | auto                 | the playground page at `/`: `on`, `off`, `auto` (on, except when listening beyond loopback without API keys) |
  * | --speculative    | SPECULATIVE          | lookup               | chat models' speculative decoding: `lookup` (drafts from the prompt and output), `draft` (a manifest `draftModel`; lookup for models without one), `off` |
  * | --draft-max      | DRAFT_MAX            | 16                   | most tokens per draft (a manifest `draftMax` overrides) |
+ * | --response-store-mb | RESPONSE_STORE_MB | 64                   | stored Responses (`store`) per API key, in MB of their JSON (0 = none stored) |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -114,6 +115,8 @@ export type Config = {
     speculative: SpeculativeSetting;
     /** Most tokens per draft. */
     draftMax: number;
+    /** Each API key's share of the Responses store (and 1,000 responses), in MB; 0 = nothing is stored (ResponseStore). */
+    responseStoreMb: number;
 };
 
 export const flashAttentionSettings = ["on", "off", "auto"] as const;
@@ -184,7 +187,9 @@ export const defaultConfig: Config = {
     ui: "auto",
     // Greedy output stays the same token for token; rejected drafts are kept rare (docs/speculative.md).
     speculative: "lookup",
-    draftMax: 16
+    draftMax: 16,
+    // As OpenAI keeps responses for previous_response_id; per key, so that one key cannot push out another's.
+    responseStoreMb: 64
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -235,7 +240,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "drain-seconds": { type: "string" },
             ui: { type: "string" },
             speculative: { type: "string" },
-            "draft-max": { type: "string" }
+            "draft-max": { type: "string" },
+            "response-store-mb": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -287,7 +293,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         reasoningFormat: oneOf(pick(values["reasoning-format"], "REASONING_FORMAT"), "reasoning-format", ["parsed", "raw"] as const, defaultConfig.reasoningFormat),
         ui: oneOf(pick(values.ui, "UI"), "ui", ["on", "off", "auto"] as const, defaultConfig.ui),
         speculative: oneOf(pick(values.speculative, "SPECULATIVE"), "speculative", speculativeSettings, defaultConfig.speculative),
-        draftMax: integer(pick(values["draft-max"], "DRAFT_MAX"), "draft-max", defaultConfig.draftMax, 1, 64)
+        draftMax: integer(pick(values["draft-max"], "DRAFT_MAX"), "draft-max", defaultConfig.draftMax, 1, 64),
+        responseStoreMb: integer(pick(values["response-store-mb"], "RESPONSE_STORE_MB"), "response-store-mb", defaultConfig.responseStoreMb, 0, 1_048_576)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -342,7 +349,8 @@ const flagByEnv: Record<string, string> = {
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
     FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers",
-    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui", SPECULATIVE: "speculative", DRAFT_MAX: "draft-max"
+    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui", SPECULATIVE: "speculative", DRAFT_MAX: "draft-max",
+    RESPONSE_STORE_MB: "response-store-mb"
 };
 
 /**

@@ -94,7 +94,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const drain = new AbortController();
     const bodyMemory = new BodyMemory(config.maxBodyMemory);
     const app = createApp({
-        capabilities, engines, keys, logger,
+        config, capabilities, engines, keys, logger,
         metrics: new ServerMetrics(engines, bodyMemory),
         corsOrigins: config.corsOrigins,
         allowedHosts: config.allowedHosts,

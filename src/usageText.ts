@@ -36,6 +36,7 @@ Options (flag / environment variable, default):
   --ui <m>                 UI                    ${defaultConfig.ui}   the playground page at /: on, off, auto (off beyond loopback without keys)
   --speculative <m>        SPECULATIVE           ${defaultConfig.speculative}   chat models: lookup (drafts from prompt/output), draft (manifest draftModel), off
   --draft-max <n>          DRAFT_MAX             ${defaultConfig.draftMax}   most tokens per draft
+  --response-store-mb <n>  RESPONSE_STORE_MB     ${defaultConfig.responseStoreMb}   stored Responses per API key, MB of JSON (0 = none stored)
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)
   -h, --help                                              this text

@@ -20,6 +20,8 @@ export type EngineContext = {
 
 /** What a capability's routes get. */
 export type RouteContext = {
+    /** The server's settings (a capability reads its own, e.g. chat's response store). */
+    config: Config;
     engines: EngineHost;
     logger: Logger;
     ssePingMs: number;

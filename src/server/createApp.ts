@@ -4,7 +4,7 @@ import Koa, { type Context } from "koa";
 import Router from "@koa/router";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
 import type { Capability } from "../capabilities/Capability.js";
-import type { HealthDetailsSetting } from "../config.js";
+import type { Config, HealthDetailsSetting } from "../config.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { BodyMemory } from "../core/http/BodyMemory.js";
 import { jsonBody } from "../core/http/jsonBody.js";
@@ -26,6 +26,8 @@ import { requestContext } from "./requestContext.js";
 import { routeTableOf, type RouteInfo } from "./routeTableOf.js";
 
 export type AppDeps = {
+    /** The settings, for the capabilities' routes (RouteContext.config). */
+    config: Config;
     capabilities: readonly Capability[];
     engines: EngineHost;
     keys: ApiKeyStore;
@@ -101,7 +103,7 @@ export function createApp(deps: AppDeps): App {
     v1.get("/models/:id", retrieveModelHandler(deps.engines));
     const linkBase = (ctx: Context) => deps.publicUrl
         ?? (isLoopbackHost(hostnameOf(ctx.get("Host"))) || deps.allowedHosts.includes(hostnameOf(ctx.get("Host"))) ? `${ctx.protocol}://${ctx.host}` : deps.serverUrl());
-    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit, deps.bodyMemory),
+    const routeContext = {config: deps.config, engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit, deps.bodyMemory),
         multipartBody: (limits: MultipartLimits) => multipartBody(limits, deps.bodyMemory), publicRouter, linkBase};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);

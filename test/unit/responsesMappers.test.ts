@@ -239,7 +239,7 @@ describe("the response object and the store", () => {
         const output = [{type: "message" as const, id: "msg", status: "completed" as const, role: "assistant" as const, content: [{type: "output_text" as const, text: "answer", annotations: []}]}];
         const response = (id: string) => toResponse(id, 1, "m", {model: "m", input: "x"}, {status: "completed", usage: null, output});
         for (const id of ["resp_a", "resp_b", "resp_c"])
-            store.put({response: response(id), input: [{role: "user", content: "question", id: "item_1"}], history: [], owner: "alice"});
+            store.put({response: response(id), input: [{role: "user", content: "question", id: "item_1"}], previous: null, owner: "alice"});
         expect(store.get("resp_a", "alice")).toBeUndefined();
         expect(store.get("resp_b", "bob")).toBeUndefined();
         expect(ResponseStore.conversationOf(store.get("resp_c", "alice")!)).toEqual([{role: "user", content: "question", id: "item_1"}, ...output]);

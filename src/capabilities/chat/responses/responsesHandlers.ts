@@ -11,7 +11,7 @@ import type { ChatEngine } from "../ChatEngine.js";
 import { toChatJob } from "../toChatJob.js";
 import { ResponseEvents } from "./ResponseEvents.js";
 import { ResponseStore } from "./ResponseStore.js";
-import type { InputItem, OutputItem, ResponseCreateRequest, ResponseObject, ResponseUsage } from "./ResponsesWire.js";
+import type { OutputItem, ResponseCreateRequest, ResponseObject, ResponseUsage } from "./ResponsesWire.js";
 import { responsesSchema } from "./responsesSchema.js";
 import { inputItems, toChatRequest } from "./toChatRequest.js";
 import { toOutputItems, toResponse, toUsage, type OutputOptions, type ResponseIds } from "./toResponse.js";
@@ -37,8 +37,8 @@ function idsFor(responseId: string): ResponseIds {
     };
 }
 
-/** The key a request authenticated with (the response's owner), null on a server without keys. */
-const ownerOf = (state: RequestState) => typeof state.logFields.key === "string" ? state.logFields.key : null;
+/** The identity (hash) of the key a request authenticated with (the response's owner), null on a server without keys. */
+const ownerOf = (state: RequestState) => state.keyHash ?? null;
 
 /**
  * POST /v1/responses: OpenAI's Responses API over the chat engine (stateless per request; `store` keeps
@@ -84,9 +84,9 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         };
         const respond = (status: ResponseObject["status"], output: OutputItem[], usage: ResponseUsage | null) =>
             toResponse(id, createdAt, entry.id, request, {status, output, usage, warnings: tools.warnings});
+        // A response the store cannot keep (larger than a key's share) says so: `store: false`.
         const finish = (response: ResponseObject) => {
-            if (response.store)
-                store.put({response, input, history, owner});
+            response.store &&= store.put({response, input, previous: previous ?? null, owner});
             return response;
         };
 
@@ -142,10 +142,12 @@ function stored(store: ResponseStore, ctx: RouterContext) {
     return found;
 }
 
-/** GET /v1/responses/{id}: a stored response (only to the key that created it). */
+/** GET /v1/responses/{id}: a stored response (only to the key that created it), its JSON as stored. */
 export function retrieveResponseHandler(store: ResponseStore): RouterMiddleware {
     return (ctx) => {
-        ctx.body = stored(store, ctx).response;
+        const json = stored(store, ctx).json;
+        ctx.type = "application/json";
+        ctx.body = json;
     };
 }
 
@@ -153,15 +155,17 @@ export function retrieveResponseHandler(store: ResponseStore): RouterMiddleware 
 export function deleteResponseHandler(store: ResponseStore): RouterMiddleware {
     return (ctx) => {
         const found = stored(store, ctx);
-        store.delete(found.response.id, found.owner);
-        ctx.body = {id: found.response.id, object: "response", deleted: true};
+        store.delete(found.id, found.owner);
+        ctx.body = {id: found.id, object: "response", deleted: true};
     };
 }
 
 /** GET /v1/responses/{id}/input_items: the input it was given, newest first (OpenAI's default order), or oldest first with `order=asc`. */
 export function inputItemsHandler(store: ResponseStore): RouterMiddleware {
     return (ctx) => {
-        const items: (InputItem & {id: string})[] = ctx.query.order === "asc" ? [...stored(store, ctx).input] : [...stored(store, ctx).input].reverse();
-        ctx.body = {object: "list", data: items, first_id: items[0]?.id ?? null, last_id: items.at(-1)?.id ?? null, has_more: false};
+        const {body, length} = ResponseStore.inputItemsBody(stored(store, ctx), ctx.query.order === "asc");
+        ctx.type = "application/json";
+        ctx.body = body;
+        ctx.length = length;
     };
 }
