@@ -95,7 +95,7 @@ function runCodex(bin: string, args: string[]): Promise<{code: number | null, st
 
 describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"responses\") against the server", () => {
     beforeAll(async () => {
-        await makeTestLlamaGguf(modelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab, endsTurnAtOnce: true,
+        await makeTestLlamaGguf(modelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab, endsTurn: "at once",
             nEmbd: 16, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 32, contextLength: 40960});
         server = await startTestServer({
             models: [{id: "tiny-codex", task: "chat", path: modelPath, contextSize: 40960, parallel: 1, threads: 1, aliases: [codexDefaultModel]}],

@@ -60,6 +60,11 @@ describe("toChatRequest (Messages -> chat completions, pure)", () => {
             {role: "assistant", content: "Ok"}
         ]);
         expect(effort).toBe("low");
+        // Claude Code's billing header (Anthropic's metadata, different with every prompt) does not reach the model.
+        const billed = toChatRequest({model: "m", max_tokens: 10, messages: [user("Hi")], system: [
+            {type: "text", text: "x-anthropic-billing-header: cc_version=2.1.332.573; cc_entrypoint=sdk-cli;"}, {type: "text", text: "You are an agent."}
+        ]});
+        expect(billed.chat.messages[0]).toEqual({role: "system", content: "You are an agent."});
         // Without a top-level system the first system message is where the system prompt comes from (for errors).
         const alone = toChatRequest({model: "m", max_tokens: 10, messages: [user("Hi"), {role: "system", content: "Late."}]});
         expect(alone.chat.messages[0]).toEqual({role: "system", content: "Late."});

@@ -6,7 +6,10 @@ import type { CountTokensRequest, Effort, MessageCreateRequest, TextBlock } from
  * lines. Every chat template takes a system prompt first and many refuse one later, so the text joins it
  * rather than staying between the turns. An empty one is dropped; one with `clear_at: "next_user_message"` is
  * dropped once a user turn follows it. The last such message's `output_config.effort` is the effort asked for.
- * `path`: the field the system prompt stands for, in errors.
+ * Claude Code's first system block, `x-anthropic-billing-header: cc_version=...;`, is metadata for Anthropic's
+ * billing, not instructions, and it changes with every prompt: first in the prompt, it would keep the prompt
+ * cache from serving the rest (thousands of tokens of system prompt and tools) to the next conversation, so it is
+ * left out. `path`: the field the system prompt stands for, in errors.
  */
 export function systemPrompt(request: MessageCreateRequest | CountTokensRequest): {text: string, path: string, effort: Effort | null} {
     const parts = [textOf(request.system)];
@@ -24,6 +27,9 @@ export function systemPrompt(request: MessageCreateRequest | CountTokensRequest)
     return {text: parts.filter((part) => part !== "").join("\n\n"), path: path ?? "system", effort};
 }
 
+const billingHeader = /^x-anthropic-billing-header:/;
+
 function textOf(content: string | TextBlock[] | null | undefined): string {
-    return typeof content === "string" ? content : (content ?? []).map((block) => block.text).filter((text) => text !== "").join("\n\n");
+    return typeof content === "string" ? content
+        : (content ?? []).map((block) => block.text).filter((text) => text !== "" && !billingHeader.test(text)).join("\n\n");
 }
