@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPrograms, installAgentProgram } from "../support/agentPrograms.js";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
-import { startRecordingProxy, type RecordedExchange, type RecordingProxy } from "../support/recordingProxy.js";
+import { startRecordingProxy, startRefusingProxy, type RecordedExchange, type RecordingProxy, type RefusingProxy } from "../support/recordingProxy.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
 
@@ -25,6 +25,7 @@ const modelPath = path.join(testModelsDir, "tiny-agent.gguf");
 const logLines: string[] = [];
 let server: TestServer;
 let proxy: RecordingProxy;
+let refuser: RefusingProxy;
 let home: string;
 
 type Run = {code: number | null, stdout: string, stderr: string, exchanges: RecordedExchange[]};
@@ -42,8 +43,10 @@ function claude(args: string[], apiKey = key): Promise<Run> {
         // Every model role Claude Code has names the served model.
         ANTHROPIC_MODEL: model, ANTHROPIC_SMALL_FAST_MODEL: model, ANTHROPIC_DEFAULT_HAIKU_MODEL: model,
         ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model,
-        // Nothing but the server: no telemetry, update checks, error reports or other traffic.
+        // Nothing but the server: no telemetry, update checks, error reports or other traffic; whatever tries
+        // anything beyond loopback meets the refusing proxy, which counts it.
         DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", DISABLE_ERROR_REPORTING: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        HTTPS_PROXY: refuser.url, HTTP_PROXY: refuser.url, ALL_PROXY: refuser.url, NO_PROXY: "127.0.0.1,localhost",
         // Its max_tokens: the model ends its turns long before.
         CLAUDE_CODE_MAX_OUTPUT_TOKENS: "256"
     };
@@ -79,6 +82,7 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
             logLines
         });
         proxy = await startRecordingProxy(server.url);
+        refuser = await startRefusingProxy();
         home = fs.mkdtempSync(path.join(os.tmpdir(), "los-claude-code-"));
         fs.mkdirSync(path.join(home, "work"));
         fs.mkdirSync(path.join(home, "tmp"));
@@ -86,12 +90,14 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
 
     afterAll(async () => {
         await proxy?.close();
+        await refuser?.close();
         await server?.stop();
         if (home != null)
             fs.rmSync(home, {recursive: true, force: true});
+        fs.rmSync(modelPath, {force: true});
     });
 
-    it("claude -p --output-format json: exits 0 with its result; every request answered 2xx; the requests carry system messages, adaptive thinking and tools", async () => {
+    it("claude -p --output-format json: exits 0 with its result; every request answered 2xx, nothing beyond loopback tried; the requests carry system messages, adaptive thinking and tools", async () => {
         const run = await claude(["-p", "Say hello in one word.", "--output-format", "json", "--tools", "Bash,Read,Edit"]);
         expect(run.code, run.stderr).toBe(0);
         const result = JSON.parse(run.stdout);
@@ -115,6 +121,7 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
         const id = main.responseHeaders["request-id"];
         expect(logLines.some((line) => line.includes(`id="${id}" status=200`))).toBe(true);
         expect(result.usage.input_tokens + result.usage.cache_read_input_tokens).toBeGreaterThan(1000);
+        expect(refuser.attempts).toEqual([]);
     }, 300_000);
 
     it("claude -p --output-format stream-json --verbose: every line is an event, the last its result; display \"updates\" thinking is accepted; the prompt cache serves the shared prefix", async () => {
@@ -131,6 +138,7 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
         expect(main.json.thinking).toEqual({type: "adaptive", display: "updates"});
         // The system prompt and tools are the first run's: read from the prompt cache, and reported as cache reads.
         expect(result.usage!.cache_read_input_tokens).toBeGreaterThan(1000);
+        expect(refuser.attempts).toEqual([]);
     }, 300_000);
 
     it("a wrong key: Claude Code gets Anthropic's 401 with x-should-retry: false and fails at once, without retrying", async () => {
@@ -142,5 +150,6 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
         expect(requests[0].responseHeaders["x-should-retry"]).toBe("false");
         const result = JSON.parse(run.stdout);
         expect(result).toMatchObject({type: "result", is_error: true, api_error_status: 401});
+        expect(refuser.attempts).toEqual([]);
     }, 300_000);
 });

@@ -53,3 +53,31 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         })
     };
 }
+
+export type RefusingProxy = {url: string, attempts: string[], close(): Promise<void>};
+
+/**
+ * Where a client program's traffic to anything but loopback goes (its HTTPS_PROXY / HTTP_PROXY / ALL_PROXY, with
+ * NO_PROXY naming loopback): refused, and each attempt kept (`CONNECT host:443`, `GET http://...`), so a test
+ * can say that nothing tried to leave the machine.
+ */
+export async function startRefusingProxy(): Promise<RefusingProxy> {
+    const attempts: string[] = [];
+    const server = http.createServer((request, response) => {
+        attempts.push(`${request.method} ${request.url}`);
+        response.writeHead(403).end();
+    });
+    server.on("connect", (request, socket) => {
+        attempts.push(`CONNECT ${request.url}`);
+        socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        attempts,
+        close: () => new Promise((resolve) => {
+            server.closeAllConnections();
+            server.close(() => resolve());
+        })
+    };
+}
