@@ -32,6 +32,7 @@ export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toAp
         };
         Object.assign(ctx.state, state);
         ctx.set("X-Request-Id", state.requestId);
+        ctx.set("request-id", state.requestId);
 
         const started = state.receivedAt;
         try {

@@ -1,12 +1,11 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPrograms, installAgentProgram } from "../support/agentPrograms.js";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { startRecordingProxy, startRefusingProxy, type RecordingProxy, type RefusingProxy } from "../support/recordingProxy.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
 
@@ -26,55 +25,18 @@ const codexDefaultModel = "gpt-6.2-sol";
 const key = "sk-codex-test";
 const modelPath = path.join(testModelsDir, "tiny-codex.gguf");
 
-type Recorded = {method: string, url: string, status: number, body: Record<string, unknown> | null};
-
 let server: TestServer;
 let root: string;
-let recorder: http.Server;
-let refuser: http.Server;
-const recorded: Recorded[] = [];
-const outside: string[] = [];
+let recorder: RecordingProxy;
+let refuser: RefusingProxy;
 const logLines: string[] = [];
 
-/** A loopback proxy in front of the server that keeps each request's body and the status it got. */
-function recordingProxy(target: URL): http.Server {
-    return http.createServer((request, response) => {
-        const chunks: Buffer[] = [];
-        request.on("data", (chunk: Buffer) => chunks.push(chunk));
-        request.on("end", () => {
-            const body = Buffer.concat(chunks);
-            const upstream = http.request({host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers}, (answer) => {
-                const text = body.toString("utf8");
-                recorded.push({method: request.method!, url: request.url!, status: answer.statusCode!, body: text === "" ? null : JSON.parse(text)});
-                response.writeHead(answer.statusCode!, answer.headers);
-                answer.pipe(response);
-            });
-            upstream.end(body);
-        });
-    });
-}
-
-/** Where anything that is not loopback would go: refused, and counted. */
-function refusingProxy(): http.Server {
-    const proxy = http.createServer((request, response) => {
-        outside.push(`${request.method} ${request.url}`);
-        response.writeHead(403).end();
-    });
-    proxy.on("connect", (request, socket) => {
-        outside.push(`CONNECT ${request.url}`);
-        socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
-    });
-    return proxy;
-}
-
-const listen = async (httpServer: http.Server) => {
-    await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
-    return `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-};
+/** The requests Codex sent through the recording proxy, bodies parsed, with the status each got. */
+const recorded = () => recorder.exchanges.map((exchange) => ({...exchange, body: exchange.body === "" ? null : JSON.parse(exchange.body) as Record<string, unknown>}));
 
 /** Runs `codex exec` to its end in the test's own home; its exit code and output. */
 function runCodex(bin: string, args: string[]): Promise<{code: number | null, stdout: string, stderr: string}> {
-    const proxy = `http://127.0.0.1:${(refuser.address() as AddressInfo).port}`;
+    const proxy = refuser.url;
     const work = path.join(root, "work");
     return new Promise((resolve, reject) => {
         const child = spawn(bin, ["exec", "--strict-config", "--ephemeral", "--skip-git-repo-check", "--color", "never", ...args, "Say hello."], {
@@ -95,7 +57,7 @@ function runCodex(bin: string, args: string[]): Promise<{code: number | null, st
 
 describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"responses\") against the server", () => {
     beforeAll(async () => {
-        await makeTestLlamaGguf(modelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab, endsTurnAtOnce: true,
+        await makeTestLlamaGguf(modelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab, endsTurn: "at once",
             nEmbd: 16, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 32, contextLength: 40960});
         server = await startTestServer({
             models: [{id: "tiny-codex", task: "chat", path: modelPath, contextSize: 40960, parallel: 1, threads: 1, aliases: [codexDefaultModel]}],
@@ -104,10 +66,8 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
         root = fs.mkdtempSync(path.join(os.tmpdir(), "codex-e2e-"));
         fs.mkdirSync(path.join(root, "work"));
         fs.mkdirSync(path.join(root, "codex-home"));
-        recorder = recordingProxy(new URL(server.url));
-        const base = await listen(recorder);
-        refuser = refusingProxy();
-        await listen(refuser);
+        recorder = await startRecordingProxy(server.url);
+        refuser = await startRefusingProxy();
         fs.writeFileSync(path.join(root, "codex-home", "config.toml"), [
             `model_provider = "local"`,
             `approval_policy = "never"`,
@@ -121,7 +81,7 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
             `[otel]`, `exporter = "none"`, `metrics_exporter = "none"`, `trace_exporter = "none"`, ``,
             `[model_providers.local]`,
             `name = "local-openai-server"`,
-            `base_url = "${base}/v1"`,
+            `base_url = "${recorder.url}/v1"`,
             `env_key = "LOCAL_OPENAI_SERVER_KEY"`,
             `wire_api = "responses"`,
             ``
@@ -130,8 +90,8 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
 
     afterAll(async () => {
         await server?.stop();
-        recorder?.close();
-        refuser?.close();
+        await recorder?.close();
+        await refuser?.close();
         if (root != null)
             fs.rmSync(root, {recursive: true, force: true});
         fs.rmSync(modelPath, {force: true});
@@ -140,13 +100,13 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
     const bin = "bin" in codex ? codex.bin : "";
 
     it("with a named model: tools with a namespace and web_search; exit 0, only 2xx answers, nothing but loopback reached", async () => {
-        recorded.length = 0;
+        recorder.exchanges.length = 0;
         logLines.length = 0;
         const result = await runCodex(bin, ["--model", "tiny-codex"]);
         expect(result.code, result.stderr).toBe(0);
-        expect(recorded.length).toBeGreaterThan(0);
-        expect(recorded.map((request) => request.status).filter((status) => status < 200 || status > 299)).toEqual([]);
-        const first = recorded.find((request) => request.method === "POST" && request.url === "/v1/responses")!;
+        expect(recorded().length).toBeGreaterThan(0);
+        expect(recorded().map((request) => request.status).filter((status) => status < 200 || status > 299)).toEqual([]);
+        const first = recorded().find((request) => request.method === "POST" && request.url === "/v1/responses")!;
         expect(first.body).toMatchObject({model: "tiny-codex", stream: true, store: false, include: ["reasoning.encrypted_content"], prompt_cache_key: expect.any(String)});
         const tools = first.body!.tools as {type: string, external_web_access?: boolean}[];
         expect(tools.some((tool) => tool.type === "function")).toBe(true);
@@ -154,22 +114,22 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
         expect(tools).toContainEqual({type: "web_search", external_web_access: false});
         // web_search was left out of the model's tools, with a warning.
         expect(logLines.some((line) => line.includes(" WARN ") && line.includes("Built-in tools left out"))).toBe(true);
-        expect(outside).toEqual([]);
+        expect(refuser.attempts).toEqual([]);
     }, 180_000);
 
     it("with its default model: the tools as an additional_tools item (namespaces, a custom tool), reasoning.context, text.verbosity", async () => {
-        recorded.length = 0;
+        recorder.exchanges.length = 0;
         const result = await runCodex(bin, []);
         expect(result.code, result.stderr).toBe(0);
-        expect(recorded.length).toBeGreaterThan(0);
-        expect(recorded.map((request) => request.status).filter((status) => status < 200 || status > 299)).toEqual([]);
-        const first = recorded.find((request) => request.method === "POST" && request.url === "/v1/responses")!;
+        expect(recorded().length).toBeGreaterThan(0);
+        expect(recorded().map((request) => request.status).filter((status) => status < 200 || status > 299)).toEqual([]);
+        const first = recorded().find((request) => request.method === "POST" && request.url === "/v1/responses")!;
         expect(first.body).toMatchObject({model: codexDefaultModel, stream: true, store: false, include: ["reasoning.encrypted_content"],
             reasoning: {context: expect.any(String)}, text: {verbosity: expect.any(String)}, client_metadata: expect.any(Object)});
         const input = first.body!.input as {type?: string, tools?: {type: string, tools?: {type: string}[]}[]}[];
         const additional = input.find((item) => item.type === "additional_tools")!;
         expect(additional.tools!.every((tool) => tool.type === "namespace")).toBe(true);
         expect(additional.tools!.flatMap((tool) => tool.tools!.map((inner) => inner.type))).toEqual(expect.arrayContaining(["function", "custom"]));
-        expect(outside).toEqual([]);
+        expect(refuser.attempts).toEqual([]);
     }, 180_000);
 });

@@ -189,6 +189,12 @@ export type ChatRunHooks = {
      * Only for a model whose `reasoningFormat` is set.
      */
     onReasoning?: (index: number, text: string) => void;
+    /**
+     * Called once per choice when it has its sequence, before its prompt is evaluated: how many of the prompt's
+     * tokens the prompt cache serves (the rest are evaluated); never during `submit`. A stream reports its prompt's
+     * usage from it up front.
+     */
+    onPromptCache?: (index: number, cachedPromptTokens: number) => void;
     /** Called once, before any text, when the job's raw prompt asks for echo. */
     onPrompt?: (echo: PromptEcho) => void;
     /** Called once per choice when it finishes (before the whole run settles). */

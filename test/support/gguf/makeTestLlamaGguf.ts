@@ -49,11 +49,14 @@ export type TestLlamaGgufOptions = {
      */
     residualGain?: (layer: number, part: "attention" | "ffn") => number,
     /**
-     * The model ends its turn at once: EOS is the most likely token after any prompt, by a margin no sampling setting
-     * overcomes, so an answer is empty and costs one step (for clients that send no token limit, such as Codex). Every
-     * token's embedding carries a large constant in dimension 0, which only EOS's output row reads.
+     * The model ends its turn by a margin no sampling setting overcomes: EOS is the most likely token after any token
+     * (every token's embedding carries a large constant in dimension 0, which only EOS's output row reads).
+     * `"at once"`: after the prompt too, so an answer is empty and costs one step (for clients that send no token
+     * limit, such as Codex). `"after a token"`: except right after a line break, whose constant is the opposite, so
+     * the first token of an answer (the generation prompt ends with a line break) is never EOS: an answer is a token
+     * or a few, never empty (for clients that ask again after an empty answer, such as Claude Code).
      */
-    endsTurnAtOnce?: boolean
+    endsTurn?: "at once" | "after a token"
 };
 
 /** ChatML template in the Qwen2.5 style, without tool support. */
@@ -149,7 +152,7 @@ const BYTE_TOKEN_LOGIT_GAIN = 0.25;
 // A scripted next token's logit: far above the random ones (std 3) and what the other script rows give it (their
 // embeddings are nearly orthogonal to its own in nEmbd dimensions).
 const SCRIPT_LOGIT = 60;
-// `endsTurnAtOnce`: dimension 0 of the residual stream stays near this (the layers add only a few units), so the
+// `endsTurn`: dimension 0 of the residual stream stays near this (the layers add only a few units), so the
 // normalized hidden state's dimension 0 is ~7 while the others are ~0.45; EOS's logit is then ~7 x the gain (~70),
 // far above the best of the others (~5).
 const END_OF_TURN_EMBEDDING = 16;
@@ -253,9 +256,9 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
     const ones = (target: Float32Array) => target.fill(1);
     const linear = (fanIn: number, gain = 1) => gain / Math.sqrt(fanIn);
 
-    if (options.endsTurnAtOnce === true)
+    if (options.endsTurn != null)
         for (let id = 0; id < nVocab; id++)
-            embeddings[id * nEmbd] += END_OF_TURN_EMBEDDING;
+            embeddings[id * nEmbd] += options.endsTurn === "after a token" && id === testLlamaTokens.firstByte.id + 0x0a ? -END_OF_TURN_EMBEDDING : END_OF_TURN_EMBEDDING;
     writer.addF32Tensor("token_embd.weight", [nEmbd, nVocab], (target) => target.set(embeddings), weightStorage);
     writer.addF32Tensor("output_norm.weight", [nEmbd], ones);
     writer.addF32Tensor("output.weight", [nEmbd, nVocab], (target) => {
@@ -279,7 +282,7 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
             for (let i = 0; i < nEmbd; i++)
                 target[to * nEmbd + i] += SCRIPT_LOGIT * embedding[i] / (nEmbd * rms);
         }
-        if (options.endsTurnAtOnce === true) {
+        if (options.endsTurn != null) {
             for (let id = 0; id < nVocab; id++)
                 target[id * nEmbd] = 0;
             target[testLlamaTokens.eos.id * nEmbd] = END_OF_TURN_LOGIT_GAIN;

@@ -268,6 +268,7 @@ export class LlamaChatEngine implements ChatEngine {
                         }
                     });
                     const speculation = this.speculation.forChoice(sequence, speculate);
+                    hooks.onPromptCache?.(index, taken[index].kept);
                     const outcome = await generateChoice({
                         model: this.model,
                         sequence,
