@@ -65,8 +65,11 @@ function isOwnOrigin(origin: string, host: string, publicUrl: string | null) {
         return false;
     if (publicUrl != null && new URL(publicUrl).origin === url.origin)
         return true;
+    // A Host of name and port only (no user info, path or query that a URL would read past).
+    if (!/^[a-z0-9.\-]+(:\d+)?$|^\[[0-9a-f:.]+\](:\d+)?$/i.test(host))
+        return false;
     try {
-        return host !== "" && new URL(`${url.protocol}//${host}`).host === url.host;
+        return new URL(`${url.protocol}//${host}`).host === url.host;
     } catch {
         return false;
     }

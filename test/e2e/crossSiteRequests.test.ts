@@ -171,6 +171,8 @@ describe("cross-site requests with --cors-origins and --public-url", () => {
         expect((await send(targets[0], {Origin: "https://llm.internal", Host: "llm.internal", Authorization: "Bearer sk-test"})).status).toBe(200);
         for (const origin of ["http://localhost:5173", "http://127.0.0.1:1", "https://ui.example.com:8443", "http://ui.example.com", "https://llm.example.com.evil.example"])
             expectRefused(await withKey(origin), origin);
+        // The Host is compared as a name and port, nothing a URL would read past.
+        expectRefused(await send(targets[0], {Origin: "http://127.0.0.1", Host: "evil.example@127.0.0.1", Authorization: "Bearer sk-test"}), "user info in Host");
         expect(chat.jobs).toHaveLength(4);
     });
 });
