@@ -1,11 +1,14 @@
 import type { Middleware } from "koa";
 import { originAllowed } from "./originAllowed.js";
 
-/** Request headers a page may send: the openai client's own (X-Stainless-*, OpenAI-*) and the usual ones. */
-const allowedRequestHeader = /^(authorization|content-type|accept|accept-language|x-request-id|x-stainless-[a-z0-9-]+|openai-[a-z0-9-]+)$/;
+/**
+ * Request headers a page may send: the openai and Anthropic clients' own (X-Stainless-*, OpenAI-*, X-Api-Key,
+ * Anthropic-*) and the usual ones.
+ */
+const allowedRequestHeader = /^(authorization|content-type|accept|accept-language|x-request-id|x-api-key|x-stainless-[a-z0-9-]+|openai-[a-z0-9-]+|anthropic-[a-z0-9-]+)$/;
 const baseRequestHeaders = ["Authorization", "Content-Type", "Accept", "OpenAI-Organization", "OpenAI-Project", "OpenAI-Beta"];
 /** Response headers a page may read: what clients use for retries and for reporting problems. */
-const exposedHeaders = "Retry-After, X-Request-Id";
+const exposedHeaders = "Retry-After, X-Request-Id, Request-Id, X-Should-Retry";
 const preflightMaxAgeSeconds = 600;
 
 /**

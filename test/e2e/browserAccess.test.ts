@@ -35,6 +35,24 @@ describe("CORS", () => {
         expect(String(response.headers.vary)).toMatch(/Origin/);
     });
 
+    it("allows the headers the Anthropic client sends from a browser, and exposes request-id and x-should-retry", async () => {
+        server = await start({apiKeys: ["sk-test"]}, "sk-test");
+        const anthropicHeaders = "x-api-key,anthropic-version,anthropic-beta,anthropic-dangerous-direct-browser-access,content-type,x-stainless-lang";
+        const preflight = await rawRequest(`${server.url}/v1/messages`, {method: "OPTIONS", headers: {
+            Origin: "http://localhost:5173", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": anthropicHeaders
+        }});
+        expect(preflight.status).toBe(204);
+        const allowed = String(preflight.headers["access-control-allow-headers"]).toLowerCase().split(/,\s*/);
+        for (const name of anthropicHeaders.split(","))
+            expect(allowed, name).toContain(name);
+        const response = await rawRequest(`${server.url}/v1/messages`, {method: "POST", body: "{}",
+            headers: {Origin: "http://localhost:5173", "Content-Type": "application/json"}});
+        expect(response.status).toBe(401);
+        const exposed = String(response.headers["access-control-expose-headers"]).toLowerCase().split(/,\s*/);
+        expect(exposed).toEqual(expect.arrayContaining(["request-id", "x-should-retry", "retry-after"]));
+        expect(response.headers["x-should-retry"]).toBe("false");
+    });
+
     it("puts Allow-Origin, Expose-Headers and Vary on answers to allowed origins, errors included", async () => {
         server = await start({apiKeys: ["sk-test"]}, "sk-test");
         for (const [headers, status] of [[{Authorization: "Bearer sk-test"}, 200], [{}, 401]] as const) {
