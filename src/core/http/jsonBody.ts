@@ -1,21 +1,24 @@
 import type { Middleware } from "koa";
 import { koaBody } from "koa-body";
 import { ApiError } from "./ApiError.js";
-import { findTooDeepPath } from "./findTooDeepPath.js";
+import { findShapeViolation, type JsonShapeBounds, type JsonShapeViolation } from "./findShapeViolation.js";
 import { parseJsonOffThread } from "./parseJsonOffThread.js";
 
 /**
  * Deepest nesting of objects/arrays a request body may have. Real requests stay far below it (a
  * chat request with a json_schema of 30 nested objects is about 64 deep, since each schema level
- * adds `properties` and the name); see findTooDeepPath for why there is a bound at all.
+ * adds `properties` and the name); see findShapeViolation for why there is a bound at all.
  */
 export const maxJsonDepth = 128;
 
 /**
  * JSON request bodies only. A POST without a JSON content type is a 415 (not silently an empty
- * body); a body past `limit` is a 413 naming the limit, one that does not parse a 400.
+ * body); a body past `limit` is a 413 naming the limit, one that does not parse a 400, one nested
+ * deeper than maxJsonDepth or holding more than `bounds.maxValues` values (a route's own bound, see
+ * findShapeViolation) a 400 naming the field.
  */
-export function jsonBody(limit: string): Middleware {
+export function jsonBody(limit: string, bounds: {maxValues?: number} = {}): Middleware {
+    const shape: JsonShapeBounds = {maxDepth: maxJsonDepth, ...bounds};
     const parse = koaBody({
         json: true,
         jsonLimit: limit,
@@ -42,23 +45,26 @@ export function jsonBody(limit: string): Middleware {
         if (Number.isSafeInteger(length) && length > offThreadBytes) {
             if (length > limitBytes)
                 throw ApiError.payloadTooLarge(limit);
-            let value: unknown;
+            let parsed: Awaited<ReturnType<typeof parseJsonOffThread>>;
             try {
-                value = await parseJsonOffThread(await readBody(ctx.req, limitBytes, limit));
+                parsed = await parseJsonOffThread(await readBody(ctx.req, limitBytes, limit), shape);
             } catch (error) {
                 if (error instanceof ApiError)
                     throw error;
                 throw toBodyError({}, limit);
             }
+            if ("violation" in parsed)
+                throw toShapeError(parsed.violation, shape);
             // As the body parser's strict mode: an object or an array, never a bare value.
-            if (value === null || typeof value !== "object")
+            if (parsed.value === null || typeof parsed.value !== "object")
                 throw toBodyError({}, limit);
-            ctx.request.body = value as typeof ctx.request.body;
-            rejectTooDeep(value);
+            ctx.request.body = parsed.value as typeof ctx.request.body;
             return next();
         }
         return parse(ctx, () => {
-            rejectTooDeep(ctx.request.body);
+            const violation = findShapeViolation(ctx.request.body, shape);
+            if (violation != null)
+                throw toShapeError(violation, shape);
             return next();
         });
     };
@@ -89,14 +95,18 @@ function byteLimit(limit: string): number {
     return Math.floor(Number(match[1]) * unit);
 }
 
-function rejectTooDeep(body: unknown) {
-    const path = findTooDeepPath(body, maxJsonDepth);
-    if (path == null)
-        return;
+function toShapeError(violation: JsonShapeViolation, bounds: JsonShapeBounds): ApiError {
+    if (violation.kind === "values") {
+        const where = violation.field == null ? "" : ` (most of them in '${violation.field}')`;
+        return ApiError.invalidRequest(
+            `The request body holds more than ${bounds.maxValues!.toLocaleString("en-US")} JSON values${where}, more than this endpoint accepts. Send fewer items.`,
+            violation.field, "too_many_values");
+    }
+    const {path} = violation;
     const param = typeof path[0] === "string" ? path[0] : null;
     const shown = path.slice(0, 6).map((segment, index) => typeof segment === "number" ? `[${segment}]` : index === 0 ? segment : `.${segment}`).join("");
-    throw ApiError.invalidRequest(
-        `The request body nests objects/arrays more than ${maxJsonDepth} levels deep (at '${shown}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`,
+    return ApiError.invalidRequest(
+        `The request body nests objects/arrays more than ${bounds.maxDepth} levels deep (at '${shown}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`,
         param, "json_too_deep");
 }
 
