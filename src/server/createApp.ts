@@ -96,7 +96,8 @@ export function createApp(deps: AppDeps): App {
     v1.get("/models/:id", retrieveModelHandler(deps.engines));
     const linkBase = (ctx: Context) => deps.publicUrl
         ?? (isLoopbackHost(hostnameOf(ctx.get("Host"))) || deps.allowedHosts.includes(hostnameOf(ctx.get("Host"))) ? `${ctx.protocol}://${ctx.host}` : deps.serverUrl());
-    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit), multipartBody, publicRouter, linkBase};
+    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit),
+        jsonBodyWithin: (bounds: {maxValues: number}) => jsonBody(deps.bodyLimit, bounds), multipartBody, publicRouter, linkBase};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);
 

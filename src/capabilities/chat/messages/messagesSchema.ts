@@ -1,3 +1,4 @@
+import { maxConversationItems } from "../chatCompletionSchema.js";
 /** JSON schema of a Messages request (compiled once at startup); `param` errors name the field as the client sent it. */
 const textBlock = {type: "object", required: ["type", "text"], properties: {type: {const: "text"}, text: {type: "string"}}};
 const contentBlock = {
@@ -25,7 +26,7 @@ const thinking = {
 const conversation = {
     model: {type: "string", minLength: 1},
     messages: {
-        type: "array", minItems: 1,
+        type: "array", minItems: 1, maxItems: maxConversationItems,
         items: {type: "object", required: ["role", "content"], properties: {
             role: {enum: ["user", "assistant"]},
             content: {anyOf: [{type: "string"}, {type: "array", items: contentBlock}]}

@@ -68,7 +68,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         };
 
         if (request.stream !== true) {
-            const run = engine.submit(job, {signal: state.signal});
+            const run = await engine.submit(job, {signal: state.signal});
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
             ctx.body = finish(toResponse(id, createdAt, entry.id, request, {
@@ -94,7 +94,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             send("response.content_part.added", {item_id: ids.message, output_index: message.index, content_index: 0, part: {type: "output_text", text: "", annotations: []}});
             return message;
         };
-        const run = engine.submit(job, {
+        const run = await engine.submit(job, {
             signal: state.signal,
             onReasoning: (_index, text) => {
                 firstToken();

@@ -1,3 +1,4 @@
+import { maxConversationItems } from "../chatCompletionSchema.js";
 import { reasoningEfforts } from "../toReasoningControls.js";
 /** JSON schema of a Responses request (compiled once at startup). */
 const part = {type: "object", required: ["type", "text"], properties: {type: {enum: ["input_text", "output_text"]}, text: {type: "string"}}};
@@ -19,7 +20,7 @@ export const responsesSchema = {
     required: ["model", "input"],
     properties: {
         model: {type: "string", minLength: 1},
-        input: {anyOf: [{type: "string"}, {type: "array", items: item}]},
+        input: {type: ["string", "array"], maxItems: maxConversationItems, items: item},
         instructions: {type: ["string", "null"]},
         max_output_tokens: {type: ["integer", "null"], minimum: 1},
         temperature: {type: ["number", "null"], minimum: 0, maximum: 2},

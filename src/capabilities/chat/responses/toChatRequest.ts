@@ -1,5 +1,6 @@
 import { ApiError } from "../../../core/http/ApiError.js";
 import type { ChatCompletionRequest, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
+import { maxConversationItems } from "../chatCompletionSchema.js";
 import type { InputItem, ResponseCreateRequest } from "./ResponsesWire.js";
 
 /** The built-in tools of OpenAI's Responses API this server does not run: refused by name, never ignored. */
@@ -16,6 +17,7 @@ export function inputItems(input: ResponseCreateRequest["input"]): InputItem[] {
  * input; message items become messages, consecutive `function_call` items one assistant message with
  * tool calls, `function_call_output` items tool messages, `reasoning` items are dropped (as the models'
  * templates drop earlier reasoning); `text.format` becomes `response_format`, `reasoning.effort` `reasoning_effort`. Pure.
+ * The conversation with its history holds at most maxConversationItems messages, and as many dropped items.
  */
 export function toChatRequest(request: ResponseCreateRequest, history: readonly InputItem[] = []): ChatCompletionRequest {
     for (const [index, tool] of (request.tools ?? []).entries())
@@ -27,6 +29,7 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
     if (request.instructions != null && request.instructions !== "")
         messages.push({role: "system", content: request.instructions});
     let calls: WireToolCall[] | null = null;
+    let dropped = 0;
     const given = inputItems(request.input);
     for (const [index, item] of given.entries())
         requireFields(item, index);
@@ -40,8 +43,10 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
             continue;
         }
         calls = null;
-        if (item.type === "reasoning")
+        if (item.type === "reasoning") {
+            dropped++;
             continue;
+        }
         if (item.type === "function_call_output") {
             messages.push({role: "tool", tool_call_id: item.call_id, content: item.output});
             continue;
@@ -49,6 +54,14 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
         const content = typeof item.content === "string" ? item.content : item.content.map((part) => part.text).join("");
         messages.push({role: item.role, content});
     }
+    // The schema bounds `input`; with a previous response's conversation before it, the whole is bounded here.
+    const [param, whole] = history.length > 0 ? ["previous_response_id", " with the previous response's"] : ["input", ""];
+    if (messages.length > maxConversationItems)
+        throw ApiError.invalidRequest(
+            `The conversation holds ${messages.length} messages${whole}; at most ${maxConversationItems} are accepted.`, param);
+    if (dropped > maxConversationItems)
+        throw ApiError.invalidRequest(
+            `The conversation holds ${dropped} reasoning items${whole}; at most ${maxConversationItems} are accepted.`, param);
     const format = request.text?.format;
     const functions = (request.tools ?? []).filter((tool) => tool.type === "function") as {name: string, description?: string | null, parameters?: Record<string, unknown> | null}[];
     const choice = request.tool_choice;
