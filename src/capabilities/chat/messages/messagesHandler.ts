@@ -45,7 +45,7 @@ export function messagesHandler(context: RouteContext): Middleware {
         Object.assign(state.logFields, {model: entry.id, user: request.metadata?.user_id ?? undefined, stream: request.stream === true});
 
         if (request.stream !== true) {
-            const run = engine.submit(job, {signal: state.signal});
+            const run = await engine.submit(job, {signal: state.signal});
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
             ctx.body = toMessage(id, entry.id, run.promptTokens, choice, displayOf(request));
@@ -69,7 +69,7 @@ export function messagesHandler(context: RouteContext): Middleware {
             open = null;
         };
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
-        const run = engine.submit(job, {
+        const run = await engine.submit(job, {
             signal: state.signal,
             onReasoning: (_index, text) => {
                 firstToken();
@@ -129,10 +129,10 @@ export function messagesHandler(context: RouteContext): Middleware {
 /** POST /v1/messages/count_tokens: the prompt tokens a Messages request would take, template and tools included. */
 export function countTokensHandler(context: RouteContext): Middleware {
     const validate = compileRequestValidator<CountTokensRequest>(countTokensSchema);
-    return (ctx) => {
+    return async (ctx) => {
         const request = validate(ctx.request.body);
         const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
         (ctx.state as RequestState).logFields.model = entry.id;
-        ctx.body = {input_tokens: engine.countPromptTokens(jobOf(request, engine))};
+        ctx.body = {input_tokens: await engine.countPromptTokens(jobOf(request, engine))};
     };
 }
