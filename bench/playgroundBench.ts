@@ -2,7 +2,10 @@
  * `npm run bench:playground`: the playground page's weight and time to interactive on the loopback server
  * (the committed stories260K model, a child process like `npm start`), in Debian's chromium through
  * playwright-core: each of 15 loads in a fresh browser context (nothing cached), time from navigation start
- * to the page's `playground-ready` mark (models listed, tabs built), and the bytes the page fetched.
+ * to the page's `playground-ready` mark (models listed, tabs built), and the bytes the page fetched. Then the
+ * chat tab's Markdown parser (playground/markdown.js, in Node) on hostile model output: 100 KB of unclosed links,
+ * brackets, bold markers, emphasis and underscores, and 200 KB of the same to show the growth (CPU time of the
+ * parse, median of 5: on a machine shared with other work, wall time would measure the neighbours).
  * Figures: docs/playground.md.
  */
 import fs from "node:fs";
@@ -43,6 +46,21 @@ try {
     }
     console.log(`playground: ${requests[0]} requests, ${fixed(median(bytes) / 1024, 1)} KiB fetched (page, modules, style, /v1/models), uncompressed`);
     console.log(`time to interactive (navigation start -> models listed, tabs built): median ${fixed(median(ready), 1)} ms, min ${fixed(Math.min(...ready), 1)}, max ${fixed(Math.max(...ready), 1)} (15 cold loads)`);
+    const markdownModule = path.join(root, "playground/markdown.js");
+    const {parseMarkdown} = await import(markdownModule) as {parseMarkdown(text: string): unknown};
+    for (const unit of ["[a](", "[", "**", "*a **b [c](", "_"]) {
+        const times = [100_000, 200_000].map((length) => {
+            const text = unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+            const runs = Array.from({length: 5}, () => {
+                const started = process.cpuUsage();
+                parseMarkdown(text);
+                const used = process.cpuUsage(started);
+                return (used.user + used.system) / 1000;
+            });
+            return `${length / 1000} KB ${fixed(median(runs), 1)} ms`;
+        });
+        console.log(`Markdown parse of ${JSON.stringify(unit)} repeated: ${times.join(", ")} (CPU time, median of 5)`);
+    }
 } finally {
     await browser.close();
     await server.stop();

@@ -5,10 +5,14 @@
  * every 10 ms (a worker, so that the bench's own sending of 10 MB bodies does not delay the polls). Prints, per
  * case, what the requests got and the poll's p99 and max while they ran (a poll still waiting when the case ends
  * counts with the time it waited so far). A request that gets no answer within `--timeout-ms` (default 90 s)
- * restarts the server before the next case.
+ * restarts the server before the next case. Then reads of a large stored response: a Responses request whose input
+ * carries a 9.5 MB reasoning item (`encrypted_content`, stored, never rendered), then its `input_items` read 3 at a
+ * time, 10 times, with /health/live polled the same way. Then stalled uploads against --max-body-memory
+ * (bench/stalledUploads.ts).
  *
  * `-- --only <text>` runs the cases whose name contains the text (repeatable); `-- --server-root <dir>` runs the
- * server of another checkout (a before/after comparison). Figures: docs/security.md.
+ * server of another checkout (a before/after comparison). Figures: docs/security.md ("Heavy requests", "Stored
+ * responses", "Request bodies in memory").
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -19,6 +23,7 @@ import { Worker } from "node:worker_threads";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { securityCases } from "./securityCases.js";
 import { BenchServer } from "./serverClient.js";
+import { stalledUploadsCase } from "./stalledUploads.js";
 import { fixed, median } from "./stats.js";
 
 const {values: args} = parseArgs({options: {
@@ -47,6 +52,7 @@ fs.writeFileSync(manifestPath, JSON.stringify({models: [
 ]}));
 const startServer = () => BenchServer.start({cwd: args["server-root"] ?? root, manifestPath, keysFile: path.join(tmp, "no-keys.json"), threads: 1, parallel: 2, startTimeoutMs: 120_000});
 
+const wanted = (name: string) => args.only == null || args.only.some((text) => name.includes(text));
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 
 /**
@@ -113,7 +119,7 @@ try {
     console.log(`\n| case | answer | ms per request (median) | /health/live p99 | max | polls |\n|---|---|---|---|---|---|`);
     for (const build of securityCases()) {
         const heavy = build();
-        if (args.only != null && !args.only.some((text) => heavy.name.includes(text)))
+        if (!wanted(heavy.name))
             continue;
         const answers: Answer[] = [];
         const load = (async () => {
@@ -134,7 +140,37 @@ try {
             server = await startServer();
         }
     }
+
+    // Reads of a large stored response: serialized on every GET, they held the main thread (58 MB: 758 ms).
+    if (wanted("stored response")) {
+        const storing = await fetch(`${server.baseUrl}/v1/responses`, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({
+            model: "stories", max_output_tokens: 1,
+            input: [{type: "reasoning", summary: [], encrypted_content: "e".repeat(9.5 * 1024 * 1024)}, {role: "user", content: "Once upon a time"}]
+        })});
+        const stored = await storing.json() as {id?: string, error?: {message: string}};
+        if (stored.id == null)
+            console.log(`\nreading a 9.5 MB stored response: not stored (${storing.status}: ${stored.error?.message.slice(0, 110)})`);
+        else {
+            const readMs: number[] = [];
+            let bytes = 0;
+            const reads = (async () => {
+                for (let round = 0; round < 10; round++)
+                    await Promise.all([0, 1, 2].map(async () => {
+                        const started = performance.now();
+                        bytes = (await (await fetch(`${server.baseUrl}/v1/responses/${stored.id}/input_items`)).arrayBuffer()).byteLength;
+                        readMs.push(performance.now() - started);
+                    }));
+            })();
+            const reading = await pollLive(server.baseUrl, reads);
+            console.log(`\n/health/live while 3 at a time read a stored response's ${fixed(bytes / 1024 / 1024, 1)} MB input_items: median ${fixed(median(reading), 1)} ms, ` +
+                `p99 ${fixed(percentile(reading, 0.99), 1)} ms, max ${fixed(Math.max(...reading), 1)} ms (${reading.length} polls; a read: median ${fixed(median(readMs), 0)} ms)`);
+        }
+    }
 } finally {
     await server.stop();
     fs.rmSync(tmp, {recursive: true, force: true});
 }
+
+// Stalled uploads and --max-body-memory (bench/stalledUploads.ts): server RSS with and without the cap.
+if (wanted("stalled uploads"))
+    await stalledUploadsCase(root);

@@ -1,6 +1,6 @@
 // @ts-check
 import { call, element, labelled, streamMessages } from "./api.js";
-import { parseMarkdown, toDom } from "./markdown.js";
+import { markdownView } from "./markdownStream.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
 /** @typedef {{role: "system" | "user" | "assistant", content: string}} Turn */
@@ -48,7 +48,7 @@ export function mountChat(root, models) {
     const save = () => keep.checked ? localStorage.setItem(storageKey, JSON.stringify(conversation)) : localStorage.removeItem(storageKey);
     keep.addEventListener("change", save);
     for (const turn of conversation)
-        messages.append(turn.role === "user" ? userMessage(turn.content) : assistantMessage().setAnswer(turn.content).node);
+        messages.append(turn.role === "user" ? userMessage(turn.content) : assistantMessage().showAnswer(turn.content).node);
 
     /** @type {AbortController | null} */
     let running = null;
@@ -93,17 +93,17 @@ export function mountChat(root, models) {
                 const delta = chunk.choices?.[0]?.delta ?? {};
                 if ((delta.content ?? "") !== "" || (delta.reasoning_content ?? "") !== "")
                     firstToken ||= performance.now();
-                if (typeof delta.reasoning_content === "string") {
+                if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
                     reasoning += delta.reasoning_content;
-                    answer.setReasoning(reasoning, true);
+                    answer.appendReasoning(delta.reasoning_content);
                 }
                 if (typeof delta.content === "string" && delta.content !== "") {
                     content += delta.content;
-                    answer.setAnswer(content);
+                    answer.appendAnswer(delta.content);
                 }
             }
             if (reasoning !== "")
-                answer.setReasoning(reasoning, false);
+                answer.closeReasoning();
             const ended = performance.now();
             if (usage != null) {
                 const rate = firstToken > 0 && ended > firstToken ? usage.completion_tokens / ((ended - firstToken) / 1000) : 0;
@@ -117,6 +117,7 @@ export function mountChat(root, models) {
             else
                 error.textContent = failure instanceof Error ? failure.message : String(failure);
         } finally {
+            answer.flush();
             conversation.push({role: "assistant", content});
             save();
             running = null;
@@ -131,25 +132,42 @@ function userMessage(text) {
     return element("div", {class: "message user"}, [text]);
 }
 
+/**
+ * One answer: its reasoning (plain text, appended piece by piece, not rewritten whole) and its Markdown, rendered as
+ * it streams with bounded work per piece (markdownView).
+ */
 function assistantMessage() {
-    const reasoningText = element("div");
-    const fold = element("details", {hidden: ""}, [element("summary", {}, ["Reasoning"]), reasoningText]);
+    const reasoningText = document.createTextNode("");
+    const fold = element("details", {hidden: ""}, [element("summary", {}, ["Reasoning"]), element("div", {}, [reasoningText])]);
     const body = element("div", {class: "markdown"});
     const note = element("div", {class: "muted"});
     const stats = element("div", {class: "stats"});
     const node = element("div", {class: "message assistant"}, [fold, note, body, stats]);
+    const view = markdownView(body, addCopyButtons);
     const api = {
         node,
-        /** @param {string} text @param {boolean} open */
-        setReasoning(text, open) {
-            fold.hidden = false;
-            fold.open = open;
-            reasoningText.textContent = text;
-            return api;
+        /** @param {string} piece */
+        appendReasoning(piece) {
+            if (fold.hidden) {
+                fold.hidden = false;
+                fold.open = true;
+            }
+            reasoningText.appendData(piece);
+        },
+        closeReasoning() {
+            fold.open = false;
+        },
+        /** @param {string} piece */
+        appendAnswer(piece) {
+            view.append(piece);
+        },
+        /** Renders what has arrived now (the stream ended, or was stopped). */
+        flush() {
+            view.flush();
         },
         /** @param {string} text */
-        setAnswer(text) {
-            renderMarkdown(body, text);
+        showAnswer(text) {
+            view.show(text);
             return api;
         },
         /** @param {string} text */
@@ -165,12 +183,13 @@ function assistantMessage() {
 }
 
 /**
- * @param {HTMLElement} target
- * @param {string} text
+ * A copy button on each code block among `nodes` (code blocks are top-level blocks).
+ * @param {Node[]} nodes
  */
-function renderMarkdown(target, text) {
-    target.replaceChildren(...toDom(parseMarkdown(text), document));
-    for (const pre of target.querySelectorAll("pre")) {
+function addCopyButtons(nodes) {
+    for (const pre of nodes) {
+        if (!(pre instanceof HTMLPreElement))
+            continue;
         const copy = element("button", {type: "button", class: "secondary"}, ["Copy"]);
         copy.addEventListener("click", () => void navigator.clipboard?.writeText(pre.querySelector("code")?.textContent ?? ""));
         pre.prepend(copy);

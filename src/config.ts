@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import { parseArgs } from "node:util";
 import path from "node:path";
 
@@ -17,6 +18,7 @@ import path from "node:path";
  * | --keys-file      | API_KEYS_FILE        | api-keys.json        | hashed keys managed by `npm run keys` |
  * |                  | API_KEYS             | (none)               | comma-separated plain keys |
  * | --body-limit     | BODY_LIMIT           | 10mb                 | largest accepted JSON body |
+ * | --max-body-memory| MAX_BODY_MEMORY      | 1/16 of RAM          | request bodies (JSON and uploads) held in memory at once, server-wide; past it new ones get 503 |
  * |                  | SSE_PING_MS          | 5000                 | SSE comment ping interval while no token is flowing |
  * |                  | SHUTDOWN_TIMEOUT_MS  | 10000                | how long shutdown waits for in-flight requests before aborting them |
  * | --drain-seconds  | DRAIN_SECONDS        | 0                    | on SIGTERM, /health/ready answers 503 this long (for balancers to notice) before the port closes |
@@ -46,6 +48,7 @@ import path from "node:path";
  * | --ui             | UI                   | auto                 | the playground page at `/`: `on`, `off`, `auto` (on, except when listening beyond loopback without API keys) |
  * | --speculative    | SPECULATIVE          | lookup               | chat models' speculative decoding: `lookup` (drafts from the prompt and output), `draft` (a manifest `draftModel`; lookup for models without one), `off` |
  * | --draft-max      | DRAFT_MAX            | 16                   | most tokens per draft (a manifest `draftMax` overrides) |
+ * | --response-store-mb | RESPONSE_STORE_MB | 64                   | stored Responses (`store`) per API key, in MB of their JSON (0 = none stored) |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -64,6 +67,8 @@ export type Config = {
     apiKeys: string[];
     apiKeysFile: string;
     bodyLimit: string;
+    /** Bytes that request bodies being received (JSON and uploads) may hold in memory at once, server-wide. */
+    maxBodyMemory: number;
     ssePingMs: number;
     shutdownTimeoutMs: number;
     /** Graceful shutdown: seconds between /health/ready turning 503 and the listener closing. */
@@ -110,6 +115,8 @@ export type Config = {
     speculative: SpeculativeSetting;
     /** Most tokens per draft. */
     draftMax: number;
+    /** Each API key's share of the Responses store (and 1,000 responses), in MB; 0 = nothing is stored (ResponseStore). */
+    responseStoreMb: number;
 };
 
 export const flashAttentionSettings = ["on", "off", "auto"] as const;
@@ -146,6 +153,7 @@ export const defaultConfig: Config = {
     apiKeys: [],
     apiKeysFile: "api-keys.json",
     bodyLimit: "10mb",
+    maxBodyMemory: defaultBodyMemory(),
     ssePingMs: 5000,
     shutdownTimeoutMs: 10_000,
     // 0 keeps `npm start` + Ctrl-C instant; behind a balancer set it above the health check's fall x interval (deploy/).
@@ -179,7 +187,9 @@ export const defaultConfig: Config = {
     ui: "auto",
     // Greedy output stays the same token for token; rejected drafts are kept rare (docs/speculative.md).
     speculative: "lookup",
-    draftMax: 16
+    draftMax: 16,
+    // As OpenAI keeps responses for previous_response_id; per key, so that one key cannot push out another's.
+    responseStoreMb: 64
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -210,6 +220,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "queue-size": { type: "string" },
             "keys-file": { type: "string" },
             "body-limit": { type: "string" },
+            "max-body-memory": { type: "string" },
             download: { type: "boolean" },
             "allow-unverified": { type: "boolean" },
             workers: { type: "string" },
@@ -229,7 +240,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             "drain-seconds": { type: "string" },
             ui: { type: "string" },
             speculative: { type: "string" },
-            "draft-max": { type: "string" }
+            "draft-max": { type: "string" },
+            "response-store-mb": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -255,6 +267,7 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         apiKeys: (nonEmpty(env.API_KEYS) ?? "").split(",").map((key) => key.trim()).filter((key) => key !== ""),
         apiKeysFile: path.resolve(pick(values["keys-file"], "API_KEYS_FILE") ?? defaultConfig.apiKeysFile),
         bodyLimit: pick(values["body-limit"], "BODY_LIMIT") ?? defaultConfig.bodyLimit,
+        maxBodyMemory: byteSize(pick(values["max-body-memory"], "MAX_BODY_MEMORY"), "max-body-memory", defaultConfig.maxBodyMemory),
         ssePingMs: integer(nonEmpty(env.SSE_PING_MS), "SSE_PING_MS", defaultConfig.ssePingMs, 10, 3_600_000),
         shutdownTimeoutMs: integer(nonEmpty(env.SHUTDOWN_TIMEOUT_MS), "SHUTDOWN_TIMEOUT_MS", defaultConfig.shutdownTimeoutMs, 0, 3_600_000),
         drainSeconds: integer(pick(values["drain-seconds"], "DRAIN_SECONDS"), "drain-seconds", defaultConfig.drainSeconds, 0, 3600),
@@ -280,7 +293,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         reasoningFormat: oneOf(pick(values["reasoning-format"], "REASONING_FORMAT"), "reasoning-format", ["parsed", "raw"] as const, defaultConfig.reasoningFormat),
         ui: oneOf(pick(values.ui, "UI"), "ui", ["on", "off", "auto"] as const, defaultConfig.ui),
         speculative: oneOf(pick(values.speculative, "SPECULATIVE"), "speculative", speculativeSettings, defaultConfig.speculative),
-        draftMax: integer(pick(values["draft-max"], "DRAFT_MAX"), "draft-max", defaultConfig.draftMax, 1, 64)
+        draftMax: integer(pick(values["draft-max"], "DRAFT_MAX"), "draft-max", defaultConfig.draftMax, 1, 64),
+        responseStoreMb: integer(pick(values["response-store-mb"], "RESPONSE_STORE_MB"), "response-store-mb", defaultConfig.responseStoreMb, 0, 1_048_576)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -331,12 +345,41 @@ function nonEmpty(value: string | undefined) {
 
 const flagByEnv: Record<string, string> = {
     HOST: "host", PORT: "port", MODELS_CONFIG: "models", THREADS: "threads", PARALLEL: "parallel",
-    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
+    QUEUE_SIZE: "queue-size", API_KEYS_FILE: "keys-file", BODY_LIMIT: "body-limit", MAX_BODY_MEMORY: "max-body-memory", WORKERS: "workers", EMBED_WORKERS: "embed-workers",
     CORS_ORIGINS: "cors-origins", ALLOWED_HOSTS: "allowed-hosts",
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
     FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers",
-    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui", SPECULATIVE: "speculative", DRAFT_MAX: "draft-max"
+    REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui", SPECULATIVE: "speculative", DRAFT_MAX: "draft-max",
+    RESPONSE_STORE_MB: "response-store-mb"
 };
+
+/**
+ * The default of --max-body-memory: 1/16 of the machine's memory (or of the container's limit, when
+ * lower), at least 64 MB. 24 GB -> 1.5 GB: 60 uploads of 25 MB, or 150 JSON bodies of 10 MB, at once.
+ */
+export function defaultBodyMemory(total = os.totalmem(), constrained = process.constrainedMemory?.() ?? 0): number {
+    const memory = constrained > 0 && constrained < total ? constrained : total;
+    return Math.max(64 * 1024 * 1024, Math.floor(memory / 16));
+}
+
+/** "10mb", "512kb", "1.5gb", "2048" (bytes) as bytes (1 mb = 1024 * 1024, as the body parser reads it); null when it is not one. */
+export function parseByteSize(text: string): number | null {
+    const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(text);
+    if (match == null)
+        return null;
+    const unit = {b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3}[(match[2] ?? "b").toLowerCase() as "b" | "kb" | "mb" | "gb"];
+    return Math.floor(Number(match[1]) * unit);
+}
+
+/** A size setting (`512mb`, `2gb`), at least 1 KB. */
+function byteSize(raw: string | undefined, name: string, fallback: number) {
+    if (raw == null)
+        return fallback;
+    const bytes = parseByteSize(raw);
+    if (bytes == null || bytes < 1024)
+        throw new ConfigError(`${name} must be a size of at least 1kb such as 512mb or 2gb, got "${raw}"`);
+    return bytes;
+}
 
 function gpuLayers(raw: string | undefined): "auto" | "max" | number {
     if (raw == null || raw === "auto" || raw === "max")

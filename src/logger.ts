@@ -27,3 +27,18 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     };
     return {error: log("error"), warn: log("warn"), info: log("info"), debug: log("debug")};
 }
+
+/** Longest client-sent text a log line carries per field (as chat's `user` is bounded by its schema). */
+export const maxLogTextLength = 512;
+
+/**
+ * Client-sent text as a log line may carry it: at most `max` characters, the rest named by its length
+ * (`alice... (9437184 characters)`), so a 9 MB `user` never makes a 9 MB log line. A surrogate pair is
+ * never cut in half.
+ */
+export function clipLogText(text: string, max = maxLogTextLength): string {
+    if (text.length <= max)
+        return text;
+    const end = /[\uD800-\uDBFF]/.test(text[max - 1]) ? max - 1 : max;
+    return `${text.slice(0, end)}... (${text.length} characters)`;
+}

@@ -12,6 +12,7 @@ import { manifestFromPaths } from "./capabilities/manifestFromPaths.js";
 import { parseManifest } from "./core/registry/loadManifest.js";
 import type { Config } from "./config.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
+import { BodyMemory } from "./core/http/BodyMemory.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
 import { WorkerPool } from "./core/workers/WorkerPool.js";
 import { removeOnnxRuntimeDebugLog } from "./runtimes/onnx/removeOnnxRuntimeDebugLog.js";
@@ -91,9 +92,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
 
     const shutdown = new AbortController();
     const drain = new AbortController();
+    const bodyMemory = new BodyMemory(config.maxBodyMemory);
     const app = createApp({
-        capabilities, engines, keys, logger,
-        metrics: new ServerMetrics(engines),
+        config, capabilities, engines, keys, logger,
+        metrics: new ServerMetrics(engines, bodyMemory),
         corsOrigins: config.corsOrigins,
         allowedHosts: config.allowedHosts,
         metricsPublic: config.metricsPublic,
@@ -101,6 +103,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         publicUrl: config.publicUrl,
         serverUrl: () => url,
         bodyLimit: config.bodyLimit,
+        bodyMemory,
         ssePingMs: config.ssePingMs,
         shutdownSignal: shutdown.signal,
         drainSignal: drain.signal,

@@ -16,6 +16,7 @@ Options (flag / environment variable, default):
   --keys-file <file>       API_KEYS_FILE         ${defaultConfig.apiKeysFile}   hashed keys managed by \`npm run keys\`
                            API_KEYS              (none)   comma-separated plain API keys
   --body-limit <size>      BODY_LIMIT            ${defaultConfig.bodyLimit}   largest JSON request body (beyond: 413)
+  --max-body-memory <size> MAX_BODY_MEMORY       ${megabytes(defaultConfig.maxBodyMemory)}   request bodies held in memory at once (1/16 of RAM; beyond: 503)
   --workers <n>            WORKERS               ${defaultConfig.workers}   worker threads running every ONNX model
   --embed-workers <n>      EMBED_WORKERS                  deprecated names of --workers / WORKERS
   --cors-origins <list>    CORS_ORIGINS          ${defaultConfig.corsOrigins.join(",")}
@@ -35,6 +36,7 @@ Options (flag / environment variable, default):
   --ui <m>                 UI                    ${defaultConfig.ui}   the playground page at /: on, off, auto (off beyond loopback without keys)
   --speculative <m>        SPECULATIVE           ${defaultConfig.speculative}   chat models: lookup (drafts from prompt/output), draft (manifest draftModel), off
   --draft-max <n>          DRAFT_MAX             ${defaultConfig.draftMax}   most tokens per draft
+  --response-store-mb <n>  RESPONSE_STORE_MB     ${defaultConfig.responseStoreMb}   stored Responses per API key, MB of JSON (0 = none stored)
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)
   -h, --help                                              this text
@@ -52,3 +54,7 @@ Options (flag / environment variable, default):
 
 API keys: npm run keys -- --help. Models: npm run download-models -- --help.
 `;
+
+function megabytes(bytes: number) {
+    return `${Math.round(bytes / (1024 * 1024))}mb`;
+}

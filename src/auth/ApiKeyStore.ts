@@ -91,8 +91,11 @@ export class ApiKeyStore {
         this.#reloadIfChanged();
     }
 
-    /** The matching key's name, or null. Never throws. */
-    verify(presentedKey: string): { name: string } | null {
+    /**
+     * The matching key's name and hash (its identity: names are labels, and a revoked key's name may be given to a
+     * new key), or null. Never throws.
+     */
+    verify(presentedKey: string): { name: string, hash: string } | null {
         this.#reloadIfChanged();
         const presented = digestOf(presentedKey);
         let match: StoredKey | null = null;
@@ -102,7 +105,7 @@ export class ApiKeyStore {
             if (equal && match === null)
                 match = key;
         }
-        return match === null ? null : { name: match.name };
+        return match === null ? null : { name: match.name, hash: match.digest.toString("ascii") };
     }
 
     #hasKeys() {

@@ -20,6 +20,8 @@ export type EngineContext = {
 
 /** What a capability's routes get. */
 export type RouteContext = {
+    /** The server's settings (a capability reads its own, e.g. chat's response store). */
+    config: Config;
     engines: EngineHost;
     logger: Logger;
     ssePingMs: number;
@@ -52,9 +54,9 @@ export type Capability<E extends Engine = Engine, Settings = unknown> = Capabili
     routes(router: Router, context: RouteContext): void;
     /**
      * Routes (full patterns, e.g. `/v1/messages`) whose errors use another API's shape and status codes
-     * than OpenAI's: every error of that route, the key check's included, goes through it.
+     * than OpenAI's (and headers of their own): every error of that route, the key check's included, goes through it.
      */
-    errorShapes?: Readonly<Record<string, (error: ApiError) => {status: number, body: unknown}>>;
+    errorShapes?: Readonly<Record<string, (error: ApiError, requestId: string) => {status: number, body: unknown, headers?: Record<string, string>}>>;
     /** Its engines' errors as the client sees them; undefined = not one of its errors. */
     toApiError?(error: unknown): ApiError | undefined;
 };

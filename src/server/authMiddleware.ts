@@ -1,6 +1,7 @@
 import type { Middleware } from "koa";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
 import { ApiError } from "../core/http/ApiError.js";
+import type { RequestState } from "../core/http/RequestState.js";
 
 /** `Authorization: Bearer <key>` on every route it guards, whenever any key is configured. */
 export function authMiddleware(keys: ApiKeyStore): Middleware {
@@ -23,7 +24,9 @@ export function authMiddleware(keys: ApiKeyStore): Middleware {
         const key = keys.verify(presented);
         if (key == null)
             throw ApiError.invalidApiKey(`Incorrect API key provided: ${redact(presented)}.`);
-        ctx.state.logFields.key = key.name;
+        const requestState: RequestState = ctx.state;
+        requestState.logFields.key = key.name;
+        requestState.keyHash = key.hash;
         return next();
     };
 }

@@ -4,14 +4,16 @@ import Koa, { type Context } from "koa";
 import Router from "@koa/router";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
 import type { Capability } from "../capabilities/Capability.js";
-import type { HealthDetailsSetting } from "../config.js";
+import type { Config, HealthDetailsSetting } from "../config.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
+import type { BodyMemory } from "../core/http/BodyMemory.js";
 import { jsonBody } from "../core/http/jsonBody.js";
-import { multipartBody } from "../core/http/multipartBody.js";
+import { multipartBody, type MultipartLimits } from "../core/http/multipartBody.js";
 import { toApiError } from "../core/http/toApiError.js";
 import type { Logger } from "../logger.js";
 import { authMiddleware } from "./authMiddleware.js";
 import { corsMiddleware } from "./corsMiddleware.js";
+import { crossSiteMiddleware } from "./crossSiteMiddleware.js";
 import { errorMiddleware } from "./errorMiddleware.js";
 import { healthHandler } from "./healthHandler.js";
 import { readyHandler } from "./readyHandler.js";
@@ -24,11 +26,15 @@ import { requestContext } from "./requestContext.js";
 import { routeTableOf, type RouteInfo } from "./routeTableOf.js";
 
 export type AppDeps = {
+    /** The settings, for the capabilities' routes (RouteContext.config). */
+    config: Config;
     capabilities: readonly Capability[];
     engines: EngineHost;
     keys: ApiKeyStore;
     logger: Logger;
     bodyLimit: string;
+    /** The bytes request bodies hold while they arrive, and their cap (Config.maxBodyMemory). */
+    bodyMemory: BodyMemory;
     ssePingMs: number;
     /** Aborts every in-flight request (shutdown). */
     shutdownSignal: AbortSignal;
@@ -64,7 +70,8 @@ export type App = {
  * first middleware of every protected route, so it runs for whatever spelling the router accepts
  * (case, trailing slash, HEAD). Routes are protected unless registered on `publicRouter`, and a
  * request that matches no route at all needs a key too (an unknown path tells an unauthenticated
- * caller nothing).
+ * caller nothing). Cross-site requests (a web page the server does not allow) are refused before any
+ * route runs, keys or not (crossSiteMiddleware).
  */
 export function createApp(deps: AppDeps): App {
     const koa = new Koa();
@@ -96,8 +103,9 @@ export function createApp(deps: AppDeps): App {
     v1.get("/models/:id", retrieveModelHandler(deps.engines));
     const linkBase = (ctx: Context) => deps.publicUrl
         ?? (isLoopbackHost(hostnameOf(ctx.get("Host"))) || deps.allowedHosts.includes(hostnameOf(ctx.get("Host"))) ? `${ctx.protocol}://${ctx.host}` : deps.serverUrl());
-    const routeContext = {engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit),
-        jsonBodyWithin: (bounds: {maxValues: number}) => jsonBody(deps.bodyLimit, bounds), multipartBody, publicRouter, linkBase};
+    const routeContext = {config: deps.config, engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit, deps.bodyMemory),
+        jsonBodyWithin: (bounds: {maxValues: number}) => jsonBody(deps.bodyLimit, deps.bodyMemory, bounds),
+        multipartBody: (limits: MultipartLimits) => multipartBody(limits, deps.bodyMemory), publicRouter, linkBase};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);
 
@@ -113,6 +121,8 @@ export function createApp(deps: AppDeps): App {
     koa.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers), deps.metrics));
     koa.use(errorMiddleware(deps.logger, Object.assign({}, ...deps.capabilities.map((capability) => capability.errorShapes ?? {}))));
     koa.use(hostCheckMiddleware(deps.keys, deps.allowedHosts));
+    // Before any route (so before any body is read), whatever route would match: a web page the server does not allow runs nothing.
+    koa.use(crossSiteMiddleware(deps.corsOrigins, deps.publicUrl));
     koa.use(publicRouter.routes());
     koa.use(protectedRoot.routes());
     koa.use(v1.routes());

@@ -9,7 +9,7 @@ import { ClientDisconnectedError } from "../core/http/ClientDisconnectedError.js
  * error can no longer change the status: the stream writer reported it in-band already, and this
  * middleware only logs.
  */
-export type ErrorShape = (error: ApiError) => {status: number, body: unknown};
+export type ErrorShape = (error: ApiError, requestId: string) => {status: number, body: unknown, headers?: Record<string, string>};
 
 /** `shapes`: routes (by pattern) whose errors another API's shape renders (Anthropic's Messages API). */
 export function errorMiddleware(logger: Logger, shapes: Readonly<Record<string, ErrorShape>> = {}): Middleware {
@@ -33,9 +33,9 @@ export function errorMiddleware(logger: Logger, shapes: Readonly<Record<string, 
             if (ctx.headerSent || ctx.respond === false)
                 return;
             const shape = shapes[(ctx as {_matchedRoute?: string})._matchedRoute ?? ""];
-            const shaped = shape?.(apiError) ?? {status: apiError.status, body: apiError.toBody()};
+            const shaped = shape?.(apiError, state.requestId) ?? {status: apiError.status, body: apiError.toBody()};
             ctx.status = shaped.status;
-            ctx.set(apiError.headers);
+            ctx.set({...apiError.headers, ...shaped.headers});
             ctx.body = shaped.body;
         }
     };

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { Middleware } from "koa";
-import type { Logger } from "../logger.js";
+import { clipLogText, type Logger } from "../logger.js";
 import type { ApiError } from "../core/http/ApiError.js";
 import { ClientDisconnectedError } from "../core/http/ClientDisconnectedError.js";
 import type { RequestState } from "../core/http/RequestState.js";
@@ -11,7 +11,9 @@ export const clientClosedRequest = 499;
 
 /**
  * Gives each request an id, an AbortSignal that fires when the client disconnects (so its
- * generation stops at once and frees its sequence) or when the server shuts down, and one log line.
+ * generation stops at once and frees its sequence) or when the server shuts down, and one log line,
+ * whose every text field (and the path) is clipped to `maxLogTextLength` characters: handlers put
+ * client-sent text there (`user`, Messages' `metadata.user_id`), and a 9 MB one must not make a 9 MB line.
  */
 export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toApiError: (error: unknown) => ApiError, metrics?: ServerMetrics): Middleware {
     return async (ctx, next) => {
@@ -30,6 +32,7 @@ export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toAp
         };
         Object.assign(ctx.state, state);
         ctx.set("X-Request-Id", state.requestId);
+        ctx.set("request-id", state.requestId);
 
         const started = state.receivedAt;
         try {
@@ -47,13 +50,21 @@ export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toAp
                 seconds: (performance.now() - started) / 1000,
                 logFields
             });
-            logger.info(`${ctx.method} ${ctx.path}`, {
+            logger.info(`${ctx.method} ${clipLogText(ctx.path)}`, {
                 id: state.requestId,
                 status,
                 ms: Math.round(performance.now() - started),
                 disconnected: disconnect.signal.aborted || undefined,
-                ...ctx.state.logFields
+                ...clippedFields(logFields)
             });
         }
     };
+}
+
+/** Log fields with every value that is not a number or a boolean as clipped text. */
+function clippedFields(fields: Record<string, unknown>) {
+    const clipped: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(fields))
+        clipped[key] = value == null || typeof value === "number" || typeof value === "boolean" ? value : clipLogText(String(value));
+    return clipped;
 }

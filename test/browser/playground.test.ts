@@ -50,6 +50,10 @@ function chatGate(index: number) {
 const thinking = ["<think>", "The user", " greets me.", "</think>", "\n\n", "Hello! Here is **bold** and `code`:\n\n```js\nconsole.log(1)\n```\n",
     "\nInjected: <img src=x onerror=\"window.pwned=1\"> <script>window.pwned=2</script> [link](javascript:window.pwned=3)"];
 
+// 80 KB of unclosed links (the regular-expression parser took seconds for each re-render of it), in 20,000 pieces, then a
+// paragraph: the page shows it all, the links as the text they are.
+const hostile = [...Array.from({length: 20_000}, () => "[a]("), "\n\n**done**"];
+
 describe.skipIf(!haveChromium)("the playground page", () => {
     let server: TestServer;
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -65,6 +69,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
             models: [
                 {id: "thinker", task: "chat", path: tinyChatModelPath, aliases: ["qwen-thinking"]},
                 {id: "slow", task: "chat", path: tinyChatModelPath},
+                {id: "hostile", task: "chat", path: tinyChatModelPath},
                 {id: "tiny-sd", task: "image", path: tinySdPath},
                 {id: "kokoro", task: "speech", path: tinyKokoroPath},
                 {id: "bert", task: "embeddings", path: tinyBertPath},
@@ -73,7 +78,9 @@ describe.skipIf(!haveChromium)("the playground page", () => {
             factories: {
                 chat: async (entry) => entry.id === "thinker"
                     ? new FakeChatEngine("thinker", {pieces: thinking, info: {reasoningFormat: "think-tags"}})
-                    : new FakeChatEngine("slow", {pieces: ["One", " two", " three", " four"], beforePiece: slow.beforePiece}),
+                    : entry.id === "hostile"
+                        ? new FakeChatEngine("hostile", {pieces: hostile})
+                        : new FakeChatEngine("slow", {pieces: ["One", " two", " three", " four"], beforePiece: slow.beforePiece}),
                 image: async () => image,
                 speech: async () => speech
             }
@@ -121,7 +128,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         expect(tabs).toEqual(["Chat", "Images", "Speech", "Transcription", "Embeddings"]);
         // Each tab offers only its own models, aliases shown.
         const chatModels = await page.$$eval("[data-tab=chat] select[name=model] option", (options: El[]) => options.map((option) => option.textContent));
-        expect(chatModels).toEqual(["thinker (qwen-thinking)", "slow"]);
+        expect(chatModels).toEqual(["thinker (qwen-thinking)", "slow", "hostile"]);
         expect(errors).toEqual([]);
         expect(outside).toEqual([]);
         await context.close();
@@ -154,6 +161,21 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         expect(errors).toEqual([]);
         await context.close();
     });
+
+    it("chat: an 80 KB answer of unclosed links streamed in 20,000 pieces is rendered whole, as text", async () => {
+        const {page, context, errors} = await open(`${server.url}/#chat`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.selectOption("[data-tab=chat] select[name=model]", "hostile");
+        await page.fill("[data-tab=chat] textarea[name=prompt]", "go");
+        await page.click("[data-tab=chat] button[type=submit]");
+        await page.locator("[data-tab=chat] .message.assistant:last-child .stats", {hasText: "tokens/s"}).waitFor();
+        const answer = await page.$eval("[data-tab=chat] .message.assistant:last-child .markdown", (node: El) => ({
+            paragraphs: Array.from(node.querySelectorAll("p"), (p: El) => p.textContent), links: node.querySelectorAll("a").length
+        }));
+        expect(answer).toEqual({paragraphs: ["[a](".repeat(20_000), "done"], links: 0});
+        expect(errors).toEqual([]);
+        await context.close();
+    }, 60_000);
 
     it("chat: stop aborts the request mid-stream and the server stops generating", async () => {
         const {page, context} = await open(`${server.url}/#chat`);

@@ -49,7 +49,7 @@ describe("CORS", () => {
         expect(v6.headers["access-control-allow-origin"]).toBe("http://[::1]:8000");
     });
 
-    it("gives an origin that is not allowed no CORS header at all, preflight or not", async () => {
+    it("gives an origin that is not allowed no CORS header at all, preflight or not (the request itself is refused, key or not)", async () => {
         server = await start({apiKeys: ["sk-test"]}, "sk-test");
         for (const origin of ["https://evil.example", "http://localhost.evil.example:8080", "null"]) {
             const preflight = await rawRequest(`${server.url}/v1/chat/completions`, {method: "OPTIONS", headers: {
@@ -58,7 +58,8 @@ describe("CORS", () => {
             expect(preflight.status).toBe(204);
             expect(Object.keys(preflight.headers).filter((name) => name.startsWith("access-control-")), origin).toEqual([]);
             const response = await rawRequest(`${server.url}/v1/models`, {headers: {Origin: origin, Authorization: "Bearer sk-test"}});
-            expect(response.status).toBe(200);
+            expect(response.status).toBe(403);
+            expect(JSON.parse(response.body).error.code).toBe("cross_site_request");
             expect(Object.keys(response.headers).filter((name) => name.startsWith("access-control-")), origin).toEqual([]);
         }
     });

@@ -1,7 +1,9 @@
+import zlib from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
-import { tinyChatModelPath } from "../support/testModels.js";
+import { tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
+import type { EmbeddingsEngine } from "../../src/capabilities/embeddings/EmbeddingsEngine.js";
 
 // The HTTP layer against scripted engines: behaviour that a real model cannot be made to show on demand.
 const models = [{id: "fake", task: "chat", path: tinyChatModelPath}];
@@ -156,5 +158,86 @@ describe("HTTP layer with a fake engine", () => {
         expect(({} as Record<string, unknown>).polluted).toBeUndefined();
         expect((await fetch(`${server.url}/health`)).status).toBe(200);
         expect(engine.load().busy).toBe(0);
+    });
+
+    it("caps every text field of the request log: a 1 MB `user` on each route makes a line of bounded size", async () => {
+        const logLines: string[] = [];
+        const embeddings: EmbeddingsEngine = {
+            info: {id: "embed", maxInputTokens: 512, dimensions: 2, vocabularySize: 100, matryoshka: false, normalize: false},
+            load: () => ({parallel: 1, busy: 0, waiting: 0}),
+            embed: async (inputs) => ({vectors: inputs.map(() => Float32Array.of(1, 0)), promptTokens: inputs.length}),
+            dispose: async () => {}
+        };
+        server = await startTestServer({
+            models: [...models, {id: "embed", task: "embeddings", path: tinyBertPath}], config: {logLevel: "info"}, logLines,
+            factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["a"]}), embeddings: async () => embeddings}
+        });
+        const user = "u".repeat(1024 * 1024);
+        const messages = [{role: "user", content: "x"}];
+        const requests: [path: string, body: unknown, status: number, logsUser: boolean][] = [
+            ["/v1/responses", {model: "fake", input: "x", user}, 200, true],
+            ["/v1/messages", {model: "fake", max_tokens: 5, messages, metadata: {user_id: user}}, 200, true],
+            ["/v1/embeddings", {model: "embed", input: "x", user}, 200, true],
+            // Chat and legacy completions refuse a `user` over 512 characters (their schema): their line stays short too.
+            ["/v1/chat/completions", {model: "fake", messages, user}, 400, false],
+            ["/v1/completions", {model: "fake", prompt: "x", user}, 400, false]
+        ];
+        for (const [path, body, status, logsUser] of requests) {
+            logLines.length = 0;
+            const response = await server.post(path, body, {headers: {"Content-Type": "application/json", "anthropic-version": "2023-06-01"}});
+            expect(response.status, path).toBe(status);
+            await response.arrayBuffer();
+            const line = logLines.find((text) => text.includes(`POST ${path} `));
+            expect(line, path).toBeDefined();
+            expect(line!.length, path).toBeLessThan(2000);
+            if (logsUser)
+                expect(line, path).toContain(` user="${"u".repeat(512)}... (1048576 characters)"`);
+        }
+        // The path is client text too.
+        logLines.length = 0;
+        const longPath = `/v1/${"p".repeat(10_000)}`;
+        expect((await fetch(`${server.url}${longPath}`)).status).toBe(404);
+        expect(logLines).toHaveLength(1);
+        expect(logLines[0].length).toBeLessThan(2000);
+        expect(logLines[0]).toContain(`GET ${longPath.slice(0, 512)}... (10004 characters)`);
+    });
+
+    it("reads gzip, deflate and br bodies (the body limit applies to the decoded bytes); another encoding is a 415, a broken one a 400", async () => {
+        const engine = new FakeChatEngine("fake", {pieces: ["a"]});
+        server = await startTestServer({models, factories: {chat: async () => engine}, config: {bodyLimit: "64kb"}});
+        const body = Buffer.from(JSON.stringify({model: "fake", messages: [{role: "user", content: "x"}]}));
+        const post = (encoding: string, bytes: Uint8Array) => fetch(`${server!.url}/v1/chat/completions`, {
+            method: "POST", headers: {"Content-Type": "application/json", "Content-Encoding": encoding}, body: bytes
+        });
+        for (const [encoding, encoded] of [["gzip", zlib.gzipSync(body)], ["deflate", zlib.deflateSync(body)], ["br", zlib.brotliCompressSync(body)]] as const)
+            expect((await post(encoding, encoded)).status, encoding).toBe(200);
+        expect(engine.jobs).toHaveLength(3);
+        // 1 MB of spaces compresses to 1 KB: past the 64 KB limit once decoded.
+        const bomb = await post("gzip", zlib.gzipSync(Buffer.concat([body.subarray(0, -1), Buffer.alloc(1024 * 1024, " "), Buffer.from("}")])));
+        expect(bomb.status).toBe(413);
+        expect((await jsonOf(bomb)).error.message).toContain("64kb");
+        const unknown = await post("compress", body);
+        expect(unknown.status).toBe(415);
+        expect((await jsonOf(unknown)).error.message).toContain("'compress'");
+        const broken = await post("gzip", body);
+        expect(broken.status).toBe(400);
+        expect((await jsonOf(broken)).error.code).toBe("invalid_encoding");
+        expect(engine.jobs).toHaveLength(3);
+    });
+
+    it("refuses a prototype key in a large body as in a small one", async () => {
+        server = await startTestServer({models, factories: {chat: async () => new FakeChatEngine("fake", {pieces: ["a"]})}});
+        const filler = "x".repeat(1.5 * 1024 * 1024);
+        for (const text of [
+            `{"model": "fake", "messages": [{"role": "user", "content": "${filler}"}], "metadata": {"__proto__": {"polluted": true}}}`,
+            `{"model": "fake", "messages": [{"role": "user", "content": "x"}], "tools": [{"constructor": {"prototype": {"polluted": true}}}]}`
+        ]) {
+            const response = await server.post("/v1/chat/completions", text);
+            expect(response.status).toBe(400);
+            const {error} = await jsonOf(response);
+            expect(error).toMatchObject({code: "invalid_json"});
+            expect(error.message).toMatch(/'(__proto__|constructor)' key/);
+        }
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
 });

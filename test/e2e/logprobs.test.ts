@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { realTemplateModels } from "../support/realTemplateModels.js";
 import { readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
@@ -122,5 +123,54 @@ describe("logprobs / top_logprobs on /v1/chat/completions", () => {
         expect(entries).toHaveLength(16);
         expect(entries.every((entry) => entry.top_logprobs.length === 5)).toBe(true);
         expect(textOf(entries)).toBe(text);
+    });
+});
+
+describe("logprobs of a thinking model: the answer's tokens only", () => {
+    // Models with real templates, scripted to think "I think" then answer "Hello world" (realTemplateModels).
+    const thinkers = realTemplateModels.filter((spec) => ["qwen3", "r1-distill", "gpt-oss"].includes(spec.id));
+    let server: TestServer;
+    beforeAll(async () => {
+        server = await startTestServer({models: thinkers.map((spec) => ({id: spec.id, task: "chat", path: spec.path, contextSize: 1024}))});
+    });
+    afterAll(() => server.stop());
+
+    const request = (model: string) => ({model, messages: [{role: "user" as const, content: "Tell me about the cat."}], temperature: 0, logprobs: true, top_logprobs: 2});
+
+    it.each(thinkers.map((spec) => spec.id))("%s, not streamed: the entries joined are the content, none for the reasoning or its tags", async (model) => {
+        const completion = await server.client.chat.completions.create(request(model));
+        const message = completion.choices[0].message as {content: string, reasoning_content?: string};
+        expect(message.reasoning_content).toBe("I think");
+        const entries = completion.choices[0].logprobs!.content as Entry[];
+        expect(textOf(entries)).toBe(message.content);
+        expect(entries.map((entry) => entry.token)).toEqual(["Hello", " world"]);
+    });
+
+    it.each(thinkers.map((spec) => spec.id))("%s, streamed: reasoning chunks carry no entries; the content chunks' entries are their text", async (model) => {
+        const response = await server.post("/v1/chat/completions", {...request(model), stream: true});
+        const chunks = (await readSse(response)).events.filter((event) => event.data !== "[DONE]").map((event) => JSON.parse(event.data));
+        let content = "";
+        const entries: Entry[] = [];
+        for (const {choices: [choice]} of chunks) {
+            if (choice.delta.reasoning_content != null)
+                expect(choice.logprobs ?? null).toBeNull();
+            if (choice.delta.content == null || choice.delta.content === "")
+                continue;
+            expect(textOf(choice.logprobs.content)).toBe(choice.delta.content);
+            content += choice.delta.content;
+            entries.push(...choice.logprobs.content);
+        }
+        expect(content).toBe("Hello world");
+        expect(textOf(entries)).toBe(content);
+    });
+
+    it.each(["qwen3", "r1-distill"])("%s in JSON mode (a free thought, then the grammar): the entries joined are the JSON", async (model) => {
+        const completion = await server.client.chat.completions.create({
+            ...request(model), messages: [{role: "user", content: "Answer in json."}], max_tokens: 30, response_format: {type: "json_object"}
+        });
+        const message = completion.choices[0].message as {content: string, reasoning_content?: string};
+        expect(message.reasoning_content).toContain("I think");
+        expect(message.content.trimStart().startsWith("{")).toBe(true);
+        expect(textOf(completion.choices[0].logprobs!.content as Entry[])).toBe(message.content);
     });
 });

@@ -83,8 +83,8 @@ describe("detecting a thinking model (generated GGUFs)", () => {
                 sampling: {temperature: 0, topP: 1, seed: 1, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}};
             const [qwenRun, r1Run] = await Promise.all([engines[0].submit(job, {signal: new AbortController().signal}), engines[1].submit(job, {signal: new AbortController().signal})]);
             const [[qwenChoice], [r1Choice]] = await Promise.all([qwenRun.done, r1Run.done]);
-            // R1's generation prompt opens the block (node-llama-cpp's wrapper leaves that "<think>" out; the engine writes it
-            // back), so its one token is reasoning; Qwen3's output starts undecided, and one token cannot open a block.
+            // R1's generation prompt opens the block, so its one token is reasoning; Qwen3's output starts undecided,
+            // and one token cannot open a block.
             expect([qwenChoice.reasoningTokens, r1Choice.reasoningTokens]).toEqual([0, 1]);
             expect(qwenChoice.reasoning).toBeNull();
         } finally {

@@ -113,8 +113,9 @@ function anthropicError(status: number, text: string, mutation: Mutation): strin
     }
     if (body.type !== "error" || typeof body.error?.type !== "string" || typeof body.error?.message !== "string")
         return `status ${status} not in Anthropic's error shape: ${text.slice(0, 300)}`;
-    // As OpenAI's `param`: a 400 for a changed field names a field (the prompt's length is the conversation's: `messages`).
-    if (status === 400 && mutation.field != null && !body.error.message.includes(mutation.field) && !/\((messages|[a-z_.[\]0-9]+)\)$|maximum context length|parse the JSON|JSON body/i.test(body.error.message))
+    // As OpenAI's `param`: a 400 for a changed field names a field, Anthropic's way (`messages.0.content: ...`); a prompt too
+    // long for the context is the conversation's, told as Anthropic tells it.
+    if (status === 400 && mutation.field != null && !body.error.message.includes(mutation.field) && !/^[a-z_][a-z_.0-9]*: |^prompt is too long: |parse the JSON|JSON body/i.test(body.error.message))
         return `400 whose message does not name the changed field '${mutation.field}': ${body.error.message}`;
     return null;
 }

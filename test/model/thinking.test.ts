@@ -13,7 +13,7 @@ const thinkingTemplate = "{%- if greeting is defined %}{{- greeting }}{%- endif 
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}",
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}"
 );
-// DeepSeek-R1's way: the generation prompt opens the block (node-llama-cpp's wrapper leaves that tag out; the engine writes it back).
+// DeepSeek-R1's way: the generation prompt opens the block.
 const r1Template = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{% endif %}{# </think> #}";
 const modelPath = path.join(testModelsDir, "tiny-thinking-qwen3.gguf");

@@ -12,7 +12,8 @@ export class FakeChatEngine implements ChatEngine {
     readonly jobs: ChatJob[] = [];
     private busy = 0;
 
-    constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number, signal: AbortSignal) => Promise<void>, failWith?: Error, info?: Partial<ChatEngineInfo>}) {
+    /** `cachedPromptTokens`: of its 3 prompt tokens, how many the "prompt cache" serves (reported through onPromptCache and the result). */
+    constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number, signal: AbortSignal) => Promise<void>, failWith?: Error, info?: Partial<ChatEngineInfo>, cachedPromptTokens?: number}) {
         this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake", ...script.info};
     }
 
@@ -36,6 +37,10 @@ export class FakeChatEngine implements ChatEngine {
             try {
                 const results: ChoiceResult[] = [];
                 for (let index = 0; index < job.n; index++) {
+                    if (this.script.cachedPromptTokens != null) {
+                        await Promise.resolve();
+                        hooks.onPromptCache?.(index, this.script.cachedPromptTokens);
+                    }
                     // A thinking model's output is split as the real engine splits it (ReasoningOutput).
                     const output = new ReasoningOutput(this.info.reasoningFormat, false, {
                         reasoning: (text) => hooks.onReasoning?.(index, text),
@@ -51,6 +56,7 @@ export class FakeChatEngine implements ChatEngine {
                     const {content: text, reasoning} = output.finish();
                     const result: ChoiceResult = {
                         index, text, finishReason: "stop", completionTokens: this.script.pieces.length,
+                        ...(this.script.cachedPromptTokens != null ? {cachedPromptTokens: this.script.cachedPromptTokens} : {}),
                         ...(reasoning === undefined ? {} : {reasoning, reasoningTokens: this.countTextTokens(reasoning ?? "")})
                     };
                     hooks.onFinish?.(result);

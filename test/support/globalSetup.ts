@@ -7,6 +7,7 @@ import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
 import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
 import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
 import { makeTestWhisperOnnx } from "./onnx/makeTestWhisperOnnx.js";
+import { writeRealTemplateModels } from "./realTemplateModels.js";
 import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "./testModels.js";
 
 const debugLogs = () => new Set(fs.readdirSync(os.tmpdir()).filter((name) => /^mat-debug-\d+\.log$/.test(name)));
@@ -24,6 +25,7 @@ export default async function globalSetup() {
     await makeTestLlamaGguf(tinyChatModelPath, {seed: 1});
     await makeTestLlamaGguf(tinyPlainModelPath, {seed: 1, chatTemplate: null});
     await makeTestLlamaGguf(tinyToolsModelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab});
+    await writeRealTemplateModels();
     makeTestBertOnnx(tinyBertPath, {seed: 1, hiddenSize: 32, maxPositions: 64});
     makeTestSdModel(tinySdPath, {seed: 1});
     makeTestSdModel(tinySdFloatTimestepPath, {seed: 1, timestep: "float", tokenizerJson: true});

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, defaultConfig, loadConfig, loadStartOptions } from "../../src/config.js";
+import { ConfigError, defaultBodyMemory, defaultConfig, loadConfig, loadStartOptions } from "../../src/config.js";
 
 /** The ConfigError message thrown by loadConfig (fails when nothing or something else is thrown). */
 function configErrorOf(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -48,7 +48,7 @@ describe("loadConfig", () => {
             HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000",
             FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7", UI: "off",
-            SPECULATIVE: "off", DRAFT_MAX: "5"
+            SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
@@ -58,8 +58,20 @@ describe("loadConfig", () => {
             headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000,
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
-            speculative: "off", draftMax: 5
+            speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0
         });
+    });
+
+    it("--max-body-memory takes a size, wins over MAX_BODY_MEMORY, and defaults to 1/16 of the memory (a container's limit when lower), at least 64 MB", () => {
+        expect(loadConfig(["--max-body-memory", "1.5gb"], {MAX_BODY_MEMORY: "64mb"}).maxBodyMemory).toBe(1.5 * 1024 ** 3);
+        expect(loadConfig([], {MAX_BODY_MEMORY: "512KB"}).maxBodyMemory).toBe(512 * 1024);
+        expect(loadConfig([], {MAX_BODY_MEMORY: "100000"}).maxBodyMemory).toBe(100_000);
+        expect(configErrorOf(["--max-body-memory", "lots"])).toBe('max-body-memory must be a size of at least 1kb such as 512mb or 2gb, got "lots"');
+        expect(configErrorOf([], {MAX_BODY_MEMORY: "100b"})).toContain("at least 1kb");
+        expect(defaultBodyMemory(24 * 1024 ** 3, 0)).toBe(1.5 * 1024 ** 3);
+        expect(defaultBodyMemory(24 * 1024 ** 3, 4 * 1024 ** 3)).toBe(256 * 1024 ** 2);
+        expect(defaultBodyMemory(24 * 1024 ** 3, 2 ** 64)).toBe(1.5 * 1024 ** 3);
+        expect(defaultBodyMemory(512 * 1024 ** 2, 0)).toBe(64 * 1024 ** 2);
     });
 
     it("--cors-origins, --allowed-hosts and --metrics-public win over their variables; METRICS_PUBLIC must be a boolean", () => {

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import Koa from "koa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/core/http/ApiError.js";
+import { BodyMemory } from "../../src/core/http/BodyMemory.js";
 import { multipartBody } from "../../src/core/http/multipartBody.js";
 import type { UploadedFile } from "../../src/core/http/UploadedFile.js";
 import { jsonOf } from "../support/startTestServer.js";
@@ -17,6 +18,7 @@ beforeAll(async () => {
     // A client that goes away mid-upload is a socket parse error Koa would print; the test checks the server goes on.
     app.silent = true;
     app.use(async (ctx, next) => {
+        ctx.state.logFields = {};
         try {
             await next();
         } catch (error) {
@@ -25,7 +27,7 @@ beforeAll(async () => {
             ctx.body = apiError.toBody();
         }
     });
-    app.use(multipartBody({maxFileBytes: 1024, maxFiles: 2, maxFields: 8, maxFieldsBytes: 4096}));
+    app.use(multipartBody({maxFileBytes: 1024, maxFiles: 2, maxFields: 8, maxFieldsBytes: 4096}, new BodyMemory(1024 * 1024)));
     app.use((ctx) => {
         seen.push({body: ctx.request.body, files: ctx.state.files});
         ctx.body = {files: (ctx.state.files as UploadedFile[]).length};

@@ -27,7 +27,9 @@ describe("the prompt's tail for a thinking model", () => {
     it("thinking off: the template's own empty block, else one written; an open block is closed", () => {
         expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n\n</think>\n\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "", start: "answer"});
         expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: false, constrained: true})).toEqual({tail: "<think>\n\n</think>\n\n", start: "answer"});
-        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
+        // DeepSeek-R1's, QwQ's, Qwen3-2507's open `<think>\n` closed into Qwen3's empty block `<think>\n\n</think>\n\n`.
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
     });
 
     it("reads from a template whether its generation prompt opens a block (DeepSeek-R1) or not (Qwen3's switch, comments)", () => {
@@ -80,6 +82,36 @@ describe("ReasoningOutput", () => {
         empty.push("</think>Answer");
         expect(empty.finish()).toEqual({content: "Answer", reasoning: null});
     });
+
+    it("logprobs entries follow the text: those of the reasoning, its tags and the whitespace after them never go out", () => {
+        const entry = (token: string) => ({token, logprob: -1, bytes: [...new TextEncoder().encode(token)], topLogprobs: []});
+        const streamed: string[][] = [];
+        const output = new ReasoningOutput("think-tags", false, {reasoning: () => {}, content: (_text, logprobs) => streamed.push((logprobs ?? []).map((e) => e.token))});
+        // One token per piece; a partial tag is held back with its entry; "\n\n" after the block is dropped, with its entry.
+        for (const token of ["<think>", "Let", " me", "</", "think>", "\n\n", "{\"", "a", "\":", "1", "}"])
+            output.push(token, [entry(token)]);
+        // A control token (no text) in the answer stays with it.
+        output.push("", [entry("<|im_end|>")]);
+        const {content, logprobs} = output.finish();
+        expect(content).toBe("{\"a\":1}");
+        expect(logprobs!.map((e) => e.token)).toEqual(["{\"", "a", "\":", "1", "}", "<|im_end|>"]);
+        expect(streamed.flat()).toEqual(logprobs!.map((e) => e.token));
+        // Several tokens in one piece (held UTF-8, a stop-sequence prefix): the piece's entries go where its text goes.
+        const mixed = new ReasoningOutput("think-tags", true, {reasoning: () => {}, content: () => {}});
+        mixed.push("Hmm", [entry("Hmm")]);
+        mixed.push("</think>Yes", [entry("</think>"), entry("Yes")]);
+        mixed.push(".", [entry(".")]);
+        expect(mixed.finish().logprobs!.map((e) => e.token)).toEqual(["</think>", "Yes", "."]);
+        // Harmony: the final channel's text only.
+        const harmony = new ReasoningOutput("harmony", false, {reasoning: () => {}, content: () => {}});
+        for (const token of ["<|channel|>", "analysis", "<|message|>", "Think", "<|end|>", "<|start|>", "assistant", "<|channel|>", "final", "<|message|>", "Hi", "."])
+            harmony.push(token, [entry(token)]);
+        expect(harmony.finish()).toMatchObject({content: "Hi.", reasoning: "Think", logprobs: [entry("Hi"), entry(".")]});
+        // Without logprobs asked for, none are returned.
+        const none = new ReasoningOutput("think-tags", false, {reasoning: () => {}, content: () => {}});
+        none.push("Answer");
+        expect(none.finish()).toEqual({content: "Answer", reasoning: null});
+    });
 });
 
 describe("HarmonySplitter (gpt-oss channels)", () => {
@@ -99,10 +131,11 @@ describe("HarmonySplitter (gpt-oss channels)", () => {
             expect([reasoning + rest.reasoning, content + rest.content]).toEqual(["User greets. Reply.", "Hello there."]);
         }
         const opened = new HarmonySplitter(true);
-        expect(opened.push("Thinking<|end|><|start|>assistant<|channel|>final<|message|>Done")).toEqual({reasoning: "Thinking", content: "Done"});
+        // contentRanges: where the answer is in the text pushed (for the logprobs of its tokens).
+        expect(opened.push("Thinking<|end|><|start|>assistant<|channel|>final<|message|>Done")).toEqual({reasoning: "Thinking", content: "Done", contentRanges: [[60, 64]]});
         // A tool preamble on the commentary channel is answer text; output without framing is all answer.
-        expect(new HarmonySplitter(false).push("<|channel|>commentary<|message|>Checking.")).toEqual({reasoning: "", content: "Checking."});
-        expect(new HarmonySplitter(false).push("Plain answer")).toEqual({reasoning: "", content: "Plain answer"});
+        expect(new HarmonySplitter(false).push("<|channel|>commentary<|message|>Checking.")).toEqual({reasoning: "", content: "Checking.", contentRanges: [[32, 41]]});
+        expect(new HarmonySplitter(false).push("Plain answer")).toEqual({reasoning: "", content: "Plain answer", contentRanges: [[0, 12]]});
     });
 
     it("where a harmony prompt's output starts", () => {

@@ -9,6 +9,8 @@ export type WireMessage = {
     tool_calls?: unknown;
     tool_call_id?: string;
     function_call?: unknown;
+    /** An assistant's reasoning (llama-server's and DeepSeek's field; Responses `reasoning` items): passed to the engine on its turn. */
+    reasoning_content?: string | null;
 };
 
 /** `function_call` only in answers to the deprecated `functions`. */

@@ -14,8 +14,10 @@ export type ChatToolCallTurn = {name: string, arguments: unknown, result: string
 /**
  * `toolCalls` only on assistant turns: the calls it made (after `content`), each with its result.
  * An assistant turn that follows one with tool calls continues the same model response.
+ * `reasoning`: an assistant turn's reasoning as the client sent it back (`reasoning_content`, a Responses `reasoning`
+ * item), for a prompt renderer that can render earlier reasoning; the templates' own rules decide where it shows.
  */
-export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCallTurn[]};
+export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCallTurn[], reasoning?: string};
 
 /** A function the model may call: `parameters` as the client sent it (rendered into the prompt). */
 export type ChatToolFunction = {name: string, description?: string, parameters: Record<string, unknown>};
@@ -187,6 +189,12 @@ export type ChatRunHooks = {
      * Only for a model whose `reasoningFormat` is set.
      */
     onReasoning?: (index: number, text: string) => void;
+    /**
+     * Called once per choice when it has its sequence, before its prompt is evaluated: how many of the prompt's
+     * tokens the prompt cache serves (the rest are evaluated); never during `submit`. A stream reports its prompt's
+     * usage from it up front.
+     */
+    onPromptCache?: (index: number, cachedPromptTokens: number) => void;
     /** Called once, before any text, when the job's raw prompt asks for echo. */
     onPrompt?: (echo: PromptEcho) => void;
     /** Called once per choice when it finishes (before the whole run settles). */

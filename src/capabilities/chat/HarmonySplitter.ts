@@ -18,7 +18,9 @@ const ends = ["<|end|>", "<|start|>"];
  */
 export class HarmonySplitter implements ReasoningSplitter {
     private state: "header" | "reasoning" | "content";
+    /** What was pushed and is not out yet: always the end of the text pushed so far. */
     private held = "";
+    private pushed = 0;
     /** A message ended: what follows is the next message's header (`assistant<|channel|>...`), never bare text. */
     private framed = false;
 
@@ -34,9 +36,14 @@ export class HarmonySplitter implements ReasoningSplitter {
         return this.state === "content";
     }
 
+    get undecided(): number {
+        return this.held.length;
+    }
+
     push(text: string): SplitText {
         const out: SplitText = {reasoning: "", content: ""};
         this.held += text;
+        this.pushed += text.length;
         for (;;) {
             if (this.state === "header") {
                 const trimmed = this.held.trimStart();
@@ -60,7 +67,7 @@ export class HarmonySplitter implements ReasoningSplitter {
             if (this.state === "reasoning")
                 out.reasoning += piece;
             else
-                out.content += piece;
+                addContent(out, piece, this.pushed - this.held.length);
             if (stop === -1) {
                 this.held = this.held.slice(upTo);
                 return out;
@@ -73,9 +80,21 @@ export class HarmonySplitter implements ReasoningSplitter {
 
     flush(): SplitText {
         const rest = this.held;
+        const at = this.pushed - rest.length;
         this.held = "";
         if (this.state === "reasoning")
             return {reasoning: rest, content: ""};
-        return this.state === "content" ? {reasoning: "", content: rest} : {reasoning: "", content: ""};
+        const out: SplitText = {reasoning: "", content: ""};
+        if (this.state === "content")
+            addContent(out, rest, at);
+        return out;
     }
+}
+
+/** Content found at offset `at` of the text pushed so far. */
+function addContent(out: SplitText, piece: string, at: number) {
+    if (piece === "")
+        return;
+    out.content += piece;
+    (out.contentRanges ??= []).push([at, at + piece.length]);
 }

@@ -9,4 +9,6 @@ export interface ReasoningSplitter {
     readonly inReasoning: boolean;
     /** The text so far has reached the answer (or had no reasoning). */
     readonly inAnswer: boolean;
+    /** How much of the text pushed so far is held back, not yet known to be reasoning, markup or answer. */
+    readonly undecided: number;
 }

@@ -4,8 +4,12 @@ import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 const open = "<think>";
 const close = "</think>";
 
-/** A piece of generated text, split: the model's reasoning and its answer. */
-export type SplitText = {reasoning: string, content: string};
+/**
+ * A piece of generated text, split: the model's reasoning and its answer. `contentRanges`: where the content was in
+ * the text pushed so far (offsets into the whole of it), when there is content; the entries of the tokens written
+ * there are the answer's logprobs.
+ */
+export type SplitText = {reasoning: string, content: string, contentRanges?: [start: number, end: number][]};
 
 /**
  * Splits a think-tags model's output (Qwen3, DeepSeek-R1 distills, most reasoning models of 2025-26)
@@ -17,7 +21,9 @@ export type SplitText = {reasoning: string, content: string};
 export class ThinkSplitter implements ReasoningSplitter {
     /** `answer-start`: just after `</think>`, where the whitespace before the answer is dropped. */
     private state: "start" | "reasoning" | "answer-start" | "content";
+    /** What was pushed and is not out yet: always the end of the text pushed so far. */
     private held = "";
+    private pushed = 0;
 
     constructor(startsInReasoning: boolean) {
         this.state = startsInReasoning ? "reasoning" : "start";
@@ -33,9 +39,14 @@ export class ThinkSplitter implements ReasoningSplitter {
         return this.state === "reasoning";
     }
 
+    get undecided(): number {
+        return this.held.length;
+    }
+
     push(text: string): SplitText {
         const out: SplitText = {reasoning: "", content: ""};
         this.held += text;
+        this.pushed += text.length;
         for (;;) {
             if (this.state === "start") {
                 const trimmed = this.held.trimStart();
@@ -67,17 +78,27 @@ export class ThinkSplitter implements ReasoningSplitter {
                     return out;
                 this.state = "content";
             }
-            out.content += this.held;
-            this.held = "";
-            return out;
+            return this.takeContent(out);
         }
     }
 
     /** At the end: what was held back (a tag that never completed) goes where it was. */
     flush(): SplitText {
+        if (this.state !== "reasoning")
+            return this.takeContent({reasoning: "", content: ""});
         const rest = this.held;
         this.held = "";
-        return this.state === "reasoning" ? {reasoning: rest, content: ""} : {reasoning: "", content: rest};
+        return {reasoning: rest, content: ""};
+    }
+
+    /** All that is held is content. */
+    private takeContent(out: SplitText): SplitText {
+        if (this.held !== "") {
+            out.content += this.held;
+            out.contentRanges = [[this.pushed - this.held.length, this.pushed]];
+            this.held = "";
+        }
+        return out;
     }
 
     /** A whole text at once. */

@@ -44,8 +44,8 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         const chatBody = context.jsonBodyWithin(chatBodyBounds);
         router.post("/chat/completions", chatBody, chatCompletionsHandler(context));
         router.post("/completions", context.jsonBodyWithin(completionsBodyBounds), completionsHandler(context));
-        // OpenAI's Responses API on the same engine, with a bounded store for previous_response_id.
-        const store = new ResponseStore({maxResponses: 1000, maxBytes: 64 * 1024 * 1024});
+        // OpenAI's Responses API on the same engine, with a store for previous_response_id bounded per key.
+        const store = new ResponseStore({maxResponses: 1000, maxBytes: context.config.responseStoreMb * 1024 * 1024});
         router.post("/responses", chatBody, createResponseHandler(context, store));
         router.get("/responses/:id", retrieveResponseHandler(store));
         router.delete("/responses/:id", deleteResponseHandler(store));

@@ -218,6 +218,8 @@ function toTurns(messages: readonly WireMessage[], engine: ChatEngineInfo): Chat
         }
         checkAnswered();
         const turn = toTurn(message, index, engine);
+        if (message.role === "assistant" && typeof message.reasoning_content === "string" && message.reasoning_content !== "")
+            turn.reasoning = message.reasoning_content;
         if (turn.toolCalls != null) {
             waiting = new Map(turn.toolCalls.map((call, callIndex) => [toolCallIds(message)[callIndex], call]));
             waitingFrom = index;

@@ -13,6 +13,12 @@ export type RequestState = {
     logFields: Record<string, unknown>;
     /** The server's one error mapping (shared and every capability's), for errors that travel inside a stream. */
     toApiError: (error: unknown) => ApiError;
+    /**
+     * The identity of the API key the request authenticated with: its hash (as the keys file stores it), not its
+     * name, so that what a key owns (stored responses) is not handed to a new key given a revoked key's name.
+     * Absent on a server without keys.
+     */
+    keyHash?: string;
     /** performance.now() when the request arrived (time to first token is measured from it). */
     receivedAt: number;
     /** The files of a multipart body, once `RouteContext.multipartBody` parsed it. */

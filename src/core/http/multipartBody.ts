@@ -2,6 +2,8 @@ import { Writable } from "node:stream";
 import type { Middleware } from "koa";
 import formidable, { errors as formidableErrors } from "formidable";
 import { ApiError } from "./ApiError.js";
+import type { BodyMemory } from "./BodyMemory.js";
+import type { RequestState } from "./RequestState.js";
 import type { UploadedFile } from "./UploadedFile.js";
 import { formatLimit } from "./formatLimit.js";
 
@@ -21,15 +23,18 @@ export type MultipartLimits = {
  * after a client that went away mid-upload. Plain fields become `ctx.request.body` (a field sent
  * more than once: its last value, as OpenAI reads them; `timestamp_granularities[]` style arrays:
  * every value), files `ctx.state.files`. Another media type is a 415; a body past a limit a 413
- * naming it; a body that does not parse a 400.
+ * naming it; a body that does not parse a 400. The files' bytes are counted in `memory` while they
+ * are held (a 503 when they do not fit, before any is read when the Content-Length says so; the form
+ * fields, at most `maxFieldsBytes`, are not counted).
  */
-export function multipartBody(limits: MultipartLimits): Middleware {
+export function multipartBody(limits: MultipartLimits, memory: BodyMemory): Middleware {
     return async (ctx, next) => {
         const contentType = ctx.get("Content-Type");
         if (contentType.split(";")[0].trim().toLowerCase() !== "multipart/form-data")
             throw new ApiError(415, "invalid_request_error",
                 `Unsupported Content-Type ${contentType ? `'${contentType}'` : "(none)"}: send the request as 'multipart/form-data'.`,
                 {code: "unsupported_media_type"});
+        const hold = memory.admit(ctx.req, ctx.res);
         const chunks = new Map<object, Buffer[]>();
         const form = formidable({
             maxFiles: limits.maxFiles,
@@ -45,6 +50,12 @@ export function multipartBody(limits: MultipartLimits): Middleware {
                 chunks.set(file as object, parts);
                 return new Writable({
                     write(chunk: Buffer, _encoding, callback) {
+                        try {
+                            hold.add(chunk.length);
+                        } catch (error) {
+                            callback(error as Error);
+                            return;
+                        }
                         parts.push(chunk);
                         callback();
                     }
@@ -56,6 +67,8 @@ export function multipartBody(limits: MultipartLimits): Middleware {
             parsed = await form.parse(ctx.req);
         } catch (error) {
             throw toMultipartError(error as {code?: number, httpCode?: number}, limits);
+        } finally {
+            (ctx.state as RequestState).logFields.body_bytes = hold.total;
         }
         const [fields, files] = parsed;
         const body: Record<string, string | string[]> = {};
@@ -77,6 +90,8 @@ export function multipartBody(limits: MultipartLimits): Middleware {
 }
 
 function toMultipartError(error: {code?: number, httpCode?: number, message?: string}, limits: MultipartLimits) {
+    if (error instanceof ApiError)
+        return error;
     switch (error.code) {
         case formidableErrors.biggerThanMaxFileSize:
         case formidableErrors.biggerThanTotalMaxFileSize:

@@ -1,15 +1,15 @@
 import type { Worker } from "node:worker_threads";
 import { siblingModuleUrl } from "../workers/siblingModuleUrl.js";
 import { startModuleThread } from "../workers/startModuleThread.js";
-import type { JsonShapeBounds, JsonShapeViolation } from "./findShapeViolation.js";
-import type { ParseReply } from "./jsonParseThreadMain.js";
+import type { JsonHazard } from "./findJsonHazard.js";
+import type { JsonBounds, ParseReply } from "./jsonParseThreadMain.js";
 
 /**
  * JSON.parse in a worker thread, for large request bodies: parsing (and decoding) a 10 MB body took
  * ~30 ms of the main thread, during which every other request waited; in the worker the main thread
  * only moves the bytes there (transferred, not copied) and takes the parsed value back (a structured
- * clone, a few ms for a long string), or only the bound the value crosses (findShapeViolation: the clone
- * of a body of many values is slow). One worker (jsonParseThreadMain), started on first use, unref'd so
+ * clone, a few ms for a long string), or only its hazard (findJsonHazard: a body of too many values, too
+ * deep, with a prototype key: the clone of a body of many values is slow). One worker (jsonParseThreadMain), started on first use, unref'd so
  * it never keeps the process alive.
  */
 let worker: Worker | null = null;
@@ -41,10 +41,10 @@ function workerThread(): Worker {
 }
 
 /**
- * Parses UTF-8 JSON bytes in the worker: the value, or the first bound of `bounds` it crosses; rejects with a
+ * Parses UTF-8 JSON bytes in the worker: the value, or its first hazard within `bounds`; rejects with a
  * SyntaxError for text that is not JSON (or not UTF-8).
  */
-export async function parseJsonOffThread(bytes: Uint8Array, bounds: JsonShapeBounds): Promise<{value: unknown} | {violation: JsonShapeViolation}> {
+export async function parseJsonOffThread(bytes: Uint8Array, bounds: JsonBounds): Promise<{value: unknown} | {hazard: JsonHazard}> {
     const thread = workerThread();
     const id = nextId++;
     // Own buffer, moved to the worker (the caller does not use the bytes afterwards).

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { EngineHost } from "../../core/engines/EngineHost.js";
+import type { BodyMemory } from "../../core/http/BodyMemory.js";
 
 /** What the request-context middleware knows when a request ends, whatever the endpoint. */
 export type FinishedRequest = {
@@ -29,7 +30,7 @@ export class ServerMetrics {
     readonly #ttft: Histogram;
     readonly #tokens: Counter;
 
-    constructor(engines: EngineHost) {
+    constructor(engines: EngineHost, bodyMemory: BodyMemory) {
         collectDefaultMetrics({register: this.registry});
         this.#requests = new Counter({name: "los_requests_total", help: "HTTP requests by endpoint, model and status", labelNames: ["endpoint", "model", "status"], registers: [this.registry]});
         this.#duration = new Histogram({name: "los_request_duration_seconds", help: "Request latency, until the response ended", labelNames: ["endpoint", "model"], buckets: latencyBuckets, registers: [this.registry]});
@@ -72,6 +73,20 @@ export class ServerMetrics {
                 this.reset();
                 for (const [model, seconds] of engines.loadSeconds())
                     this.set({model}, seconds);
+            }
+        });
+        new Gauge({
+            name: "los_request_body_memory_bytes", help: "Bytes of request bodies (JSON and uploads) held in memory while they arrive",
+            registers: [this.registry],
+            collect() {
+                this.set(bodyMemory.held);
+            }
+        });
+        new Gauge({
+            name: "los_request_body_memory_limit_bytes", help: "Their cap (--max-body-memory): past it new bodies get 503",
+            registers: [this.registry],
+            collect() {
+                this.set(bodyMemory.capacity);
             }
         });
     }

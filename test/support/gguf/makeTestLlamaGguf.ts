@@ -18,6 +18,18 @@ export type TestLlamaGgufOptions = {
      * `</think>`), after the rest of the vocabulary.
      */
     userDefinedVocab?: readonly string[],
+    /**
+     * Whole pieces added as control tokens (special: rendered in a prompt, detokenized to nothing), after the
+     * user-defined ones: a real model's `<|endoftext|>`, `[gMASK]`, gpt-oss's `<|end|>`...
+     */
+    controlVocab?: readonly string[],
+    /**
+     * A scripted model: after each `[from, to]` pair's `from` piece its greedy next token is `to` (pieces of the
+     * vocabulary, `▁` for a leading space; `<|im_end|>` is EOS). The layers add nothing to the residual stream, so
+     * the next token depends on the last one only: a script must not pass through a piece twice (it would loop).
+     * Other pieces are followed as the random weights say.
+     */
+    script?: readonly (readonly [from: string, to: string])[],
     name?: string,
     /**
      * Adds fill-in-the-middle control tokens (`<|fim_prefix|>`, `<|fim_suffix|>`, `<|fim_middle|>`, Qwen2.5-Coder's
@@ -35,7 +47,16 @@ export type TestLlamaGgufOptions = {
      * any passage of its own output it is shown (a copier, for prompt lookup). Small gains from some layer on make
      * the layers above barely change the output, so the same seed with fewer layers is a good draft model.
      */
-    residualGain?: (layer: number, part: "attention" | "ffn") => number
+    residualGain?: (layer: number, part: "attention" | "ffn") => number,
+    /**
+     * The model ends its turn by a margin no sampling setting overcomes: EOS is the most likely token after any token
+     * (every token's embedding carries a large constant in dimension 0, which only EOS's output row reads).
+     * `"at once"`: after the prompt too, so an answer is empty and costs one step (for clients that send no token
+     * limit, such as Codex). `"after a token"`: except right after a line break, whose constant is the opposite, so
+     * the first token of an answer (the generation prompt ends with a line break) is never EOS: an answer is a token
+     * or a few, never empty (for clients that ask again after an empty answer, such as Claude Code).
+     */
+    endsTurn?: "at once" | "after a token"
 };
 
 /** ChatML template in the Qwen2.5 style, without tool support. */
@@ -128,6 +149,14 @@ const QK_GAIN = 2;
 // Byte tokens get weaker output rows: random bytes decode to U+FFFD and control characters, so they should show up
 // only now and then when sampling (and never greedily) rather than in every other token.
 const BYTE_TOKEN_LOGIT_GAIN = 0.25;
+// A scripted next token's logit: far above the random ones (std 3) and what the other script rows give it (their
+// embeddings are nearly orthogonal to its own in nEmbd dimensions).
+const SCRIPT_LOGIT = 60;
+// `endsTurn`: dimension 0 of the residual stream stays near this (the layers add only a few units), so the
+// normalized hidden state's dimension 0 is ~7 while the others are ~0.45; EOS's logit is then ~7 x the gain (~70),
+// far above the best of the others (~5).
+const END_OF_TURN_EMBEDDING = 16;
+const END_OF_TURN_LOGIT_GAIN = 10;
 
 // Enough common words that ordinary English tokenizes into multi-character pieces.
 const words = `
@@ -168,7 +197,9 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         name = "test-llama",
         weightStorage = "f32",
         fillInTheMiddle = false,
-        userDefinedVocab = []
+        userDefinedVocab = [],
+        controlVocab = [],
+        script = []
     } = options;
 
     if (nEmbd % nHeads !== 0)
@@ -180,7 +211,8 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
     if (headDim % 2 !== 0)
         throw new Error(`The head dimension (${headDim}) must be even for RoPE`);
 
-    const vocab = buildVocab(extraVocab, fillInTheMiddle, userDefinedVocab);
+    const vocab = buildVocab(extraVocab, fillInTheMiddle, userDefinedVocab, controlVocab);
+    const scripted = script.map(([from, to]) => [pieceId(vocab, from), pieceId(vocab, to)] as const);
     const nVocab = vocab.tokens.length;
     const nEmbdKv = headDim * nKvHeads;
 
@@ -219,10 +251,15 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         writer.addUint32("llama.pooling_type", options.poolingType);
 
     const random = (tensorName: string, std: number) => fillRandom(seed, tensorName, std);
+    const embeddings = new Float32Array(nEmbd * nVocab);
+    random("token_embd.weight", 1)(embeddings);
     const ones = (target: Float32Array) => target.fill(1);
     const linear = (fanIn: number, gain = 1) => gain / Math.sqrt(fanIn);
 
-    writer.addF32Tensor("token_embd.weight", [nEmbd, nVocab], random("token_embd.weight", 1), weightStorage);
+    if (options.endsTurn != null)
+        for (let id = 0; id < nVocab; id++)
+            embeddings[id * nEmbd] += options.endsTurn === "after a token" && id === testLlamaTokens.firstByte.id + 0x0a ? -END_OF_TURN_EMBEDDING : END_OF_TURN_EMBEDDING;
+    writer.addF32Tensor("token_embd.weight", [nEmbd, nVocab], (target) => target.set(embeddings), weightStorage);
     writer.addF32Tensor("output_norm.weight", [nEmbd], ones);
     writer.addF32Tensor("output.weight", [nEmbd, nVocab], (target) => {
         random("output.weight", linear(nEmbd, LOGIT_STD))(target);
@@ -236,6 +273,20 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
             for (let i = id * nEmbd; i < (id + 1) * nEmbd; i++)
                 target[i] *= BYTE_TOKEN_LOGIT_GAIN;
         }
+
+        // With the layers silent the last hidden state is the normalized embedding of the last token, so adding it
+        // (scaled) to the row of the token that is to follow gives that token a logit of SCRIPT_LOGIT after it.
+        for (const [from, to] of scripted) {
+            const embedding = embeddings.subarray(from * nEmbd, (from + 1) * nEmbd);
+            const rms = Math.sqrt(embedding.reduce((sum, value) => sum + value * value, 0) / nEmbd);
+            for (let i = 0; i < nEmbd; i++)
+                target[to * nEmbd + i] += SCRIPT_LOGIT * embedding[i] / (nEmbd * rms);
+        }
+        if (options.endsTurn != null) {
+            for (let id = 0; id < nVocab; id++)
+                target[id * nEmbd] = 0;
+            target[testLlamaTokens.eos.id * nEmbd] = END_OF_TURN_LOGIT_GAIN;
+        }
     }, weightStorage);
 
     for (let layer = 0; layer < nLayers; layer++) {
@@ -245,7 +296,7 @@ export async function makeTestLlamaGguf(filePath: string, options: TestLlamaGguf
         writer.addF32Tensor(blk("attn_q"), [nEmbd, nEmbd], random(blk("attn_q"), linear(nEmbd, QK_GAIN)), weightStorage);
         writer.addF32Tensor(blk("attn_k"), [nEmbd, nEmbdKv], random(blk("attn_k"), linear(nEmbd, QK_GAIN)), weightStorage);
         writer.addF32Tensor(blk("attn_v"), [nEmbd, nEmbdKv], random(blk("attn_v"), linear(nEmbd)), weightStorage);
-        const gain = (part: "attention" | "ffn") => options.residualGain?.(layer, part) ?? 1;
+        const gain = (part: "attention" | "ffn") => script.length > 0 ? 0 : options.residualGain?.(layer, part) ?? 1;
         writer.addF32Tensor(blk("attn_output"), [nEmbd, nEmbd], random(blk("attn_output"), linear(nEmbd, gain("attention"))), weightStorage);
         writer.addF32Tensor(blk("ffn_norm"), [nEmbd], ones);
         writer.addF32Tensor(blk("ffn_gate"), [nEmbd, nFf], random(blk("ffn_gate"), linear(nEmbd)), weightStorage);
@@ -267,7 +318,7 @@ type Vocab = {
 /** The fill-in-the-middle control tokens `fillInTheMiddle` adds, by their GGUF key. */
 export const fimTokens = [["fim_pre", "<|fim_prefix|>"], ["fim_suf", "<|fim_suffix|>"], ["fim_mid", "<|fim_middle|>"]] as const;
 
-function buildVocab(extraVocab: readonly string[], fillInTheMiddle = false, userDefinedVocab: readonly string[] = []): Vocab {
+function buildVocab(extraVocab: readonly string[], fillInTheMiddle = false, userDefinedVocab: readonly string[] = [], controlVocab: readonly string[] = []): Vocab {
     const vocab: Vocab = {tokens: [], scores: [], types: [], controlTokenIds: [], byteTokenIds: []};
     const ids = new Map<string, number>();
     const add = (piece: string, type: number, score: number) => {
@@ -320,8 +371,17 @@ function buildVocab(extraVocab: readonly string[], fillInTheMiddle = false, user
             add(text, TOKEN_TYPE_CONTROL, 0);
     for (const piece of userDefinedVocab)
         add(piece, TOKEN_TYPE_USER_DEFINED, 0);
+    for (const piece of controlVocab)
+        add(piece, TOKEN_TYPE_CONTROL, 0);
 
     return vocab;
+}
+
+function pieceId(vocab: Vocab, piece: string): number {
+    const id = vocab.tokens.indexOf(piece);
+    if (id === -1)
+        throw new Error(`The script's piece ${JSON.stringify(piece)} is not in the vocabulary`);
+    return id;
 }
 
 /** A fill function with deterministic, zero-mean, "normal-ish" (triangular) values of standard deviation `std`. */

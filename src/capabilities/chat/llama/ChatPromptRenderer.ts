@@ -7,8 +7,12 @@ import type { ChatToolFunction, ChatTurn, ToolCallFormat } from "../ChatEngine.j
 import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
+import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
 
-type JinjaWrapperInternals = {_stringifyFunctionResult?: boolean};
+type JinjaRenderer = {render(params: Record<string, unknown>): string};
+type JinjaWrapperInternals = {_stringifyFunctionResult?: boolean, _jinjaTemplate?: JinjaRenderer};
+/** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
+type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -24,6 +28,8 @@ export type RenderOptions = {templateKwargs?: Record<string, unknown> | null, ta
  * always tokenized as plain text, so a user cannot inject control tokens such as `<|im_start|>`; nor through
  * tool descriptions, parameters, tool-call arguments or `chat_template_kwargs` (ControlTextEscape).
  * Template text is tokenized in pieces (chunkedTokenizer), which keeps long conversations linear.
+ * The prompt ends with the template's own generation prompt (`add_generation_prompt`, with the
+ * request's `enable_thinking`), which the wrapper does not render (templateGenerationPrompt).
  *
  * Tools: when node-llama-cpp recognises the template's tool-call format (Qwen2.5/Hermes-style
  * templates that render `tools`, assistant `tool_calls` and `tool` messages), the functions go to
@@ -39,6 +45,7 @@ export class ChatPromptRenderer {
     private readonly wrapper: JinjaTemplateChatWrapper | null;
     /** Wrappers by a hash of their `chat_template_kwargs`, with the kwargs' escaped text. */
     private readonly kwargsWrappers = new Map<string, {wrapper: JinjaTemplateChatWrapper, slots: EscapeSlots}>();
+    private readonly watches = new WeakMap<JinjaTemplateChatWrapper, RenderWatch>();
     private readonly escaper: ControlTextEscape;
     private readonly tokenizer: Tokenizer;
     readonly usesTemplate: boolean;
@@ -47,7 +54,7 @@ export class ChatPromptRenderer {
     readonly hasThinkingSwitch: boolean;
     /** The template reads a reasoning effort (gpt-oss's `reasoning_effort`: low, medium, high). */
     readonly hasEffortVariable: boolean;
-    /** The template opens a think block at the start of every response (DeepSeek-R1); node-llama-cpp's wrapper leaves that tag out. */
+    /** The template's generation prompt opens a think block (DeepSeek-R1, QwQ, Qwen3-2507 thinking). */
     readonly opensThinkingOnResponseStart: boolean;
 
     constructor(private readonly model: LlamaModel) {
@@ -60,8 +67,7 @@ export class ChatPromptRenderer {
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate === true ? toolCallFormatOf(this.wrapper) : null;
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
-        this.opensThinkingOnResponseStart = this.wrapper?.settings.segments?.thought?.openOnResponseStart === true
-            || (typeof template === "string" && generationPromptOpensThinking(template));
+        this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
     }
 
     /** `enable_thinking` goes to the wrapper's own switch (it would otherwise write its default over the variable). */
@@ -83,6 +89,7 @@ export class ChatPromptRenderer {
                 throw new Error("This node-llama-cpp version has no JinjaTemplateChatWrapper._stringifyFunctionResult; tool results need updating.");
             internals._stringifyFunctionResult = false;
         }
+        this.watches.set(wrapper, watchRenders(wrapper));
         return wrapper;
     }
 
@@ -136,12 +143,33 @@ export class ChatPromptRenderer {
         const escapedTurns = turns.map((turn) => turn.toolCalls == null ? turn : {
             ...turn, toolCalls: turn.toolCalls.map((call) => ({...call, name: this.escaper.escape(call.name, slots), arguments: this.escaper.escape(call.arguments, slots)}))
         });
-        const rendered = built.wrapper.generateContextState({
-            chatHistory: toChatHistory(escapedTurns),
+        const {history, newTurn} = toChatHistory(escapedTurns);
+        const watch = this.watches.get(built.wrapper)!;
+        watch.last = null;
+        const {contextText} = built.wrapper.generateContextState({
+            chatHistory: history,
             availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(this.escaper.escape(functions, slots))
-        }).contextText;
-        return this.escaper.restore(rendered, slots, built.slots);
+        });
+        // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
+        const rendered = watch.last;
+        const prompt = (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
+        return this.escaper.restore(prompt, slots, built.slots);
     }
+}
+
+/** Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders). */
+function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
+    const renderer = (wrapper as unknown as JinjaWrapperInternals)._jinjaTemplate;
+    if (renderer == null || typeof renderer.render !== "function")
+        throw new Error("This node-llama-cpp version has no JinjaTemplateChatWrapper._jinjaTemplate; the generation prompt needs updating.");
+    const render = renderer.render.bind(renderer);
+    const watch: RenderWatch = {last: null, render};
+    renderer.render = (params) => {
+        const output = render(params);
+        watch.last = {params, output};
+        return output;
+    };
+    return watch;
 }
 
 /**
@@ -164,7 +192,8 @@ function toModelFunctions(functions: readonly ChatToolFunction[]): ChatModelFunc
     }]));
 }
 
-function toChatHistory(turns: readonly ChatTurn[]): ChatHistoryItem[] {
+/** The turns as node-llama-cpp's chat history; `newTurn`: it ends with an empty model turn for the reply (not an open response continued). */
+function toChatHistory(turns: readonly ChatTurn[]): {history: ChatHistoryItem[], newTurn: boolean} {
     const history: ChatHistoryItem[] = [];
     // An assistant turn right after one with tool calls (and their results) continues that response.
     let openResponse: ChatModelResponse | null = null;
@@ -191,7 +220,7 @@ function toChatHistory(turns: readonly ChatTurn[]): ChatHistoryItem[] {
     // results the open response is continued instead (its empty tail is the generation prompt).
     if (openResponse == null)
         history.push({type: "model", response: []});
-    return history;
+    return {history, newTurn: openResponse == null};
 }
 
 function toolCallFormatOf(wrapper: JinjaTemplateChatWrapper): ToolCallFormat | null {

@@ -280,20 +280,19 @@ export class LlamaChatEngine implements ChatEngine {
                             : hooks.onToolCall?.(index, event, takeEntries()));
                     // The answer goes to the call parser (streaming with tools) or out; a thinking model's reasoning apart
                     // (its tokens' logprobs entries are not reported: only the answer's are).
-                    let pieceLogprobs: TokenLogprob[] | undefined;
                     const split = new ReasoningOutput(reasoningFormat, reasoning?.start === "reasoning", {
                         reasoning: (text) => hooks.onReasoning?.(index, text),
-                        content: (text) => {
+                        content: (text, logprobs) => {
                             if (toolStream == null)
-                                hooks.onText?.(index, text, pieceLogprobs);
+                                hooks.onText?.(index, text, logprobs);
                             else {
-                                entries.push(...pieceLogprobs ?? []);
+                                entries.push(...logprobs ?? []);
                                 toolStream.push(text);
                             }
-                            pieceLogprobs = undefined;
                         }
                     });
                     const speculation = this.speculation.forChoice(sequence, speculate);
+                    hooks.onPromptCache?.(index, taken[index].kept);
                     const outcome = await generateChoice({
                         model: this.model,
                         sequence,
@@ -315,11 +314,7 @@ export class LlamaChatEngine implements ChatEngine {
                         logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
                         reasoning,
                         speculation: speculation.settings,
-                        onText: (text, logprobs) => {
-                            pieceLogprobs = logprobs;
-                            split.push(text);
-                            pieceLogprobs = undefined;
-                        }
+                        onText: (text, logprobs) => split.push(text, logprobs)
                     });
                     speculation.done();
                     this.sequences.record(promptTokens.length, outcome.cachedPromptTokens);
@@ -334,6 +329,9 @@ export class LlamaChatEngine implements ChatEngine {
                     // The answer apart from a thinking model's reasoning; calls are looked for in the answer only.
                     const {reasoningTokens, ...generated} = outcome;
                     const thought = answer.reasoning === undefined ? {} : {reasoning: answer.reasoning, reasoningTokens: reasoningTokens ?? 0};
+                    // A thinking model's logprobs are its answer's.
+                    if (answer.reasoning !== undefined && answer.logprobs != null)
+                        generated.logprobs = answer.logprobs;
                     const result: ChoiceResult = calls == null
                         ? {index, ...generated, text: answer.content, ...thought}
                         : calls.calls.length === 0

@@ -1,4 +1,4 @@
-import type { Token } from "node-llama-cpp";
+import type { LlamaText, Token } from "node-llama-cpp";
 import type { ChatJob, ChatToolFunction } from "../ChatEngine.js";
 import type { ReasoningFormat } from "../ReasoningFormat.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
@@ -8,24 +8,27 @@ import { thinkingPromptTail } from "./thinkingPromptTail.js";
 /** What of a job makes its conversation's prompt. */
 export type ConversationJob = Pick<ChatJob, "turns" | "templateKwargs" | "reasoning">;
 
+/** A conversation's prompt: its tokens; the template's text (null without a template) and what the engine wrote after it. */
+export type ConversationPrompt = {tokens: Token[], start: ReasoningStart, rendered: LlamaText | null, tail: string};
+
 /**
  * A conversation's prompt tokens, and for a thinking model (`format` not null) where its output starts: the
  * template rendered with the job's variables (conversationKwargs), then what thinkingPromptTail writes after it.
  * `constrained`: a grammar will apply to the answer.
  */
 export function conversationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob,
-    functions: readonly ChatToolFunction[] | undefined, constrained: boolean): {tokens: Token[], start: ReasoningStart} {
+    functions: readonly ChatToolFunction[] | undefined, constrained: boolean): ConversationPrompt {
     const kwargs = conversationKwargs(renderer, format, job);
     const thinks = format != null;
     const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
     const rendered = renderer.renderTemplate(job.turns, functions, kwargs);
     if (!thinks || rendered == null)
-        return {tokens: renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer"};
+        return {tokens: renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer", rendered, tail: ""};
     const {tail, start} = thinkingPromptTail(
         format, {text: rendered.toString(), opensOnResponseStart: renderer.opensThinkingOnResponseStart},
         {enabled, constrained}
     );
-    return {tokens: renderer.tokensOf(rendered, job.turns, tail), start};
+    return {tokens: renderer.tokensOf(rendered, job.turns, tail), start, rendered, tail};
 }
 
 /**

@@ -5,7 +5,7 @@ import type { ReasoningStart } from "./ReasoningPhase.js";
 export type RenderedThinking = {
     /** The rendered conversation's text (special tokens as text). */
     text: string;
-    /** The template opens the think block at the start of every response (DeepSeek-R1), though node-llama-cpp's wrapper leaves the tag out. */
+    /** The template's generation prompt opens the think block (DeepSeek-R1, QwQ); in case the rendered text lost that tag. */
     opensOnResponseStart: boolean;
 };
 
@@ -17,11 +17,12 @@ const harmonyFinal = "<|channel|>final<|message|>";
  *
  * Think tags:
  * - thinking off: nothing when the template already wrote a closed (empty) block (Qwen3's
- *   `enable_thinking: false`), else an empty block `<think>\n\n</think>\n\n` (closing one the prompt opened);
+ *   `enable_thinking: false`), else an empty block `<think>\n\n</think>\n\n` (closing one the prompt opened:
+ *   DeepSeek-R1's, QwQ's and Qwen3-2507's `<think>\n`);
  * - thinking on, under a grammar (JSON mode, a schema, forced tools): the block is opened, so the model thinks
  *   freely and the grammar applies from the answer on (a grammar from the first token would forbid `<think>`);
- * - thinking on otherwise: an open block stays open (`<think>\n` added back when the template opens it on
- *   every response); else the model decides whether it thinks.
+ * - thinking on otherwise: an open block stays open (`<think>\n` added when the template opens it on every
+ *   response but the rendered text does not); else the model decides whether it thinks (Qwen3, GLM-4.5).
  *
  * Harmony (after the generation prompt `<|start|>assistant`): thinking off opens the final channel; under a
  * grammar the analysis channel is opened; otherwise the model writes its channels itself.
@@ -38,7 +39,7 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     const open = text.lastIndexOf("<think>") > text.lastIndexOf("</think>");
     if (!thinking.enabled) {
         if (open)
-            return {tail: "\n\n</think>\n\n", start: "answer"};
+            return {tail: text.endsWith("<think>\n") ? "\n</think>\n\n" : "\n\n</think>\n\n", start: "answer"};
         // The generation prompt ends with a closed block: the template switched thinking off itself.
         if (text.trimEnd().endsWith("</think>"))
             return {tail: "", start: "answer"};

@@ -5,15 +5,30 @@
  */
 export type TextBlock = {type: "text", text: string};
 export type ToolUseBlock = {type: "tool_use", id: string, name: string, input: Record<string, unknown>};
-export type ToolResultBlock = {type: "tool_result", tool_use_id: string, content?: string | TextBlock[], is_error?: boolean};
+/** Names a tool whose definition (`defer_loading` in `tools`) the tool search that returned it loads. */
+export type ToolReferenceBlock = {type: "tool_reference", tool_name: string};
+export type ToolResultBlock = {type: "tool_result", tool_use_id: string, content?: string | (TextBlock | ToolReferenceBlock)[], is_error?: boolean};
 /** A thinking model's reasoning; `signature` is an opaque value (here: a digest of the thinking) clients pass back unchanged. */
 export type ThinkingBlock = {type: "thinking", thinking: string, signature: string};
 export type RedactedThinkingBlock = {type: "redacted_thinking", data: string};
 export type ContentBlockParam = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
 
-export type MessageParam = {role: "user" | "assistant", content: string | ContentBlockParam[]};
+export type ConversationMessageParam = {role: "user" | "assistant", content: string | ContentBlockParam[]};
+/**
+ * A system message among the turns (Anthropic's `SystemMessageParam`; Claude Code sends them): its text joins the
+ * system prompt. `content` may be absent when it only carries `output_config`. `clear_at: "next_user_message"`:
+ * shown only until a later user turn exists.
+ */
+export type SystemMessageParam = {
+    role: "system";
+    content?: string | TextBlock[] | null;
+    output_config?: {effort?: Effort | null} | null;
+    clear_at?: "next_user_message" | "never" | null;
+};
+export type MessageParam = ConversationMessageParam | SystemMessageParam;
 
-export type ToolParam = {name: string, description?: string, input_schema: Record<string, unknown>};
+/** `defer_loading`: left out of the model's tools until a `tool_reference` block (a tool search's result) names it. */
+export type ToolParam = {name: string, description?: string, input_schema: Record<string, unknown>, defer_loading?: boolean};
 export type ToolChoice =
     | {type: "auto", disable_parallel_tool_use?: boolean}
     | {type: "any", disable_parallel_tool_use?: boolean}
@@ -31,21 +46,32 @@ export type MessageCreateRequest = {
     top_k?: number;
     tools?: ToolParam[];
     tool_choice?: ToolChoice;
-    /** enabled: thinking within `budget_tokens`; adaptive / between_tools: thinking as the model likes; disabled: none; absent: the model's default. */
-    thinking?: {type: "enabled", budget_tokens: number, display?: ThinkingDisplay} | {type: "adaptive", display?: ThinkingDisplay} | {type: "between_tools"} | {type: "disabled"};
+    thinking?: ThinkingConfig;
     metadata?: {user_id?: string | null};
-    /** Structured output: `format` constrains the answer to a JSON schema; `effort` is accepted and not used (thinking sets the reasoning). */
-    output_config?: {format?: {type: "json_schema", schema: Record<string, unknown>} | null, effort?: string | null};
+    /** Structured output: `format` constrains the answer to a JSON schema; `effort` reaches a template that reads one (toReasoning). */
+    output_config?: {format?: {type: "json_schema", schema: Record<string, unknown>} | null, effort?: Effort | null};
     stream?: boolean;
 };
 
-export type ThinkingDisplay = "summarized" | "omitted" | null;
+/** enabled: thinking within `budget_tokens`; adaptive / between_tools: thinking as the model likes; disabled: none; absent: the model's default. */
+export type ThinkingConfig =
+    | {type: "enabled", budget_tokens: number, display?: ThinkingDisplay}
+    | {type: "adaptive", display?: ThinkingDisplay}
+    | {type: "between_tools"}
+    | {type: "disabled"};
 
-export type CountTokensRequest = Pick<MessageCreateRequest, "model" | "messages" | "system" | "tools" | "tool_choice" | "thinking">;
+/** `summarized` (and `updates`): the thinking's text is returned; `omitted`: the block comes back with its signature and an empty text. */
+export type ThinkingDisplay = "summarized" | "omitted" | "updates" | null;
+
+export type Effort = "low" | "medium" | "high" | "xhigh" | "max";
+
+export type CountTokensRequest = Pick<MessageCreateRequest, "model" | "messages" | "system" | "tools" | "tool_choice" | "thinking" | "output_config">;
 
 export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
 
-export type Usage = {input_tokens: number, output_tokens: number, cache_read_input_tokens: number, cache_creation_input_tokens: number};
+export type PromptUsage = {input_tokens: number, cache_read_input_tokens: number, cache_creation_input_tokens: number};
+/** `thinking_tokens`: the part of `output_tokens` a thinking model spent thinking. */
+export type Usage = PromptUsage & {output_tokens: number, output_tokens_details: {thinking_tokens: number}};
 
 export type Message = {
     id: string;
@@ -62,4 +88,4 @@ export type AnthropicErrorType =
     | "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error"
     | "request_too_large" | "rate_limit_error" | "api_error" | "overloaded_error";
 
-export type AnthropicErrorBody = {type: "error", error: {type: AnthropicErrorType, message: string}};
+export type AnthropicErrorBody = {type: "error", error: {type: AnthropicErrorType, message: string}, request_id: string | null};

@@ -1,49 +1,94 @@
 import { maxConversationItems } from "../chatCompletionSchema.js";
-/** JSON schema of a Messages request (compiled once at startup); `param` errors name the field as the client sent it. */
-const textBlock = {type: "object", required: ["type", "text"], properties: {type: {const: "text"}, text: {type: "string"}}};
-const contentBlock = {
-    oneOf: [
-        textBlock,
-        {type: "object", required: ["type", "id", "name", "input"], properties: {type: {const: "tool_use"}, id: {type: "string", minLength: 1}, name: {type: "string", minLength: 1}, input: {type: "object"}}},
-        {type: "object", required: ["type", "tool_use_id"], properties: {
-            type: {const: "tool_result"}, tool_use_id: {type: "string", minLength: 1},
-            content: {anyOf: [{type: "string"}, {type: "array", items: textBlock}]}, is_error: {type: "boolean"}
-        }},
-        // An earlier answer's thinking, passed back: accepted, and left out of the prompt as the models' templates drop it.
-        {type: "object", required: ["type", "thinking"], properties: {type: {const: "thinking"}, thinking: {type: "string"}, signature: {type: "string"}}},
-        {type: "object", required: ["type"], properties: {type: {const: "redacted_thinking"}, data: {type: "string"}}}
-    ]
-};
+/**
+ * JSON schema of a Messages request (compiled once at startup). Unions are tagged as Anthropic's are (a block by
+ * its `type`, a message by its `role`): the variant the tag names is the one checked, so an error names the field
+ * of that variant (`thinking.budget_tokens` only for `type: "enabled"`), never one of a variant the client did
+ * not mean. Fields this server does not read (`cache_control`, `citations`, `context_management`, ...) are let
+ * through untouched, as newer clients send them.
+ */
 
-const thinking = {
-    oneOf: [
-        {type: "object", required: ["type", "budget_tokens"], properties: {type: {const: "enabled"}, budget_tokens: {type: "integer", minimum: 1}, display: {enum: ["summarized", "omitted", null]}}},
-        {type: "object", required: ["type"], properties: {type: {const: "adaptive"}, display: {enum: ["summarized", "omitted", null]}}},
-        {type: "object", required: ["type"], properties: {type: {enum: ["disabled", "between_tools"]}}}
-    ]
-};
+/** An object whose `field` picks one of `variants` (each: its other properties, and which are required). */
+function tagged(field: string, variants: Record<string, {properties?: Record<string, unknown>, required?: string[]}>) {
+    return {
+        type: "object",
+        required: [field],
+        properties: {[field]: {enum: Object.keys(variants)}},
+        allOf: Object.entries(variants).map(([tag, variant]) => ({
+            if: {required: [field], properties: {[field]: {const: tag}}},
+            then: {type: "object", properties: variant.properties ?? {}, ...(variant.required != null ? {required: variant.required} : {})}
+        }))
+    };
+}
+
+const textBlock = tagged("type", {text: {required: ["text"], properties: {text: {type: "string"}}}});
+
+/** A string, or a list of blocks (`items`). */
+const stringOrList = (items: unknown) => ({type: ["string", "array"], items});
+
+const contentBlock = tagged("type", {
+    text: {required: ["text"], properties: {text: {type: "string"}}},
+    tool_use: {required: ["id", "name", "input"], properties: {id: {type: "string", minLength: 1}, name: {type: "string", minLength: 1}, input: {type: "object"}}},
+    tool_result: {required: ["tool_use_id"], properties: {
+        tool_use_id: {type: "string", minLength: 1},
+        content: stringOrList(tagged("type", {
+            text: {required: ["text"], properties: {text: {type: "string"}}},
+            // A tool search's result: loads that `defer_loading` tool.
+            tool_reference: {required: ["tool_name"], properties: {tool_name: {type: "string", minLength: 1}}}
+        })),
+        is_error: {type: "boolean"}
+    }},
+    // An earlier answer's thinking, passed back: accepted, and left out of the prompt as the models' templates drop it.
+    thinking: {required: ["thinking"], properties: {thinking: {type: "string"}, signature: {type: "string"}}},
+    redacted_thinking: {properties: {data: {type: "string"}}}
+});
+
+const effort = {enum: ["low", "medium", "high", "xhigh", "max", null]};
+const display = {enum: ["summarized", "omitted", "updates", null]};
+
+const thinking = tagged("type", {
+    enabled: {required: ["budget_tokens"], properties: {budget_tokens: {type: "integer", minimum: 1}, display}},
+    adaptive: {properties: {display}},
+    disabled: {},
+    between_tools: {}
+});
+
+const message = tagged("role", {
+    user: {required: ["content"], properties: {content: stringOrList(contentBlock)}},
+    assistant: {required: ["content"], properties: {content: stringOrList(contentBlock)}},
+    // Anywhere in the conversation: its text joins the system prompt; it may carry only `output_config`.
+    system: {properties: {
+        content: {type: ["string", "array", "null"], items: textBlock},
+        output_config: {type: ["object", "null"], properties: {effort}},
+        clear_at: {enum: ["next_user_message", "never", null]}
+    }}
+});
 
 const conversation = {
     model: {type: "string", minLength: 1},
-    messages: {
-        type: "array", minItems: 1, maxItems: maxConversationItems,
-        items: {type: "object", required: ["role", "content"], properties: {
-            role: {enum: ["user", "assistant"]},
-            content: {anyOf: [{type: "string"}, {type: "array", items: contentBlock}]}
-        }}
-    },
-    system: {anyOf: [{type: "string"}, {type: "array", items: textBlock}]},
+    messages: {type: "array", minItems: 1, maxItems: maxConversationItems, items: message},
+    system: stringOrList(textBlock),
     tools: {
         type: "array",
-        items: {type: "object", required: ["name", "input_schema"], properties: {
-            name: {type: "string", pattern: "^[a-zA-Z0-9_-]{1,64}$"}, description: {type: "string"}, input_schema: {type: "object"}
-        }}
+        items: {
+            type: "object",
+            // A client tool; server tools (`web_search_20250305`, code execution, ...) are not run here: their type is the error.
+            allOf: [{type: "object", properties: {type: {enum: ["custom", null]}}}, {type: "object", required: ["name", "input_schema"], properties: {
+                name: {type: "string", pattern: "^[a-zA-Z0-9_-]{1,64}$"}, description: {type: "string"}, input_schema: {type: "object"},
+                defer_loading: {type: "boolean"}
+            }}]
+        }
     },
-    tool_choice: {
-        type: "object", required: ["type"],
-        properties: {type: {enum: ["auto", "any", "tool", "none"]}, name: {type: "string"}, disable_parallel_tool_use: {type: "boolean"}}
-    },
-    thinking
+    tool_choice: tagged("type", {
+        auto: {properties: {disable_parallel_tool_use: {type: "boolean"}}},
+        any: {properties: {disable_parallel_tool_use: {type: "boolean"}}},
+        tool: {required: ["name"], properties: {name: {type: "string"}, disable_parallel_tool_use: {type: "boolean"}}},
+        none: {}
+    }),
+    thinking,
+    output_config: {type: "object", properties: {
+        format: {type: ["object", "null"], required: ["type", "schema"], properties: {type: {const: "json_schema"}, schema: {type: "object"}}},
+        effort
+    }}
 } as const;
 
 export const messagesSchema = {
@@ -57,10 +102,6 @@ export const messagesSchema = {
         top_p: {type: "number", minimum: 0, maximum: 1},
         top_k: {type: "integer", minimum: 0},
         metadata: {type: "object", properties: {user_id: {type: ["string", "null"]}}},
-        output_config: {type: "object", properties: {
-            format: {anyOf: [{type: "null"}, {type: "object", required: ["type", "schema"], properties: {type: {const: "json_schema"}, schema: {type: "object"}}}]},
-            effort: {type: ["string", "null"]}
-        }},
         stream: {type: "boolean"}
     }
 } as const;

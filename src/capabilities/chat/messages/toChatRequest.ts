@@ -1,42 +1,50 @@
 import { ApiError } from "../../../core/http/ApiError.js";
-import type { ReasoningControls } from "../ChatEngine.js";
 import type { ChatCompletionRequest, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
-import type { ContentBlockParam, CountTokensRequest, MessageCreateRequest, MessageParam } from "./MessagesWire.js";
+import type { ContentBlockParam, CountTokensRequest, Effort, MessageCreateRequest, ToolParam } from "./MessagesWire.js";
+import { ClientFields, type MessageSource } from "./ClientFields.js";
+import { checkToolPairing, type Turn } from "./checkToolPairing.js";
+import { systemPrompt } from "./systemPrompt.js";
+
+/** The chat request a Messages request means, the names the client used for its fields, and the effort asked for. */
+export type MappedRequest = {chat: ChatCompletionRequest, fields: ClientFields, effort: Effort | null};
 
 /**
  * A Messages request as the chat completions request it means, so it runs through the one chat path
- * (toChatJob's checks, templates, tools, grammars): `system` becomes a system message; consecutive
- * turns of one role are merged (as Anthropic does); `tool_use` blocks become an assistant's
- * `tool_calls`, `tool_result` blocks `tool` messages; `tool_choice` any/tool/none map to
- * required/a named function/none; thinking blocks of earlier turns are dropped (as the models' templates
- * drop earlier reasoning). Pure. Fields with no chat equivalent (`top_k`, `thinking`) are applied to the
- * job by the caller (toReasoning).
+ * (toChatJob's checks, templates, tools, grammars): `system` and the `role: "system"` messages become one
+ * system message (systemPrompt); consecutive turns of one role are merged (as Anthropic does); `tool_use`
+ * blocks become an assistant's `tool_calls`, `tool_result` blocks `tool` messages; `tool_choice`
+ * any/tool/none map to required/a named function/none; a `defer_loading` tool is offered once a
+ * `tool_reference` names it; thinking blocks of earlier turns are dropped (as the models' templates drop
+ * earlier reasoning). Pure. `fields` turns an error about the chat request back into the client's field
+ * names. Fields with no chat equivalent (`top_k`, `thinking`) are applied to the job by the caller.
  */
-/** `thinking` as the engine's reasoning controls: enabled within its budget, adaptive as the model likes, disabled off; absent = the model's default. */
-export function toReasoning(thinking: MessageCreateRequest["thinking"]): ReasoningControls | null {
-    if (thinking == null)
-        return null;
-    if (thinking.type === "disabled")
-        return {enabled: false, budgetTokens: null};
-    return {enabled: true, budgetTokens: thinking.type === "enabled" ? thinking.budget_tokens : null};
-}
-
-export function toChatRequest(request: MessageCreateRequest | CountTokensRequest): ChatCompletionRequest {
+export function toChatRequest(request: MessageCreateRequest | CountTokensRequest): MappedRequest {
     const full = request as MessageCreateRequest;
     if (full.thinking?.type === "enabled" && full.max_tokens != null && full.thinking.budget_tokens >= full.max_tokens)
         throw ApiError.invalidRequest("`max_tokens` must be greater than `thinking.budget_tokens`.", "thinking.budget_tokens");
     const named = request.tool_choice?.type === "tool" ? request.tool_choice.name : null;
     if (named != null && (request.tools ?? []).every((tool) => tool.name !== named))
-        throw ApiError.invalidRequest(`tool_choice names the tool '${named}', which is not in 'tools'.`, "tool_choice.name");
+        throw ApiError.invalidRequest(`Tool '${named}' not found in 'tools'.`, "tool_choice.name");
+
+    const system = systemPrompt(request);
+    const turns = mergeTurns(request.messages);
+    checkToolPairing(turns);
     const messages: WireMessage[] = [];
-    const system = typeof request.system === "string" ? request.system : request.system?.map((block) => block.text).join("\n\n");
-    if (system != null && system !== "")
-        messages.push({role: "system", content: system});
-    for (const turn of mergeTurns(request.messages))
-        messages.push(...toWireMessages(turn));
+    const sources: MessageSource[] = [];
+    if (system.text !== "") {
+        messages.push({role: "system", content: system.text});
+        sources.push({path: system.path});
+    }
+    for (const turn of turns)
+        for (const {message, source} of toWireMessages(turn)) {
+            messages.push(message);
+            sources.push(source);
+        }
+
+    const offered = offeredTools(request.tools ?? [], turns, named);
     const choice = request.tool_choice;
     const parallel = choice != null && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true ? false : undefined;
-    return {
+    const chat: ChatCompletionRequest = {
         model: request.model,
         messages,
         ...(full.max_tokens != null ? {max_tokens: full.max_tokens} : {}),
@@ -44,49 +52,73 @@ export function toChatRequest(request: MessageCreateRequest | CountTokensRequest
         ...(full.temperature != null ? {temperature: full.temperature} : {}),
         ...(full.top_p != null ? {top_p: full.top_p} : {}),
         ...(full.metadata?.user_id != null ? {user: full.metadata.user_id} : {}),
-        ...(full.output_config?.format != null ? {response_format: {type: "json_schema", json_schema: {name: "output", schema: full.output_config.format.schema}}} : {}),
-        ...(request.tools != null && request.tools.length > 0 ? {
-            tools: request.tools.map((tool) => ({type: "function", function: {name: tool.name, description: tool.description, parameters: tool.input_schema}})),
+        ...(request.output_config?.format != null ? {response_format: {type: "json_schema", json_schema: {name: "output", schema: request.output_config.format.schema}}} : {}),
+        ...(offered.length > 0 ? {
+            tools: offered.map(({tool}) => ({type: "function", function: {name: tool.name, description: tool.description, parameters: tool.input_schema}})),
             tool_choice: choice == null || choice.type === "auto" ? "auto" : choice.type === "any" ? "required" : choice.type === "none" ? "none"
                 : {type: "function", function: {name: choice.name}},
             ...(parallel === false ? {parallel_tool_calls: false} : {})
         } : {})
     };
+    return {chat, fields: new ClientFields(sources, offered.map(({index}) => index)), effort: system.effort ?? request.output_config?.effort ?? null};
 }
 
-/** Consecutive turns of one role become one turn (their blocks in order). */
-function mergeTurns(turns: readonly MessageParam[]): {role: "user" | "assistant", blocks: ContentBlockParam[]}[] {
-    const merged: {role: "user" | "assistant", blocks: ContentBlockParam[]}[] = [];
-    for (const turn of turns) {
-        const blocks: ContentBlockParam[] = typeof turn.content === "string" ? [{type: "text", text: turn.content}] : turn.content;
+/** The conversation's user and assistant turns, consecutive turns of one role as one (their blocks in order, each with its path). */
+function mergeTurns(messages: MessageCreateRequest["messages"]): Turn[] {
+    const merged: Turn[] = [];
+    messages.forEach((message, index) => {
+        if (message.role === "system")
+            return;
+        const path = `messages.${index}`;
+        const blocks = typeof message.content === "string"
+            ? [{block: {type: "text" as const, text: message.content}, path: `${path}.content`}]
+            : message.content.map((block, blockIndex) => ({block, path: `${path}.content.${blockIndex}`}));
         const last = merged.at(-1);
-        if (last?.role === turn.role)
+        if (last?.role === message.role)
             last.blocks.push(...blocks);
         else
-            merged.push({role: turn.role, blocks: [...blocks]});
-    }
+            merged.push({role: message.role, path, blocks});
+    });
     return merged;
 }
 
-function toWireMessages(turn: {role: "user" | "assistant", blocks: ContentBlockParam[]}): WireMessage[] {
-    const text = (blocks: ContentBlockParam[]) => blocks.filter((block) => block.type === "text").map((block) => (block as {text: string}).text).join("\n\n");
+/**
+ * The tools the model is offered, with their index in `tools`: a `defer_loading` tool only once a `tool_reference`
+ * block (a tool search's result) names it, or when `tool_choice` forces it, as Anthropic loads deferred tools.
+ */
+function offeredTools(tools: readonly ToolParam[], turns: readonly Turn[], forced: string | null): {tool: ToolParam, index: number}[] {
+    const referenced = new Set<string>();
+    for (const turn of turns)
+        for (const {block} of turn.blocks)
+            if (block.type === "tool_result" && Array.isArray(block.content))
+                for (const part of block.content)
+                    if (part.type === "tool_reference")
+                        referenced.add(part.tool_name);
+    return tools.map((tool, index) => ({tool, index}))
+        .filter(({tool}) => tool.defer_loading !== true || referenced.has(tool.name) || tool.name === forced);
+}
+
+function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSource}[] {
+    const text = (blocks: Turn["blocks"]) => blocks.filter(({block}) => block.type === "text").map(({block}) => (block as {text: string}).text).join("\n\n");
     if (turn.role === "assistant") {
-        const calls: WireToolCall[] = turn.blocks.filter((block) => block.type === "tool_use").map((block) => {
-            const use = block as {id: string, name: string, input: Record<string, unknown>};
+        const uses = turn.blocks.filter(({block}) => block.type === "tool_use");
+        const calls: WireToolCall[] = uses.map(({block}) => {
+            const use = block as Extract<ContentBlockParam, {type: "tool_use"}>;
             return {id: use.id, type: "function", function: {name: use.name, arguments: JSON.stringify(use.input)}};
         });
-        if (turn.blocks.some((block) => block.type === "tool_result"))
-            throw ApiError.invalidRequest("tool_result blocks belong in user messages.", "messages");
-        return [{role: "assistant", content: calls.length > 0 && text(turn.blocks) === "" ? null : text(turn.blocks), ...(calls.length > 0 ? {tool_calls: calls} : {})}];
+        const said = text(turn.blocks);
+        return [{
+            message: {role: "assistant", content: calls.length > 0 && said === "" ? null : said, ...(calls.length > 0 ? {tool_calls: calls} : {})},
+            source: {path: turn.path, toolCalls: uses.map(({path}) => path)}
+        }];
     }
-    if (turn.blocks.some((block) => block.type === "tool_use"))
-        throw ApiError.invalidRequest("tool_use blocks belong in assistant messages.", "messages");
     // Tool results answer the assistant's calls first; any text of the same turn follows them.
-    const results: WireMessage[] = turn.blocks.filter((block) => block.type === "tool_result").map((block) => {
-        const result = block as {tool_use_id: string, content?: string | {text: string}[], is_error?: boolean};
-        const content = typeof result.content === "string" ? result.content : (result.content ?? []).map((part) => part.text).join("\n\n");
-        return {role: "tool", tool_call_id: result.tool_use_id, content: result.is_error === true ? `Error: ${content}` : content};
+    const results = turn.blocks.filter(({block}) => block.type === "tool_result").map(({block, path}) => {
+        const result = block as Extract<ContentBlockParam, {type: "tool_result"}>;
+        const content = typeof result.content === "string" ? result.content
+            : (result.content ?? []).map((part) => part.type === "text" ? part.text : `Tool loaded: ${part.tool_name}`).join("\n\n");
+        return {message: {role: "tool" as const, tool_call_id: result.tool_use_id, content: result.is_error === true ? `Error: ${content}` : content}, source: {path}};
     });
     const said = text(turn.blocks);
-    return [...results, ...(said !== "" || results.length === 0 ? [{role: "user" as const, content: said}] : [])];
+    return [...results, ...(said !== "" || results.length === 0 ? [{message: {role: "user" as const, content: said}, source: {path: turn.path}}] : [])];
 }

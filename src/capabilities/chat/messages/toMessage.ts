@@ -1,6 +1,6 @@
 import type { ChoiceResult } from "../ChatEngine.js";
 import crypto from "node:crypto";
-import type { Message, StopReason, TextBlock, ThinkingBlock, ToolUseBlock, Usage } from "./MessagesWire.js";
+import type { Message, PromptUsage, StopReason, TextBlock, ThinkingBlock, ToolUseBlock, Usage } from "./MessagesWire.js";
 
 /** Why generation stopped, in Anthropic's words. */
 export function toStopReason(choice: Pick<ChoiceResult, "finishReason" | "stopSequence">): StopReason {
@@ -11,10 +11,18 @@ export function toStopReason(choice: Pick<ChoiceResult, "finishReason" | "stopSe
     return choice.stopSequence != null ? "stop_sequence" : "end_turn";
 }
 
-export function toUsage(promptTokens: number, choice: Pick<ChoiceResult, "completionTokens" | "cachedPromptTokens">): Usage {
-    const cached = choice.cachedPromptTokens ?? 0;
-    // Anthropic's input_tokens are the tokens read fresh; cache reads are counted apart.
-    return {input_tokens: promptTokens - cached, output_tokens: choice.completionTokens, cache_read_input_tokens: cached, cache_creation_input_tokens: 0};
+/**
+ * The prompt's part of `usage`: Anthropic's `input_tokens` are the tokens evaluated, the prompt cache's are
+ * `cache_read_input_tokens` (nothing is written to a cache on request, so creation is 0). The same numbers go
+ * in `message_start`, `message_delta` and the Message.
+ */
+export function promptUsage(promptTokens: number, cachedPromptTokens: number): PromptUsage {
+    return {input_tokens: promptTokens - cachedPromptTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: cachedPromptTokens};
+}
+
+/** The whole usage of an answer: the prompt's, and `output_tokens` with the thinking's part of them. */
+export function toUsage(prompt: PromptUsage, choice: Pick<ChoiceResult, "completionTokens" | "reasoningTokens">): Usage {
+    return {...prompt, output_tokens: choice.completionTokens, output_tokens_details: {thinking_tokens: choice.reasoningTokens ?? 0}};
 }
 
 /** A tool call's id in Anthropic's style (`toolu_...`), derived from the message id and the call's index. */
@@ -31,7 +39,7 @@ export function thinkingSignature(thinking: string): string {
 }
 
 /** The whole answer as a Message: a thinking model's reasoning first as a `thinking` block (its text left out when `display` is omitted). Pure. */
-export function toMessage(id: string, model: string, promptTokens: number, choice: ChoiceResult, display: "summarized" | "omitted" = "summarized"): Message {
+export function toMessage(id: string, model: string, promptTokens: number, choice: ChoiceResult, display: "returned" | "omitted" = "returned"): Message {
     const content: (ThinkingBlock | TextBlock | ToolUseBlock)[] = [];
     if (choice.reasoning != null)
         content.push({type: "thinking", thinking: display === "omitted" ? "" : choice.reasoning, signature: thinkingSignature(choice.reasoning)});
@@ -42,7 +50,7 @@ export function toMessage(id: string, model: string, promptTokens: number, choic
     return {
         id, type: "message", role: "assistant", model, content,
         stop_reason: toStopReason(choice), stop_sequence: choice.stopSequence ?? null,
-        usage: toUsage(promptTokens, choice)
+        usage: toUsage(promptUsage(promptTokens, choice.cachedPromptTokens ?? 0), choice)
     };
 }
 

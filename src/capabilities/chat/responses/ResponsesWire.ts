@@ -4,16 +4,48 @@ import type { ReasoningEffort } from "../toReasoningControls.js";
  * after the `openai` package's types (resources/responses).
  */
 export type InputText = {type: "input_text", text: string};
-export type OutputText = {type: "output_text", text: string, annotations?: unknown[]};
-export type MessageItem = {type?: "message", id?: string, role: "user" | "assistant" | "system" | "developer", content: string | (InputText | OutputText)[], status?: string};
-export type FunctionCallItem = {type: "function_call", id?: string, call_id: string, name: string, arguments: string, status?: string};
-export type FunctionCallOutputItem = {type: "function_call_output", id?: string, call_id: string, output: string};
-export type ReasoningItem = {type: "reasoning", id?: string, summary?: unknown[]};
-export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
+export type OutputText = {type: "output_text", text: string, annotations?: unknown[], logprobs?: OutputLogprob[]};
+/** A part of a message's content; `refusal` parts (an assistant's) carry their text in `refusal`, images, files and audio are refused. */
+export type ContentPart = InputText | OutputText | {type: "refusal", refusal: string} | {type: "input_image" | "input_file" | "input_audio"};
+export type MessageItem = {type?: "message", id?: string, role: "user" | "assistant" | "system" | "developer", content: string | ContentPart[], status?: string};
+/** `namespace`: the call is of a function inside a `namespace` tool. */
+export type FunctionCallItem = {type: "function_call", id?: string, call_id: string, name: string, namespace?: string, arguments: string, status?: string};
+/** A tool's output: a string, or content parts of which only text is read. */
+export type ToolOutput = string | ContentPart[];
+export type FunctionCallOutputItem = {type: "function_call_output", id?: string | null, call_id: string, output: ToolOutput, status?: string | null};
+export type CustomToolCallItem = {type: "custom_tool_call", id?: string, call_id: string, name: string, namespace?: string, input: string, status?: string};
+export type CustomToolCallOutputItem = {type: "custom_tool_call_output", id?: string, call_id: string, output: ToolOutput};
+/** A reasoning item as a client sends it back: its text is restored from `content`, else `encrypted_content`, else `summary`. */
+export type ReasoningItem = {
+    type: "reasoning", id?: string, summary?: {type: "summary_text", text: string}[],
+    content?: {type: "reasoning_text", text: string}[], encrypted_content?: string | null, status?: string
+};
+/** Tools made available from this point of the conversation on (Codex sends its tools this way with its default model). */
+export type AdditionalToolsItem = {type: "additional_tools", id?: string | null, role?: "developer", tools: Tool[]};
+export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | CustomToolCallItem | CustomToolCallOutputItem | ReasoningItem | AdditionalToolsItem;
 
 export type FunctionTool = {type: "function", name: string, description?: string | null, parameters?: Record<string, unknown> | null, strict?: boolean | null};
-export type ToolChoice = "auto" | "none" | "required" | {type: "function", name: string};
+/** A tool whose input is free text (optionally in a grammar's format): the model writes `input`, a string. */
+export type CustomTool = {
+    type: "custom", name: string, description?: string,
+    format?: {type: "text"} | {type: "grammar", syntax: "lark" | "regex", definition: string}
+};
+/** Functions and custom tools under a shared name: a call says its `namespace`. */
+export type NamespaceTool = {type: "namespace", name: string, description: string, tools: (FunctionTool | CustomTool)[]};
+/** Any other type: the built-in tools OpenAI runs itself (`web_search`, `file_search`, ...). */
+export type BuiltInTool = {type: string};
+export type Tool = FunctionTool | CustomTool | NamespaceTool | BuiltInTool;
+
+export type ToolChoice = "auto" | "none" | "required" | {type: "function" | "custom", name: string}
+    | {type: "allowed_tools", mode: "auto" | "required", tools: {type: string, name?: string}[]} | {type: string};
 export type TextFormat = {type: "text"} | {type: "json_object"} | {type: "json_schema", name: string, schema: Record<string, unknown>, strict?: boolean | null, description?: string};
+
+/** What `include` may ask for (OpenAI's ResponseIncludable); this server has items for the first two. */
+export const includables = [
+    "reasoning.encrypted_content", "message.output_text.logprobs",
+    "file_search_call.results", "web_search_call.results", "web_search_call.action.sources", "message.input_image.image_url",
+    "computer_call_output.output.image_url", "code_interpreter_call.outputs"
+] as const;
 
 export type ResponseCreateRequest = {
     model: string;
@@ -22,33 +54,52 @@ export type ResponseCreateRequest = {
     max_output_tokens?: number | null;
     temperature?: number | null;
     top_p?: number | null;
-    tools?: (FunctionTool | {type: string})[];
+    tools?: Tool[];
     tool_choice?: ToolChoice;
     parallel_tool_calls?: boolean | null;
-    text?: {format?: TextFormat};
-    /** `effort`: a thinking model's effort (toReasoningControls); `summary` is accepted (the reasoning is returned whole, as reasoning_text). */
-    reasoning?: {effort?: ReasoningEffort | null, summary?: string | null} | null;
+    /** `verbosity` is accepted and echoed; nothing steers a local model's length from it. */
+    text?: {format?: TextFormat, verbosity?: "low" | "medium" | "high" | null};
+    /**
+     * `effort`: a thinking model's effort (toReasoningControls); `summary` is accepted (the reasoning is returned whole, as
+     * reasoning_text and as the summary); `context` is accepted (the chat template decides which earlier reasoning it renders).
+     */
+    reasoning?: {effort?: ReasoningEffort | null, summary?: string | null, context?: string | null} | null;
+    include?: (typeof includables)[number][] | null;
+    top_logprobs?: number | null;
     metadata?: Record<string, string> | null;
     user?: string;
     store?: boolean | null;
     previous_response_id?: string | null;
+    prompt_cache_key?: string | null;
     stream?: boolean | null;
 };
 
+/** One token of `output_text` with its alternatives, when `include` asks for `message.output_text.logprobs`. */
+export type OutputLogprob = {token: string, bytes: number[], logprob: number, top_logprobs: {token: string, bytes: number[], logprob: number}[]};
+
 export type OutputMessage = {type: "message", id: string, status: "completed" | "incomplete" | "in_progress", role: "assistant", content: OutputText[]};
-export type OutputFunctionCall = {type: "function_call", id: string, call_id: string, name: string, arguments: string, status: "completed" | "in_progress"};
+export type OutputFunctionCall = {type: "function_call", id: string, call_id: string, name: string, namespace?: string, arguments: string, status: "completed" | "in_progress"};
+export type OutputCustomToolCall = {type: "custom_tool_call", id: string, call_id: string, name: string, namespace?: string, input: string, status: "completed" | "in_progress"};
 /**
  * A thinking model's reasoning, whole, twice: as `reasoning_text` content (as gpt-oss servers return it) and as the
- * `summary` (no summarizer runs: the summary is the reasoning), which clients such as the AI SDK read.
+ * `summary` (no summarizer runs: the summary is the reasoning), which clients such as the AI SDK read;
+ * `encrypted_content` when `include` asks for it (reasoningContent.ts).
  */
-export type OutputReasoning = {type: "reasoning", id: string, summary: {type: "summary_text", text: string}[], content: {type: "reasoning_text", text: string}[], status: "completed" | "incomplete" | "in_progress"};
-export type OutputItem = OutputReasoning | OutputMessage | OutputFunctionCall;
+export type OutputReasoning = {
+    type: "reasoning", id: string, summary: {type: "summary_text", text: string}[], content: {type: "reasoning_text", text: string}[],
+    encrypted_content?: string, status: "completed" | "incomplete" | "in_progress"
+};
+export type OutputItem = OutputReasoning | OutputMessage | OutputFunctionCall | OutputCustomToolCall;
 
 export type ResponseUsage = {
-    input_tokens: number; input_tokens_details: {cached_tokens: number};
+    /** `cache_write_tokens`: 0, this server counts no cache writes (its prompt cache is kept as a side effect of decoding). */
+    input_tokens: number; input_tokens_details: {cached_tokens: number, cache_write_tokens: number};
     output_tokens: number; output_tokens_details: {reasoning_tokens: number};
     total_tokens: number;
 };
+
+/** A note about the request the server did not follow in full (a built-in tool it dropped); not in OpenAI's types (see docs/responses.md). */
+export type ResponseWarning = {type: "unsupported_tool", param: string, message: string};
 
 export type ResponseObject = {
     id: string;
@@ -64,13 +115,15 @@ export type ResponseObject = {
     temperature: number;
     top_p: number;
     tool_choice: ToolChoice;
-    tools: FunctionTool[];
-    text: {format: TextFormat};
+    tools: Tool[];
+    text: {format: TextFormat, verbosity?: string};
     max_output_tokens: number | null;
     previous_response_id: string | null;
-    reasoning: {effort: string | null, summary: null};
+    reasoning: {effort: string | null, summary: string | null};
     store: boolean;
     metadata: Record<string, string>;
+    prompt_cache_key?: string;
     user?: string;
     usage: ResponseUsage | null;
+    warnings?: ResponseWarning[];
 };

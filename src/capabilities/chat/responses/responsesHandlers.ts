@@ -9,11 +9,13 @@ import { compileRequestValidator } from "../../../core/validation/compileRequest
 import type { RouteContext } from "../../Capability.js";
 import type { ChatEngine } from "../ChatEngine.js";
 import { toChatJob } from "../toChatJob.js";
+import { ResponseEvents } from "./ResponseEvents.js";
 import { ResponseStore } from "./ResponseStore.js";
-import type { InputItem, OutputFunctionCall, OutputMessage, ResponseCreateRequest, ResponseObject } from "./ResponsesWire.js";
+import type { OutputItem, ResponseCreateRequest, ResponseObject, ResponseUsage } from "./ResponsesWire.js";
 import { responsesSchema } from "./responsesSchema.js";
 import { inputItems, toChatRequest } from "./toChatRequest.js";
-import { toOutputItems, toResponse, toUsage, type ResponseIds } from "./toResponse.js";
+import { toOutputItems, toResponse, toUsage, type OutputOptions, type ResponseIds } from "./toResponse.js";
+import { toResponsesError } from "./toResponsesError.js";
 
 /** At most two socket writes per this window, as chat completions' streams (see SseWriter). */
 const tokenCoalesceMs = 8;
@@ -26,22 +28,22 @@ function idsFor(responseId: string): ResponseIds {
         response: responseId,
         message: randomId("msg"),
         reasoning: randomId("rs"),
-        call: (index) => {
+        call: (index, kind) => {
             let ids = calls.get(index);
             if (ids == null)
-                calls.set(index, ids = {id: randomId("fc"), callId: randomId("call")});
+                calls.set(index, ids = {id: randomId(kind === "custom" ? "ctc" : "fc"), callId: randomId("call")});
             return ids;
         }
     };
 }
 
-/** The key a request authenticated with (the response's owner), null on a server without keys. */
-const ownerOf = (state: RequestState) => typeof state.logFields.key === "string" ? state.logFields.key : null;
+/** The identity (hash) of the key a request authenticated with (the response's owner), null on a server without keys. */
+const ownerOf = (state: RequestState) => state.keyHash ?? null;
 
 /**
  * POST /v1/responses: OpenAI's Responses API over the chat engine (stateless per request; `store` keeps
  * the response for `previous_response_id` and GET). Streamed: the typed events with `sequence_number`,
- * in OpenAI's order.
+ * in OpenAI's order (ResponseEvents). Errors of the chat path name the Responses fields (toResponsesError).
  */
 export function createResponseHandler(context: RouteContext, store: ResponseStore): Middleware {
     const validate = compileRequestValidator<ResponseCreateRequest>(responsesSchema);
@@ -55,25 +57,50 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
                 {param: "previous_response_id", code: "not_found"});
         const history = previous != null ? ResponseStore.conversationOf(previous) : [];
         const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
-        const job = toChatJob(toChatRequest(request, history), engine.info);
+        const {chat, fields, tools} = toChatRequest(request, history);
+        const inResponsesTerms = <T>(run: () => T): T => {
+            // Only errors that name a field are renamed; the others stay as they are (an unexpected one is logged as such).
+            const renamed = (error: unknown) => {
+                const mapped = state.toApiError(error);
+                return mapped.param != null ? toResponsesError(mapped, fields) : error;
+            };
+            try {
+                const result = run();
+                return (result instanceof Promise ? result.catch((error) => {
+                    throw renamed(error);
+                }) : result) as T;
+            } catch (error) {
+                throw renamed(error);
+            }
+        };
+        const job = inResponsesTerms(() => toChatJob(chat, engine.info));
         const id = randomId("resp");
         const ids = idsFor(id);
         const createdAt = Math.floor(Date.now() / 1000);
         Object.assign(state.logFields, {model: entry.id, user: request.user, stream: request.stream === true});
+        if (tools.warnings.length > 0)
+            context.logger.warn("Built-in tools left out of the model's tools: this server runs none", {
+                id: state.requestId, tools: tools.warnings.map((warning) => warning.param).join(",")
+            });
         const input = inputItems(request.input).map((item) => ({...item, id: item.id ?? randomId(item.type === "function_call_output" ? "fco" : "item")}));
+        const options: OutputOptions = {
+            tools: tools.byName,
+            encryptedReasoning: request.include?.includes("reasoning.encrypted_content") === true,
+            logprobs: job.logprobs != null
+        };
+        const respond = (status: ResponseObject["status"], output: OutputItem[], usage: ResponseUsage | null) =>
+            toResponse(id, createdAt, entry.id, request, {status, output, usage, warnings: tools.warnings});
+        // A response the store cannot keep (larger than a key's share) says so: `store: false`.
         const finish = (response: ResponseObject) => {
-            if (response.store)
-                store.put({response, input, history, owner});
+            response.store &&= store.put({response, input, previous: previous ?? null, owner});
             return response;
         };
 
         if (request.stream !== true) {
-            const run = await engine.submit(job, {signal: state.signal});
+            const run = await inResponsesTerms(() => engine.submit(job, {signal: state.signal}));
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
-            ctx.body = finish(toResponse(id, createdAt, entry.id, request, {
-                status: choice.finishReason === "length" ? "incomplete" : "completed", output: toOutputItems(ids, choice), usage: toUsage(run.promptTokens, choice)
-            }));
+            ctx.body = finish(respond(choice.finishReason === "length" ? "incomplete" : "completed", toOutputItems(ids, choice, options), toUsage(run.promptTokens, choice)));
             return;
         }
 
@@ -81,94 +108,34 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs});
         let sequence = 0;
         const send = (type: string, data: Record<string, unknown>) => stream.send({type, sequence_number: sequence++, ...data}, type);
-        let outputIndex = 0;
-        let message: {index: number, text: string} | null = null;
-        let reasoning: {index: number, text: string} | null = null;
-        const calls = new Map<number, {index: number, item: OutputFunctionCall}>();
+        const events = new ResponseEvents(send, ids, options);
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
-        const openMessage = () => {
-            if (message != null)
-                return message;
-            message = {index: outputIndex++, text: ""};
-            send("response.output_item.added", {output_index: message.index, item: {type: "message", id: ids.message, status: "in_progress", role: "assistant", content: []}});
-            send("response.content_part.added", {item_id: ids.message, output_index: message.index, content_index: 0, part: {type: "output_text", text: "", annotations: []}});
-            return message;
-        };
-        const run = await engine.submit(job, {
+        const run = await inResponsesTerms(() => engine.submit(job, {
             signal: state.signal,
             onReasoning: (_index, text) => {
                 firstToken();
-                if (reasoning == null) {
-                    reasoning = {index: outputIndex++, text: ""};
-                    send("response.output_item.added", {output_index: reasoning.index, item: {type: "reasoning", id: ids.reasoning, summary: [], content: [], status: "in_progress"}});
-                    send("response.reasoning_summary_part.added", {item_id: ids.reasoning, output_index: reasoning.index, summary_index: 0, part: {type: "summary_text", text: ""}});
-                    send("response.content_part.added", {item_id: ids.reasoning, output_index: reasoning.index, content_index: 0, part: {type: "reasoning_text", text: ""}});
-                }
-                reasoning.text += text;
-                send("response.reasoning_summary_text.delta", {item_id: ids.reasoning, output_index: reasoning.index, summary_index: 0, delta: text});
-                send("response.reasoning_text.delta", {item_id: ids.reasoning, output_index: reasoning.index, content_index: 0, delta: text});
+                events.reasoningDelta(text);
             },
-            onText: (_index, text) => {
-                if (text === "")
-                    return;
+            onText: (_index, text, logprobs) => {
                 firstToken();
-                const open = openMessage();
-                open.text += text;
-                send("response.output_text.delta", {item_id: ids.message, output_index: open.index, content_index: 0, delta: text, logprobs: []});
+                events.textDelta(text, logprobs);
             },
             onToolCall: (_index, event) => {
                 firstToken();
-                if (event.type === "call") {
-                    const {id: itemId, callId} = ids.call(event.index);
-                    const call = {index: outputIndex++, item: {type: "function_call" as const, id: itemId, call_id: callId, name: event.name, arguments: "", status: "in_progress" as const}};
-                    calls.set(event.index, call);
-                    send("response.output_item.added", {output_index: call.index, item: call.item});
-                } else {
-                    const call = calls.get(event.index);
-                    if (call == null || event.fragment === "")
-                        return;
-                    call.item.arguments += event.fragment;
-                    send("response.function_call_arguments.delta", {item_id: call.item.id, output_index: call.index, delta: event.fragment});
-                }
+                events.toolCall(event);
             }
-        });
-        const base = toResponse(id, createdAt, entry.id, request, {status: "in_progress", output: [], usage: null});
+        }));
+        const base = respond("in_progress", [], null);
         send("response.created", {response: base});
         send("response.in_progress", {response: base});
         // A refusal (full queue, prompt too long) was thrown by submit: the stream starts now.
         await streamResponse(ctx, stream, {started: Promise.resolve(), produce: async () => {
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
-            const output = toOutputItems(ids, choice);
-            if (reasoning != null && !output.some((item) => item.type === "reasoning")) {
-                // Reasoning that was only whitespace: its item still closes, with its text.
-                const item = {type: "reasoning" as const, id: ids.reasoning, summary: [{type: "summary_text" as const, text: ""}], content: [{type: "reasoning_text" as const, text: ""}], status: "completed" as const};
-                output.unshift(item);
-            }
-            for (const item of output) {
-                if (item.type === "reasoning") {
-                    const index = reasoning?.index ?? outputIndex++;
-                    const part = item.content[0];
-                    send("response.reasoning_text.done", {item_id: item.id, output_index: index, content_index: 0, text: part.text});
-                    send("response.content_part.done", {item_id: item.id, output_index: index, content_index: 0, part});
-                    send("response.reasoning_summary_text.done", {item_id: item.id, output_index: index, summary_index: 0, text: item.summary[0].text});
-                    send("response.reasoning_summary_part.done", {item_id: item.id, output_index: index, summary_index: 0, part: item.summary[0]});
-                    send("response.output_item.done", {output_index: index, item});
-                } else if (item.type === "message") {
-                    const open = openMessage();
-                    const part = item.content[0];
-                    send("response.output_text.done", {item_id: item.id, output_index: open.index, content_index: 0, text: part.text, logprobs: []});
-                    send("response.content_part.done", {item_id: item.id, output_index: open.index, content_index: 0, part});
-                    send("response.output_item.done", {output_index: open.index, item});
-                } else {
-                    const call = [...calls.values()].find((candidate) => candidate.item.id === item.id);
-                    const index = call?.index ?? outputIndex++;
-                    send("response.function_call_arguments.done", {item_id: item.id, output_index: index, arguments: item.arguments});
-                    send("response.output_item.done", {output_index: index, item});
-                }
-            }
+            const output = toOutputItems(ids, choice, options);
+            events.finish(output);
             const status = choice.finishReason === "length" ? "incomplete" : "completed";
-            const response = finish(toResponse(id, createdAt, entry.id, request, {status, output, usage: toUsage(run.promptTokens, choice)}));
+            const response = finish(respond(status, output, toUsage(run.promptTokens, choice)));
             send(status === "incomplete" ? "response.incomplete" : "response.completed", {response});
         }});
     };
@@ -181,10 +148,12 @@ function stored(store: ResponseStore, ctx: RouterContext) {
     return found;
 }
 
-/** GET /v1/responses/{id}: a stored response (only to the key that created it). */
+/** GET /v1/responses/{id}: a stored response (only to the key that created it), its JSON as stored. */
 export function retrieveResponseHandler(store: ResponseStore): RouterMiddleware {
     return (ctx) => {
-        ctx.body = stored(store, ctx).response;
+        const json = stored(store, ctx).json;
+        ctx.type = "application/json";
+        ctx.body = json;
     };
 }
 
@@ -192,15 +161,17 @@ export function retrieveResponseHandler(store: ResponseStore): RouterMiddleware 
 export function deleteResponseHandler(store: ResponseStore): RouterMiddleware {
     return (ctx) => {
         const found = stored(store, ctx);
-        store.delete(found.response.id, found.owner);
-        ctx.body = {id: found.response.id, object: "response", deleted: true};
+        store.delete(found.id, found.owner);
+        ctx.body = {id: found.id, object: "response", deleted: true};
     };
 }
 
 /** GET /v1/responses/{id}/input_items: the input it was given, newest first (OpenAI's default order), or oldest first with `order=asc`. */
 export function inputItemsHandler(store: ResponseStore): RouterMiddleware {
     return (ctx) => {
-        const items: (InputItem & {id: string})[] = ctx.query.order === "asc" ? [...stored(store, ctx).input] : [...stored(store, ctx).input].reverse();
-        ctx.body = {object: "list", data: items, first_id: items[0]?.id ?? null, last_id: items.at(-1)?.id ?? null, has_more: false};
+        const {body, length} = ResponseStore.inputItemsBody(stored(store, ctx), ctx.query.order === "asc");
+        ctx.type = "application/json";
+        ctx.body = body;
+        ctx.length = length;
     };
 }

@@ -1,10 +1,21 @@
 import { ApiError } from "../../../core/http/ApiError.js";
-import type { ChatCompletionRequest, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
+import type { ChatCompletionRequest, WireContentPart, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
 import { maxConversationItems } from "../chatCompletionSchema.js";
-import type { InputItem, ResponseCreateRequest } from "./ResponsesWire.js";
+import { modelToolName, toOfferedTools, type OfferedTools } from "./offeredTools.js";
+import { reasoningOfItem } from "./reasoningContent.js";
+import type { ContentPart, InputItem, ResponseCreateRequest } from "./ResponsesWire.js";
 
-/** The built-in tools of OpenAI's Responses API this server does not run: refused by name, never ignored. */
-const builtInTools = ["web_search", "web_search_preview", "file_search", "code_interpreter", "computer_use", "computer_use_preview", "mcp", "image_generation", "local_shell", "shell", "apply_patch", "custom"];
+/**
+ * Where a chat message came from in the Responses request (`input[3]`, `instructions`, `previous_response_id` for the
+ * stored conversation): `content` names the field its content came from (`output` for a tool's output), `calls` the
+ * item of each of an assistant message's tool calls and the field of its arguments.
+ */
+export type MessageSource = {param: string, content?: "content" | "output", calls?: {param: string, arguments: "arguments" | "input"}[]};
+
+/** The Responses field of each chat message and tool, so that errors of the chat path name what the client sent (toResponsesError). */
+export type ResponsesFields = {messages: MessageSource[], tools: readonly string[]};
+
+export type ChatMapping = {chat: ChatCompletionRequest, fields: ResponsesFields, tools: OfferedTools};
 
 /** A request's input as items (a string is one user message). */
 export function inputItems(input: ResponseCreateRequest["input"]): InputItem[] {
@@ -12,60 +23,81 @@ export function inputItems(input: ResponseCreateRequest["input"]): InputItem[] {
 }
 
 /**
- * A Responses request as the chat completions request it means (one chat path): `instructions` and
- * the conversation so far (`history`: a previous response's input and output items) before the new
- * input; message items become messages, consecutive `function_call` items one assistant message with
- * tool calls, `function_call_output` items tool messages, `reasoning` items are dropped (as the models'
- * templates drop earlier reasoning); `text.format` becomes `response_format`, `reasoning.effort` `reasoning_effort`. Pure.
- * The conversation with its history holds at most maxConversationItems messages, and as many dropped items.
+ * A Responses request as the chat completions request it means (one chat path): `instructions` and the conversation so
+ * far (`history`: a stored response's input and output items) before the new input. Message items become messages;
+ * consecutive `function_call` / `custom_tool_call` items one assistant message with tool calls (a custom tool's input as
+ * the arguments `{"input": ...}`, a namespaced function under its model name `namespace__name`), their outputs tool
+ * messages; a `reasoning` item's text (reasoningContent.ts) becomes the `reasoning_content` of the assistant message after
+ * it; `additional_tools` items add their tools (offeredTools.ts). `text.format` becomes `response_format`,
+ * `reasoning.effort` `reasoning_effort`, `include: ["message.output_text.logprobs"]` `logprobs`. Pure.
+ * With its history, the conversation holds at most maxConversationItems messages, and as many items that make none
+ * (`reasoning`, `additional_tools`): the schema bounds `input` alone.
  */
-export function toChatRequest(request: ResponseCreateRequest, history: readonly InputItem[] = []): ChatCompletionRequest {
-    for (const [index, tool] of (request.tools ?? []).entries())
-        if (tool.type !== "function")
-            throw ApiError.invalidRequest(builtInTools.includes(tool.type)
-                ? `The built-in tool '${tool.type}' is not available on this server: only tools of type 'function' are run (by your code).`
-                : `Unknown tool type '${tool.type}'; only 'function' is supported.`, `tools[${index}].type`, "unsupported_tool");
-    const messages: WireMessage[] = [];
-    if (request.instructions != null && request.instructions !== "")
-        messages.push({role: "system", content: request.instructions});
-    let calls: WireToolCall[] | null = null;
-    let dropped = 0;
+export function toChatRequest(request: ResponseCreateRequest, history: readonly InputItem[] = []): ChatMapping {
+    rejectUnsupported(request as ResponseCreateRequest & Record<string, unknown>);
     const given = inputItems(request.input);
-    for (const [index, item] of given.entries())
-        requireFields(item, index);
-    for (const item of [...history, ...given]) {
-        if (item.type === "function_call") {
+    const tools = toOfferedTools(request, history, given);
+    const items = [...history.map((item) => ({item, param: "previous_response_id"})), ...given.map((item, index) => ({item, param: `input[${index}]`}))];
+    checkCallsAnswered(items);
+
+    const messages: WireMessage[] = [];
+    const sources: MessageSource[] = [];
+    const push = (message: WireMessage, source: MessageSource) => {
+        messages.push(message);
+        sources.push(source);
+    };
+    if (request.instructions != null && request.instructions !== "")
+        push({role: "system", content: request.instructions}, {param: "instructions"});
+    let calls: {list: WireToolCall[], source: NonNullable<MessageSource["calls"]>} | null = null;
+    let reasoning: string | null = null;
+    const takeReasoning = () => {
+        const text = reasoning;
+        reasoning = null;
+        return text == null ? {} : {reasoning_content: text};
+    };
+    let unrendered = 0;
+    for (const {item, param} of items) {
+        if (item.type === "reasoning" || item.type === "additional_tools")
+            unrendered++;
+        if (item.type === "additional_tools")
+            continue;
+        if (item.type === "function_call" || item.type === "custom_tool_call") {
             if (calls == null) {
-                calls = [];
-                messages.push({role: "assistant", content: null, tool_calls: calls});
+                calls = {list: [], source: []};
+                push({role: "assistant", content: null, tool_calls: calls.list, ...takeReasoning()}, {param, calls: calls.source});
             }
-            calls.push({id: item.call_id, type: "function", function: {name: item.name, arguments: item.arguments}});
+            const custom = item.type === "custom_tool_call";
+            calls.list.push({id: item.call_id, type: "function", function: {
+                name: modelToolName(item.name, item.namespace), arguments: custom ? JSON.stringify({input: item.input}) : item.arguments
+            }});
+            calls.source.push({param, arguments: custom ? "input" : "arguments"});
             continue;
         }
         calls = null;
         if (item.type === "reasoning") {
-            dropped++;
-            continue;
+            const text = reasoningOfItem(item);
+            if (text != null)
+                reasoning = reasoning == null ? text : `${reasoning}\n\n${text}`;
+        } else if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
+            reasoning = null;
+            push({role: "tool", tool_call_id: item.call_id, content: toChatContent(item.output)}, {param, content: "output"});
+        } else if (item.role === "assistant")
+            push({role: "assistant", content: toChatContent(item.content), ...takeReasoning()}, {param});
+        else {
+            // Reasoning not followed by the assistant's answer has nothing to go with.
+            reasoning = null;
+            push({role: item.role, content: toChatContent(item.content)}, {param});
         }
-        if (item.type === "function_call_output") {
-            messages.push({role: "tool", tool_call_id: item.call_id, content: item.output});
-            continue;
-        }
-        const content = typeof item.content === "string" ? item.content : item.content.map((part) => part.text).join("");
-        messages.push({role: item.role, content});
     }
-    // The schema bounds `input`; with a previous response's conversation before it, the whole is bounded here.
+
     const [param, whole] = history.length > 0 ? ["previous_response_id", " with the previous response's"] : ["input", ""];
     if (messages.length > maxConversationItems)
-        throw ApiError.invalidRequest(
-            `The conversation holds ${messages.length} messages${whole}; at most ${maxConversationItems} are accepted.`, param);
-    if (dropped > maxConversationItems)
-        throw ApiError.invalidRequest(
-            `The conversation holds ${dropped} reasoning items${whole}; at most ${maxConversationItems} are accepted.`, param);
+        throw ApiError.invalidRequest(`The conversation holds ${messages.length} messages${whole}; at most ${maxConversationItems} are accepted.`, param);
+    if (unrendered > maxConversationItems)
+        throw ApiError.invalidRequest(`The conversation holds ${unrendered} reasoning and additional_tools items${whole}; at most ${maxConversationItems} are accepted.`, param);
     const format = request.text?.format;
-    const functions = (request.tools ?? []).filter((tool) => tool.type === "function") as {name: string, description?: string | null, parameters?: Record<string, unknown> | null}[];
-    const choice = request.tool_choice;
-    return {
+    const logprobs = request.include?.includes("message.output_text.logprobs") === true || request.top_logprobs != null;
+    const chat: ChatCompletionRequest = {
         model: request.model,
         messages,
         ...(request.max_output_tokens != null ? {max_completion_tokens: request.max_output_tokens} : {}),
@@ -73,22 +105,60 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
         ...(request.top_p != null ? {top_p: request.top_p} : {}),
         ...(request.user != null ? {user: request.user} : {}),
         ...(request.reasoning?.effort != null ? {reasoning_effort: request.reasoning.effort} : {}),
+        ...(logprobs ? {logprobs: true, top_logprobs: request.top_logprobs ?? 0} : {}),
         ...(format == null || format.type === "text" ? {}
             : format.type === "json_object" ? {response_format: {type: "json_object"}}
                 : {response_format: {type: "json_schema", json_schema: {name: format.name, schema: format.schema, strict: format.strict ?? null}}}),
-        ...(functions.length > 0 ? {
-            tools: functions.map((tool) => ({type: "function", function: {name: tool.name, description: tool.description ?? undefined, parameters: tool.parameters ?? {type: "object", properties: {}}}})),
-            tool_choice: choice == null ? "auto" : typeof choice === "string" ? choice : {type: "function", function: {name: choice.name}},
-            ...(request.parallel_tool_calls === false ? {parallel_tool_calls: false} : {})
-        } : choice != null && choice !== "auto" && choice !== "none" ? {tool_choice: typeof choice === "string" ? choice : {type: "function", function: {name: choice.name}}} : {})
+        ...(tools.tools.length > 0 ? {tools: tools.tools} : {}),
+        // `auto` or `none` with no tool left (only built-in ones were given) is no choice to make.
+        ...(tools.choice != null && (tools.tools.length > 0 || (tools.choice !== "auto" && tools.choice !== "none")) ? {tool_choice: tools.choice} : {}),
+        ...(tools.tools.length > 0 && request.parallel_tool_calls === false ? {parallel_tool_calls: false} : {})
     };
+    return {chat, fields: {messages: sources, tools: tools.sources}, tools};
 }
 
-/** The fields each kind of input item needs (the schema checks their types). */
-function requireFields(item: InputItem, index: number) {
-    const required = item.type === "function_call" ? ["call_id", "name", "arguments"] : item.type === "function_call_output" ? ["call_id", "output"]
-        : item.type === "reasoning" ? [] : ["role", "content"];
-    const missing = required.find((field) => (item as Record<string, unknown>)[field] == null);
-    if (missing != null)
-        throw ApiError.invalidRequest(`Missing required parameter: 'input[${index}].${missing}'.`, `input[${index}].${missing}`, "missing_required_parameter");
+/** Text parts as chat text parts; other parts (images, files, audio) as themselves, which the chat path refuses by their type. */
+function toChatContent(content: string | ContentPart[]): string | WireContentPart[] {
+    if (typeof content === "string")
+        return content;
+    return content.map((part) => part.type === "input_text" || part.type === "output_text" ? {type: "text", text: part.text}
+        : part.type === "refusal" ? {type: "text", text: part.refusal} : {type: part.type});
+}
+
+/**
+ * Every tool call has its output after it, before the next message, and every output a call before it (OpenAI's rule,
+ * in its words; the chat path would say it in terms of messages).
+ */
+function checkCallsAnswered(items: readonly {item: InputItem, param: string}[]) {
+    const open = new Map<string, string>();
+    const unanswered = () => {
+        const [callId, param] = [...open][0];
+        return ApiError.invalidRequest(`No tool output found for the tool call with call_id '${callId}' (its output must come after it, before the next message).`, param);
+    };
+    for (const {item, param} of items) {
+        if (item.type === "function_call" || item.type === "custom_tool_call")
+            open.set(item.call_id, param);
+        else if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
+            if (!open.delete(item.call_id))
+                throw ApiError.invalidRequest(`No tool call found for ${item.type} with call_id '${item.call_id}'.`, `${param}.call_id`);
+        } else if (item.type !== "reasoning" && item.type !== "additional_tools" && open.size > 0)
+            throw unanswered();
+    }
+    if (open.size > 0)
+        throw unanswered();
+}
+
+/** What the Responses API has and this server does not: refused by name rather than silently ignored. */
+function rejectUnsupported(request: ResponseCreateRequest & Record<string, unknown>) {
+    const refuse = (param: string, what: string) => {
+        throw ApiError.invalidRequest(`${what} are not supported by this server.`, param, "unsupported_parameter");
+    };
+    if (request.background === true)
+        refuse("background", "Background responses ('background': true)");
+    if (request.conversation != null)
+        refuse("conversation", "Conversations ('conversation')");
+    if (request.prompt != null)
+        refuse("prompt", "Stored prompt templates ('prompt')");
+    if (request.truncation === "auto")
+        refuse("truncation", "Automatic truncation of the input ('truncation': 'auto')");
 }

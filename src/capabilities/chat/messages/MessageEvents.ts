@@ -1,0 +1,89 @@
+import type { SseWriter } from "../../../core/streaming/SseWriter.js";
+import type { ChoiceResult, ToolCallEvent } from "../ChatEngine.js";
+import type { PromptUsage } from "./MessagesWire.js";
+import { promptUsage, thinkingSignature, toStopReason, toUsage, toolUseId } from "./toMessage.js";
+
+/**
+ * One streamed Message as Anthropic's events, in Anthropic's order: `message_start` (with the prompt's usage)
+ * and a `ping`, then per block `content_block_start`, its deltas (`thinking_delta` then one `signature_delta`,
+ * `text_delta`, `input_json_delta`) and `content_block_stop`, then `message_delta` (stop reason, usage) and
+ * `message_stop`. Blocks in order: a thinking model's thinking, at most one text block, one tool_use block per
+ * call. `message_start` goes out once the engine says how much of the prompt its cache serves (so its usage is
+ * the usage `message_delta` and the Message report too), or with the first content if it never says.
+ */
+export class MessageEvents {
+    private open: {index: number, type: "thinking" | "text" | "tool_use"} | null = null;
+    private blocks = 0;
+    private calls = 0;
+    private thought = "";
+    private prompt: PromptUsage | null = null;
+
+    /** `omitted`: thinking blocks carry no text (their signature still comes), as Anthropic's `display: "omitted"`. */
+    constructor(private readonly stream: SseWriter, private readonly message: {id: string, model: string, promptTokens: number}, private readonly omitted: boolean) {}
+
+    /** `message_start` and a `ping`, once, with the prompt's usage as the prompt cache left it. */
+    start(cachedPromptTokens: number) {
+        if (this.prompt != null)
+            return;
+        this.prompt = promptUsage(this.message.promptTokens, cachedPromptTokens);
+        this.send("message_start", {message: {
+            id: this.message.id, type: "message", role: "assistant", model: this.message.model, content: [], stop_reason: null, stop_sequence: null,
+            usage: {...this.prompt, output_tokens: 0}
+        }});
+        this.send("ping", {});
+    }
+
+    reasoning(text: string) {
+        this.startBlock("thinking", {type: "thinking", thinking: "", signature: ""});
+        this.thought += text;
+        if (!this.omitted)
+            this.send("content_block_delta", {index: this.open!.index, delta: {type: "thinking_delta", thinking: text}});
+    }
+
+    text(text: string) {
+        if (text === "")
+            return;
+        this.startBlock("text", {type: "text", text: ""});
+        this.send("content_block_delta", {index: this.open!.index, delta: {type: "text_delta", text}});
+    }
+
+    toolCall(event: ToolCallEvent) {
+        if (event.type === "call") {
+            this.closeBlock();
+            this.startBlock("tool_use", {type: "tool_use", id: toolUseId(this.message.id, this.calls++), name: event.name, input: {}});
+        } else if (this.open != null && event.fragment !== "")
+            this.send("content_block_delta", {index: this.open.index, delta: {type: "input_json_delta", partial_json: event.fragment}});
+    }
+
+    /** The last events: an empty answer is still one (empty) text block, as the non-streamed Message has. */
+    finish(choice: ChoiceResult) {
+        this.start(0);
+        if (this.blocks === 0 || (this.blocks === 1 && this.thought !== ""))
+            this.startBlock("text", {type: "text", text: ""});
+        this.closeBlock();
+        this.send("message_delta", {delta: {stop_reason: toStopReason(choice), stop_sequence: choice.stopSequence ?? null}, usage: toUsage(this.prompt!, choice)});
+        this.send("message_stop", {});
+    }
+
+    /** Opens a block of `type` unless one of that type is open (toolCall closes the last block first: each call is a block). */
+    private startBlock(type: "thinking" | "text" | "tool_use", contentBlock: Record<string, unknown>) {
+        this.start(0);
+        if (this.open?.type === type)
+            return;
+        this.closeBlock();
+        this.open = {index: this.blocks++, type};
+        this.send("content_block_start", {index: this.open.index, content_block: contentBlock});
+    }
+
+    private closeBlock() {
+        if (this.open?.type === "thinking")
+            this.send("content_block_delta", {index: this.open.index, delta: {type: "signature_delta", signature: thinkingSignature(this.thought.trim())}});
+        if (this.open != null)
+            this.send("content_block_stop", {index: this.open.index});
+        this.open = null;
+    }
+
+    private send(type: string, data: Record<string, unknown>) {
+        this.stream.send({type, ...data}, type);
+    }
+}

@@ -1,0 +1,66 @@
+import type http from "node:http";
+import type { Readable } from "node:stream";
+import zlib from "node:zlib";
+import { ApiError } from "./ApiError.js";
+import type { BodyHold } from "./BodyMemory.js";
+import { ClientDisconnectedError } from "./ClientDisconnectedError.js";
+
+/**
+ * A request body's bytes, read into memory: at most `limitBytes` of them (more: 413 naming
+ * `limitText`), each chunk counted in `hold` as it is kept (a 503 at the chunk that does not fit,
+ * see BodyMemory). `Content-Encoding: gzip`, `deflate` or `br` is decoded as it arrives, the limit and
+ * the count applying to the decoded bytes; another encoding is a 415.
+ *
+ * Stopping early (a limit) leaves the request unread rather than destroyed, so the client gets its
+ * answer: Node discards the rest of the body once the answer is sent, without keeping it.
+ */
+export async function readBody(request: http.IncomingMessage, limitBytes: number, limitText: string, hold: BodyHold): Promise<Uint8Array> {
+    const decoder = decoderOf(request.headers["content-encoding"]);
+    const source: Readable = decoder == null ? request : request.pipe(decoder);
+    // A pipe does not pass on the request's end: a client gone mid-body must end the decoder's reading too.
+    const cut = () => {
+        if (!request.complete)
+            decoder?.destroy(new ClientDisconnectedError());
+    };
+    if (decoder != null)
+        request.once("close", cut);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    try {
+        for await (const chunk of source.iterator({destroyOnReturn: decoder != null}) as AsyncIterable<Buffer>) {
+            total += chunk.length;
+            if (total > limitBytes)
+                throw ApiError.payloadTooLarge(limitText);
+            hold.add(chunk.length);
+            chunks.push(chunk);
+        }
+    } catch (error) {
+        if (decoder != null && !(error instanceof ApiError) && !(error instanceof ClientDisconnectedError))
+            throw ApiError.invalidRequest(`The request body could not be decoded as Content-Encoding '${request.headers["content-encoding"]}'.`, null, "invalid_encoding");
+        throw error;
+    } finally {
+        if (decoder != null) {
+            request.off("close", cut);
+            request.unpipe(decoder);
+        }
+    }
+    return new Uint8Array(Buffer.concat(chunks, total));
+}
+
+/** The decompressor of a Content-Encoding, or null for none (`identity`); a 415 for one the server does not know. */
+function decoderOf(encoding: string | undefined) {
+    switch ((encoding ?? "identity").trim().toLowerCase()) {
+        case "identity":
+        case "":
+            return null;
+        case "gzip":
+        case "x-gzip":
+        case "deflate":
+            return zlib.createUnzip();
+        case "br":
+            return zlib.createBrotliDecompress();
+        default:
+            throw new ApiError(415, "invalid_request_error",
+                `Unsupported Content-Encoding '${encoding}': send the body uncompressed, or as gzip, deflate or br.`, {code: "unsupported_media_type"});
+    }
+}

@@ -1,0 +1,155 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentPrograms, installAgentProgram } from "../support/agentPrograms.js";
+import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { startRecordingProxy, startRefusingProxy, type RecordedExchange, type RecordingProxy, type RefusingProxy } from "../support/recordingProxy.js";
+import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// Claude Code (@anthropic-ai/claude-code, unchanged, installed from npm on the first run into test/.agents/) against
+// the server's Messages API on loopback, offline: `claude -p` in both output formats, and a wrong key. The model is
+// generated: random weights with the Qwen2.5 tool-calling template, made to end its turns after a token (`endsTurn`),
+// so its answers are garbage but complete. What is checked is what a user would see: the program exits 0 with its
+// JSON result, the server answered every request with a 2xx (its own log says so), and the requests carried what
+// Claude Code sends (system messages among the turns, adaptive thinking, tools, `?beta=true`).
+const program = await installAgentProgram(agentPrograms.claudeCode);
+if ("skip" in program)
+    console.warn(`SKIPPING the Claude Code tests: ${program.skip}`);
+
+const key = "sk-claude-code-test";
+const model = "tiny-agent";
+const modelPath = path.join(testModelsDir, "tiny-agent.gguf");
+const logLines: string[] = [];
+let server: TestServer;
+let proxy: RecordingProxy;
+let refuser: RefusingProxy;
+let home: string;
+
+type Run = {code: number | null, stdout: string, stderr: string, exchanges: RecordedExchange[]};
+
+/** Runs `claude` with `args` in a folder of its own, its home and temp files in the test's folder, pointed at the server through the recording proxy. */
+function claude(args: string[], apiKey = key): Promise<Run> {
+    const before = proxy.exchanges.length;
+    const env = {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: home,
+        CLAUDE_CONFIG_DIR: path.join(home, ".claude"),
+        TMPDIR: path.join(home, "tmp"),
+        ANTHROPIC_BASE_URL: proxy.url,
+        ANTHROPIC_API_KEY: apiKey,
+        // Every model role Claude Code has names the served model.
+        ANTHROPIC_MODEL: model, ANTHROPIC_SMALL_FAST_MODEL: model, ANTHROPIC_DEFAULT_HAIKU_MODEL: model,
+        ANTHROPIC_DEFAULT_SONNET_MODEL: model, ANTHROPIC_DEFAULT_OPUS_MODEL: model,
+        // Nothing but the server: no telemetry, update checks, error reports or other traffic; whatever tries
+        // anything beyond loopback meets the refusing proxy, which counts it.
+        DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", DISABLE_ERROR_REPORTING: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        HTTPS_PROXY: refuser.url, HTTP_PROXY: refuser.url, ALL_PROXY: refuser.url, NO_PROXY: "127.0.0.1,localhost",
+        // Its max_tokens: the model ends its turns long before.
+        CLAUDE_CODE_MAX_OUTPUT_TOKENS: "256"
+    };
+    return new Promise((resolve) => {
+        execFile((program as {bin: string}).bin, args, {cwd: path.join(home, "work"), env, timeout: 240_000, maxBuffer: 16 << 20}, (error, stdout, stderr) => {
+            resolve({code: error == null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr, exchanges: proxy.exchanges.slice(before)});
+        });
+    });
+}
+
+/** The statuses of the server's own log lines for the Messages routes. */
+function loggedStatuses(): number[] {
+    return logLines.filter((line) => line.includes("/v1/messages")).map((line) => Number(/ status=(\d+)/.exec(line)?.[1]));
+}
+
+/** The body of each POST /v1/messages of a run. */
+function messageRequests(run: Run) {
+    return run.exchanges.filter((exchange) => exchange.method === "POST" && exchange.url.startsWith("/v1/messages"))
+        .map((exchange) => ({...exchange, json: JSON.parse(exchange.body) as Record<string, unknown> & {messages: {role: string}[]}}));
+}
+
+describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API", () => {
+    beforeAll(async () => {
+        // 8-wide, one layer, one head: cheap to run over Claude Code's prompt of thousands of tokens.
+        await makeTestLlamaGguf(modelPath, {
+            seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab, contextLength: 16384,
+            nEmbd: 8, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 16, endsTurn: "after a token"
+        });
+        server = await startTestServer({
+            models: [{id: model, task: "chat", path: modelPath, contextSize: 16384, parallel: 2}],
+            // Flash attention off: on the CPU it is the slower path for this tiny head over a long prompt.
+            config: {apiKeys: [key], logLevel: "info", flashAttention: "off", threads: 2},
+            logLines
+        });
+        proxy = await startRecordingProxy(server.url);
+        refuser = await startRefusingProxy();
+        home = fs.mkdtempSync(path.join(os.tmpdir(), "los-claude-code-"));
+        fs.mkdirSync(path.join(home, "work"));
+        fs.mkdirSync(path.join(home, "tmp"));
+    }, 120_000);
+
+    afterAll(async () => {
+        await proxy?.close();
+        await refuser?.close();
+        await server?.stop();
+        if (home != null)
+            fs.rmSync(home, {recursive: true, force: true});
+        fs.rmSync(modelPath, {force: true});
+    });
+
+    it("claude -p --output-format json: exits 0 with its result; every request answered 2xx, nothing beyond loopback tried; the requests carry system messages, adaptive thinking and tools", async () => {
+        const run = await claude(["-p", "Say hello in one word.", "--output-format", "json", "--tools", "Bash,Read,Edit"]);
+        expect(run.code, run.stderr).toBe(0);
+        const result = JSON.parse(run.stdout);
+        expect(result).toMatchObject({type: "result", subtype: "success", is_error: false});
+        expect(typeof result.result).toBe("string");
+
+        const requests = messageRequests(run);
+        expect(requests.length).toBeGreaterThan(0);
+        expect(run.exchanges.map((exchange) => exchange.status).every((status) => status >= 200 && status < 300)).toBe(true);
+        expect(loggedStatuses().every((status) => status >= 200 && status < 300)).toBe(true);
+        const main = requests.at(-1)!;
+        expect(main.url).toBe("/v1/messages?beta=true");
+        expect(main.headers["x-api-key"]).toBe(key);
+        expect(main.headers["anthropic-version"]).toBe("2023-06-01");
+        expect(String(main.headers["anthropic-beta"]).split(",")).toContain("claude-code-20250219");
+        expect(main.json).toMatchObject({model, stream: true, max_tokens: 256, thinking: {type: "adaptive"}});
+        // A system message among the turns (its environment): the 400 that used to stop Claude Code here.
+        expect(main.json.messages.slice(1).some((message) => message.role === "system")).toBe(true);
+        expect((main.json.tools as {name: string}[]).map((tool) => tool.name)).toEqual(expect.arrayContaining(["Bash", "Read", "Edit"]));
+        // The server's answer: its request id, the same in the log; the usage Claude Code added up is the prompt's.
+        const id = main.responseHeaders["request-id"];
+        expect(logLines.some((line) => line.includes(`id="${id}" status=200`))).toBe(true);
+        expect(result.usage.input_tokens + result.usage.cache_read_input_tokens).toBeGreaterThan(1000);
+        expect(refuser.attempts).toEqual([]);
+    }, 300_000);
+
+    it("claude -p --output-format stream-json --verbose: every line is an event, the last its result; display \"updates\" thinking is accepted; the prompt cache serves the shared prefix", async () => {
+        const run = await claude(["-p", "Now say goodbye.", "--output-format", "stream-json", "--verbose", "--tools", "Bash,Read,Edit"]);
+        expect(run.code, run.stderr).toBe(0);
+        const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as {type: string, subtype?: string, is_error?: boolean, usage?: Record<string, number>});
+        expect(events[0]).toMatchObject({type: "system", subtype: "init", model});
+        expect(events.some((event) => event.type === "assistant")).toBe(true);
+        const result = events.at(-1)!;
+        expect(result).toMatchObject({type: "result", subtype: "success", is_error: false});
+        expect(run.exchanges.every((exchange) => exchange.status >= 200 && exchange.status < 300)).toBe(true);
+        expect(loggedStatuses().every((status) => status >= 200 && status < 300)).toBe(true);
+        const main = messageRequests(run).at(-1)!;
+        expect(main.json.thinking).toEqual({type: "adaptive", display: "updates"});
+        // The system prompt and tools are the first run's: read from the prompt cache, and reported as cache reads.
+        expect(result.usage!.cache_read_input_tokens).toBeGreaterThan(1000);
+        expect(refuser.attempts).toEqual([]);
+    }, 300_000);
+
+    it("a wrong key: Claude Code gets Anthropic's 401 with x-should-retry: false and fails at once, without retrying", async () => {
+        const run = await claude(["-p", "Say hello.", "--output-format", "json", "--tools", "Bash,Read,Edit"], "sk-wrong");
+        expect(run.code).not.toBe(0);
+        const requests = messageRequests(run);
+        // One request: without the header it retried a 401 eleven times over three minutes.
+        expect(requests.map((request) => request.status)).toEqual([401]);
+        expect(requests[0].responseHeaders["x-should-retry"]).toBe("false");
+        const result = JSON.parse(run.stdout);
+        expect(result).toMatchObject({type: "result", is_error: true, api_error_status: 401});
+        expect(refuser.attempts).toEqual([]);
+    }, 300_000);
+});
