@@ -24,7 +24,7 @@ const job = (turns: ChatTurn[], seed: number, temperature: number): ChatJob => (
     turns, n: 1, maxTokens: 24, stop: [], jsonObject: false, jsonSchema: null,
     sampling: {temperature, topP: 1, seed, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}
 });
-const run = async (engine: LlamaChatEngine, j: ChatJob) => (await engine.submit(j, {signal: new AbortController().signal}).done)[0];
+const run = async (engine: LlamaChatEngine, j: ChatJob) => (await (await engine.submit(j, {signal: new AbortController().signal})).done)[0];
 const counts: Record<string, {same: number, total: number}> = {};
 const note = (key: string, same: boolean) => { (counts[key] ??= {same: 0, total: 0}).total++; if (same) counts[key].same++; };
 for (let seed = 1; seed <= seeds; seed++) {

@@ -121,7 +121,7 @@ async function oursSide(llama: Llama, modelPath: string): Promise<Side> {
             timer.reset();
             const perStream = await Promise.all(Array.from({length: streams}, async (_, index) => {
                 const arrivals: number[] = [];
-                const run = engine.submit(job(`${nonce}-${index} Tell me a story about a cat and a dog.`), {
+                const run = await engine.submit(job(`${nonce}-${index} Tell me a story about a cat and a dog.`), {
                     signal: new AbortController().signal,
                     onText: () => arrivals.push(performance.now())
                 });
@@ -134,10 +134,10 @@ async function oursSide(llama: Llama, modelPath: string): Promise<Side> {
             timer.reset();
             const start = performance.now();
             let firstTokenMs = NaN;
-            await engine.submit({...job(prompt), maxTokens: 1}, {
+            await (await engine.submit({...job(prompt), maxTokens: 1}, {
                 signal: new AbortController().signal,
                 onText: () => firstTokenMs = performance.now() - start
-            }).done;
+            })).done;
             return {firstTokenMs, decodeMs: timer.decodeTotalMs(), peerMs: NaN, promptTokens: NaN};
         },
         dispose: () => engine.dispose()

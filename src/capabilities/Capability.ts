@@ -27,6 +27,11 @@ export type RouteContext = {
     ssePingMs: number;
     /** Parses a JSON request body (415 for other media types, 413 past the limit). */
     jsonBody: Middleware;
+    /**
+     * The same, for a route whose bodies must also hold at most `maxValues` JSON values (checked where the body is
+     * parsed, in a worker thread for large bodies, before the body reaches the main thread: see findShapeViolation).
+     */
+    jsonBodyWithin(bounds: {maxValues: number}): Middleware;
     /** Parses a multipart/form-data body (uploads, in memory): fields to `ctx.request.body`, files to `ctx.state.files`. */
     multipartBody(limits: MultipartLimits): Middleware;
     /** The base URL (scheme, host, port) of links handed to this request's client: `--public-url`, else a trusted Host, else the bound address. */

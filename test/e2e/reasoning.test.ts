@@ -81,7 +81,7 @@ describe("detecting a thinking model (generated GGUFs)", () => {
             expect(engines.map((engine) => engine.info.reasoningFormat)).toEqual(["think-tags", "think-tags", null, null]);
             const job = {turns: [{role: "user" as const, content: "hi"}], n: 1, maxTokens: 1, stop: [], jsonObject: false, jsonSchema: null,
                 sampling: {temperature: 0, topP: 1, seed: 1, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}};
-            const [qwenRun, r1Run] = [engines[0].submit(job, {signal: new AbortController().signal}), engines[1].submit(job, {signal: new AbortController().signal})];
+            const [qwenRun, r1Run] = await Promise.all([engines[0].submit(job, {signal: new AbortController().signal}), engines[1].submit(job, {signal: new AbortController().signal})]);
             const [[qwenChoice], [r1Choice]] = await Promise.all([qwenRun.done, r1Run.done]);
             // R1's generation prompt opens the block, so its one token is reasoning; Qwen3's output starts undecided,
             // and one token cannot open a block.

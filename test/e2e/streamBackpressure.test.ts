@@ -22,7 +22,7 @@ class FloodEngine implements ChatEngine {
         return {parallel: 1, busy: 0, waiting: 0};
     }
 
-    countPromptTokens(): number {
+    async countPromptTokens(): Promise<number> {
         return 1;
     }
 
@@ -30,7 +30,7 @@ class FloodEngine implements ChatEngine {
         return 1;
     }
 
-    submit(_job: ChatJob, hooks: ChatRunHooks): ChatRun {
+    async submit(_job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
         const piece = "x".repeat(pieceBytes);
         const done = (async () => {
             for (let index = 0; index < pieces; index++) {

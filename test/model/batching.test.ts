@@ -42,7 +42,7 @@ describe("concurrent generations are decoded in shared, ordered batches", () => 
 
     it("4 streams: nearly every generation step decodes all 4 sequences together, in id order", async () => {
         batches.length = 0;
-        const runs = [1, 2, 3, 4].map((seed) => engine.submit(job(seed), {signal: new AbortController().signal}).done);
+        const runs = [1, 2, 3, 4].map(async (seed) => (await engine.submit(job(seed), {signal: new AbortController().signal})).done);
         const results = (await Promise.all(runs)).flat();
         expect(results.every((result) => result.completionTokens === 40)).toBe(true);
         const full = batches.filter((batch) => batch.length === 4);

@@ -151,10 +151,10 @@ describe("logprobs through the engine", () => {
     });
     const run = async (extra: Partial<ChatJob>) => {
         const texts = ["", ""];
-        const results: ChoiceResult[] = await engine.submit(job(extra), {
+        const results: ChoiceResult[] = await (await engine.submit(job(extra), {
             signal: new AbortController().signal,
             onText: (index, text) => texts[index] += text
-        }).done;
+        })).done;
         return {results, texts};
     };
 

@@ -40,7 +40,7 @@ describe("prompt cache and seeds", () => {
 
     /** The choices, and the prompt's length as `promptTokens`. */
     const run = async (mode: PromptCacheMode, request: ChatJob): Promise<ChoiceResult[] & {promptTokens: number}> => {
-        const submitted = engines.get(mode)!.submit(request, {signal: new AbortController().signal});
+        const submitted = await engines.get(mode)!.submit(request, {signal: new AbortController().signal});
         return Object.assign(await submitted.done, {promptTokens: submitted.promptTokens});
     };
 

@@ -1,9 +1,12 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlamaModel } from "node-llama-cpp";
+import type { ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
+import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { measureTemplateFloor } from "../../src/capabilities/chat/llama/measureTemplateFloor.js";
 import { PromptTokenFloor } from "../../src/capabilities/chat/llama/PromptTokenFloor.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
-import { gpt2VocabPath, storiesModelPath, tinyChatModelPath } from "../support/testModels.js";
+import { gpt2VocabPath, storiesModelPath, tinyChatModelPath, tinyToolsModelPath } from "../support/testModels.js";
 
 // The floor must never exceed the real token count (it refuses prompts before tokenizing them).
 const models: [string, string, boolean][] = [["stories260K (SentencePiece)", storiesModelPath, false], ["tiny chat (SentencePiece)", tinyChatModelPath, false], ["GPT-2 (byte-level BPE)", gpt2VocabPath, true]];
@@ -39,5 +42,51 @@ describe.each(models)("PromptTokenFloor on %s", (_, modelPath, vocabOnly) => {
     it("refuses by length alone: 10 MB of text is far more than any context", () => {
         const tenMegabytes = "word ".repeat(2 * 1024 * 1024);
         expect(floor.of({turns: [{role: "user", content: tenMegabytes}], rawPrompt: null})).toBeGreaterThan(1024 * 1024 * 10 / floor.longestPieceBytes! - 1);
+    });
+});
+
+// With a template, the floor counts each message's share of the template and the tool text the template writes;
+// it must still never exceed what the renderer produces (random conversations with tools, calls, control-token text).
+describe("PromptTokenFloor with the Qwen2.5 tool template", () => {
+    let model: LlamaModel;
+    let renderer: ChatPromptRenderer;
+    let floor: PromptTokenFloor;
+    beforeAll(async () => {
+        model = await (await loadLlamaRuntime({gpu: "off"})).loadModel({modelPath: tinyToolsModelPath, vocabOnly: true});
+        loaded.push(model);
+        renderer = new ChatPromptRenderer(model);
+        floor = new PromptTokenFloor(model, measureTemplateFloor(renderer, (content) => model.tokenize(content, false, "trimLeadingSpace").length));
+    });
+
+    const content = fc.oneof(fc.constant(""), text, fc.constantFrom("<|im_start|>", "<|im_end|>\n<|im_start|>system\n", "{\"a\": 1}"));
+    const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+        value: fc.oneof({depthSize: "small"}, content, fc.integer(), fc.boolean(), fc.array(tie("value"), {maxLength: 3}), fc.dictionary(content, tie("value"), {maxKeys: 3}))
+    })).value;
+    const call = fc.record({name: fc.constantFrom("lookup", "other"), arguments: json, result: content});
+    const turn: fc.Arbitrary<ChatTurn> = fc.oneof(
+        fc.record({role: fc.constantFrom("system" as const, "user" as const, "assistant" as const), content}),
+        fc.record({role: fc.constant("assistant" as const), content, toolCalls: fc.array(call, {minLength: 1, maxLength: 2})})
+    );
+    const tool = fc.record({name: fc.constantFrom("lookup", "other", "third"), description: content, parameters: fc.record({type: fc.constant("object"), properties: fc.dictionary(content, json, {maxKeys: 3})})});
+
+    it("measures the template: 6 tokens a message, and all tool text written", () => {
+        expect(floor.of({turns: [], rawPrompt: null})).toBe(0);
+        const empty = (count: number): ChatTurn[] => Array.from({length: count}, (_, index) => ({role: index % 2 === 0 ? "user" : "assistant", content: ""}));
+        // 10,000 empty messages are refused by their number alone (the last, an assistant one, is the answer's start).
+        expect(floor.of({turns: empty(10_000), rawPrompt: null})).toBe(6 * (9_999 - 1));
+        expect(renderer.render(empty(100)).length).toBeGreaterThanOrEqual(floor.of({turns: empty(100), rawPrompt: null}));
+    });
+
+    it("never exceeds the rendered prompt's tokens", () => {
+        fc.assert(fc.property(fc.array(turn, {minLength: 1, maxLength: 8}), fc.uniqueArray(tool, {maxLength: 2, selector: (fn) => fn.name}), (turns, functions) => {
+            const job = {turns, rawPrompt: null, tools: functions.length === 0 ? null : {functions, choice: {type: "auto" as const}}};
+            expect(floor.of(job)).toBeLessThanOrEqual(renderer.render(turns, functions).length);
+        }), {numRuns: 300, seed: 20261125});
+    });
+
+    it("counts tool text: a 1 MB tool description is far more than any context", () => {
+        const description = "word ".repeat(200_000);
+        const job = {turns: [{role: "user" as const, content: "hi"}], rawPrompt: null, tools: {functions: [{name: "lookup", description, parameters: {}}], choice: {type: "auto" as const}}};
+        expect(floor.of(job)).toBeGreaterThan(1_000_000 / floor.longestPieceBytes! - 3);
     });
 });

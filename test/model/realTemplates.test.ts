@@ -76,7 +76,7 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
         expect(renderer.hasThinkingSwitch).toBe(spec.switch);
     });
 
-    it("the prompt is the template's rendering with add_generation_prompt, as @huggingface/jinja renders it, thinking on and off", () => {
+    it("the prompt is the template's rendering with add_generation_prompt, as @huggingface/jinja renders it, thinking on and off", async () => {
         // gpt-oss's template writes today's date (strftime_now): the same clock for both renders.
         vi.useFakeTimers({toFake: ["Date"], now: new Date("2025-08-05T12:00:00Z")});
         try {
@@ -96,10 +96,10 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
                     expect(textOf(model, prompt.rendered)).toBe(reference(false));
                     expect(prompt.tail).toBe(spec.format === "harmony" ? "<|channel|>final<|message|>" : "\n</think>\n\n");
                 }
-                expect(engine.countPromptTokens(job(enabled ? {} : off))).toBe(prompt.tokens.length);
+                expect(await engine.countPromptTokens(job(enabled ? {} : off))).toBe(prompt.tokens.length);
             }
             if (spec.switch)
-                expect(engine.countPromptTokens(job({templateKwargs: {enable_thinking: false}}))).toBe(engine.countPromptTokens(job(off)));
+                expect(await engine.countPromptTokens(job({templateKwargs: {enable_thinking: false}}))).toBe(await engine.countPromptTokens(job(off)));
         } finally {
             vi.useRealTimers();
         }
@@ -108,9 +108,9 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
     it("thinking on: the thought is the reasoning, the answer the content, as they stream", async () => {
         const reasoning: string[] = [];
         const content: string[] = [];
-        const [choice] = await engine.submit(job(), {
+        const [choice] = await (await engine.submit(job(), {
             signal: new AbortController().signal, onReasoning: (_index, text) => reasoning.push(text), onText: (_index, text) => content.push(text)
-        }).done;
+        })).done;
         expect(choice.reasoning).toBe("I think");
         expect(choice.text).toBe("Hello world");
         expect(choice.finishReason).toBe("stop");
@@ -121,7 +121,7 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
     });
 
     it("thinking off: the answer straight away, no reasoning", async () => {
-        const [choice] = await engine.submit(job(off), {signal: new AbortController().signal}).done;
+        const [choice] = await (await engine.submit(job(off), {signal: new AbortController().signal})).done;
         expect(choice.reasoning).toBeNull();
         expect(choice.reasoningTokens).toBe(0);
         expect(choice.text).toBe("Hello world");
@@ -129,9 +129,9 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
 
     it("logprobs are the answer's tokens only: joined they are the content, streamed and not", async () => {
         const streamed: TokenLogprob[] = [];
-        const [choice] = await engine.submit(job({logprobs: 2}), {
+        const [choice] = await (await engine.submit(job({logprobs: 2}), {
             signal: new AbortController().signal, onText: (_index, _text, logprobs) => streamed.push(...logprobs ?? [])
-        }).done;
+        })).done;
         expect(choice.reasoning).toBe("I think");
         expect(choice.logprobs!.map((entry) => entry.token).join("")).toBe(choice.text);
         expect(streamed.map((entry) => entry.token)).toEqual(choice.logprobs!.map((entry) => entry.token));
@@ -145,9 +145,9 @@ describe("logprobs of a thinking model's JSON answer (the thought before it is f
         const engine = await LlamaChatEngine.load(llama, {id: spec.id, modelPath: spec.path, contextSize: 1024, threads: 1, parallel: 1, queueSize: 4});
         try {
             const streamed: TokenLogprob[] = [];
-            const [choice] = await engine.submit(job({jsonObject: true, logprobs: 1, maxTokens: 40, turns: [{role: "user", content: "Answer in json."}]}), {
+            const [choice] = await (await engine.submit(job({jsonObject: true, logprobs: 1, maxTokens: 40, turns: [{role: "user", content: "Answer in json."}]}), {
                 signal: new AbortController().signal, onText: (_index, _text, logprobs) => streamed.push(...logprobs ?? [])
-            }).done;
+            })).done;
             expect(choice.reasoning).toContain("I think");
             expect(choice.text.trimStart().startsWith("{")).toBe(true);
             expect(choice.logprobs!.map((entry) => entry.token).join("")).toBe(choice.text);

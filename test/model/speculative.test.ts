@@ -27,7 +27,7 @@ function job(prompt: string, extra: Partial<ChatJob> = {}, sampling: Partial<Cha
 }
 
 async function run(engine: LlamaChatEngine, request: ChatJob): Promise<ChoiceResult[]> {
-    return engine.submit(request, {signal: new AbortController().signal}).done;
+    return (await engine.submit(request, {signal: new AbortController().signal})).done;
 }
 
 /** Two candidates closer than this (in log-probability) are a near-tie, which float rounding may decide either way. */

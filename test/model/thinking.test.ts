@@ -61,7 +61,7 @@ describe("a thinking model on the engine", () => {
         const reasoning: string[] = [];
         const content: string[] = [];
         // R1's template opens the block, so the output starts inside it; the model is kept from closing it itself.
-        const run = r1.submit(job({reasoning: {enabled: true, budgetTokens: 6}, sampling: {...job().sampling, logitBias: neverClose()}}),
+        const run = await r1.submit(job({reasoning: {enabled: true, budgetTokens: 6}, sampling: {...job().sampling, logitBias: neverClose()}}),
             {signal: new AbortController().signal, onReasoning: (_i, text) => reasoning.push(text), onText: (_i, text) => content.push(text)});
         const [choice] = await run.done;
         // Six tokens of thought and the closing tag the engine wrote; then the answer, to max_tokens.
@@ -76,17 +76,17 @@ describe("a thinking model on the engine", () => {
     });
 
     it("without a budget the thought goes on (the same model, the same prompt): all reasoning, no answer", async () => {
-        const [choice] = await r1.submit(job({sampling: {...job().sampling, logitBias: neverClose()}}), {signal: new AbortController().signal}).done;
+        const [choice] = await (await r1.submit(job({sampling: {...job().sampling, logitBias: neverClose()}}), {signal: new AbortController().signal})).done;
         expect(choice.text).toBe("");
         expect(choice.reasoningTokens).toBe(24);
     });
 
     it("JSON mode: the model thinks freely (the grammar does not apply inside the block), then the answer is JSON", async () => {
-        const [choice] = await engine.submit(job({
+        const [choice] = await (await engine.submit(job({
             jsonObject: true, maxTokens: 80, turns: [{role: "user", content: "Answer in json."}],
             reasoning: {enabled: true, budgetTokens: 8},
             sampling: {...job().sampling, logitBias: neverClose()}
-        }), {signal: new AbortController().signal}).done;
+        }), {signal: new AbortController().signal})).done;
         // The engine opened the block (a grammar follows): eight tokens of unconstrained thought, the closing tag, then JSON.
         expect(choice.reasoningTokens).toBe(9);
         expect(choice.reasoning).toBeTruthy();
@@ -97,22 +97,22 @@ describe("a thinking model on the engine", () => {
     });
 
     it("JSON mode when the model closes its thought at once: empty reasoning, JSON answer", async () => {
-        const [choice] = await engine.submit(job({
+        const [choice] = await (await engine.submit(job({
             jsonObject: true, maxTokens: 80, turns: [{role: "user", content: "Answer in json."}],
             sampling: {...job().sampling, logitBias: new Map([[thinkClose, 100]])}
-        }), {signal: new AbortController().signal}).done;
+        }), {signal: new AbortController().signal})).done;
         expect(choice.reasoning).toBeNull();
         expect(choice.text.trimStart().startsWith("{")).toBe(true);
     });
 
     it("forced tools after the thought: a call parsed from the answer, reasoning apart", async () => {
         const weather = {name: "get_weather", schema: {type: "object", properties: {city: {type: "string", maxLength: 8}}, required: ["city"], additionalProperties: false}};
-        const [choice] = await engine.submit(job({
+        const [choice] = await (await engine.submit(job({
             maxTokens: 120,
             tools: {functions: [{name: weather.name, parameters: weather.schema}], choice: {type: "forced", functions: [weather], parallel: false}},
             reasoning: {enabled: true, budgetTokens: 5},
             sampling: {...job().sampling, logitBias: neverClose()}
-        }), {signal: new AbortController().signal}).done;
+        }), {signal: new AbortController().signal})).done;
         expect(choice.reasoning).toBeTruthy();
         expect(choice.reasoningTokens).toBe(6);
         expect(choice.finishReason).toBe("tool_calls");
@@ -122,25 +122,25 @@ describe("a thinking model on the engine", () => {
     });
 
     it("thinking off: the template's switch renders an empty block, so the output is all answer", async () => {
-        const on = engine.countPromptTokens(job());
-        const off = engine.countPromptTokens(job({reasoning: {enabled: false, budgetTokens: null}}));
-        const viaKwargs = engine.countPromptTokens(job({templateKwargs: {enable_thinking: false}}));
+        const on = await engine.countPromptTokens(job());
+        const off = await engine.countPromptTokens(job({reasoning: {enabled: false, budgetTokens: null}}));
+        const viaKwargs = await engine.countPromptTokens(job({templateKwargs: {enable_thinking: false}}));
         expect(off).toBeGreaterThan(on);
         expect(viaKwargs).toBe(off);
-        const [choice] = await engine.submit(job({reasoning: {enabled: false, budgetTokens: null}, sampling: {...job().sampling, logitBias: new Map([[thinkOpen, -100]])}}),
-            {signal: new AbortController().signal}).done;
+        const [choice] = await (await engine.submit(job({reasoning: {enabled: false, budgetTokens: null}, sampling: {...job().sampling, logitBias: new Map([[thinkOpen, -100]])}}),
+            {signal: new AbortController().signal})).done;
         expect(choice.reasoning).toBeNull();
         expect(choice.reasoningTokens).toBe(0);
         expect(choice.text.length).toBeGreaterThan(0);
     });
 
-    it("chat_template_kwargs reach the template", () => {
-        expect(engine.countPromptTokens(job({templateKwargs: {greeting: "hello hello hello"}}))).toBeGreaterThan(engine.countPromptTokens(job()));
+    it("chat_template_kwargs reach the template", async () => {
+        expect(await engine.countPromptTokens(job({templateKwargs: {greeting: "hello hello hello"}}))).toBeGreaterThan(await engine.countPromptTokens(job()));
     });
 
     it("greedy output is the same with and without a budget that is never reached", async () => {
-        const run = (budgetTokens: number | null) => engine.submit(job({reasoning: {enabled: true, budgetTokens}, sampling: {...job().sampling, logitBias: neverClose()}}),
-            {signal: new AbortController().signal}).done;
+        const run = async (budgetTokens: number | null) => (await engine.submit(job({reasoning: {enabled: true, budgetTokens}, sampling: {...job().sampling, logitBias: neverClose()}}),
+            {signal: new AbortController().signal})).done;
         const [[a], [b]] = await Promise.all([run(null), run(1000)]);
         expect(b.text).toBe(a.text);
         expect(b.reasoning).toBe(a.reasoning);
@@ -178,10 +178,10 @@ describe("a harmony model (gpt-oss's channels) on the engine", () => {
 
     it("JSON mode: the analysis channel is free, the budget ends it with the final channel's header, and the answer is JSON", async () => {
         const reasoning: string[] = [];
-        const [choice] = await harmony.submit(job({
+        const [choice] = await (await harmony.submit(job({
             jsonObject: true, maxTokens: 60, turns: [{role: "user", content: "Answer in json."}],
             reasoning: {enabled: true, budgetTokens: 5}, sampling: {...job().sampling, logitBias: noFraming}
-        }), {signal: new AbortController().signal, onReasoning: (_i, text) => reasoning.push(text)}).done;
+        }), {signal: new AbortController().signal, onReasoning: (_i, text) => reasoning.push(text)})).done;
         expect(choice.reasoningTokens).toBe(5 + finalHeader);
         expect(choice.reasoning).toBeTruthy();
         expect(reasoning.join("").trim()).toBe(choice.reasoning);
@@ -191,14 +191,14 @@ describe("a harmony model (gpt-oss's channels) on the engine", () => {
 
     it("thinking off opens the final channel: all answer; the effort reaches the template's variable", async () => {
         const off = job({reasoning: {enabled: false, budgetTokens: null}});
-        expect(harmony.countPromptTokens(off)).toBeGreaterThan(harmony.countPromptTokens(job()));
-        const [choice] = await harmony.submit(off, {signal: new AbortController().signal}).done;
+        expect(await harmony.countPromptTokens(off)).toBeGreaterThan(await harmony.countPromptTokens(job()));
+        const [choice] = await (await harmony.submit(off, {signal: new AbortController().signal})).done;
         expect(choice.reasoning).toBeNull();
         expect(choice.reasoningTokens).toBe(0);
         expect(choice.text.length).toBeGreaterThan(0);
         // "Reasoning: low" and "Reasoning: medium" (the template's default) are different prompts.
-        const low = harmony.countPromptTokens(job({reasoning: {enabled: true, budgetTokens: 1024, effort: "low"}}));
-        expect(low).not.toBe(harmony.countPromptTokens(job()));
-        expect(low).toBe(harmony.countPromptTokens(job({templateKwargs: {reasoning_effort: "low"}})));
+        const low = await harmony.countPromptTokens(job({reasoning: {enabled: true, budgetTokens: 1024, effort: "low"}}));
+        expect(low).not.toBe(await harmony.countPromptTokens(job()));
+        expect(low).toBe(await harmony.countPromptTokens(job({templateKwargs: {reasoning_effort: "low"}})));
     });
 });

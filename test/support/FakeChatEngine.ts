@@ -26,11 +26,11 @@ export class FakeChatEngine implements ChatEngine {
     }
 
     /** A word count of the turns: enough for the routes that report it. */
-    countPromptTokens(job: ChatJob): number {
+    async countPromptTokens(job: ChatJob): Promise<number> {
         return job.turns.reduce((sum, turn) => sum + turn.content.split(/\s+/).filter((word) => word !== "").length, 0);
     }
 
-    submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
+    async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
         this.jobs.push(job);
         this.busy++;
         const done = (async () => {

@@ -11,7 +11,7 @@ class ScriptedEngine {
     maxRunning = 0;
     readonly aborted: number[] = [];
 
-    submit(job: ChatJob, hooks: {signal: AbortSignal}): ChatRun {
+    async submit(job: ChatJob, hooks: {signal: AbortSignal}): Promise<ChatRun> {
         const prompt = job.rawPrompt!.prompt as string;
         if (prompt === "too long")
             throw new Error("context");
@@ -44,7 +44,7 @@ const job = (prompt: string): ChatJob => ({
 function start(prompts: string[], concurrency: number) {
     const engine = new ScriptedEngine();
     const stopAll = new AbortController();
-    const results = runPrompts({
+    const {started, results} = runPrompts({
         engine: engine as unknown as ChatEngine,
         jobs: prompts.map(job),
         concurrency,
@@ -54,15 +54,16 @@ function start(prompts: string[], concurrency: number) {
         toError: (error, prompt) => ApiError.invalidRequest(`prompt ${prompt}: ${(error as Error).message}`, `prompt[${prompt}]`)
     });
     results.catch(() => {});
-    return {engine, results, stopAll};
+    return {engine, started, results, stopAll};
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("runPrompts", () => {
     it("runs at most `concurrency` prompts at once, the next when one is done, results in prompt order", async () => {
-        const {engine, results} = start(["0", "1", "2", "3", "4"], 2);
+        const {engine, started, results} = start(["0", "1", "2", "3", "4"], 2);
         expect(engine.submitted).toEqual([0, 1]);
+        await started;
         engine.finish.get(1)!();
         await settle();
         expect(engine.submitted).toEqual([0, 1, 2]);
@@ -79,13 +80,10 @@ describe("runPrompts", () => {
         expect(engine.maxRunning).toBe(2);
     });
 
-    it("a refusal in the first wave is thrown at once, and the prompts already submitted are stopped", () => {
-        const engine = new ScriptedEngine();
-        const stopAll = new AbortController();
-        expect(() => runPrompts({
-            engine: engine as unknown as ChatEngine, jobs: ["0", "too long"].map(job), concurrency: 4, signal: stopAll.signal, stopAll,
-            hooksOf: () => ({}), toError: (_error, prompt) => ApiError.invalidRequest("too long", `prompt[${prompt}]`)
-        })).toThrow(expect.objectContaining({param: "prompt[1]"}));
+    it("a refusal in the first wave rejects `started` (before any header), and the prompts already submitted are stopped", async () => {
+        const {engine, started, results} = start(["0", "too long"], 4);
+        await expect(started).rejects.toMatchObject({param: "prompt[1]"});
+        await expect(results).rejects.toMatchObject({param: "prompt[1]"});
         expect(engine.aborted).toEqual([0]);
     });
 

@@ -210,13 +210,13 @@ export type ChatRun = {
 export interface ChatEngine extends Engine {
     readonly info: ChatEngineInfo;
     /**
-     * Renders and tokenizes the prompt and takes a place in the model's queue, synchronously, so
-     * that a prompt that does not fit (`ContextLengthExceededError`) or a full queue
-     * (`QueueFullError`) is reported before any response header is sent.
+     * Renders and tokenizes the prompt (off the main thread when it is large) and takes a place in the model's
+     * queue; settles once it has, so that a prompt that does not fit (`ContextLengthExceededError`) or a full
+     * queue (`QueueFullError`) is reported before any response header is sent.
      */
-    submit(job: ChatJob, hooks: ChatRunHooks): ChatRun;
+    submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun>;
     /** The prompt tokens `job` would take (the rendered template, tools included), without running it. */
-    countPromptTokens(job: ChatJob): number;
+    countPromptTokens(job: ChatJob): Promise<number>;
     /** Tokens of a piece of generated text (the reasoning part of an answer, for usage). */
     countTextTokens(text: string): number;
     dispose(): Promise<void>;

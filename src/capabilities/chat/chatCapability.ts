@@ -11,6 +11,14 @@ import { chatManifestPart } from "./chatManifestPart.js";
 import type { ChatSettings } from "./chatManifest.js";
 import { speculativeOptions } from "./speculativeOptions.js";
 
+/**
+ * JSON values a chat-family body may hold (messages, items, tools, `chat_template_kwargs`: all of it), refused
+ * before the body reaches the main thread (see findShapeViolation): 10,000 messages of a few fields each fit.
+ */
+const chatBodyBounds = {maxValues: 100_000};
+/** Legacy completions' prompts may be token ids, a value each: a prompt as long as a large context fits. */
+const completionsBodyBounds = {maxValues: 1_000_000};
+
 /** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine) on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
@@ -33,17 +41,18 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         });
     },
     routes(router, context) {
-        router.post("/chat/completions", context.jsonBody, chatCompletionsHandler(context));
-        router.post("/completions", context.jsonBody, completionsHandler(context));
+        const chatBody = context.jsonBodyWithin(chatBodyBounds);
+        router.post("/chat/completions", chatBody, chatCompletionsHandler(context));
+        router.post("/completions", context.jsonBodyWithin(completionsBodyBounds), completionsHandler(context));
         // OpenAI's Responses API on the same engine, with a store for previous_response_id bounded per key.
         const store = new ResponseStore({maxResponses: 1000, maxBytes: context.config.responseStoreMb * 1024 * 1024});
-        router.post("/responses", context.jsonBody, createResponseHandler(context, store));
+        router.post("/responses", chatBody, createResponseHandler(context, store));
         router.get("/responses/:id", retrieveResponseHandler(store));
         router.delete("/responses/:id", deleteResponseHandler(store));
         router.get("/responses/:id/input_items", inputItemsHandler(store));
         // Anthropic's Messages API on the same engine (its errors in Anthropic's shape: errorShapes below).
-        router.post("/messages", context.jsonBody, messagesHandler(context));
-        router.post("/messages/count_tokens", context.jsonBody, countTokensHandler(context));
+        router.post("/messages", chatBody, messagesHandler(context));
+        router.post("/messages/count_tokens", chatBody, countTokensHandler(context));
     },
     toApiError: chatApiError,
     errorShapes: {"/v1/messages": toAnthropicError, "/v1/messages/count_tokens": toAnthropicError}

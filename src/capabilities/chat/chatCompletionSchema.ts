@@ -8,6 +8,12 @@ import { samplingSchema } from "./samplingSchema.js";
 const nullable = (schema: Record<string, unknown>) => ({...schema, type: [schema.type as string, "null"]});
 const maxSafe = Number.MAX_SAFE_INTEGER;
 
+/**
+ * Messages (chat, Messages API) or input items (Responses) a request may hold: generous for any real
+ * conversation, and each costs the template a few tokens at least (see PromptTokenFloor).
+ */
+export const maxConversationItems = 10_000;
+
 const contentPart = {
     type: "object",
     required: ["type"],
@@ -27,6 +33,7 @@ export const chatCompletionSchema = {
         messages: {
             type: "array",
             minItems: 1,
+            maxItems: maxConversationItems,
             items: {
                 type: "object",
                 required: ["role"],

@@ -38,7 +38,7 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
         };
 
         if (request.stream !== true) {
-            const run = engine.submit(job, {signal: state.signal});
+            const run = await engine.submit(job, {signal: state.signal});
             const choices = await run.done;
             logUsage(state, run, choices);
             ctx.body = toChatCompletion(envelope, run.promptTokens, choices, deprecatedFunctions);
@@ -56,7 +56,7 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
         // Submitted before the headers go out: a prompt that does not fit or a full queue is still a plain 400/503.
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
         // A thinking model's reasoning streams as `delta.reasoning_content`, before its answer's `delta.content`.
-        const run = engine.submit(job, {
+        const run = await engine.submit(job, {
             signal: state.signal,
             onReasoning: (index, text) => {
                 firstToken();

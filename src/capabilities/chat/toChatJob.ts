@@ -3,6 +3,7 @@ import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatT
 import { ApiError } from "../../core/http/ApiError.js";
 import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
 import { checkJsonSchema } from "./checkJsonSchema.js";
+import { checkTemplateKwargs } from "./checkTemplateKwargs.js";
 import { toLogitBias } from "./toLogitBias.js";
 import { toSamplingOptions } from "./toSamplingOptions.js";
 
@@ -54,7 +55,7 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
         tools,
         sampling: toSamplingOptions(request, toLogitBias(request.logit_bias, engine.vocabularySize)),
         reasoning: toReasoningControls(request.reasoning_effort),
-        templateKwargs: request.chat_template_kwargs ?? null
+        templateKwargs: checkTemplateKwargs(request.chat_template_kwargs)
     };
 }
 

@@ -1,5 +1,5 @@
-/** What is wrong at a path of a parsed JSON body: nested too deep, or a key that reaches an object's prototype. */
-export type JsonHazard = {path: (string | number)[], problem: "too_deep" | "prototype_key"};
+/** What is wrong at a path of a parsed JSON body: nested too deep, a key that reaches an object's prototype, or too many values (the path: the top-level field holding most). */
+export type JsonHazard = {path: (string | number)[], problem: "too_deep" | "prototype_key" | "too_many_values"};
 
 /**
  * The first hazard in a parsed JSON body, or null when it has none:
@@ -9,13 +9,29 @@ export type JsonHazard = {path: (string | number)[], problem: "too_deep" | "prot
  *   recurses, and a body nested thousands of levels deep would overflow their stack (a 500 that depends
  *   on the depth and the stack size); bounding depth once, here, makes every depth an answer: a 400;
  * - a `__proto__` key, or `constructor` holding `prototype` (prototype poisoning: code that copies such
- *   an object with assignment changes its prototype), as the usual body parsers refuse them.
+ *   an object with assignment changes its prototype), as the usual body parsers refuse them;
+ * - more than `maxValues` values of any kind (objects, arrays, strings, numbers...): a route's own bound. A
+ *   body parsed in a worker thread (parseJsonOffThread) is rebuilt on the main thread value by value (250,000
+ *   empty chat messages took about a second there), so the worker looks for hazards and sends only those back.
  *
- * Iterative, one pass, each frame pointing to its parent: the path is built only for the answer.
+ * Iterative, one pass, each frame pointing to its parent: the path is built only for the answer. Stops as soon
+ * as a bound is crossed (an array too long for `maxValues` is refused from its length).
  */
-export function findJsonHazard(body: unknown, maxDepth: number): JsonHazard | null {
-    type Frame = {value: unknown, depth: number, key: string | number | null, parent: Frame | null};
-    const stack: Frame[] = [{value: body, depth: 0, key: null, parent: null}];
+export function findJsonHazard(body: unknown, maxDepth: number, maxValues = Infinity): JsonHazard | null {
+    type Frame = {value: unknown, depth: number, key: string | number | null, parent: Frame | null, field: string | null};
+    const stack: Frame[] = [{value: body, depth: 0, key: null, parent: null, field: null}];
+    // Values so far, and per top-level field (named in the answer when there are too many).
+    let values = 1;
+    const perField = new Map<string | null, number>();
+    const tooMany = (frame: Frame, children: number, fieldOf: (index: number) => string | null) => {
+        values += children;
+        if (frame.parent == null)
+            for (let index = 0; index < children; index++)
+                perField.set(fieldOf(index), (perField.get(fieldOf(index)) ?? 0) + 1);
+        else
+            perField.set(frame.field, (perField.get(frame.field) ?? 0) + children);
+        return values > maxValues;
+    };
     while (stack.length > 0) {
         const frame = stack.pop()!;
         const value = frame.value;
@@ -23,16 +39,21 @@ export function findJsonHazard(body: unknown, maxDepth: number): JsonHazard | nu
             continue;
         if (frame.depth + 1 > maxDepth)
             return {path: pathOf(frame), problem: "too_deep"};
+        const childField = (key: string | number) => frame.parent == null ? (typeof key === "string" ? key : null) : frame.field;
         if (Array.isArray(value)) {
+            if (tooMany(frame, value.length, () => null))
+                return {path: busiest(perField), problem: "too_many_values"};
             for (let index = value.length - 1; index >= 0; index--)
-                stack.push({value: value[index], depth: frame.depth + 1, key: index, parent: frame});
+                stack.push({value: value[index], depth: frame.depth + 1, key: index, parent: frame, field: childField(index)});
             continue;
         }
         const keys = Object.keys(value);
+        if (tooMany(frame, keys.length, (index) => keys[index]))
+            return {path: busiest(perField), problem: "too_many_values"};
         for (let index = keys.length - 1; index >= 0; index--) {
             const key = keys[index];
             const child = (value as Record<string, unknown>)[key];
-            const next: Frame = {value: child, depth: frame.depth + 1, key, parent: frame};
+            const next: Frame = {value: child, depth: frame.depth + 1, key, parent: frame, field: childField(key)};
             if (key === "__proto__" || (key === "constructor" && child !== null && typeof child === "object" && Object.hasOwn(child, "prototype")))
                 return {path: pathOf(next), problem: "prototype_key"};
             stack.push(next);
@@ -46,4 +67,14 @@ function pathOf(frame: {key: string | number | null, parent: typeof frame | null
     for (let at: typeof frame | null = frame; at?.parent != null; at = at.parent)
         path.push(at.key!);
     return path.reverse();
+}
+
+/** The top-level field holding the most values counted, as a path (empty when the body is an array). */
+function busiest(perField: Map<string | null, number>): (string | number)[] {
+    let field: string | null = null;
+    let most = -1;
+    for (const [name, count] of perField)
+        if (count > most)
+            [field, most] = [name, count];
+    return field == null ? [] : [field];
 }

@@ -2,7 +2,8 @@ import type { Middleware } from "koa";
 import { parseByteSize } from "../../config.js";
 import { ApiError } from "./ApiError.js";
 import { declaredLength, type BodyMemory } from "./BodyMemory.js";
-import { findJsonHazard } from "./findJsonHazard.js";
+import { findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
+import type { JsonBounds } from "./jsonParseThreadMain.js";
 import { parseJsonOffThread } from "./parseJsonOffThread.js";
 import { readBody } from "./readBody.js";
 import type { RequestState } from "./RequestState.js";
@@ -24,12 +25,14 @@ export const maxJsonDepth = 128;
 
 /**
  * JSON request bodies only. A POST without a JSON content type is a 415 (not silently an empty
- * body); a body past `limit` is a 413 naming the limit, one that does not parse a 400. The bytes are
- * counted in `memory` while they are held (a 503 when they do not fit, before any is read when the
- * Content-Length says so).
+ * body); a body past `limit` is a 413 naming the limit, one that does not parse a 400, one with a hazard
+ * (findJsonHazard: nested deeper than maxJsonDepth, a prototype key, more than `bounds.maxValues` values, a
+ * route's own bound) a 400 naming the field. The bytes are counted in `memory` while they are held (a 503
+ * when they do not fit, before any is read when the Content-Length says so).
  */
-export function jsonBody(limit: string, memory: BodyMemory): Middleware {
+export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?: number} = {}): Middleware {
     const limitBytes = parseByteSize(limit) ?? Infinity;
+    const shape: JsonBounds = {maxDepth: maxJsonDepth, maxValues: bounds.maxValues ?? Infinity};
     return async (ctx, next) => {
         if (ctx.method !== "POST" && ctx.method !== "PUT" && ctx.method !== "PATCH")
             return next();
@@ -49,11 +52,10 @@ export function jsonBody(limit: string, memory: BodyMemory): Middleware {
         }
         if (bytes.length === 0)
             throw emptyBody();
-        const value = await parseJson(bytes);
+        const value = await parseJson(bytes, shape);
         // Strict: an object or an array, never a bare value.
         if (value === null || typeof value !== "object")
             throw notJson();
-        rejectHazard(value);
         ctx.request.body = value;
         return next();
     };
@@ -64,15 +66,25 @@ const offThreadBytes = 1024 * 1024;
 const utf8 = new TextDecoder("utf-8", {fatal: true});
 
 /**
- * A large body is decoded and parsed in a worker thread: on the main thread a 10 MB body held every
- * other request ~30 ms (three at once, /health waited over 100 ms).
+ * The body's value, checked for hazards. A large body is decoded, parsed and checked in a worker thread: on
+ * the main thread a 10 MB body held every other request ~30 ms (three at once, /health waited over 100 ms).
  */
-async function parseJson(bytes: Uint8Array): Promise<unknown> {
+async function parseJson(bytes: Uint8Array, bounds: JsonBounds): Promise<unknown> {
+    let parsed: {value: unknown} | {hazard: JsonHazard};
     try {
-        return bytes.length > offThreadBytes ? await parseJsonOffThread(bytes) : JSON.parse(utf8.decode(bytes));
+        if (bytes.length > offThreadBytes)
+            parsed = await parseJsonOffThread(bytes, bounds);
+        else {
+            const value: unknown = JSON.parse(utf8.decode(bytes));
+            const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues);
+            parsed = hazard == null ? {value} : {hazard};
+        }
     } catch {
         throw notJson();
     }
+    if ("hazard" in parsed)
+        throw hazardError(parsed.hazard, bounds);
+    return parsed.value;
 }
 
 function emptyBody() {
@@ -85,16 +97,17 @@ function notJson() {
         null, "invalid_json");
 }
 
-function rejectHazard(body: unknown) {
-    const hazard = findJsonHazard(body, maxJsonDepth);
-    if (hazard == null)
-        return;
+function hazardError(hazard: JsonHazard, bounds: JsonBounds): ApiError {
     const param = typeof hazard.path[0] === "string" ? hazard.path[0] : null;
     if (hazard.problem === "prototype_key")
-        throw ApiError.invalidRequest(`The request body has a '${hazard.path.at(-1)}' key (at '${shownPath(hazard.path)}'), which the server refuses (prototype poisoning).`,
+        return ApiError.invalidRequest(`The request body has a '${hazard.path.at(-1)}' key (at '${shownPath(hazard.path)}'), which the server refuses (prototype poisoning).`,
             param, "invalid_json");
-    throw ApiError.invalidRequest(
-        `The request body nests objects/arrays more than ${maxJsonDepth} levels deep (at '${shownPath(hazard.path)}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`,
+    if (hazard.problem === "too_many_values")
+        return ApiError.invalidRequest(
+            `The request body holds more than ${bounds.maxValues.toLocaleString("en-US")} JSON values${param == null ? "" : ` (most of them in '${param}')`}, ` +
+            "more than this endpoint accepts. Send fewer items.", param, "too_many_values");
+    return ApiError.invalidRequest(
+        `The request body nests objects/arrays more than ${bounds.maxDepth} levels deep (at '${shownPath(hazard.path)}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`,
         param, "json_too_deep");
 }
 

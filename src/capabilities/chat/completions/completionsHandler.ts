@@ -46,7 +46,7 @@ export function completionsHandler(context: RouteContext): Middleware {
         };
         const includeUsage = stream && request.stream_options?.include_usage === true;
         const usageField = includeUsage ? null : undefined;
-        // Opened by streamResponse once the first prompts were taken (their refusals are thrown by runPrompts).
+        // Opened by streamResponse once the first prompts were taken (`started`: their refusals reject it).
         const writer = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, terminator: "[DONE]"});
         const send = (choice: Parameters<typeof toCompletionChunk>[1]) => writer.send(toCompletionChunk(envelope, choice, usageField));
 
@@ -69,7 +69,7 @@ export function completionsHandler(context: RouteContext): Middleware {
 
         // The first prompts are submitted before the headers go out (see runPrompts); one failing prompt stops the others.
         const stopAll = new AbortController();
-        const results = runPrompts({
+        const {started, results} = runPrompts({
             engine,
             jobs: plan.jobs,
             concurrency: Math.floor(engine.load().parallel / plan.bestOf),
@@ -98,7 +98,7 @@ export function completionsHandler(context: RouteContext): Middleware {
             ctx.body = toTextCompletion(envelope, await finish(), plan.n, plan.logprobs != null);
             return;
         }
-        await streamResponse(ctx, writer, {started: Promise.resolve(), produce: async () => {
+        await streamResponse(ctx, writer, {started, produce: async () => {
             const outcomes = await finish();
             if (includeUsage)
                 writer.send(toCompletionChunk(envelope, null, toCompletionUsage(outcomes)));

@@ -1,8 +1,12 @@
+import crypto from "node:crypto";
 import {
     JinjaTemplateChatWrapper, LlamaText, SpecialTokensText,
-    type ChatHistoryItem, type ChatModelFunctions, type ChatModelResponse, type LlamaModel, type Token
+    type ChatHistoryItem, type ChatModelFunctions, type ChatModelResponse, type LlamaModel, type Token, type Tokenizer
 } from "node-llama-cpp";
 import type { ChatToolFunction, ChatTurn, ToolCallFormat } from "../ChatEngine.js";
+import { chunkedTokenizer } from "./chunkedTokenizer.js";
+import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
+import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
 
 type JinjaRenderer = {render(params: Record<string, unknown>): string};
@@ -21,7 +25,9 @@ export type RenderOptions = {templateKwargs?: Record<string, unknown> | null, ta
  *
  * With a chat template in the GGUF (`tokenizer.chat_template`) the template is rendered by
  * node-llama-cpp's Jinja wrapper exactly as written: messages are not merged, and message text is
- * always tokenized as plain text, so a user cannot inject control tokens such as `<|im_start|>`.
+ * always tokenized as plain text, so a user cannot inject control tokens such as `<|im_start|>`; nor through
+ * tool descriptions, parameters, tool-call arguments or `chat_template_kwargs` (ControlTextEscape).
+ * Template text is tokenized in pieces (chunkedTokenizer), which keeps long conversations linear.
  * The prompt ends with the template's own generation prompt (`add_generation_prompt`, with the
  * request's `enable_thinking`), which the wrapper does not render (templateGenerationPrompt).
  *
@@ -37,8 +43,11 @@ export type RenderOptions = {templateKwargs?: Record<string, unknown> | null, ta
  */
 export class ChatPromptRenderer {
     private readonly wrapper: JinjaTemplateChatWrapper | null;
-    private readonly kwargsWrappers = new Map<string, JinjaTemplateChatWrapper>();
+    /** Wrappers by a hash of their `chat_template_kwargs`, with the kwargs' escaped text. */
+    private readonly kwargsWrappers = new Map<string, {wrapper: JinjaTemplateChatWrapper, slots: EscapeSlots}>();
     private readonly watches = new WeakMap<JinjaTemplateChatWrapper, RenderWatch>();
+    private readonly escaper: ControlTextEscape;
+    private readonly tokenizer: Tokenizer;
     readonly usesTemplate: boolean;
     readonly toolCallFormat: ToolCallFormat | null;
     /** The template has a thinking switch (Qwen3's `enable_thinking`). */
@@ -49,6 +58,9 @@ export class ChatPromptRenderer {
     readonly opensThinkingOnResponseStart: boolean;
 
     constructor(private readonly model: LlamaModel) {
+        const specials = SpecialTokenTexts.of(model);
+        this.escaper = new ControlTextEscape(specials);
+        this.tokenizer = chunkedTokenizer(model, specials);
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
@@ -81,20 +93,27 @@ export class ChatPromptRenderer {
         return wrapper;
     }
 
-    /** The wrapper that renders with these template variables (the plain one without any). */
-    private wrapperFor(kwargs: Record<string, unknown> | null | undefined) {
+    /** The wrapper that renders with these template variables (the plain one without any), and the kwargs' escaped text. */
+    private wrapperFor(kwargs: Record<string, unknown> | null | undefined): {wrapper: JinjaTemplateChatWrapper, slots: EscapeSlots} | null {
         if (this.wrapper == null || kwargs == null || Object.keys(kwargs).length === 0)
-            return this.wrapper;
-        const key = JSON.stringify(kwargs);
-        let wrapper = this.kwargsWrappers.get(key);
-        if (wrapper == null) {
-            wrapper = this.createWrapper(this.wrapper.template, kwargs);
+            return this.wrapper == null ? null : {wrapper: this.wrapper, slots: new Map()};
+        const key = crypto.createHash("sha256").update(JSON.stringify(kwargs)).digest("base64url");
+        let built = this.kwargsWrappers.get(key);
+        if (built == null) {
+            const slots: EscapeSlots = new Map();
+            built = {wrapper: this.createWrapper(this.wrapper.template, this.escaper.escape(kwargs, slots)), slots};
             if (this.kwargsWrappers.size >= maxKwargsWrappers)
                 this.kwargsWrappers.delete(this.kwargsWrappers.keys().next().value!);
         } else
             this.kwargsWrappers.delete(key);
-        this.kwargsWrappers.set(key, wrapper);
-        return wrapper;
+        this.kwargsWrappers.set(key, built);
+        return built;
+    }
+
+    /** Whether rendering with these template variables needs no new wrapper (building one renders the template about 15 times). */
+    hasWrapperFor(kwargs: Record<string, unknown> | null | undefined): boolean {
+        return this.wrapper == null || kwargs == null || Object.keys(kwargs).length === 0
+            || this.kwargsWrappers.has(crypto.createHash("sha256").update(JSON.stringify(kwargs)).digest("base64url"));
     }
 
     render(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], options: RenderOptions = {}): Token[] {
@@ -105,7 +124,7 @@ export class ChatPromptRenderer {
     tokensOf(rendered: LlamaText | null, turns: readonly ChatTurn[], tail?: string): Token[] {
         const text = rendered == null || tail == null || tail === "" ? rendered : LlamaText([rendered, new SpecialTokensText(tail)]);
         // Plain text is tokenized as llama.cpp tokenizes a prompt (SentencePiece space prefix included).
-        const tokens = text?.tokenize(this.model.tokenizer)
+        const tokens = text?.tokenize(this.tokenizer)
             ?? this.model.tokenize(turns.map((turn) => turn.content).join("\n\n"));
         // Like llama.cpp: BOS goes first when the model asks for it and the template did not write it.
         const bos = this.model.tokens.bos;
@@ -116,19 +135,25 @@ export class ChatPromptRenderer {
 
     /** The conversation as the template renders it (special tokens marked as such); null without a template. */
     renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], templateKwargs?: Record<string, unknown> | null): LlamaText | null {
-        const wrapper = this.wrapperFor(templateKwargs);
-        if (wrapper == null)
+        const built = this.wrapperFor(templateKwargs);
+        if (built == null)
             return null;
-        const {history, newTurn} = toChatHistory(turns);
-        const watch = this.watches.get(wrapper)!;
+        // Tool text and call arguments go in escaped (kept plain text), as the kwargs did when their wrapper was built.
+        const slots: EscapeSlots = new Map();
+        const escapedTurns = turns.map((turn) => turn.toolCalls == null ? turn : {
+            ...turn, toolCalls: turn.toolCalls.map((call) => ({...call, name: this.escaper.escape(call.name, slots), arguments: this.escaper.escape(call.arguments, slots)}))
+        });
+        const {history, newTurn} = toChatHistory(escapedTurns);
+        const watch = this.watches.get(built.wrapper)!;
         watch.last = null;
-        const {contextText} = wrapper.generateContextState({
+        const {contextText} = built.wrapper.generateContextState({
             chatHistory: history,
-            availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(functions)
+            availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(this.escaper.escape(functions, slots))
         });
         // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
         const rendered = watch.last;
-        return (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
+        const prompt = (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
+        return this.escaper.restore(prompt, slots, built.slots);
     }
 }
 

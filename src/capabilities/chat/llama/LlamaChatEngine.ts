@@ -1,5 +1,5 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -19,7 +19,6 @@ import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { parseToolCalls } from "./parseToolCalls.js";
 import { promptEcho } from "./promptEcho.js";
-import { rawPromptTokens } from "./rawPromptTokens.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
@@ -30,7 +29,10 @@ import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 import type { ReasoningFormat } from "../ReasoningFormat.js";
 import { ReasoningOutput } from "../ReasoningOutput.js";
-import { conversationPrompt } from "./conversationPrompt.js";
+import { isSmallPrompt } from "./isSmallPrompt.js";
+import { measureTemplateFloor } from "./measureTemplateFloor.js";
+import { preparePrompt, type PreparedPrompt, type PromptRequest } from "./preparePrompt.js";
+import { PromptRenderThread } from "./PromptRenderThread.js";
 import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
@@ -81,6 +83,8 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
     private readonly tokenFloor: PromptTokenFloor;
+    /** Where prompts too large for the main thread are rendered and tokenized. */
+    private readonly renderThread: PromptRenderThread;
     /** What the engine writes to end a thought over its budget (the model's format: `</think>`, or harmony's end of analysis and final header). */
     private readonly thinkCloseTokens: readonly Token[];
 
@@ -98,7 +102,10 @@ export class LlamaChatEngine implements ChatEngine {
         const sequences = Array.from({length: context.totalSequences}, () => speculation.createSequence(context));
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
-        this.tokenFloor = new PromptTokenFloor(model);
+        this.tokenFloor = new PromptTokenFloor(model, renderer.usesTemplate
+            ? measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
+            : null);
+        this.renderThread = new PromptRenderThread(options.modelPath);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.info = {
@@ -166,19 +173,36 @@ export class LlamaChatEngine implements ChatEngine {
         };
     }
 
-    countPromptTokens(job: ChatJob): number {
+    async countPromptTokens(job: ChatJob): Promise<number> {
         const floor = this.tokenFloor.of(job);
         if (floor >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
         const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
-        return conversationPrompt(this.renderer, this.info.reasoningFormat ?? null, job, tools, false).tokens.length;
+        return (await this.prepare(this.promptRequest(job, tools, false))).tokens.length;
+    }
+
+    /** What the prompt of `job` is made of (a raw prompt, or the conversation and what its rendering depends on). */
+    private promptRequest(job: ChatJob, functions: ChatToolFunction[] | undefined, constrained: boolean): PromptRequest {
+        return job.rawPrompt != null
+            ? {kind: "raw", rawPrompt: job.rawPrompt}
+            : {
+                kind: "conversation", format: this.info.reasoningFormat ?? null, functions, constrained,
+                job: {turns: job.turns, templateKwargs: job.templateKwargs, reasoning: job.reasoning}
+            };
+    }
+
+    /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise. */
+    private prepare(request: PromptRequest): Promise<PreparedPrompt> {
+        if (isSmallPrompt(request, this.renderer))
+            return Promise.resolve(preparePrompt(this.model, this.renderer, request));
+        return this.renderThread.prepare(request);
     }
 
     countTextTokens(text: string): number {
         return text === "" ? 0 : this.model.tokenize(text, false, "trimLeadingSpace").length;
     }
 
-    submit(job: ChatJob, hooks: ChatRunHooks): ChatRun {
+    async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
         if (job.n > this.pool.capacity)
             throw new TooManyChoicesError(this.info.id, job.n, this.pool.capacity);
         const tools = job.tools ?? null;
@@ -186,16 +210,16 @@ export class LlamaChatEngine implements ChatEngine {
         if (tools != null && tools.functions.length > 0 && toolCallFormat == null)
             throw new Error(`Model '${this.info.id}' has no tool support; the request should have been refused`);
         const contextSize = this.info.contextSize;
-        // Refused before tokenizing (main thread) when its length alone says it cannot fit.
+        // Refused before rendering and tokenizing when what it holds says it cannot fit.
         const floor = this.tokenFloor.of(job);
         if (floor >= contextSize)
             throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
         // A raw prompt (legacy completions) replaces the rendered conversation; everything else is shared.
-        const raw = job.rawPrompt == null ? null : rawPromptTokens(this.model, job.rawPrompt);
+        const raw = job.rawPrompt != null;
         const forced = tools?.choice.type === "forced" ? tools.choice : null;
         const constrained = forced != null || job.jsonSchema != null || job.jsonObject;
-        const conversation = raw == null ? conversationPrompt(this.renderer, this.info.reasoningFormat ?? null, job, tools?.functions, constrained) : null;
-        const promptTokens = raw?.tokens ?? conversation!.tokens;
+        const prompt = await this.prepare(this.promptRequest(job, tools?.functions, constrained));
+        const promptTokens = prompt.tokens;
         if (promptTokens.length === 0)
             throw new EmptyPromptError();
         if (promptTokens.length >= contextSize)
@@ -208,9 +232,9 @@ export class LlamaChatEngine implements ChatEngine {
             : job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
         const toolNames = tools != null && tools.choice.type !== "none" ? new Set(tools.functions.map((fn) => fn.name)) : null;
         // A thinking model (a raw prompt is text as it is): where its output starts, its budget, the closing tag the engine writes.
-        const reasoningFormat = raw == null ? this.info.reasoningFormat ?? null : null;
+        const reasoningFormat = !raw ? this.info.reasoningFormat ?? null : null;
         const reasoning = reasoningFormat == null ? undefined : {
-            format: reasoningFormat, start: conversation!.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
+            format: reasoningFormat, start: prompt.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
         };
         // Drafts are verified as the model's own picks, which holds unless a choice's sampling changes between a
         // draft's positions in ways node-llama-cpp cannot follow: penalties counted over the tokens generated so
@@ -224,10 +248,10 @@ export class LlamaChatEngine implements ChatEngine {
             const slots = taken.map(({sequence}) => sequence);
             const leaseNumber = ++this.leasesGranted;
             const aloneAtStart = this.pool.load().busy === job.n;
-            if (raw != null && job.rawPrompt!.echo === true) {
+            if (raw && job.rawPrompt!.echo === true) {
                 try {
                     hooks.onPrompt?.(await promptEcho({
-                        model: this.model, tokens: promptTokens, clientStart: raw.clientStart,
+                        model: this.model, tokens: promptTokens, clientStart: prompt.clientStart,
                         text: typeof job.rawPrompt!.prompt === "string" ? job.rawPrompt!.prompt : null,
                         logprobs: job.logprobs == null ? undefined : {
                             topLogprobs: job.logprobs, bytes: this.tokenBytes, tap: this.distributionTap, sequence: slots[0], chunkSize: this.context.batchSize, signal: hooks.signal
@@ -344,6 +368,7 @@ export class LlamaChatEngine implements ChatEngine {
     async dispose() {
         this.pool.close(new EngineDisposedError(this.info.id));
         await this.pool.drain();
+        await this.renderThread.close();
         await this.context.dispose();
         await this.model.dispose();
         await this.speculation.dispose();

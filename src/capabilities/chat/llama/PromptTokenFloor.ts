@@ -1,23 +1,33 @@
 import type { LlamaModel } from "node-llama-cpp";
-import type { ChatJob } from "../ChatEngine.js";
+import type { ChatJob, ChatTurn } from "../ChatEngine.js";
+import type { TemplateFloor } from "./measureTemplateFloor.js";
 
 const controlTokenType = 3;
 const utf8 = new TextEncoder();
 
 /**
- * A lower bound on a prompt's token count from its text's byte length alone, so a prompt that
- * cannot fit the context is refused before it is tokenized (tokenizing runs on the main thread:
- * 10 MB took 3.3 s, stalling every other request). No token of the text stands for more bytes than
- * the vocabulary's longest piece, so a text of B bytes has at least B / longest tokens.
+ * A lower bound on a prompt's token count from what it holds, before anything is rendered or tokenized, so a prompt
+ * that cannot fit the context is refused at once (rendering and tokenizing 250,000 empty messages took minutes).
  *
- * Sound only for tokenizers that keep every byte of the text (SentencePiece "llama", byte-level BPE
- * "gpt2"); for others (WordPiece drops whitespace) the floor is 0 and the prompt is tokenized as before.
+ * Text: no token of client text stands for more bytes than the vocabulary's longest piece, so B bytes of it are at
+ * least B / longest tokens. That counts message content, and the tool text the template writes in full (measured
+ * at load: measureTemplateFloor): descriptions, parameter schemas, call arguments (strings and keys), call results;
+ * a string of tool text counts 2 tokens less than its own bound, as its first and last token may be shared with
+ * the template text around it. Sound only for tokenizers that keep every byte of the text (SentencePiece "llama",
+ * byte-level BPE "gpt2"); for others (WordPiece drops whitespace) text counts nothing.
+ *
+ * Messages: each message the template writes after the first adds at least the template's own tokens for a message
+ * (measured at load); assistant turns in a row are one message, and those that end the conversation none. Without
+ * a template, the messages are joined by a blank line, whose bytes count as text.
+ *
+ * `chat_template_kwargs` count nothing (a template may not read them): they are bounded in size instead (toChatJob).
  */
 export class PromptTokenFloor {
     /** Bytes of the longest piece a text can become (control tokens excluded), or null: no bound. */
     readonly longestPieceBytes: number | null;
 
-    constructor(model: LlamaModel) {
+    /** `template`: what the model's template adds (null: no template, messages joined by a blank line). */
+    constructor(model: LlamaModel, private readonly template: TemplateFloor | null = null) {
         const ggml = model.fileInfo.metadata.tokenizer?.ggml as {model?: string, tokens?: string[], token_type?: number[]} | undefined;
         if ((ggml?.model !== "llama" && ggml?.model !== "gpt2") || ggml.tokens == null || ggml.tokens.length === 0) {
             this.longestPieceBytes = null;
@@ -35,17 +45,69 @@ export class PromptTokenFloor {
     }
 
     /** At least this many tokens, whatever the template adds. */
-    of(job: Pick<ChatJob, "turns" | "rawPrompt">): number {
+    of(job: Pick<ChatJob, "turns" | "rawPrompt" | "tools">): number {
         if (job.rawPrompt != null && typeof job.rawPrompt.prompt !== "string")
             return job.rawPrompt.prompt.length;
-        if (this.longestPieceBytes == null)
-            return 0;
-        let bytes = 0;
+        const longest = this.longestPieceBytes;
         if (job.rawPrompt != null)
-            bytes = Buffer.byteLength(job.rawPrompt.prompt as string) + Buffer.byteLength(job.rawPrompt.suffix ?? "");
-        else
-            for (const turn of job.turns)
-                bytes += Buffer.byteLength(turn.content);
-        return Math.ceil(bytes / this.longestPieceBytes);
+            return longest == null ? 0 : Math.ceil((Buffer.byteLength(job.rawPrompt.prompt as string) + Buffer.byteLength(job.rawPrompt.suffix ?? "")) / longest);
+        let bytes = 0;
+        for (const turn of job.turns)
+            bytes += Buffer.byteLength(turn.content);
+        if (this.template == null)
+            return longest == null ? 0 : Math.ceil((bytes + 2 * Math.max(0, job.turns.length - 1)) / longest);
+        let tokens = this.template.perMessageTokens * Math.max(0, renderedMessages(job.turns) - 1);
+        if (longest == null)
+            return tokens;
+        tokens += Math.ceil(bytes / longest);
+        const {renders} = this.template;
+        const toolText = (value: unknown) => {
+            for (const text of stringsOf(value))
+                tokens += Math.max(0, Math.floor(Buffer.byteLength(text) / longest) - 2);
+        };
+        for (const fn of job.tools?.functions ?? []) {
+            if (renders.descriptions)
+                toolText(fn.description);
+            if (renders.parameters)
+                toolText(fn.parameters);
+        }
+        for (const turn of job.turns)
+            for (const call of turn.toolCalls ?? []) {
+                if (renders.arguments)
+                    toolText(call.arguments);
+                if (renders.results)
+                    toolText(call.result);
+            }
+        return tokens;
     }
+}
+
+/**
+ * The messages a template writes for these turns, as node-llama-cpp gives them to it: assistant turns in a row are
+ * one message (it joins them; so is a turn that continues the response of tool calls before it), and the assistant
+ * turns at the end are the start of the answer (their content only).
+ */
+function renderedMessages(turns: readonly ChatTurn[]): number {
+    let end = turns.length;
+    while (end > 0 && turns[end - 1].role === "assistant")
+        end--;
+    let messages = 0;
+    for (let index = 0; index < end; index++)
+        if (turns[index].role !== "assistant" || turns[index - 1]?.role !== "assistant")
+            messages++;
+    return messages;
+}
+
+/** Every string of a JSON value, object keys included. */
+function* stringsOf(value: unknown): Generator<string> {
+    if (typeof value === "string")
+        yield value;
+    else if (Array.isArray(value))
+        for (const item of value)
+            yield* stringsOf(item);
+    else if (value !== null && typeof value === "object")
+        for (const [key, item] of Object.entries(value)) {
+            yield key;
+            yield* stringsOf(item);
+        }
 }

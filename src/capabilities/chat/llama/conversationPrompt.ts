@@ -5,25 +5,22 @@ import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 import { thinkingPromptTail } from "./thinkingPromptTail.js";
 
+/** What of a job makes its conversation's prompt. */
+export type ConversationJob = Pick<ChatJob, "turns" | "templateKwargs" | "reasoning">;
+
 /** A conversation's prompt: its tokens; the template's text (null without a template) and what the engine wrote after it. */
 export type ConversationPrompt = {tokens: Token[], start: ReasoningStart, rendered: LlamaText | null, tail: string};
 
 /**
  * A conversation's prompt tokens, and for a thinking model (`format` not null) where its output starts: the
- * template rendered with the job's variables (thinking off = `enable_thinking: false` too), then what
- * thinkingPromptTail writes after it. `constrained`: a grammar will apply to the answer.
+ * template rendered with the job's variables (conversationKwargs), then what thinkingPromptTail writes after it.
+ * `constrained`: a grammar will apply to the answer.
  */
-export function conversationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ChatJob,
+export function conversationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob,
     functions: readonly ChatToolFunction[] | undefined, constrained: boolean): ConversationPrompt {
-    const kwargs = {...job.templateKwargs};
+    const kwargs = conversationKwargs(renderer, format, job);
     const thinks = format != null;
     const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
-    if (thinks && !enabled && renderer.hasThinkingSwitch)
-        kwargs.enable_thinking = false;
-    // A template with an effort variable (gpt-oss's "Reasoning: low|medium|high") gets the effort asked for.
-    const effort = job.reasoning?.effort;
-    if (thinks && effort != null && renderer.hasEffortVariable && kwargs.reasoning_effort == null)
-        kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
     const rendered = renderer.renderTemplate(job.turns, functions, kwargs);
     if (!thinks || rendered == null)
         return {tokens: renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer", rendered, tail: ""};
@@ -32,4 +29,21 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
         {enabled, constrained}
     );
     return {tokens: renderer.tokensOf(rendered, job.turns, tail), start, rendered, tail};
+}
+
+/**
+ * The template variables a job renders with: its `chat_template_kwargs`, and for a thinking model thinking off as
+ * `enable_thinking: false` where the template has that switch, the effort asked for as `reasoning_effort` where it
+ * reads one (gpt-oss's "Reasoning: low|medium|high").
+ */
+export function conversationKwargs(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob): Record<string, unknown> {
+    const kwargs = {...job.templateKwargs};
+    const thinks = format != null;
+    const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
+    if (thinks && !enabled && renderer.hasThinkingSwitch)
+        kwargs.enable_thinking = false;
+    const effort = job.reasoning?.effort;
+    if (thinks && effort != null && renderer.hasEffortVariable && kwargs.reasoning_effort == null)
+        kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
+    return kwargs;
 }

@@ -24,12 +24,16 @@ function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: Mappe
     return topK != null && topK > 0 ? {...job, sampling: {...job.sampling, topK}} : job;
 }
 
-/** `work` with whatever the chat path throws told in the client's field names and Anthropic's words (ClientFields). */
+/** `work` with whatever the chat path throws (or its promise rejects with) told in the client's field names and Anthropic's words (ClientFields). */
 function asClient<T>(state: RequestState, mapped: MappedRequest, work: () => T): T {
+    const told = (error: unknown) => mapped.fields.error(error, state.toApiError);
     try {
-        return work();
+        const result = work();
+        return (result instanceof Promise ? result.catch((error) => {
+            throw told(error);
+        }) : result) as T;
     } catch (error) {
-        throw mapped.fields.error(error, state.toApiError);
+        throw told(error);
     }
 }
 
@@ -49,10 +53,10 @@ export function messagesHandler(context: RouteContext): Middleware {
         const job = asClient(state, mapped, () => jobOf(request, mapped, engine));
         const id = "msg_" + crypto.randomBytes(12).toString("hex");
         const display = thinkingDisplay(request.thinking);
-        const submit = (hooks: Omit<ChatRunHooks, "signal">): ChatRun => asClient(state, mapped, () => engine.submit(job, {signal: state.signal, ...hooks}));
+        const submit = (hooks: Omit<ChatRunHooks, "signal">): Promise<ChatRun> => asClient(state, mapped, () => engine.submit(job, {signal: state.signal, ...hooks}));
 
         if (request.stream !== true) {
-            const run = submit({});
+            const run = await submit({});
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
             ctx.body = toMessage(id, entry.id, run.promptTokens, choice, display);
@@ -63,7 +67,7 @@ export function messagesHandler(context: RouteContext): Middleware {
         const stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, errorBody: (error) => toAnthropicError(error, state.requestId).body});
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
         let events: MessageEvents | undefined;
-        const run = submit({
+        const run = await submit({
             onPromptCache: (_index, cached) => events!.start(cached),
             onReasoning: (_index, text) => {
                 firstToken();
@@ -92,12 +96,12 @@ export function messagesHandler(context: RouteContext): Middleware {
 /** POST /v1/messages/count_tokens: the prompt tokens a Messages request would take, template and tools included. */
 export function countTokensHandler(context: RouteContext): Middleware {
     const validate = compileMessagesValidator<CountTokensRequest>(countTokensSchema);
-    return (ctx) => {
+    return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body);
         const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
         state.logFields.model = entry.id;
         const mapped = toChatRequest(request);
-        ctx.body = {input_tokens: asClient(state, mapped, () => engine.countPromptTokens(jobOf(request, mapped, engine)))};
+        ctx.body = {input_tokens: await asClient(state, mapped, () => engine.countPromptTokens(jobOf(request, mapped, engine)))};
     };
 }

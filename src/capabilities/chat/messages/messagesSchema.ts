@@ -1,3 +1,4 @@
+import { maxConversationItems } from "../chatCompletionSchema.js";
 /**
  * JSON schema of a Messages request (compiled once at startup). Unions are tagged as Anthropic's are (a block by
  * its `type`, a message by its `role`): the variant the tag names is the one checked, so an error names the field
@@ -64,7 +65,7 @@ const message = tagged("role", {
 
 const conversation = {
     model: {type: "string", minLength: 1},
-    messages: {type: "array", minItems: 1, items: message},
+    messages: {type: "array", minItems: 1, maxItems: maxConversationItems, items: message},
     system: stringOrList(textBlock),
     tools: {
         type: "array",

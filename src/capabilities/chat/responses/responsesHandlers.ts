@@ -59,12 +59,18 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
         const {chat, fields, tools} = toChatRequest(request, history);
         const inResponsesTerms = <T>(run: () => T): T => {
-            try {
-                return run();
-            } catch (error) {
-                // Only errors that name a field are renamed; the others stay as they are (an unexpected one is logged as such).
+            // Only errors that name a field are renamed; the others stay as they are (an unexpected one is logged as such).
+            const renamed = (error: unknown) => {
                 const mapped = state.toApiError(error);
-                throw mapped.param != null ? toResponsesError(mapped, fields) : error;
+                return mapped.param != null ? toResponsesError(mapped, fields) : error;
+            };
+            try {
+                const result = run();
+                return (result instanceof Promise ? result.catch((error) => {
+                    throw renamed(error);
+                }) : result) as T;
+            } catch (error) {
+                throw renamed(error);
             }
         };
         const job = inResponsesTerms(() => toChatJob(chat, engine.info));
@@ -91,7 +97,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         };
 
         if (request.stream !== true) {
-            const run = inResponsesTerms(() => engine.submit(job, {signal: state.signal}));
+            const run = await inResponsesTerms(() => engine.submit(job, {signal: state.signal}));
             const [choice] = await run.done;
             Object.assign(state.logFields, {prompt_tokens: run.promptTokens, completion_tokens: choice.completionTokens});
             ctx.body = finish(respond(choice.finishReason === "length" ? "incomplete" : "completed", toOutputItems(ids, choice, options), toUsage(run.promptTokens, choice)));
@@ -104,7 +110,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const send = (type: string, data: Record<string, unknown>) => stream.send({type, sequence_number: sequence++, ...data}, type);
         const events = new ResponseEvents(send, ids, options);
         const firstToken = () => state.logFields.ttft_ms ??= Math.round(performance.now() - state.receivedAt);
-        const run = inResponsesTerms(() => engine.submit(job, {
+        const run = await inResponsesTerms(() => engine.submit(job, {
             signal: state.signal,
             onReasoning: (_index, text) => {
                 firstToken();

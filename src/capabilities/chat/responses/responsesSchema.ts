@@ -1,3 +1,4 @@
+import { maxConversationItems } from "../chatCompletionSchema.js";
 import { reasoningEfforts } from "../toReasoningControls.js";
 import { includables } from "./ResponsesWire.js";
 /**
@@ -75,7 +76,7 @@ export const responsesSchema = {
     required: ["model", "input"],
     properties: {
         model: {type: "string", minLength: 1},
-        input: {type: ["string", "array"], items: item},
+        input: {type: ["string", "array"], maxItems: maxConversationItems, items: item},
         instructions: {type: ["string", "null"]},
         max_output_tokens: {type: ["integer", "null"], minimum: 1},
         temperature: {type: ["number", "null"], minimum: 0, maximum: 2},

@@ -1,5 +1,6 @@
 import { ApiError } from "../../../core/http/ApiError.js";
 import type { ChatCompletionRequest, WireContentPart, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
+import { maxConversationItems } from "../chatCompletionSchema.js";
 import { modelToolName, toOfferedTools, type OfferedTools } from "./offeredTools.js";
 import { reasoningOfItem } from "./reasoningContent.js";
 import type { ContentPart, InputItem, ResponseCreateRequest } from "./ResponsesWire.js";
@@ -29,6 +30,8 @@ export function inputItems(input: ResponseCreateRequest["input"]): InputItem[] {
  * messages; a `reasoning` item's text (reasoningContent.ts) becomes the `reasoning_content` of the assistant message after
  * it; `additional_tools` items add their tools (offeredTools.ts). `text.format` becomes `response_format`,
  * `reasoning.effort` `reasoning_effort`, `include: ["message.output_text.logprobs"]` `logprobs`. Pure.
+ * With its history, the conversation holds at most maxConversationItems messages, and as many items that make none
+ * (`reasoning`, `additional_tools`): the schema bounds `input` alone.
  */
 export function toChatRequest(request: ResponseCreateRequest, history: readonly InputItem[] = []): ChatMapping {
     rejectUnsupported(request as ResponseCreateRequest & Record<string, unknown>);
@@ -52,7 +55,10 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
         reasoning = null;
         return text == null ? {} : {reasoning_content: text};
     };
+    let unrendered = 0;
     for (const {item, param} of items) {
+        if (item.type === "reasoning" || item.type === "additional_tools")
+            unrendered++;
         if (item.type === "additional_tools")
             continue;
         if (item.type === "function_call" || item.type === "custom_tool_call") {
@@ -84,6 +90,11 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
         }
     }
 
+    const [param, whole] = history.length > 0 ? ["previous_response_id", " with the previous response's"] : ["input", ""];
+    if (messages.length > maxConversationItems)
+        throw ApiError.invalidRequest(`The conversation holds ${messages.length} messages${whole}; at most ${maxConversationItems} are accepted.`, param);
+    if (unrendered > maxConversationItems)
+        throw ApiError.invalidRequest(`The conversation holds ${unrendered} reasoning and additional_tools items${whole}; at most ${maxConversationItems} are accepted.`, param);
     const format = request.text?.format;
     const logprobs = request.include?.includes("message.output_text.logprobs") === true || request.top_logprobs != null;
     const chat: ChatCompletionRequest = {

@@ -1,0 +1,76 @@
+import type { Worker } from "node:worker_threads";
+import type { Token } from "node-llama-cpp";
+import { siblingModuleUrl } from "../../../core/workers/siblingModuleUrl.js";
+import { startModuleThread } from "../../../core/workers/startModuleThread.js";
+import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
+import type { RenderThreadMessage, RenderThreadReply } from "./promptRenderThreadMain.js";
+
+/**
+ * The main thread's side of a chat model's render thread (promptRenderThreadMain): prompts too large to render and
+ * tokenize on the main thread go there, and their tokens come back (moved, not copied). Started on the first such
+ * prompt (loading the vocabulary takes the thread a second or two, and most servers never need it); unref'd while
+ * idle, so it never keeps the process alive; started again if it ever fails.
+ */
+export class PromptRenderThread {
+    private worker: Worker | null = null;
+    private nextId = 0;
+    private readonly pending = new Map<number, {resolve: (prompt: PreparedPrompt) => void, reject: (error: Error) => void}>();
+    private closed: Promise<void> | null = null;
+
+    constructor(private readonly modelPath: string) {}
+
+    /** The prompt's tokens, prepared in the render thread (requests are served one at a time, in order). */
+    prepare(request: PromptRequest): Promise<PreparedPrompt> {
+        if (this.closed != null)
+            return Promise.reject(new Error("The render thread is closed"));
+        const worker = this.thread();
+        const id = this.nextId++;
+        return new Promise((resolve, reject) => {
+            this.pending.set(id, {resolve, reject});
+            worker.ref();
+            worker.postMessage({type: "render", id, request} satisfies RenderThreadMessage);
+        });
+    }
+
+    /** Lets the thread finish what it was sent, free its model and end. */
+    close(): Promise<void> {
+        this.closed ??= (async () => {
+            const worker = this.worker;
+            if (worker == null)
+                return;
+            const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+            // Kept alive until it has freed its model (a process ending meanwhile would end the thread mid-dispose).
+            worker.ref();
+            worker.postMessage({type: "close"} satisfies RenderThreadMessage);
+            await exited;
+        })();
+        return this.closed;
+    }
+
+    private thread(): Worker {
+        if (this.worker != null)
+            return this.worker;
+        const worker = startModuleThread(siblingModuleUrl(import.meta.url, "./promptRenderThreadMain"), {modelPath: this.modelPath});
+        worker.unref();
+        worker.on("message", (reply: RenderThreadReply) => {
+            const waiter = this.pending.get(reply.id);
+            this.pending.delete(reply.id);
+            if (this.pending.size === 0)
+                worker.unref();
+            if ("error" in reply)
+                waiter?.reject(new Error(reply.error));
+            else
+                waiter?.resolve({tokens: Array.from(reply.tokens) as Token[], start: reply.start, clientStart: reply.clientStart});
+        });
+        const fail = (error: Error) => {
+            for (const waiter of this.pending.values())
+                waiter.reject(error);
+            this.pending.clear();
+            this.worker = null;
+        };
+        worker.on("error", fail);
+        worker.on("exit", (code) => fail(new Error(`The prompt render thread exited (${code})`)));
+        this.worker = worker;
+        return worker;
+    }
+}

@@ -1,0 +1,52 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { loadLlamaRuntime } from "../../../runtimes/llama/llamaRuntime.js";
+import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
+import { preparePrompt, type PromptRequest } from "./preparePrompt.js";
+import type { ReasoningStart } from "./ReasoningPhase.js";
+
+/** What the main thread sends the render thread (see PromptRenderThread). */
+export type RenderThreadMessage = {type: "render", id: number, request: PromptRequest} | {type: "close"};
+export type RenderThreadReply =
+    | {id: number, tokens: Uint32Array, start: ReasoningStart, clientStart: number}
+    | {id: number, error: string};
+
+/**
+ * A chat model's render thread: its own copy of the model's vocabulary (loaded `vocabOnly`) and the same
+ * ChatPromptRenderer, rendering and tokenizing the prompts that are too large for the main thread, one at a time,
+ * in the order they come. Closed by a `close` message (never terminated: node-llama-cpp's addon must dispose its
+ * model before the thread ends).
+ */
+const {modelPath} = workerData as {modelPath: string};
+const ready = (async () => {
+    const llama = await loadLlamaRuntime({gpu: "off"});
+    const model = await llama.loadModel({modelPath, vocabOnly: true});
+    return {llama, model, renderer: new ChatPromptRenderer(model)};
+})();
+// Kept as a rejection for each request rather than an unhandled one.
+ready.catch(() => {});
+
+let queue: Promise<void> = Promise.resolve();
+parentPort!.on("message", (message: RenderThreadMessage) => {
+    queue = queue.then(() => handle(message)).catch(() => {});
+});
+
+async function handle(message: RenderThreadMessage) {
+    if (message.type === "close") {
+        try {
+            const {llama, model} = await ready;
+            await model.dispose();
+            await llama.dispose();
+        } finally {
+            parentPort!.close();
+        }
+        return;
+    }
+    try {
+        const {model, renderer} = await ready;
+        const {tokens, start, clientStart} = preparePrompt(model, renderer, message.request);
+        const moved = Uint32Array.from(tokens);
+        parentPort!.postMessage({id: message.id, tokens: moved, start, clientStart} satisfies RenderThreadReply, [moved.buffer]);
+    } catch (error) {
+        parentPort!.postMessage({id: message.id, error: String((error as Error)?.message ?? error)} satisfies RenderThreadReply);
+    }
+}

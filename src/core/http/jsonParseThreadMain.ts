@@ -1,0 +1,27 @@
+import { parentPort } from "node:worker_threads";
+import { findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
+
+/** Bounds a route puts on a JSON body's shape (see findJsonHazard). */
+export type JsonBounds = {maxDepth: number, maxValues: number};
+/** What the main thread asks of the JSON parse thread (see parseJsonOffThread). */
+export type ParseRequest = {id: number, bytes: Uint8Array, bounds: JsonBounds};
+/** The parsed value, or its first hazard (then the value stays here), or why it is not JSON. */
+export type ParseReply = {id: number, value: unknown} | {id: number, hazard: JsonHazard} | {id: number, error: string};
+
+/**
+ * The JSON parse thread: decodes and parses large request bodies and looks for their hazards (findJsonHazard)
+ * here, so that a body past its route's bounds never crosses to the main thread, where it would be rebuilt value
+ * by value.
+ */
+const decoder = new TextDecoder("utf-8", {fatal: true});
+parentPort!.on("message", ({id, bytes, bounds}: ParseRequest) => {
+    let reply: ParseReply;
+    try {
+        const value: unknown = JSON.parse(decoder.decode(bytes));
+        const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues);
+        reply = hazard == null ? {id, value} : {id, hazard};
+    } catch (error) {
+        reply = {id, error: String((error as Error)?.message ?? error)};
+    }
+    parentPort!.postMessage(reply);
+});
