@@ -1,4 +1,5 @@
 import { ascii } from "./decode/ascii.js";
+import { AudioClock } from "./decode/AudioClock.js";
 import { AudioTooLongError, checkSampleRate, UndecodableAudioError } from "./decode/audioRefusals.js";
 import type { AudioContainer, AudioStream } from "./decode/AudioStream.js";
 import { MonoCollector } from "./decode/MonoCollector.js";
@@ -36,17 +37,27 @@ export type DecodeLimits = {
  * and the result resampled to `sampleRate`.
  *
  * Bounded, so that a small upload cannot decode to hours: what the header declares is checked first (a rate
- * outside 8-384 kHz: SampleRateError; a length past `limits.maxSeconds`: AudioTooLongError), then the file is
+ * outside 8-384 kHz: SampleRateError; a length past `limits.maxSeconds`: AudioTooLongError). The file is
  * decoded a bounded piece at a time, each piece's rate and length checked before it is kept, with
- * `limits.checkpoint` between pieces. At most the limit's worth of output samples is ever held; a refusal
- * or a cancellation frees the decoder and drops what was decoded.
+ * `limits.checkpoint` between pieces. Unless the header gives the exact length, the file is first decoded
+ * only to count (nothing kept): one that decodes past the limit (silence, a header that hides or understates
+ * its length) is refused having held one piece at a time. Then it is decoded again, keeping at most the
+ * limit's worth of output samples; a refusal or a cancellation frees the decoder and drops what was decoded.
  */
 export async function decodeAudio(bytes: Uint8Array, sampleRate: number, limits: DecodeLimits): Promise<DecodedAudioFile> {
-    const stream = await openAudio(bytes);
+    let stream = await openAudio(bytes);
     if (stream.sampleRate != null)
         checkSampleRate(stream.sampleRate, stream.format);
     if (stream.seconds != null && stream.seconds > limits.maxSeconds)
         throw new AudioTooLongError(limits.maxSeconds, stream.seconds);
+    if (!stream.exact) {
+        const clock = new AudioClock(stream.format, limits.maxSeconds);
+        for await (const chunk of stream.chunks) {
+            limits.checkpoint?.();
+            clock.count(chunk);
+        }
+        stream = await openAudio(bytes);
+    }
     const collector = new MonoCollector(stream.format, sampleRate, limits.maxSeconds);
     let error: string | undefined;
     for await (const chunk of stream.chunks) {
@@ -55,9 +66,10 @@ export async function decodeAudio(bytes: Uint8Array, sampleRate: number, limits:
         collector.push(chunk);
     }
     // A few damaged frames in a long file are skipped, as players do; a file with nothing decodable is not audio.
-    if (collector.source == null)
+    const {source} = collector.clock;
+    if (source == null)
         throw new UndecodableAudioError(error != null ? `The ${stream.format} data could not be decoded (${error}).` : `The ${stream.format} file holds no audio samples.`);
-    return {samples: collector.finish(), sampleRate, format: stream.format, sourceSampleRate: collector.source.sampleRate, sourceChannels: collector.source.channels};
+    return {samples: collector.finish(), sampleRate, format: stream.format, sourceSampleRate: source.sampleRate, sourceChannels: source.channels};
 }
 
 /** The container, by its first bytes. */

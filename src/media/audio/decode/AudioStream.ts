@@ -19,5 +19,11 @@ export type AudioStream = {
     sampleRate: number | null;
     /** Seconds of audio the header declares (WAV's data size, FLAC's STREAMINFO, MP3's Xing frame count, Ogg's last granule position, WebM's duration), or null. */
     seconds: number | null;
+    /**
+     * Whether `seconds` is the length exactly, the decoder holding the file to it (WAV reads its data chunk only;
+     * FLAC refuses frames past STREAMINFO's total). Otherwise the length is a claim (MP3s are concatenated after
+     * their Xing header, Ogg files chained, WebM durations rewritten) or unknown, and decodeAudio counts first.
+     */
+    exact: boolean;
     chunks: AsyncIterable<AudioChunk>;
 };

@@ -1,42 +1,32 @@
 import { joinSamples } from "../joinSamples.js";
 import { Resampler } from "../Resampler.js";
-import { AudioTooLongError, checkSampleRate } from "./audioRefusals.js";
+import { AudioClock } from "./AudioClock.js";
 import type { AudioChunk } from "./AudioStream.js";
 
 /**
- * Collects a decoder's pieces as one mono channel at `outputRate`, a piece at a time: each piece's rate is
- * checked (checkSampleRate), its length counted against `maxSeconds` before it is kept (AudioTooLongError:
- * nothing past the limit is ever held), then mixed to mono and resampled (a streaming Resampler per run of
- * one rate), so what is held is the output alone, never the file's own channels and rate.
+ * Collects a decoder's pieces as one mono channel at `outputRate`, a piece at a time: each piece is counted
+ * against the limit first (AudioClock: nothing past the limit is ever held), then mixed to mono and resampled
+ * (a streaming Resampler per run of one rate), so what is held is the output alone, never the file's own
+ * channels and rate.
  */
 export class MonoCollector {
+    readonly clock: AudioClock;
     private readonly parts: Float32Array[] = [];
     private resampler: Resampler | null = null;
-    private rate = 0;
-    /** Seconds in the runs of other rates before the current one (MP3 and chained Ogg may change rate). */
-    private earlierSeconds = 0;
-    private framesAtRate = 0;
-    /** The first piece's rate and channel count. */
-    source: {sampleRate: number, channels: number} | null = null;
 
-    constructor(private readonly format: string, private readonly outputRate: number, private readonly maxSeconds: number) {}
-
-    get seconds() {
-        return this.earlierSeconds + (this.rate === 0 ? 0 : this.framesAtRate / this.rate);
+    constructor(format: string, private readonly outputRate: number, maxSeconds: number) {
+        this.clock = new AudioClock(format, maxSeconds);
     }
 
-    push({channels, sampleRate}: AudioChunk) {
-        const frames = channels[0]?.length ?? 0;
+    push(chunk: AudioChunk) {
+        const frames = chunk.channels[0]?.length ?? 0;
         if (frames === 0)
             return;
-        checkSampleRate(sampleRate, this.format);
-        if (sampleRate !== this.rate)
-            this.startRun(sampleRate);
-        if (this.earlierSeconds + (this.framesAtRate + frames) / sampleRate > this.maxSeconds)
-            throw new AudioTooLongError(this.maxSeconds, null);
-        this.source ??= {sampleRate, channels: channels.length};
-        this.framesAtRate += frames;
-        const mono = mixToMono(channels, frames);
+        if (this.clock.count(chunk)) {
+            this.endRun();
+            this.resampler = chunk.sampleRate === this.outputRate ? null : new Resampler(chunk.sampleRate, this.outputRate);
+        }
+        const mono = mixToMono(chunk.channels, frames);
         this.parts.push(this.resampler == null ? mono : this.resampler.push(mono));
     }
 
@@ -46,14 +36,6 @@ export class MonoCollector {
         const samples = joinSamples(this.parts);
         this.parts.length = 0;
         return samples;
-    }
-
-    private startRun(sampleRate: number) {
-        this.endRun();
-        this.earlierSeconds = this.seconds;
-        this.rate = sampleRate;
-        this.framesAtRate = 0;
-        this.resampler = sampleRate === this.outputRate ? null : new Resampler(sampleRate, this.outputRate);
     }
 
     private endRun() {

@@ -19,11 +19,8 @@ export function openFlac(bytes: Uint8Array): AudioStream {
             yield chunk;
         }
     }
-    return {
-        format: "flac", sampleRate: info?.sampleRate ?? null,
-        seconds: info != null && info.totalSamples > 0 && info.sampleRate > 0 ? info.totalSamples / info.sampleRate : null,
-        chunks: chunks()
-    };
+    const seconds = info != null && info.totalSamples > 0 && info.sampleRate > 0 ? info.totalSamples / info.sampleRate : null;
+    return {format: "flac", sampleRate: info?.sampleRate ?? null, seconds, exact: seconds != null, chunks: chunks()};
 }
 
 /** STREAMINFO, the first metadata block (after "fLaC"): rate (20 bits), total samples (36 bits, 0 = unknown), largest block. */

@@ -9,7 +9,7 @@ import { mp3DeclaredSeconds } from "./mp3DeclaredSeconds.js";
  */
 export function openMp3(bytes: Uint8Array): AudioStream {
     return {
-        format: "mp3", sampleRate: null, seconds: mp3DeclaredSeconds(bytes),
+        format: "mp3", sampleRate: null, seconds: mp3DeclaredSeconds(bytes), exact: false,
         chunks: decodeInSlices("mp3", bytes, async () => new (await import("mpg123-decoder")).MPEGDecoder())
     };
 }

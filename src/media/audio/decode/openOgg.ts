@@ -17,14 +17,14 @@ export function openOgg(bytes: Uint8Array, codec: "opus" | "vorbis"): AudioStrea
         // OpusHead: version, channels, then the pre-skip (samples at 48 kHz dropped from the start).
         const preSkip = bytes.length >= firstPacket + 12 ? view.getUint16(firstPacket + 10, true) : 0;
         return {
-            format: "ogg-opus", sampleRate: 48_000, seconds: granule == null ? null : Math.max(0, granule - preSkip) / 48_000,
+            format: "ogg-opus", sampleRate: 48_000, seconds: granule == null ? null : Math.max(0, granule - preSkip) / 48_000, exact: false,
             chunks: decodeInSlices("ogg opus", bytes, async () => new (await import("ogg-opus-decoder")).OggOpusDecoder())
         };
     }
     // "\x01vorbis", version (4 bytes), channels (1), then the rate.
     const sampleRate = bytes.length >= firstPacket + 16 && ascii(bytes, firstPacket, 7) === "\u0001vorbis" ? view.getUint32(firstPacket + 12, true) : null;
     return {
-        format: "ogg-vorbis", sampleRate, seconds: granule == null || !sampleRate ? null : granule / sampleRate,
+        format: "ogg-vorbis", sampleRate, seconds: granule == null || !sampleRate ? null : granule / sampleRate, exact: false,
         chunks: decodeInSlices("ogg vorbis", bytes, async () => new (await import("@wasm-audio-decoders/ogg-vorbis")).OggVorbisDecoder())
     };
 }

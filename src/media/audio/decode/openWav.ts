@@ -56,7 +56,7 @@ function wavStream(view: DataView, start: number, end: number, format: WavFormat
             yield {channels: out, sampleRate};
         }
     }
-    return {format: "wav", sampleRate, seconds: sampleRate > 0 ? frames / sampleRate : null, chunks: chunks()};
+    return {format: "wav", sampleRate, seconds: sampleRate > 0 ? frames / sampleRate : null, exact: true, chunks: chunks()};
 }
 
 function intReader(view: DataView, bits: number): ((offset: number) => number) | null {

@@ -63,7 +63,7 @@ export async function openWebmOpus(bytes: Uint8Array): Promise<AudioStream> {
             input.dispose();
         }
     }
-    return {format: "webm-opus", sampleRate: 48_000, seconds, chunks: chunks()};
+    return {format: "webm-opus", sampleRate: 48_000, seconds, exact: false, chunks: chunks()};
 }
 
 async function opusTrack(input: {getPrimaryAudioTrack(): Promise<InputAudioTrack | null>}): Promise<InputAudioTrack> {

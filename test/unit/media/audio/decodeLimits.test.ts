@@ -139,7 +139,7 @@ describe("MonoCollector", () => {
         collector.push(second(0.1));
         collector.push(second(0.2));
         expect(() => collector.push(second(0.3))).toThrow(AudioTooLongError);
-        expect(collector.seconds).toBe(2);
+        expect(collector.clock.seconds).toBe(2);
         const samples = collector.finish();
         expect(samples.length).toBe(32_000);
         expect([samples[0], samples[31_999]]).toEqual([Math.fround(0.1), Math.fround(0.2)]);
@@ -149,8 +149,8 @@ describe("MonoCollector", () => {
         const collector = new MonoCollector("mp3", 16_000, 10);
         collector.push(second(0.5, 48_000, 2));
         collector.push(second(0.5, 8_000));
-        expect(collector.seconds).toBe(2);
-        expect(collector.source).toEqual({sampleRate: 48_000, channels: 2});
+        expect(collector.clock.seconds).toBe(2);
+        expect(collector.clock.source).toEqual({sampleRate: 48_000, channels: 2});
         expect(collector.finish().length).toBe(32_000);
         expect(() => new MonoCollector("wav", 16_000, 10).push(second(0, 4_000))).toThrow(SampleRateError);
     });
