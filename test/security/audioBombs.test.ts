@@ -19,18 +19,42 @@ const systemTmp = os.tmpdir();
 const tmp = fs.mkdtempSync(path.join(systemTmp, "los-audio-bombs-"));
 const savedTmpdir = process.env.TMPDIR;
 process.env.TMPDIR = tmp;
+// Client and server share this process's event loop: while the test encodes a fixture (seconds on a loaded machine),
+// the server's 5 s keep-alive timer and the client's reuse of that connection race (ECONNRESET). Idle connections stay longer.
+const keepAliveTimeoutMs = 60_000;
 
 /** Uploads that decode to hours (issue 29): refused by their header or as soon as the decoded audio passes the limit, through HTTP. */
 describe("audio uploads are bounded while they decode", () => {
     let server: TestServer;
     const limitSeconds = 2;
+    /** Files longer than the limit, in every container (made before the server starts: encoding 600 s of FLAC takes seconds). */
+    const tooLong: [string, Uint8Array][] = [];
 
     beforeAll(async () => {
+        const signal = testSignal(4, 24_000);
+        const ogg = await encodeFixture("opus", signal, 24_000);
+        const streamedFlac = await createAudioEncoder("flac", {inputSampleRate: 24_000, streaming: true});
+        tooLong.push(
+            ["a.wav", await encodeFixture("wav", signal, 24_000)],
+            ["a.flac", await encodeFixture("flac", signal, 24_000)],
+            // STREAMINFO's length left "unknown", as a stream's: refused while decoding.
+            ["streamed.flac", concatBytes([await streamedFlac.push(signal), await streamedFlac.end()])],
+            // No Xing header: refused while decoding.
+            ["a.mp3", await encodeFixture("mp3", signal, 24_000)],
+            ["a.ogg", ogg],
+            ["vorbis.ogg", fs.readFileSync(vorbisFixture)],
+            ["a.webm", await remuxOggToWebm(ogg)],
+            // MediaRecorder's WebM has no Duration: refused while decoding.
+            ["recorded.webm", await remuxOggToWebm(ogg, {appendOnly: true})],
+            // 600 s of FLAC silence (28 KB) repeated to the 25 MB upload limit: 147 hours.
+            ["bomb.flac", await flacSilence(600, {scaleTo: uploadLimitBytes})],
+            ["hidden-bomb.flac", await flacSilence(600, {scaleTo: uploadLimitBytes, total: "unknown"})]
+        );
         server = await startTestServer({
-            config: {workers: 1, onnxThreads: 1, maxAudioSeconds: limitSeconds},
+            config: {workers: 1, onnxThreads: 1, maxAudioSeconds: limitSeconds, keepAliveTimeoutMs},
             models: [{id: "tiny-whisper", task: "transcription", path: tinyWhisperPath, aliases: ["whisper-1"]}]
         });
-    });
+    }, 180_000);
     afterAll(() => server.stop());
 
     const transcribe = async (bytes: Uint8Array, name: string) =>
@@ -48,26 +72,7 @@ describe("audio uploads are bounded while they decode", () => {
     });
 
     it("audio longer than --max-audio-seconds is a 400 naming the limit, in every container, declared by its header or not", async () => {
-        const signal = testSignal(4, 24_000);
-        const ogg = await encodeFixture("opus", signal, 24_000);
-        const streamedFlac = await createAudioEncoder("flac", {inputSampleRate: 24_000, streaming: true});
-        const uploads: [string, Uint8Array][] = [
-            ["a.wav", await encodeFixture("wav", signal, 24_000)],
-            ["a.flac", await encodeFixture("flac", signal, 24_000)],
-            // STREAMINFO's length left "unknown", as a stream's: refused while decoding.
-            ["streamed.flac", concatBytes([await streamedFlac.push(signal), await streamedFlac.end()])],
-            // No Xing header: refused while decoding.
-            ["a.mp3", await encodeFixture("mp3", signal, 24_000)],
-            ["a.ogg", ogg],
-            ["vorbis.ogg", fs.readFileSync(vorbisFixture)],
-            ["a.webm", await remuxOggToWebm(ogg)],
-            // MediaRecorder's WebM has no Duration: refused while decoding.
-            ["recorded.webm", await remuxOggToWebm(ogg, {appendOnly: true})],
-            // 600 s of FLAC silence (28 KB) repeated to the 25 MB upload limit: 147 hours.
-            ["bomb.flac", await flacSilence(600, {scaleTo: uploadLimitBytes})],
-            ["hidden-bomb.flac", await flacSilence(600, {scaleTo: uploadLimitBytes, total: "unknown"})]
-        ];
-        for (const [name, bytes] of uploads) {
+        for (const [name, bytes] of tooLong) {
             const refusal = transcribe(bytes, name);
             await expect(refusal, name).rejects.toMatchObject({status: 400, param: "file", code: "audio_too_long"});
             await expect(refusal, name).rejects.toThrow(`longer than the limit of ${limitSeconds} s`);
@@ -75,7 +80,7 @@ describe("audio uploads are bounded while they decode", () => {
         // What fits the limit is transcribed.
         expect((await transcribe(await encodeFixture("wav", testSignal(1.5, 16_000), 16_000), "short.wav")).usage).toEqual({type: "duration", seconds: 2});
         expect((await jsonOf(await fetch(`${server.url}/health`))).models["tiny-whisper"]).toMatchObject({busy: 0, waiting: 0});
-    }, 180_000);
+    }, 120_000);
 
     it("a FLAC whose frames hold more than its header declares is a 400 naming the file", async () => {
         // 1 s of silence (as its STREAMINFO says) repeated to 20 s.
@@ -90,7 +95,7 @@ describe("a client that leaves while its upload decodes", () => {
 
     beforeAll(async () => {
         server = await startTestServer({
-            config: {workers: 1, onnxThreads: 1, maxAudioSeconds: 3600},
+            config: {workers: 1, onnxThreads: 1, maxAudioSeconds: 3600, keepAliveTimeoutMs},
             models: [{id: "tiny-whisper", task: "transcription", path: tinyWhisperPath}]
         });
     });
