@@ -8,11 +8,11 @@
  * restarts the server before the next case. Then reads of a large stored response: a Responses request whose input
  * carries a 9.5 MB reasoning item (`encrypted_content`, stored, never rendered), then its `input_items` read 3 at a
  * time, 10 times, with /health/live polled the same way. Then stalled uploads against --max-body-memory
- * (bench/stalledUploads.ts).
+ * (bench/stalledUploads.ts), and audio uploads that decode to hours (bench/audioBombsCase.ts).
  *
  * `-- --only <text>` runs the cases whose name contains the text (repeatable); `-- --server-root <dir>` runs the
  * server of another checkout (a before/after comparison). Figures: docs/security.md ("Heavy requests", "Stored
- * responses", "Request bodies in memory").
+ * responses", "Request bodies in memory", "Audio uploads").
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -22,9 +22,10 @@ import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { securityCases } from "./securityCases.js";
+import { audioBombsCase } from "./audioBombsCase.js";
 import { BenchServer } from "./serverClient.js";
 import { stalledUploadsCase } from "./stalledUploads.js";
-import { fixed, median } from "./stats.js";
+import { fixed, median, percentile } from "./stats.js";
 
 const {values: args} = parseArgs({options: {
     only: {type: "string", multiple: true},
@@ -53,7 +54,6 @@ fs.writeFileSync(manifestPath, JSON.stringify({models: [
 const startServer = () => BenchServer.start({cwd: args["server-root"] ?? root, manifestPath, keysFile: path.join(tmp, "no-keys.json"), threads: 1, parallel: 2, startTimeoutMs: 120_000});
 
 const wanted = (name: string) => args.only == null || args.only.some((text) => name.includes(text));
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 
 /**
  * Polls /health/live every 10 ms from a worker thread until `until` settles: the bench's own main thread is busy
@@ -174,3 +174,7 @@ try {
 // Stalled uploads and --max-body-memory (bench/stalledUploads.ts): server RSS with and without the cap.
 if (wanted("stalled uploads"))
     await stalledUploadsCase(root);
+
+// Audio uploads that decode to hours (bench/audioBombsCase.ts): refusals, /health/live, the server's RSS.
+if (wanted("audio"))
+    await audioBombsCase(root, pollLive);

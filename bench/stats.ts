@@ -43,6 +43,11 @@ export function median(values: readonly number[]): number {
     return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/** The value below which a share `p` (0.99: p99) of `values` lie. */
+export function percentile(values: readonly number[], p: number): number {
+    return [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+}
+
 /** Throws unless every stream produced exactly `tokens` completion tokens (the comparison is meaningless otherwise). */
 export function assertFixedLength(run: RunResult, tokens: number, what: string) {
     for (const [index, stream] of run.streams.entries())

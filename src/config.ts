@@ -49,6 +49,7 @@ import path from "node:path";
  * | --speculative    | SPECULATIVE          | lookup               | chat models' speculative decoding: `lookup` (drafts from the prompt and output), `draft` (a manifest `draftModel`; lookup for models without one), `off` |
  * | --draft-max      | DRAFT_MAX            | 16                   | most tokens per draft (a manifest `draftMax` overrides) |
  * | --response-store-mb | RESPONSE_STORE_MB | 64                   | stored Responses (`store`) per API key, in MB of their JSON (0 = none stored) |
+ * | --max-audio-seconds | MAX_AUDIO_SECONDS | 7200                 | longest audio an upload may decode to (transcription); longer: 400 |
  *
  * The model downloader (`npm run download-models`, `npm start -- --download`) also reads:
  *
@@ -117,6 +118,8 @@ export type Config = {
     draftMax: number;
     /** Each API key's share of the Responses store (and 1,000 responses), in MB; 0 = nothing is stored (ResponseStore). */
     responseStoreMb: number;
+    /** Longest audio, in seconds, that an uploaded file may decode to (a small file can hold hours of silence). */
+    maxAudioSeconds: number;
 };
 
 export const flashAttentionSettings = ["on", "off", "auto"] as const;
@@ -189,7 +192,9 @@ export const defaultConfig: Config = {
     speculative: "lookup",
     draftMax: 16,
     // As OpenAI keeps responses for previous_response_id; per key, so that one key cannot push out another's.
-    responseStoreMb: 64
+    responseStoreMb: 64,
+    // 2 hours: 460 MB of 16 kHz samples, what a worker holds for one request at most.
+    maxAudioSeconds: 7200
 };
 
 /** What `npm start` was asked to do: serve with `config`, after fetching the default models when `download`. */
@@ -241,7 +246,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
             ui: { type: "string" },
             speculative: { type: "string" },
             "draft-max": { type: "string" },
-            "response-store-mb": { type: "string" }
+            "response-store-mb": { type: "string" },
+            "max-audio-seconds": { type: "string" }
         }
     });
     const pick = (flag: string | undefined, envName: string) => {
@@ -294,7 +300,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         ui: oneOf(pick(values.ui, "UI"), "ui", ["on", "off", "auto"] as const, defaultConfig.ui),
         speculative: oneOf(pick(values.speculative, "SPECULATIVE"), "speculative", speculativeSettings, defaultConfig.speculative),
         draftMax: integer(pick(values["draft-max"], "DRAFT_MAX"), "draft-max", defaultConfig.draftMax, 1, 64),
-        responseStoreMb: integer(pick(values["response-store-mb"], "RESPONSE_STORE_MB"), "response-store-mb", defaultConfig.responseStoreMb, 0, 1_048_576)
+        responseStoreMb: integer(pick(values["response-store-mb"], "RESPONSE_STORE_MB"), "response-store-mb", defaultConfig.responseStoreMb, 0, 1_048_576),
+        maxAudioSeconds: integer(pick(values["max-audio-seconds"], "MAX_AUDIO_SECONDS"), "max-audio-seconds", defaultConfig.maxAudioSeconds, 1, 86_400)
     };
     const warnings: string[] = [];
     if (values["embed-workers"] != null)
@@ -350,7 +357,8 @@ const flagByEnv: Record<string, string> = {
     HEALTH_DETAILS: "health-details", PUBLIC_URL: "public-url",
     FLASH_ATTENTION: "flash-attention", PROMPT_CACHE: "prompt-cache", LLAMA_BUILD: "llama-build", MAX_CONNECTIONS: "max-connections", GPU: "gpu", GPU_LAYERS: "gpu-layers",
     REASONING_FORMAT: "reasoning-format", DRAIN_SECONDS: "drain-seconds", UI: "ui", SPECULATIVE: "speculative", DRAFT_MAX: "draft-max",
-    RESPONSE_STORE_MB: "response-store-mb"
+    RESPONSE_STORE_MB: "response-store-mb",
+    MAX_AUDIO_SECONDS: "max-audio-seconds"
 };
 
 /**

@@ -37,6 +37,7 @@ Options (flag / environment variable, default):
   --speculative <m>        SPECULATIVE           ${defaultConfig.speculative}   chat models: lookup (drafts from prompt/output), draft (manifest draftModel), off
   --draft-max <n>          DRAFT_MAX             ${defaultConfig.draftMax}   most tokens per draft
   --response-store-mb <n>  RESPONSE_STORE_MB     ${defaultConfig.responseStoreMb}   stored Responses per API key, MB of JSON (0 = none stored)
+  --max-audio-seconds <n>  MAX_AUDIO_SECONDS     ${defaultConfig.maxAudioSeconds}   longest audio an upload may decode to (transcription; longer: 400)
   --download                                     off      fetch the default models first (see npm run download-models -- --help)
   --allow-unverified                             off      with --download: install files no sha256 is known for (default: refused)
   -h, --help                                              this text

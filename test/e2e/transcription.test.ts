@@ -61,7 +61,9 @@ describe("transcription on the tiny Whisper models", () => {
 
     beforeAll(async () => {
         server = await startTestServer({
-            config: {workers: 2, onnxThreads: 1},
+            // Client and server share this process's event loop: while a test encodes a fixture (seconds on a loaded machine),
+            // a 5 s keep-alive timer and the client's reuse of that connection race (ECONNRESET). Idle connections stay longer.
+            config: {workers: 2, onnxThreads: 1, keepAliveTimeoutMs: 60_000},
             models: [
                 {id: "tiny-whisper", task: "transcription", path: tinyWhisperPath, aliases: ["whisper-1"]},
                 {id: "tiny-whisper-en", task: "transcription", path: tinyWhisperEnglishPath},

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OnnxTranscriptionEngine } from "../../src/capabilities/transcription/onnx/OnnxTranscriptionEngine.js";
-import { UndecodableFileError, type TranscriptionJob, type TranscriptSegment } from "../../src/capabilities/transcription/TranscriptionEngine.js";
+import { AudioFileRefusedError, type TranscriptionJob, type TranscriptSegment } from "../../src/capabilities/transcription/TranscriptionEngine.js";
 import type { TranscriptionSettings } from "../../src/capabilities/transcription/transcriptionManifest.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
@@ -21,7 +21,7 @@ describe("OnnxTranscriptionEngine on the tiny Whisper model", () => {
 
     beforeAll(async () => {
         pool = new WorkerPool({workers: 1});
-        engine = await OnnxTranscriptionEngine.load(pool, entry, {threads: 1, parallel: 1, queueSize: 2});
+        engine = await OnnxTranscriptionEngine.load(pool, entry, {threads: 1, parallel: 1, queueSize: 2, maxAudioSeconds: 7200});
     });
     afterAll(async () => {
         await engine.dispose();
@@ -75,8 +75,9 @@ describe("OnnxTranscriptionEngine on the tiny Whisper model", () => {
         expect((await engine.transcribe(job(await encodeFixture("wav", testSignal(2, 16_000), 16_000)), {signal: new AbortController().signal})).seconds).toBe(2);
     });
 
-    it("an undecodable file is an UndecodableFileError, before any decoding work", async () => {
-        await expect(engine.transcribe(job(new TextEncoder().encode("not audio")), {signal: new AbortController().signal})).rejects.toBeInstanceOf(UndecodableFileError);
+    it("an undecodable file is an AudioFileRefusedError, before any decoding work", async () => {
+        await expect(engine.transcribe(job(new TextEncoder().encode("not audio")), {signal: new AbortController().signal}))
+            .rejects.toMatchObject({constructor: AudioFileRefusedError, code: "invalid_file_format"});
     });
 
     it("with include logprobs, each segment's text tokens with their log-probabilities: tokens and bytes spell the text", async () => {
@@ -100,7 +101,7 @@ describe("Whisper's fallback, silence and word times on built-to-purpose tiny mo
     let pool: WorkerPool;
     const engines: OnnxTranscriptionEngine[] = [];
     const load = async (path: string, settings: Partial<TranscriptionSettings> = {}) => {
-        const engine = await OnnxTranscriptionEngine.load(pool, entryFor(path, settings), {threads: 1, parallel: 1, queueSize: 2});
+        const engine = await OnnxTranscriptionEngine.load(pool, entryFor(path, settings), {threads: 1, parallel: 1, queueSize: 2, maxAudioSeconds: 7200});
         engines.push(engine);
         return engine;
     };

@@ -21,14 +21,17 @@ export async function encodeFixture(format: AudioFormat, samples: Float32Array, 
     return concatBytes([head, await encoder.end()]);
 }
 
-/** An Ogg Opus file's packets moved into a WebM container (what browsers' MediaRecorder writes), by mediabunny. */
-export async function remuxOggToWebm(ogg: Uint8Array): Promise<Uint8Array> {
+/**
+ * An Ogg Opus file's packets moved into a WebM container (what browsers' MediaRecorder writes), by mediabunny.
+ * `appendOnly`: written as a live stream, without the Segment's Duration (as MediaRecorder's files are).
+ */
+export async function remuxOggToWebm(ogg: Uint8Array, {appendOnly = false} = {}): Promise<Uint8Array> {
     const {ALL_FORMATS, BufferSource, BufferTarget, EncodedAudioPacketSource, EncodedPacketSink, Input, Output, WebMOutputFormat} = await import("mediabunny");
     const input = new Input({source: new BufferSource(ogg), formats: ALL_FORMATS});
     const track = (await input.getPrimaryAudioTrack())!;
     const decoderConfig = (await track.getDecoderConfig())!;
     const target = new BufferTarget();
-    const output = new Output({format: new WebMOutputFormat(), target});
+    const output = new Output({format: new WebMOutputFormat({appendOnly}), target});
     const source = new EncodedAudioPacketSource("opus");
     output.addAudioTrack(source);
     await output.start();

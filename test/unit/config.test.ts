@@ -48,7 +48,8 @@ describe("loadConfig", () => {
             HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000",
             FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7", UI: "off",
-            SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0"
+            SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0",
+            MAX_AUDIO_SECONDS: "600"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
@@ -58,8 +59,16 @@ describe("loadConfig", () => {
             headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000,
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
-            speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0
+            speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
+            maxAudioSeconds: 600
         });
+    });
+
+    it("--max-audio-seconds wins over MAX_AUDIO_SECONDS: 2 hours by default, whole seconds from 1 to a day", () => {
+        expect(defaultConfig.maxAudioSeconds).toBe(7200);
+        expect(loadConfig(["--max-audio-seconds", "30"], {MAX_AUDIO_SECONDS: "60"}).maxAudioSeconds).toBe(30);
+        expect(configErrorOf(["--max-audio-seconds", "0"])).toBe('max-audio-seconds must be an integer from 1 to 86400, got "0"');
+        expect(configErrorOf([], {MAX_AUDIO_SECONDS: "2h"})).toBe('max-audio-seconds must be an integer from 1 to 86400, got "2h"');
     });
 
     it("--max-body-memory takes a size, wins over MAX_BODY_MEMORY, and defaults to 1/16 of the memory (a container's limit when lower), at least 64 MB", () => {

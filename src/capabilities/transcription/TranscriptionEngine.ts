@@ -1,5 +1,5 @@
 import type { Engine } from "../../core/engines/Engine.js";
-import type { WhisperSegment } from "./onnx/transcriptionWorkerProtocol.js";
+import type { AudioFileRefusal, WhisperSegment } from "./onnx/transcriptionWorkerProtocol.js";
 
 export type { WhisperSegment as TranscriptSegment } from "./onnx/transcriptionWorkerProtocol.js";
 
@@ -27,8 +27,15 @@ export type TranscriptionOptions = {
 /** `language`: the one asked for, or the one Whisper detected (ISO-639-1). */
 export type TranscriptionResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number, language: string};
 
-/** A file the decoders cannot read: the API answers 400 naming `file`. */
-export class UndecodableFileError extends Error {}
+/**
+ * A file the server will not transcribe: the decoders cannot read it, it is longer than `--max-audio-seconds`,
+ * or its sample rate is outside 8-384 kHz. The API answers 400 naming `file`, with `code`.
+ */
+export class AudioFileRefusedError extends Error {
+    constructor(message: string, readonly code: AudioFileRefusal) {
+        super(message);
+    }
+}
 
 /** A loaded speech-to-text model. */
 export interface TranscriptionEngine extends Engine {
@@ -40,7 +47,7 @@ export interface TranscriptionEngine extends Engine {
     /** Whether it can time words (a decoder exported with its cross-attentions, and alignment heads). */
     readonly wordTimestamps: boolean;
     /**
-     * Decodes the file (UndecodableFileError when it cannot) and transcribes or translates it. Throws
+     * Decodes the file (AudioFileRefusedError when it cannot or may not) and transcribes or translates it. Throws
      * QueueFullError when the queue is full, before any work.
      */
     transcribe(job: TranscriptionJob, options: TranscriptionOptions): Promise<TranscriptionResult>;

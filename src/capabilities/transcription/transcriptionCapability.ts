@@ -1,6 +1,6 @@
 import { ApiError } from "../../core/http/ApiError.js";
 import type { Capability } from "../Capability.js";
-import { UndecodableFileError, type TranscriptionEngine } from "./TranscriptionEngine.js";
+import { AudioFileRefusedError, type TranscriptionEngine } from "./TranscriptionEngine.js";
 import { transcriptionHandler } from "./transcriptionHandler.js";
 import type { TranscriptionSettings } from "./transcriptionManifest.js";
 import { transcriptionManifestPart } from "./transcriptionManifestPart.js";
@@ -21,6 +21,7 @@ export const transcriptionCapability: Capability<TranscriptionEngine, Transcript
             threads: entry.threads ?? config.onnxThreads,
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,
+            maxAudioSeconds: config.maxAudioSeconds,
             workers: entry.workers
         });
     },
@@ -30,8 +31,9 @@ export const transcriptionCapability: Capability<TranscriptionEngine, Transcript
         router.post("/audio/translations", upload, transcriptionHandler(context, "translate"));
     },
     toApiError(error) {
-        if (error instanceof UndecodableFileError)
-            return ApiError.invalidRequest(`Could not decode the uploaded 'file': ${error.message}`, "file", "invalid_file_format");
+        if (error instanceof AudioFileRefusedError)
+            return ApiError.invalidRequest(error.code === "invalid_file_format" ? `Could not decode the uploaded 'file': ${error.message}`
+                : `The uploaded 'file' is refused: ${error.message}${error.code === "audio_too_long" ? " (the server's --max-audio-seconds)" : ""}`, "file", error.code);
         return undefined;
     }
 };

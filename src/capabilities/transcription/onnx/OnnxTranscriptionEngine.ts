@@ -6,13 +6,15 @@ import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
 import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
 import type { TranscriptionEngine, TranscriptionJob, TranscriptionOptions, TranscriptionResult } from "../TranscriptionEngine.js";
-import { UndecodableFileError } from "../TranscriptionEngine.js";
+import { AudioFileRefusedError } from "../TranscriptionEngine.js";
 import type { TranscriptionSettings } from "../transcriptionManifest.js";
 import { transcriptionTaskHandles } from "./transcriptionTaskHandles.js";
 import type { WhisperModelDescription, WhisperModelSpec, WindowProgress } from "./transcriptionWorkerProtocol.js";
 
 export type OnnxTranscriptionEngineOptions = {
     threads: number, parallel: number, queueSize: number,
+    /** The longest audio a request may decode to (`--max-audio-seconds`). */
+    maxAudioSeconds: number,
     /** How many of the pool's workers load the model (manifest `workers`); default all. */
     workers?: number
 };
@@ -35,7 +37,7 @@ export function whisperModelSpec(id: string, folder: string, settings: Transcrip
 
 /**
  * A Whisper model run in the shared worker pool (task module `transcriptionTasks.ts`): a request is
- * one `decode` task (the file to 16 kHz mono) and one `transcribe` task that sends each 30 s window's
+ * one `decode` task (the file to 16 kHz mono, at most `maxAudioSeconds` of it) and one `transcribe` task that sends each 30 s window's
  * segments as they are done. `parallel` requests run at once, `queueSize` more wait, beyond that QueueFullError.
  */
 export class OnnxTranscriptionEngine implements TranscriptionEngine {
@@ -46,7 +48,7 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
 
     private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: WhisperModelSpec,
         private readonly described: WhisperModelDescription, private readonly placement: Placement, options: OnnxTranscriptionEngineOptions,
-        private readonly decoding: {temperatureFallback: boolean, conditionOnPreviousText: boolean}) {
+        private readonly decoding: {temperatureFallback: boolean, conditionOnPreviousText: boolean}, private readonly maxAudioSeconds: number) {
         this.multilingual = described.multilingual;
         this.languages = described.languages;
         this.wordTimestamps = described.wordTimestamps;
@@ -62,7 +64,7 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
             const [described] = await pool.runOnEach(transcriptionTaskHandles.describe, spec, placement);
             return new OnnxTranscriptionEngine(entry.id, pool, spec, described, placement, options, {
                 temperatureFallback: entry.settings.temperatureFallback, conditionOnPreviousText: entry.settings.conditionOnPreviousText
-            });
+            }, options.maxAudioSeconds);
         } catch (error) {
             await pool.release(transcriptionTaskHandles.release, spec, placement);
             throw error;
@@ -83,9 +85,9 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
 
     private async run(job: TranscriptionJob, {signal, onSegments}: TranscriptionOptions): Promise<TranscriptionResult> {
         const file = job.file.slice();
-        const decoded = await this.pool.run(transcriptionTaskHandles.decode, file, {signal, transfer: [file.buffer], placement: this.placement});
+        const decoded = await this.pool.run(transcriptionTaskHandles.decode, {file, maxSeconds: this.maxAudioSeconds}, {signal, transfer: [file.buffer], placement: this.placement});
         if ("error" in decoded)
-            throw new UndecodableFileError(decoded.error);
+            throw new AudioFileRefusedError(decoded.error, decoded.code);
         const onProgress = ({segments, processedSeconds, totalSeconds}: WindowProgress) => onSegments?.(segments, processedSeconds, totalSeconds);
         return this.pool.run(transcriptionTaskHandles.transcribe, {
             model: this.spec, samples: decoded.samples, task: job.task, language: job.language, prompt: job.prompt, temperature: job.temperature,

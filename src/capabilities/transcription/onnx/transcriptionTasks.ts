@@ -6,8 +6,12 @@
 import { env } from "@huggingface/transformers";
 import { transferable } from "../../../core/workers/transferable.js";
 import type { TaskContext, TaskModule } from "../../../core/workers/WorkerTask.js";
-import { decodeAudio, UndecodableAudioError } from "../../../media/audio/decodeAudio.js";
-import type { DecodeFailure, DecodedAudio, TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WindowProgress } from "./transcriptionWorkerProtocol.js";
+import { TaskCancelledError } from "../../../core/workers/TaskCancelledError.js";
+import { AudioTooLongError, SampleRateError, UndecodableAudioError } from "../../../media/audio/decode/audioRefusals.js";
+import { decodeAudio } from "../../../media/audio/decodeAudio.js";
+import type {
+    DecodeFailure, DecodedAudio, DecodeTask, TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WindowProgress
+} from "./transcriptionWorkerProtocol.js";
 import { WhisperModel, whisperSampleRate } from "./WhisperModel.js";
 
 // Fully offline: only the manifest's folders, never the hub.
@@ -30,17 +34,19 @@ function loaded(spec: WhisperModelSpec): Promise<WhisperModel> {
 
 export const tasks = {
     describe: async (spec: WhisperModelSpec): Promise<WhisperModelDescription> => (await loaded(spec)).description,
-    /** The file's audio as Whisper takes it (mono, 16 kHz), or why it cannot be read. */
-    decode: async (bytes: Uint8Array): Promise<DecodedAudio | DecodeFailure> => {
+    /**
+     * The file's audio as Whisper takes it (mono, 16 kHz), or why it is refused. Decoded a piece at a time,
+     * with the request's cancel flag checked between pieces: a client that leaves frees the worker at once.
+     */
+    decode: async ({file, maxSeconds}: DecodeTask, context: TaskContext): Promise<DecodedAudio | DecodeFailure> => {
         try {
-            const {samples} = await decodeAudio(bytes, whisperSampleRate);
+            const {samples} = await decodeAudio(file, whisperSampleRate, {maxSeconds, checkpoint: () => context.throwIfCancelled()});
             const decoded: DecodedAudio = {samples, seconds: samples.length / whisperSampleRate};
             return transferable(decoded, [samples.buffer as ArrayBuffer]);
         } catch (error) {
-            if (error instanceof UndecodableAudioError)
-                return {error: error.message};
-            // The decoders' own exceptions on damaged data (WebAssembly aborts, bad headers).
-            return {error: `The audio data could not be decoded (${(error as Error).message}).`};
+            if (error instanceof TaskCancelledError)
+                throw error;
+            return decodeFailure(error);
         }
     },
     transcribe: async (task: TranscribeTask, context: TaskContext<WindowProgress>): Promise<TranscribeResult> =>
@@ -52,3 +58,14 @@ export const tasks = {
         await (await model?.catch(() => null))?.dispose();
     }
 } satisfies TaskModule;
+
+function decodeFailure(error: unknown): DecodeFailure {
+    if (error instanceof AudioTooLongError)
+        return {error: error.message, code: "audio_too_long"};
+    if (error instanceof SampleRateError)
+        return {error: error.message, code: "unsupported_sample_rate"};
+    if (error instanceof UndecodableAudioError)
+        return {error: error.message, code: "invalid_file_format"};
+    // The decoders' own exceptions on damaged data (WebAssembly aborts, bad headers).
+    return {error: `The audio data could not be decoded (${(error as Error).message}).`, code: "invalid_file_format"};
+}

@@ -24,10 +24,14 @@ export type WhisperModelDescription = {
     wordTimestamps: boolean;
 };
 
+/** An uploaded file to decode, and the longest audio accepted (`--max-audio-seconds`). */
+export type DecodeTask = {file: Uint8Array, maxSeconds: number};
 /** Decoded audio: mono float32 at 16 kHz, as Whisper takes it. */
 export type DecodedAudio = {samples: Float32Array, seconds: number};
-/** A file the decoders cannot read: a 400 naming `file`, not a server error. */
-export type DecodeFailure = {error: string};
+/** A file the server will not transcribe, and why: a 400 naming `file`, not a server error. */
+export type DecodeFailure = {error: string, code: AudioFileRefusal};
+/** Why: the decoders cannot read it; it is longer than the limit; its sample rate is outside 8-384 kHz. */
+export type AudioFileRefusal = "invalid_file_format" | "audio_too_long" | "unsupported_sample_rate";
 
 export type TranscribeTask = {
     model: WhisperModelSpec;

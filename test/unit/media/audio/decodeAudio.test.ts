@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decodeAudio, UndecodableAudioError } from "../../../../src/media/audio/decodeAudio.js";
+import { UndecodableAudioError } from "../../../../src/media/audio/decode/audioRefusals.js";
+import { decodeAudio } from "../../../../src/media/audio/decodeAudio.js";
 
 /** A RIFF/WAVE file with one fmt chunk (optionally WAVE_FORMAT_EXTENSIBLE) and the given sample bytes. */
 function wavFile(format: {code: number, channels: number, rate: number, bits: number, extensible?: boolean}, data: Uint8Array): Uint8Array {
@@ -28,6 +29,8 @@ function wavFile(format: {code: number, channels: number, rate: number, bits: nu
     return bytes;
 }
 
+const limits = {maxSeconds: 60};
+
 describe("decodeAudio (uploads to mono samples)", () => {
     it("reads 8, 16, 24 and 32-bit PCM and 32-bit float WAV exactly (no resampling at the file's own rate)", async () => {
         const cases: [number, number, number[], number[]][] = [
@@ -39,7 +42,7 @@ describe("decodeAudio (uploads to mono samples)", () => {
         ];
         for (const [code, bits, data, expected] of cases)
             for (const extensible of [false, true]) {
-                const decoded = await decodeAudio(wavFile({code, channels: 1, rate: 16_000, bits, extensible}, Uint8Array.from(data)), 16_000);
+                const decoded = await decodeAudio(wavFile({code, channels: 1, rate: 16_000, bits, extensible}, Uint8Array.from(data)), 16_000, limits);
                 expect([...decoded.samples], `${code}/${bits}/${extensible}`).toEqual(expected);
                 expect(decoded.format).toBe("wav");
             }
@@ -52,14 +55,14 @@ describe("decodeAudio (uploads to mono samples)", () => {
             data[2 * i] = 0x2000;
             data[2 * i + 1] = 0x6000;
         }
-        const decoded = await decodeAudio(wavFile({code: 1, channels: 2, rate: 8_000, bits: 16}, new Uint8Array(data.buffer)), 16_000);
+        const decoded = await decodeAudio(wavFile({code: 1, channels: 2, rate: 8_000, bits: 16}, new Uint8Array(data.buffer)), 16_000, limits);
         expect(decoded).toMatchObject({sourceChannels: 2, sourceSampleRate: 8_000, sampleRate: 16_000});
         expect(decoded.samples.length).toBe(16_000);
         expect(decoded.samples[8_000]).toBeCloseTo(0.5, 3);
     });
 
     it("refuses what it cannot read with UndecodableAudioError and a reason", async () => {
-        const refuse = (bytes: Uint8Array) => expect(decodeAudio(bytes, 16_000)).rejects.toBeInstanceOf(UndecodableAudioError);
+        const refuse = (bytes: Uint8Array) => expect(decodeAudio(bytes, 16_000, limits)).rejects.toBeInstanceOf(UndecodableAudioError);
         await refuse(new TextEncoder().encode("hello, not audio"));
         await refuse(wavFile({code: 2, channels: 1, rate: 16_000, bits: 4}, new Uint8Array(8)));
         await refuse(wavFile({code: 1, channels: 1, rate: 16_000, bits: 16}, new Uint8Array(0)));
@@ -67,6 +70,6 @@ describe("decodeAudio (uploads to mono samples)", () => {
         await refuse(new Uint8Array([0x1A, 0x45, 0xDF, 0xA3, 0, 0]));
         await refuse(new Uint8Array([...new TextEncoder().encode("OggS"), ...new Uint8Array(24), ...new TextEncoder().encode("\u0001vorbis")]));
         await refuse(new Uint8Array([...new TextEncoder().encode("OggS"), ...new Uint8Array(24), ...new TextEncoder().encode("Speex   ")]));
-        await expect(decodeAudio(new TextEncoder().encode("RIFF\0\0\0\0WAVEjunk"), 16_000)).rejects.toThrow(/no data chunk/u);
+        await expect(decodeAudio(new TextEncoder().encode("RIFF\0\0\0\0WAVEjunk"), 16_000, limits)).rejects.toThrow(/no data chunk/u);
     });
 });
