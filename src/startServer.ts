@@ -14,6 +14,7 @@ import type { Config } from "./config.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
 import { BodyMemory } from "./core/http/BodyMemory.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
+import { ServerShutdownError } from "./core/http/ServerShutdownError.js";
 import { WorkerPool } from "./core/workers/WorkerPool.js";
 import { removeOnnxRuntimeDebugLog } from "./runtimes/onnx/removeOnnxRuntimeDebugLog.js";
 import type { Logger } from "./logger.js";
@@ -159,16 +160,19 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         // Keep-alive connections become idle as their last request finishes.
         const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
         server.closeIdleConnections();
+        // The grace is over: every request still running is aborted with ServerShutdownError, each stream ending with
+        // its format's terminal error (streamResponse), each request not yet answered with a 503; a second later the
+        // connections that are still open (a client that stopped reading) are cut.
         const timeout = setTimeout(() => {
-            logger.warn("Shutdown timeout: aborting in-flight requests");
-            shutdown.abort(new Error("Server shutting down"));
+            logger.warn(`Shutdown timeout (${config.shutdownTimeoutMs} ms): aborting in-flight requests; their streams end with a shutdown error`);
+            shutdown.abort(new ServerShutdownError(config.shutdownTimeoutMs));
             setTimeout(() => server.closeAllConnections(), 1000).unref();
         }, config.shutdownTimeoutMs);
         await closed;
         clearTimeout(timeout);
         clearInterval(idleSweep);
         clearInterval(keysWatch);
-        shutdown.abort(new Error("Server shut down"));
+        shutdown.abort(new ServerShutdownError(config.shutdownTimeoutMs));
         await ready.catch(() => {});
         await engines.dispose();
         // Engines have drained their requests, so no task is running: closing cannot cut ONNX Runtime short.

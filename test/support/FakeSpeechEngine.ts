@@ -10,6 +10,8 @@ export type FakeSpeechOptions = {
     voiceAliases?: Record<string, string>;
     parallel?: number;
     queueSize?: number;
+    /** Awaited before each sentence of every job (a gate of the spawned test server); default none. */
+    beforeSentence?: (index: number, signal: AbortSignal) => Promise<void>;
 };
 
 /** A hold the test placed before a sentence: `reached` resolves when the engine waits there; `release()` lets it go on. */
@@ -53,7 +55,7 @@ export class FakeSpeechEngine implements SpeechEngine {
     private readonly gates = new Map<number, {reached: () => void, released: Promise<void>}>();
     private readonly failures = new Map<number, Error>();
 
-    constructor(readonly id: string, options: FakeSpeechOptions) {
+    constructor(readonly id: string, private readonly options: FakeSpeechOptions) {
         this.sampleRate = options.sampleRate;
         this.hasSpeedInput = options.hasSpeedInput;
         this.voices = options.voices ?? ["af_heart", "am_onyx"];
@@ -89,6 +91,7 @@ export class FakeSpeechEngine implements SpeechEngine {
             let outputSamples = 0;
             const parts = fakeSentences(job.input);
             for (const [index, sentence] of parts.entries()) {
+                await this.options.beforeSentence?.(index, signal);
                 const gate = this.gates.get(index);
                 if (gate != null) {
                     this.gates.delete(index);

@@ -95,6 +95,11 @@ export class ApiError extends Error {
         });
     }
 
+    /** The server's shutdown grace ended while the request ran (ServerShutdownError); in a stream, its terminal error. */
+    static shuttingDown(message: string) {
+        return new ApiError(503, "service_unavailable_error", message, {code: "server_shutting_down", headers: {"Retry-After": "5"}});
+    }
+
     static internal() {
         return new ApiError(500, "server_error", "The server had an error while processing your request. Sorry about that!", {code: "internal_error"});
     }

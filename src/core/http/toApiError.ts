@@ -2,6 +2,7 @@ import { EngineDisposedError } from "../engines/EngineDisposedError.js";
 import { QueueFullError } from "../engines/QueueFullError.js";
 import { PoolClosedError } from "../workers/PoolClosedError.js";
 import { ApiError } from "./ApiError.js";
+import { ServerShutdownError } from "./ServerShutdownError.js";
 
 /** A capability's mapping of its own engine errors; undefined = not one of its errors. */
 export type ErrorMapper = (error: unknown) => ApiError | undefined;
@@ -21,6 +22,8 @@ export function toApiError(error: unknown, capabilityMappers: readonly ErrorMapp
         return ApiError.overloaded(error.message, queueRetryAfterSeconds);
     if (error instanceof EngineDisposedError || error instanceof PoolClosedError)
         return ApiError.unavailable(error.message, 5);
+    if (error instanceof ServerShutdownError)
+        return ApiError.shuttingDown(error.message);
     for (const mapper of capabilityMappers) {
         const mapped = mapper(error);
         if (mapped != null)

@@ -13,10 +13,15 @@ export type SseWriterOptions = {
     coalesceMs?: number;
     /** What a client that stops reading may leave buffered; past it the response is cut (which aborts the request). */
     maxBufferedBytes?: number;
-    /** Written by `end()`: OpenAI's chat streams end with `data: [DONE]`, its image and speech streams do not. */
+    /**
+     * Written by `end()`, and after the error event of `fail()`: OpenAI's chat and completions streams end with
+     * `data: [DONE]` either way; its image and speech streams have none.
+     */
     terminator?: string;
-    /** The `error` event's data for a failure after the headers; default OpenAI's error body. */
+    /** The data of the event that reports a failure after the headers; default OpenAI's error body. */
     errorBody?: (error: ApiError) => unknown;
+    /** That event's name; default `error` (the Responses API's is `response.failed`). */
+    errorEvent?: string;
 };
 
 const defaultMaxBufferedBytes = 16 * 1024 * 1024;
@@ -24,7 +29,8 @@ const defaultMaxBufferedBytes = 16 * 1024 * 1024;
 /**
  * A server-sent-event response (opened by streamResponse's start phase; events sent before wait in it):
  * data-only events (chat) or named ones (`event: image_generation.partial_image`),
- * comment pings, an `error` event for failures after the headers, and a bounded buffer: producers
+ * comment pings, an `error` event (then the terminator, if any) for failures after the headers, a shutdown's
+ * included, and a bounded buffer: producers
  * that can wait call `ready()`; one that cannot (a token stream) is cut off when a client that stopped
  * reading has `maxBufferedBytes` waiting, instead of growing the server's memory without bound.
  */
@@ -76,8 +82,10 @@ export class SseWriter implements ResponseWriter {
     }
 
     fail(error: ApiError) {
-        this.write(`event: error\ndata: ${JSON.stringify(this.options.errorBody?.(error) ?? error.toBody())}\n\n`);
-        this.close();
+        if (this.ended)
+            return;
+        this.send(this.options.errorBody?.(error) ?? error.toBody(), this.options.errorEvent ?? "error");
+        this.end();
     }
 
     close() {

@@ -22,10 +22,27 @@ const holdTask = taskModule<typeof tasks>(new URL("./gateTasks.ts", import.meta.
 /** Shared with the worker threads (a SharedArrayBuffer is not copied): each open bumps the counter. */
 const gate = new Int32Array(new SharedArrayBuffer(4));
 
-/** Releases every task holding a worker now. */
+/** Main-thread waiters of the next opening (the gated fake engines of gatedFakeEngines.ts). */
+let openings: (() => void)[] = [];
+
+/** Releases every task holding a worker now, and every main-thread waiter. */
 export function openGate() {
     Atomics.add(gate, 0, 1);
     Atomics.notify(gate, 0);
+    const waiting = openings;
+    openings = [];
+    for (const resolve of waiting)
+        resolve();
+}
+
+/** Resolves at the gate's next opening, or when `signal` aborts, whichever is first. */
+export function gateOpened(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+        if (signal.aborted)
+            return resolve();
+        openings.push(resolve);
+        signal.addEventListener("abort", () => resolve(), {once: true});
+    });
 }
 
 class GateEngine implements Engine {

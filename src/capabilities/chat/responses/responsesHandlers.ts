@@ -104,8 +104,12 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             return;
         }
 
-        // Opened by streamResponse once the engine took the job; response.created goes first.
-        const stream = new SseWriter(ctx, {pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs});
+        // Opened by streamResponse once the engine took the job; response.created goes first. A failure after it
+        // (the engine's, or the end of a shutdown's grace) is OpenAI's `response.failed`, the response with its error.
+        const stream = new SseWriter(ctx, {
+            pingMs: context.ssePingMs, coalesceMs: tokenCoalesceMs, errorEvent: "response.failed",
+            errorBody: (error) => ({type: "response.failed", sequence_number: sequence++, response: {...base, status: "failed", error: {code: "server_error", message: error.message}}})
+        });
         let sequence = 0;
         const send = (type: string, data: Record<string, unknown>) => stream.send({type, sequence_number: sequence++, ...data}, type);
         const events = new ResponseEvents(send, ids, options);
