@@ -32,9 +32,9 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
 export const maxLogTextLength = 512;
 
 /**
- * Client-sent text as a log line may carry it: at most `max` characters, the rest named by its length
- * (`alice... (9437184 characters)`), so a 9 MB `user` never makes a 9 MB log line. A surrogate pair is
- * never cut in half.
+ * Client-sent text as a log line (or an error message) may carry it: at most `max` characters, the
+ * rest named by its length (`alice... (9437184 characters)`), so a 9 MB `user` never makes a 9 MB log
+ * line. A surrogate pair is never cut in half.
  */
 export function clipLogText(text: string, max = maxLogTextLength): string {
     if (text.length <= max)

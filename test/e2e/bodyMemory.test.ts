@@ -99,20 +99,25 @@ describe("--max-body-memory", () => {
         expect(logLines.filter((line) => /POST \/v1\/(chat\/completions|audio\/transcriptions) .*status=503 /.test(line))).toHaveLength(2);
     });
 
-    it("a chunked body that outgrows the room while it arrives is refused at the chunk that does not fit", async () => {
+    it("a chunked body (JSON or upload) that outgrows the room while it arrives is refused at the chunk that does not fit", async () => {
         await start();
         await sendChat(chatBodyOf(60_000), 50_000);
         expect(await eventually(async () => await held() === 50_000)).toBe(true);
-        const chunked = await RawConnection.request(`${server!.url}/v1/chat/completions`, "POST", {"Content-Type": "application/json", "Transfer-Encoding": "chunked"});
-        open.push(chunked);
-        const body = chatBodyOf(60_000);
-        for (let at = 0; at < body.length; at += 10_000)
-            await chunked.write(`${(Math.min(10_000, body.length - at)).toString(16)}\r\n${body.slice(at, at + 10_000)}\r\n`);
-        await chunked.write("0\r\n\r\n");
-        expectFull(await chunked.answer(), "chunked");
-        // Its bytes are released with its answer; the stalled body's stay counted.
-        expect(await eventually(async () => await held() === 50_000)).toBe(true);
+        for (const [path, contentType, body] of [
+            ["/v1/chat/completions", "application/json", chatBodyOf(60_000)],
+            ["/v1/audio/transcriptions", `multipart/form-data; boundary=${boundary}`, uploadOf(60_000)]
+        ]) {
+            const chunked = await RawConnection.request(`${server!.url}${path}`, "POST", {"Content-Type": contentType, "Transfer-Encoding": "chunked"});
+            open.push(chunked);
+            for (let at = 0; at < body.length; at += 10_000)
+                await chunked.write(`${(Math.min(10_000, body.length - at)).toString(16)}\r\n${body.slice(at, at + 10_000)}\r\n`);
+            await chunked.write("0\r\n\r\n");
+            expectFull(await chunked.answer(), path);
+            // Its bytes are released with its answer; the stalled body's stay counted.
+            expect(await eventually(async () => await held() === 50_000)).toBe(true);
+        }
         expect(chat.jobs).toHaveLength(0);
+        expect(whisper.jobs).toHaveLength(0);
     });
 
     it("counts an upload's file bytes as they arrive and releases them when its client goes away", async () => {

@@ -1,3 +1,4 @@
+import { clipLogText } from "../../logger.js";
 import { closestName } from "../registry/closestName.js";
 
 /**
@@ -51,7 +52,7 @@ export class ApiError extends Error {
 
     /** `served`: the names this server serves, listed (with the nearest one, when the name looks like a typo of it). */
     static modelNotFound(model: string, served: readonly string[] = []) {
-        const shown = model.length > 100 ? `${model.slice(0, 100)}... (${model.length} characters)` : model;
+        const shown = clipLogText(model, 100);
         const nearest = closestName(model, served);
         const listed = served.length === 0 ? "" : ` Models served here: ${served.slice(0, 20).join(", ")}${served.length > 20 ? `, and ${served.length - 20} more` : ""}.` +
             (nearest != null ? ` Did you mean '${nearest}'?` : "");

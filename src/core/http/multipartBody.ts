@@ -36,6 +36,9 @@ export function multipartBody(limits: MultipartLimits, memory: BodyMemory): Midd
                 {code: "unsupported_media_type"});
         const hold = memory.admit(ctx.req, ctx.res);
         const chunks = new Map<object, Buffer[]>();
+        // A chunk that does not fit (BodyMemory's 503): the parse fails at once, and whatever else arrives is dropped.
+        // (Erroring the write stream instead would reach the parser a tick later, after it may have finished.)
+        let refusal: unknown = null;
         const form = formidable({
             maxFiles: limits.maxFiles,
             maxFileSize: limits.maxFileBytes,
@@ -50,13 +53,15 @@ export function multipartBody(limits: MultipartLimits, memory: BodyMemory): Midd
                 chunks.set(file as object, parts);
                 return new Writable({
                     write(chunk: Buffer, _encoding, callback) {
-                        try {
-                            hold.add(chunk.length);
-                        } catch (error) {
-                            callback(error as Error);
-                            return;
+                        if (refusal == null) {
+                            try {
+                                hold.add(chunk.length);
+                                parts.push(chunk);
+                            } catch (error) {
+                                refusal = error;
+                                form.emit("error", error);
+                            }
                         }
-                        parts.push(chunk);
                         callback();
                     }
                 });
@@ -65,6 +70,8 @@ export function multipartBody(limits: MultipartLimits, memory: BodyMemory): Midd
         let parsed: [formidable.Fields, formidable.Files];
         try {
             parsed = await form.parse(ctx.req);
+            if (refusal != null)
+                throw refusal;
         } catch (error) {
             throw toMultipartError(error as {code?: number, httpCode?: number}, limits);
         } finally {

@@ -1,6 +1,7 @@
 import type http from "node:http";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
+import { clipLogText } from "../../logger.js";
 import { ApiError } from "./ApiError.js";
 import type { BodyHold } from "./BodyMemory.js";
 import { ClientDisconnectedError } from "./ClientDisconnectedError.js";
@@ -17,7 +18,7 @@ import { ClientDisconnectedError } from "./ClientDisconnectedError.js";
 export async function readBody(request: http.IncomingMessage, limitBytes: number, limitText: string, hold: BodyHold): Promise<Uint8Array> {
     const decoder = decoderOf(request.headers["content-encoding"]);
     const source: Readable = decoder == null ? request : request.pipe(decoder);
-    // A pipe does not pass on the request's end: a client gone mid-body must end the decoder's reading too.
+    // A pipe passes on the body's end, not an abort: a client gone mid-body must end the decoder's reading too.
     const cut = () => {
         if (!request.complete)
             decoder?.destroy(new ClientDisconnectedError());
@@ -36,7 +37,8 @@ export async function readBody(request: http.IncomingMessage, limitBytes: number
         }
     } catch (error) {
         if (decoder != null && !(error instanceof ApiError) && !(error instanceof ClientDisconnectedError))
-            throw ApiError.invalidRequest(`The request body could not be decoded as Content-Encoding '${request.headers["content-encoding"]}'.`, null, "invalid_encoding");
+            throw ApiError.invalidRequest(`The request body could not be decoded as Content-Encoding '${clipLogText(String(request.headers["content-encoding"]), 100)}'.`,
+                null, "invalid_encoding");
         throw error;
     } finally {
         if (decoder != null) {
@@ -61,6 +63,6 @@ function decoderOf(encoding: string | undefined) {
             return zlib.createBrotliDecompress();
         default:
             throw new ApiError(415, "invalid_request_error",
-                `Unsupported Content-Encoding '${encoding}': send the body uncompressed, or as gzip, deflate or br.`, {code: "unsupported_media_type"});
+                `Unsupported Content-Encoding '${clipLogText(String(encoding), 100)}': send the body uncompressed, or as gzip, deflate or br.`, {code: "unsupported_media_type"});
     }
 }
