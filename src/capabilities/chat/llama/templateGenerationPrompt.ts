@@ -58,15 +58,17 @@ export function withGenerationPrompt(contextText: LlamaText, render: TemplateRen
     const generationPrompt = open.slice(shared);
     if (!open.startsWith(closedTurn.slice(0, shared)) || placeholders.some((id) => generationPrompt.includes(id)))
         return null;
-    // The wrapper's text ends with the template text after the last placeholder (then the reply's empty content).
+    // The wrapper's text ends with the template text after the last placeholder (then the reply's empty content);
+    // that text may be joined to the template text before it, when the messages between hold empty content.
     const values = [...contextText.values];
     while (values.length > 0 && values.at(-1) === "")
         values.pop();
     const replaced = closedTurn.slice(shared);
     if (replaced !== "") {
-        if (!(values.at(-1) instanceof SpecialTokensText))
+        const last = values.at(-1);
+        if (!(last instanceof SpecialTokensText) || !last.value.endsWith(replaced))
             return null;
-        values.pop();
+        values[values.length - 1] = new SpecialTokensText(last.value.slice(0, last.value.length - replaced.length));
     }
     return LlamaText([...values, new SpecialTokensText(generationPrompt)]);
 }
