@@ -38,7 +38,8 @@ export class FakeChatEngine implements ChatEngine {
                 const results: ChoiceResult[] = [];
                 for (let index = 0; index < job.n; index++) {
                     if (this.script.cachedPromptTokens != null) {
-                        await Promise.resolve();
+                        // As the real engine: hooks only once the caller has its run.
+                        await new Promise((resolve) => setImmediate(resolve));
                         hooks.onPromptCache?.(index, this.script.cachedPromptTokens);
                     }
                     // A thinking model's output is split as the real engine splits it (ReasoningOutput).

@@ -42,6 +42,16 @@ describe("withGenerationPrompt", () => {
             .toMatch(/<\|user\|>Again<\|end\|><\|assistant\|>$/);
     });
 
+    it("messages of empty content: the template text around them is one piece, and only the reply's turn is replaced", () => {
+        const params = {messages, enable_thinking: true};
+        const output = render(params);
+        // LlamaText joins the template text around empty contents into one piece of special-token text.
+        const fixed = withGenerationPrompt(wrapperText(output, {U1: "", A1: "", U2: ""}, "R"), {params, output}, true, render);
+        const reference = render({messages: [{role: "user", content: ""}, {role: "assistant", content: ""}, {role: "user", content: ""}],
+            enable_thinking: true, add_generation_prompt: true});
+        expect(textOf(fixed)).toBe(reference);
+    });
+
     it("leaves the text alone when the reply is not a new turn of its own, or the renders do not line up", () => {
         const params = {messages};
         const output = render(params);

@@ -212,7 +212,8 @@ export interface ChatEngine extends Engine {
     /**
      * Renders and tokenizes the prompt (off the main thread when it is large) and takes a place in the model's
      * queue; settles once it has, so that a prompt that does not fit (`ContextLengthExceededError`) or a full
-     * queue (`QueueFullError`) is reported before any response header is sent.
+     * queue (`QueueFullError`) is reported before any response header is sent. `hooks` are called only after it
+     * has settled (a caller may set up what they write to once it has the run).
      */
     submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun>;
     /** The prompt tokens `job` would take (the rendered template, tools included), without running it. */

@@ -248,6 +248,8 @@ export class LlamaChatEngine implements ChatEngine {
             const slots = taken.map(({sequence}) => sequence);
             const leaseNumber = ++this.leasesGranted;
             const aloneAtStart = this.pool.load().busy === job.n;
+            // Hooks only once the caller has its run (it resumes in a microtask; this waits for the next turn).
+            await new Promise((resolve) => setImmediate(resolve));
             if (raw && job.rawPrompt!.echo === true) {
                 try {
                     hooks.onPrompt?.(await promptEcho({

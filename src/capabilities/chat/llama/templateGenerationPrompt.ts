@@ -58,15 +58,21 @@ export function withGenerationPrompt(contextText: LlamaText, render: TemplateRen
     const generationPrompt = open.slice(shared);
     if (!open.startsWith(closedTurn.slice(0, shared)) || placeholders.some((id) => generationPrompt.includes(id)))
         return null;
-    // The wrapper's text ends with the template text after the last placeholder (then the reply's empty content).
+    // The wrapper's text ends with the template text after the last placeholder (then the reply's empty content),
+    // as the wrapper wrote it (it may have taken an empty think block out); when the messages before hold empty
+    // content, the template text around them is joined to it in one piece, of which only that end is replaced.
     const values = [...contextText.values];
     while (values.length > 0 && values.at(-1) === "")
         values.pop();
     const replaced = closedTurn.slice(shared);
     if (replaced !== "") {
-        if (!(values.at(-1) instanceof SpecialTokensText))
+        const last = values.at(-1);
+        if (!(last instanceof SpecialTokensText))
             return null;
-        values.pop();
+        if (last.value.endsWith(replaced))
+            values[values.length - 1] = new SpecialTokensText(last.value.slice(0, last.value.length - replaced.length));
+        else
+            values.pop();
     }
     return LlamaText([...values, new SpecialTokensText(generationPrompt)]);
 }
