@@ -70,10 +70,10 @@ describe("speculative decoding gives the output of plain decoding", () => {
         engines.push(engine);
         return engine;
     };
-    // Drafts sized by acceptance alone (no clock): what is drafted, and so what is compared, is the same on any machine.
-    const timing = {fixedMs: 0, perTokenMs: 0, perTokenSteps: 0};
+    // Drafts sized by acceptance alone (a free draft: these 64-wide models are too small for their own cost to allow any).
+    const cost = {fixed: 0, perToken: 0};
     const off: SpeculativeOptions = {mode: "off", draftMax: 16};
-    const lookup: SpeculativeOptions = {mode: "lookup", draftMax: 16, timing};
+    const lookup: SpeculativeOptions = {mode: "lookup", draftMax: 16, cost};
 
     beforeAll(async () => {
         await makeTestLlamaGguf(copierPath, {...shape, nLayers: 2, seed: 21, residualGain: (_layer, part) => part === "attention" ? 0 : 1});
@@ -168,7 +168,7 @@ describe("speculative decoding gives the output of plain decoding", () => {
         // (A model drafting for itself would cost a whole step per draft token and is never drafted from.)
         for (const [target, draft] of [[layeredPath, truncatedPath]]) {
             const plain = await load(target, off);
-            const drafted = await load(target, {mode: "draft", draftMax: 8, draftModelPath: draft, timing});
+            const drafted = await load(target, {mode: "draft", draftMax: 8, draftModelPath: draft, cost});
             for (const prompt of await prompts(plain)) {
                 const [a] = await run(plain, job(prompt, {maxTokens: 32, logprobs: 2}));
                 const [b] = await run(drafted, job(prompt, {maxTokens: 32, logprobs: 2}));
@@ -182,7 +182,7 @@ describe("speculative decoding gives the output of plain decoding", () => {
     }, 180_000);
 
     it("a draft model with another vocabulary is refused at load, naming both models", async () => {
-        await expect(load(randomPath, {mode: "draft", draftMax: 8, draftModelPath: storiesModelPath, timing}))
+        await expect(load(randomPath, {mode: "draft", draftMax: 8, draftModelPath: storiesModelPath, cost}))
             .rejects.toThrow(/Draft model 'stories260K\.gguf' cannot draft for 'spec-random\.gguf': their vocabularies differ/);
     }, 60_000);
 });

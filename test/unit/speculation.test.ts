@@ -1,7 +1,9 @@
 import type { Token } from "node-llama-cpp";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { NgramLookup } from "../../src/capabilities/chat/llama/speculation/NgramLookup.js";
 import { DraftLength } from "../../src/capabilities/chat/llama/speculation/DraftLength.js";
+import { estimatedStepMs, modelDraftCost } from "../../src/capabilities/chat/llama/speculation/modelDraftCost.js";
+import { PromptLookupPredictor } from "../../src/capabilities/chat/llama/speculation/PromptLookupPredictor.js";
 import { chatManifest } from "../../src/capabilities/chat/chatManifest.js";
 import { speculativeOptions } from "../../src/capabilities/chat/speculativeOptions.js";
 import { loadConfig } from "../../src/config.js";
@@ -73,6 +75,54 @@ describe("DraftLength: drafts as long as they pay for their verification", () =>
         // Once q < costRatio: pauses of 1, 2, 4 ... steps without drafting (each followed by a one-token draft), capped at 64.
         const firstPause = pausesSeen.findIndex((paused) => paused > 0);
         expect(pausesSeen.slice(firstPause, firstPause + 8)).toEqual([1, 2, 4, 8, 16, 32, 64, 64]);
+    });
+});
+
+describe("the draft cost: fixed by the model's size, never by a clock", () => {
+    it("a 1 MB model (stories260K) never drafts; a 58 MB one does; on a large one a draft token costs about a tenth of a step", () => {
+        expect(estimatedStepMs(1_040_128)).toBeCloseTo(0.6, 1);
+        expect(DraftLength.canPay(modelDraftCost(1_040_128), 64)).toBe(false);
+        const mid = modelDraftCost(58_208_256);
+        expect(DraftLength.canPay(mid, 16)).toBe(true);
+        expect(DraftLength.shortestPaying(mid)).toBe(1);
+        const large = modelDraftCost(4_000_000_000);
+        expect(large.perToken).toBeCloseTo(0.1, 2);
+        expect(large.fixed).toBeLessThan(0.001);
+        // A draft model adds its own step per draft token.
+        expect(modelDraftCost(58_208_256, 0.25).perToken).toBeCloseTo(mid.perToken + 0.25, 10);
+    });
+
+    it("prompt lookup drafts the same on a busy machine as on an idle one: its lengths come from what was accepted", () => {
+        // A passage, then its copy with one token changed: drafts are accepted, one is cut short, and drafting goes on.
+        const passage = Array.from({length: 24}, (_, index) => 10 + index);
+        const prompt = t(...passage, 1, ...passage.slice(0, 3));
+        const answer = t(...passage.slice(3, 12), 99, ...passage.slice(13), 1, ...passage.slice(0, 8));
+        const drafts = (clockStepMs: number) => {
+            let now = 0;
+            const clock = vi.spyOn(performance, "now").mockImplementation(() => now += clockStepMs);
+            try {
+                const predictor = new PromptLookupPredictor({maxDraft: 16, minNgram: 2, maxNgram: 4, cost: modelDraftCost(58_208_256)});
+                predictor.reset({stateTokens: [...prompt]} as unknown as Parameters<PromptLookupPredictor["reset"]>[0]);
+                const lengths: number[] = [];
+                // The target takes the accepted part of each draft and one token of its own.
+                for (let position = 0; position < answer.length;) {
+                    const draft = predictor.predictTokens();
+                    lengths.push(draft.length);
+                    let accepted = 0;
+                    while (accepted < draft.length && draft[accepted] === answer[position + accepted])
+                        accepted++;
+                    const taken = answer.slice(position, position + accepted + 1);
+                    predictor.pushTokens(taken);
+                    position += taken.length;
+                }
+                return lengths;
+            } finally {
+                clock.mockRestore();
+            }
+        };
+        const idle = drafts(0.001);
+        expect(idle.filter((length) => length > 1).length).toBeGreaterThan(1);
+        expect(drafts(50)).toEqual(idle);
     });
 });
 

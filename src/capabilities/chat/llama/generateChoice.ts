@@ -138,7 +138,6 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
             if (result.done)
                 break;
             const token = result.value;
-            speculation?.tokenArrived();
             if (model.isEogToken(token) || output.stopped) {
                 finishReason = "stop";
                 break;

@@ -1,30 +1,13 @@
 import { TokenPredictor, type Token } from "node-llama-cpp";
-import { DraftLength } from "./DraftLength.js";
-
-export type DraftTiming = {
-    /** What a draft costs beside a plain step, whatever the model: node-llama-cpp's own work per verification (ms). */
-    fixedMs: number;
-    /** The same per draft token (ms): a batch row and a sampling. */
-    perTokenMs: number;
-    /** Per draft token, in steps of the target: verifying it in the batch, and a draft model's own step. */
-    perTokenSteps: number;
-};
+import { DraftLength, type DraftCost } from "./DraftLength.js";
 
 /**
- * Weights of a timed plain step in the average: a faster step counts much, a slower one little, so the average
- * follows the model's speed rather than pauses of the event loop (a response's first writes, a collection).
- */
-const fasterStepWeight = 0.5;
-const slowerStepWeight = 0.05;
-const fastestDrift = 0.01;
-
-/**
- * What both of our token predictors share: how long a draft may be (DraftLength, one per kind of draft: a
- * 4-token match inside a copied passage and a 2-token match in free text are accepted at very different rates),
- * learnt from how much of each draft the target accepted, at a cost in steps that depends on how long a plain
- * step takes: node-llama-cpp's fixed work per verification is most of a step for a 1 MB model (under a
- * millisecond per token) and nothing for one whose step takes 10 ms. The plain step is timed between calls (an
- * estimate for choosing lengths only: what is generated never depends on it).
+ * What both of our token predictors share: how long a draft may be (DraftLength, one per kind of draft: a 4-token
+ * match inside a copied passage and a 2-token match in free text are accepted at very different rates), learnt from
+ * how much of each draft the target accepted, at the model's draft cost in steps (modelDraftCost: fixed when the
+ * model loads). Every decision comes from counts of the generation's own tokens and that fixed cost, never from a
+ * clock, so the same request drafts the same on a busy machine as on an idle one: a sampled request draws one random
+ * number per verified position, so what is drafted decides its output.
  * node-llama-cpp calls `reset` when a generation starts, `pushTokens` with each token the sequence takes, and
  * `predictTokens` before each decode that may verify a draft; the tokens pushed after a draft say how much of
  * it was accepted.
@@ -34,13 +17,8 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
     private lastDraft: readonly Token[] = [];
     private lastKind = 0;
     private pushedSinceDraft: Token[] = [];
-    /** Exponential average of a step without a draft (ms; null until one was timed), and when the last step began with no draft. */
-    private plainStepMs: number | null = null;
-    private plainStepStarted: number | null = null;
-    /** The fastest plain step seen, drifting up slowly: the model's own speed, whatever the prompt's length. */
-    private fastestPlainStepMs: number | null = null;
 
-    constructor(private readonly maxDraft: number, private readonly timing: DraftTiming) {
+    constructor(private readonly maxDraft: number, private readonly cost: DraftCost) {
         super();
     }
 
@@ -49,7 +27,6 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
         this.lengths.clear();
         this.lastDraft = [];
         this.pushedSinceDraft = [];
-        this.plainStepStarted = null;
     }
 
     /** Tokens the sequence took (from `pushTokens`). */
@@ -58,35 +35,12 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
             this.pushedSinceDraft.push(...tokens);
     }
 
-    /** Call first in every `predictTokens`: a decoding step begins (and the last one, if plain, is timed). */
-    protected stepBegins() {
-        const now = performance.now();
-        if (this.plainStepStarted != null)
-            this.timedPlainStep(now - this.plainStepStarted);
-        this.plainStepStarted = now;
-    }
-
-    /** A step without a draft took `ms` (timed here, or by the generation loop while no predictor is attached). */
-    timedPlainStep(ms: number) {
-        this.plainStepMs = this.plainStepMs == null
-            ? ms
-            : this.plainStepMs + (ms < this.plainStepMs ? fasterStepWeight : slowerStepWeight) * (ms - this.plainStepMs);
-        this.fastestPlainStepMs = this.fastestPlainStepMs == null || ms < this.fastestPlainStepMs
-            ? ms
-            : this.fastestPlainStepMs + fastestDrift * (ms - this.fastestPlainStepMs);
-    }
-
     /**
-     * Whether a draft could pay on this model at all (one accepted whole, at the draft cost of its fastest plain
-     * steps); true until a plain step was timed. Where it cannot, generations do without the predictor.
+     * Whether a draft could pay on this model at all (one accepted whole, at the model's draft cost). Where it cannot
+     * (a model whose step costs about what verifying one draft token does), generations do without the predictor.
      */
     worthDrafting(): boolean {
-        return this.fastestPlainStepMs == null || DraftLength.canPay(this.costNow(this.fastestPlainStepMs), this.maxDraft);
-    }
-
-    private costNow(plainStepMs: number) {
-        const {fixedMs, perTokenMs, perTokenSteps} = this.timing;
-        return {fixed: fixedMs / plainStepMs, perToken: perTokenMs / plainStepMs + perTokenSteps};
+        return DraftLength.canPay(this.cost, this.maxDraft);
     }
 
     /** The length a draft of this kind may have now (0: none), after learning from the last draft. */
@@ -99,17 +53,11 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
             this.lastDraft = [];
             this.pushedSinceDraft = [];
         }
-        // No draft before a plain step was timed (the first step of a generation).
-        if (this.plainStepMs == null)
-            return 0;
-        return this.lengthsOf(kind).next(this.costNow(this.plainStepMs));
+        return this.lengthsOf(kind).next(this.cost);
     }
 
     /** The draft handed to node-llama-cpp. */
     protected proposed(draft: Token[], kind: number): Token[] {
-        // A step that verifies a draft is not a plain step.
-        if (draft.length > 0)
-            this.plainStepStarted = null;
         this.lastDraft = draft;
         this.lastKind = kind;
         return draft;

@@ -7,34 +7,21 @@ import { unusedPredictions } from "./unusedPredictions.js";
 /**
  * One choice's side of speculative decoding (generateChoice). Drafts are verified inside node-llama-cpp's
  * generator, whose tokens still come out one by one, each the model's own pick. A choice that may not draft
- * (`allowed` false: penalties, a grammar after a thought) or whose model is too small for drafts to pay
- * generates without the predictor on its sequence, and times its steps for it; a choice that drafted removes
- * the verified draft tokens it did not use when it ends.
+ * (`allowed` false: penalties, a grammar after a thought) or whose model is too small for drafts to pay (decided
+ * from the model's size at load, never from a clock) generates without the predictor on its sequence; a choice that
+ * drafted removes the verified draft tokens it did not use when it ends.
  */
 export class ChoiceSpeculation {
     private readonly drafting: boolean;
-    private readonly timesSteps: boolean;
     private readonly reattach: (() => void) | null;
     private readonly predictionsBefore: LlamaContextSequence["tokenPredictions"];
-    private lastTokenAt: number | null = null;
 
     /** Before the choice's generator is made. */
-    constructor(private readonly sequence: LlamaContextSequence, private readonly predictor: SwitchablePredictor, allowed: boolean) {
+    constructor(private readonly sequence: LlamaContextSequence, predictor: SwitchablePredictor, allowed: boolean) {
         this.drafting = allowed && predictor.inner.worthDrafting();
-        this.timesSteps = allowed && !this.drafting;
         predictor.active = this.drafting;
         this.reattach = this.drafting ? null : detachPredictor(sequence);
         this.predictionsBefore = sequence.tokenPredictions;
-    }
-
-    /** A token came out of the generator. */
-    tokenArrived() {
-        if (!this.timesSteps)
-            return;
-        const now = performance.now();
-        if (this.lastTokenAt != null)
-            this.predictor.inner.timedPlainStep(now - this.lastTokenAt);
-        this.lastTokenAt = now;
     }
 
     /** Once the generator is done with the sequence. */

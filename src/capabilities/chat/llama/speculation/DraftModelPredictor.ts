@@ -1,5 +1,6 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { AdaptiveDraftPredictor, type DraftTiming } from "./AdaptiveDraftPredictor.js";
+import { AdaptiveDraftPredictor } from "./AdaptiveDraftPredictor.js";
+import type { DraftCost } from "./DraftLength.js";
 
 /**
  * Draft-model speculative decoding: before a step, a sequence of the draft model is brought to the target's
@@ -14,8 +15,8 @@ import { AdaptiveDraftPredictor, type DraftTiming } from "./AdaptiveDraftPredict
 export class DraftModelPredictor extends AdaptiveDraftPredictor {
     private state: Token[] = [];
 
-    constructor(private readonly draftSequence: LlamaContextSequence, options: {maxDraft: number, timing: DraftTiming}) {
-        super(options.maxDraft, options.timing);
+    constructor(private readonly draftSequence: LlamaContextSequence, options: {maxDraft: number, cost: DraftCost}) {
+        super(options.maxDraft, options.cost);
     }
 
     override reset({stateTokens}: {stateTokens: Token[]}) {
@@ -29,7 +30,6 @@ export class DraftModelPredictor extends AdaptiveDraftPredictor {
     }
 
     override async predictTokens(): Promise<Token[]> {
-        this.stepBegins();
         const length = this.allowedLength(0);
         if (length === 0 || this.state.length === 0)
             return [];

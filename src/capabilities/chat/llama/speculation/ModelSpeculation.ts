@@ -1,7 +1,8 @@
 import type { Llama, LlamaContext, LlamaContextSequence } from "node-llama-cpp";
-import type { DraftTiming } from "./AdaptiveDraftPredictor.js";
+import { DraftLength, type DraftCost } from "./DraftLength.js";
 import { DraftModelPredictor } from "./DraftModelPredictor.js";
 import { loadDraftModel, type DraftModel } from "./loadDraftModel.js";
+import { modelDraftCost } from "./modelDraftCost.js";
 import { PromptLookupPredictor } from "./PromptLookupPredictor.js";
 import { SpeculationCounters, type SpeculationStats } from "./SpeculationCounters.js";
 import type { SpeculativeOptions } from "./SpeculativeOptions.js";
@@ -10,12 +11,6 @@ import { SwitchablePredictor } from "./SwitchablePredictor.js";
 
 /** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */
 const lookupNgrams = {minNgram: 2, maxNgram: 4};
-/**
- * What verifying a draft costs beside a plain step (AdaptiveDraftPredictor), measured on this project's 2-core
- * machine (bench:speculative): node-llama-cpp's own work per verification and per draft token, and the share of
- * a step a token adds to the batch of a model whose step is mostly reading its weights.
- */
-const draftTiming: DraftTiming = {fixedMs: 0.1, perTokenMs: 0.8, perTokenSteps: 0.1};
 
 /**
  * A chat model's speculative decoding (the engine's side): its draft model if it has one, the predictor of
@@ -25,14 +20,21 @@ export class ModelSpeculation {
     private readonly predictors = new Map<LlamaContextSequence, SwitchablePredictor>();
     private readonly counters = new SpeculationCounters();
 
-    private constructor(readonly options: SpeculativeOptions, private readonly draft: DraftModel | null) {}
+    /** What a draft costs in steps of the target (its draft model's steps included), fixed at load. */
+    private readonly cost: DraftCost;
+
+    private constructor(readonly options: SpeculativeOptions, private readonly draft: DraftModel | null, targetWeightBytes: number) {
+        const own = options.cost ?? modelDraftCost(targetWeightBytes);
+        // Each draft token also costs a step of the draft model, roughly its share of the weights read per step.
+        this.cost = draft == null ? own : {...own, perToken: own.perToken + draft.stepShare};
+    }
 
     /** `target`: the model's context (made first) and file. A draft model of another vocabulary is refused here. */
     static async load(llama: Llama, target: {context: LlamaContext, modelPath: string}, options: SpeculativeOptions | undefined,
         runtime: {threads: number, gpuLayers: "auto" | "max" | number, flashAttention: boolean | "auto"}): Promise<ModelSpeculation> {
         const resolved = options ?? {mode: "off", draftMax: 0};
         const draft = resolved.mode === "draft" ? await loadDraftModel(llama, target, {modelPath: resolved.draftModelPath!, ...runtime}) : null;
-        return new ModelSpeculation(resolved, draft);
+        return new ModelSpeculation(resolved, draft, target.context.model.size);
     }
 
     get mode() {
@@ -65,9 +67,12 @@ export class ModelSpeculation {
 
     /** For the Loaded log line. */
     describe(): string {
-        return this.options.mode === "off" || speculationPatched()
-            ? this.options.mode
-            : `${this.options.mode} (node-llama-cpp is not patched: run npm install; at most one draft token per step)`;
+        const {mode, draftMax} = this.options;
+        if (mode === "off")
+            return mode;
+        if (!speculationPatched())
+            return `${mode} (node-llama-cpp is not patched: run npm install; at most one draft token per step)`;
+        return DraftLength.canPay(this.cost, draftMax) ? mode : `${mode} (no draft can pay on a model this small: decoding one token per step)`;
     }
 
     /** After the target's context (which disposes the predictors). */
@@ -78,15 +83,10 @@ export class ModelSpeculation {
 
     private createPredictor(): SwitchablePredictor | null {
         const {mode, draftMax} = this.options;
-        const timing = this.options.timing ?? draftTiming;
         if (mode === "lookup")
-            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, timing, ...lookupNgrams}));
+            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, cost: this.cost, ...lookupNgrams}));
         if (mode === "draft")
-            return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {
-                maxDraft: draftMax,
-                // Each draft token also costs a step of the draft model, roughly its share of the weights read per step.
-                timing: {...timing, perTokenSteps: timing.perTokenSteps + this.draft!.stepShare}
-            }));
+            return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {maxDraft: draftMax, cost: this.cost}));
         return null;
     }
 }

@@ -1,5 +1,6 @@
 import type { Token } from "node-llama-cpp";
-import { AdaptiveDraftPredictor, type DraftTiming } from "./AdaptiveDraftPredictor.js";
+import { AdaptiveDraftPredictor } from "./AdaptiveDraftPredictor.js";
+import type { DraftCost } from "./DraftLength.js";
 import { NgramLookup } from "./NgramLookup.js";
 
 export type PromptLookupOptions = {
@@ -9,8 +10,8 @@ export type PromptLookupOptions = {
     minNgram: number;
     /** Longest suffix tried first (tokens). */
     maxNgram: number;
-    /** See AdaptiveDraftPredictor. */
-    timing: DraftTiming;
+    /** What a draft costs in steps of the model (modelDraftCost). */
+    cost: DraftCost;
 };
 
 /** Prompt-lookup decoding: drafts from NgramLookup over the sequence's whole text, their length learnt per matched suffix length. */
@@ -18,7 +19,7 @@ export class PromptLookupPredictor extends AdaptiveDraftPredictor {
     private readonly lookup: NgramLookup;
 
     constructor(options: PromptLookupOptions) {
-        super(options.maxDraft, options.timing);
+        super(options.maxDraft, options.cost);
         this.lookup = new NgramLookup({minNgram: options.minNgram, maxNgram: options.maxNgram});
     }
 
@@ -33,7 +34,6 @@ export class PromptLookupPredictor extends AdaptiveDraftPredictor {
     }
 
     override predictTokens(): Token[] {
-        this.stepBegins();
         const match = this.lookup.match();
         const length = match == null ? 0 : this.allowedLength(match.n);
         return length === 0 ? [] : this.proposed(this.lookup.draft(length, match), match!.n);

@@ -1,4 +1,4 @@
-import type { DraftTiming } from "./AdaptiveDraftPredictor.js";
+import type { DraftCost } from "./DraftLength.js";
 
 /** Speculative decoding for one chat model (config `--speculative`, manifest `speculative` / `draftModel`). */
 export type SpeculativeOptions = {
@@ -9,8 +9,8 @@ export type SpeculativeOptions = {
     /** `draft`: the draft model's GGUF (a vocabulary the target accepts). */
     draftModelPath?: string;
     /**
-     * What a draft costs beside a plain step, which sizes drafts (AdaptiveDraftPredictor); default: as measured on
-     * this project's machine. All zero: drafts are sized by acceptance alone, whatever the clock says (tests).
+     * What a draft costs in plain steps of the model, which sizes drafts (AdaptiveDraftPredictor); default: from the
+     * model's size (modelDraftCost). All zero: drafts are sized by acceptance alone, on a model of any size (tests).
      */
-    timing?: DraftTiming;
+    cost?: DraftCost;
 };
