@@ -31,9 +31,12 @@ export const transcriptionCapability: Capability<TranscriptionEngine, Transcript
         router.post("/audio/translations", upload, transcriptionHandler(context, "translate"));
     },
     toApiError(error) {
-        if (error instanceof AudioFileRefusedError)
-            return ApiError.invalidRequest(error.code === "invalid_file_format" ? `Could not decode the uploaded 'file': ${error.message}`
-                : `The uploaded 'file' is refused: ${error.message}${error.code === "audio_too_long" ? " (the server's --max-audio-seconds)" : ""}`, "file", error.code);
+        if (error instanceof AudioFileRefusedError) {
+            if (error.code === "invalid_file_format")
+                return ApiError.invalidRequest(`Could not decode the uploaded 'file': ${error.message}`, "file", error.code);
+            const reason = error.message.charAt(0).toLowerCase() + error.message.slice(1).replace(/\.$/u, "");
+            return ApiError.invalidRequest(`The uploaded 'file' is refused: ${reason}${error.code === "audio_too_long" ? " (the server's --max-audio-seconds)" : ""}.`, "file", error.code);
+        }
         return undefined;
     }
 };
