@@ -163,7 +163,10 @@ describe("a stream cut by the shutdown's grace ends with its format's terminal e
                     response: {...created.response, status: "failed", error: {code: "server_error", message}}
                 }, "response.failed")), responsesRaw).toBe(true);
                 // Messages: Anthropic's error event.
-                expect((await anthropicRaw.ended).raw.endsWith(sse({type: "error", error: {type: "overloaded_error", message}}, "error"))).toBe(true);
+                // Anthropic's error bodies carry the request's id (as the `request-id` header does).
+                const messagesRaw = (await anthropicRaw.ended).raw;
+                const requestId = /"request_id":"(req_[0-9a-f]+)"/.exec(messagesRaw)?.[1];
+                expect(messagesRaw.endsWith(sse({type: "error", error: {type: "overloaded_error", message}, request_id: requestId}, "error")), messagesRaw).toBe(true);
                 // Speech (SSE), images and transcription: OpenAI's error event, no [DONE] (their streams have none).
                 for (const stream of [speechSse, image, transcript]) {
                     const {raw, error} = await stream.ended;

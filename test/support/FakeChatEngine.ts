@@ -35,13 +35,12 @@ export class FakeChatEngine implements ChatEngine {
         this.busy++;
         const done = (async () => {
             try {
+                // As the real engine: no hook before the caller has its run (submit has settled).
+                await new Promise((resolve) => setImmediate(resolve));
                 const results: ChoiceResult[] = [];
                 for (let index = 0; index < job.n; index++) {
-                    if (this.script.cachedPromptTokens != null) {
-                        // As the real engine: hooks only once the caller has its run.
-                        await new Promise((resolve) => setImmediate(resolve));
+                    if (this.script.cachedPromptTokens != null)
                         hooks.onPromptCache?.(index, this.script.cachedPromptTokens);
-                    }
                     // A thinking model's output is split as the real engine splits it (ReasoningOutput).
                     const output = new ReasoningOutput(this.info.reasoningFormat, false, {
                         reasoning: (text) => hooks.onReasoning?.(index, text),
