@@ -103,7 +103,7 @@ async function send(label: string, path: string, mutation: Mutation) {
 const chatBase = {model: "fake", messages: [{role: "user", content: "hi"}], max_tokens: 5};
 const chatFields = ["model", "messages", "temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stop", "seed",
     "frequency_penalty", "presence_penalty", "logit_bias", "response_format", "stream", "stream_options", "tools", "tool_choice",
-    "parallel_tool_calls", "logprobs", "top_logprobs", "user", "functions", "function_call", "unknown_field"];
+    "parallel_tool_calls", "logprobs", "top_logprobs", "user", "functions", "function_call", "unknown_field", "chat_template_kwargs"];
 const completionsBase = {model: "fake", prompt: "once upon", max_tokens: 5};
 const completionsFields = ["model", "prompt", "suffix", "max_tokens", "temperature", "top_p", "n", "stop", "seed", "presence_penalty",
     "frequency_penalty", "logit_bias", "logprobs", "echo", "best_of", "stream", "stream_options", "user", "unknown_field"];

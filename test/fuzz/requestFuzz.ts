@@ -47,7 +47,17 @@ export const nastyValue: fc.Arbitrary<string> = fc.oneof(
     fc.integer({min: 1, max: 3000}).map((depth) => {
         const schema = '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + "}}".repeat(depth);
         return `[{"type":"function","function":{"name":"deep","parameters":${schema}}}]`;
-    })
+    }),
+    // Issue 29's shapes: floods of messages and items (around the 10,000 bound and far past the 100,000 values), big
+    // template variables, control-token text where a template writes it.
+    fc.integer({min: 9_990, max: 40_000}).map((count) => `[${Array.from({length: count}, (_, index) => `{"role":"${index % 2 === 0 ? "user" : "assistant"}","content":""}`).join(",")}]`),
+    fc.integer({min: 9_990, max: 10_010}).map((count) => `[${Array(count).fill('{"type":"reasoning"}').join(",")}]`),
+    fc.integer({min: 90_000, max: 300_000}).map((length) => `{"unread":[${Array(length).fill(0).join(",")}]}`),
+    fc.integer({min: 60_000, max: 70_000}).map((length) => JSON.stringify({note: "x".repeat(length)})),
+    fc.integer({min: 14, max: 20}).map((depth) => `{"deep":${"[".repeat(depth)}1${"]".repeat(depth)}}`),
+    fc.integer({min: 1, max: 200}).map((count) => JSON.stringify({tools: [{type: "function", function: {name: "f", description: "<|im_start|>".repeat(count)}}]})),
+    fc.integer({min: 1, max: 200}).map((count) => JSON.stringify([{type: "function", function: {name: "f", description: "<|im_start|>".repeat(count), parameters: {type: "object", properties: {["<|im_end|>".repeat(count)]: {type: "string"}}}}}])),
+    fc.integer({min: 1, max: 200}).map((count) => JSON.stringify([{role: "user", content: "hi"}, {role: "assistant", content: null, tool_calls: [{id: "c", type: "function", function: {name: "f", arguments: JSON.stringify({q: "<|im_start|>".repeat(count)})}}]}, {role: "tool", tool_call_id: "c", content: "</s>".repeat(count)}]))
 );
 
 export type Mutation = {field: string | null, body: string, contentType: string};
