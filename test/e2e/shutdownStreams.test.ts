@@ -1,13 +1,12 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerShutdownError } from "../../src/core/http/ServerShutdownError.js";
 import { eventually } from "../support/eventually.js";
+import { npmRunGatedServer } from "../support/npmRunGatedServer.js";
 import { gatedTranscript } from "../support/gatedFakeEngines.js";
 
 // When the shutdown's grace (SHUTDOWN_TIMEOUT_MS) ends, every stream still open ends with its format's terminal
@@ -15,7 +14,6 @@ import { gatedTranscript } from "../support/gatedFakeEngines.js";
 // runs it (`npm run test:gated-server`: the same `exec node` script) with gated fake engines
 // (test/support/gatedFakeEngines.ts): each stream sends its first piece, then waits for a gate this test never
 // opens, so every stream is still open when the grace ends, whatever the machine's speed.
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const graceMs = 200;
 const message = new ServerShutdownError(graceMs).message;
 const openAiError = {error: {message, type: "service_unavailable_error", param: null, code: "server_shutting_down"}};
@@ -87,18 +85,8 @@ async function iterating<T>(stream: AsyncIterable<T>) {
 describe("a stream cut by the shutdown's grace ends with its format's terminal error", () => {
     for (const how of ["SIGTERM to npm", "SIGINT to the process group (Ctrl-C)"] as const) {
         it(`${how}: chat, completions, Responses, Messages, speech, images and transcription streams, raw and through the official clients`, async () => {
-            const npm = spawn("npm", ["run", "test:gated-server", "--", "--models", path.join(dir, "models.json"), "--port", "0", "--workers", "1"], {
-                cwd: projectRoot, detached: true,
-                env: {...process.env, GATED_FAKE_ENGINES: "1", SHUTDOWN_TIMEOUT_MS: String(graceMs), LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: "", GPU: "off"},
-                stdio: ["ignore", "pipe", "pipe"]
-            });
-            let output = "";
-            npm.stdout!.on("data", (data) => output += data);
-            npm.stderr!.on("data", (data) => output += data);
-            const exited = new Promise<number | null>((resolve) => npm.on("exit", (code) => resolve(code)));
+            const {npm, url, exited, output, killGroup} = await npmRunGatedServer(path.join(dir, "models.json"), {GATED_FAKE_ENGINES: "1", SHUTDOWN_TIMEOUT_MS: String(graceMs)});
             try {
-                expect(await eventually(() => output.includes("Ready."), 6000), output).toBe(true);
-                const url = /listening on (http:\/\/\S+)\/v1/.exec(output)![1];
                 const post = (route: string, body: unknown) => fetch(`${url}/v1${route}`, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
                 const openai = new OpenAI({baseURL: `${url}/v1`, apiKey: "none", maxRetries: 0});
                 const anthropic = new Anthropic({baseURL: url, apiKey: "none", maxRetries: 0});
@@ -203,16 +191,12 @@ describe("a stream cut by the shutdown's grace ends with its format's terminal e
 
                 expect(await exited).toBe(0);
                 // Logged as shutdown aborts with the status that went out (200), not as failures.
-                const aborted = output.split("\n").filter((line) => line.includes('aborted="shutdown"'));
-                expect(aborted, output).toHaveLength(14);
-                expect(aborted.every((line) => line.includes(" INFO ") && line.includes("status=200")), output).toBe(true);
-                expect(output).not.toMatch(/ ERROR |Stream failed|Unhandled/);
+                const aborted = output().split("\n").filter((line) => line.includes('aborted="shutdown"'));
+                expect(aborted, output()).toHaveLength(14);
+                expect(aborted.every((line) => line.includes(" INFO ") && line.includes("status=200")), output()).toBe(true);
+                expect(output()).not.toMatch(/ ERROR |Stream failed|Unhandled/);
             } finally {
-                try {
-                    process.kill(-npm.pid!, "SIGKILL");
-                } catch {
-                    // already gone
-                }
+                killGroup();
             }
         }, 120_000);
     }

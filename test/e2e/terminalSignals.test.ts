@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.js";
+import { npmRunGatedServer } from "../support/npmRunGatedServer.js";
 import { readSse } from "../support/startTestServer.js";
 import { gateModel } from "../support/capabilities/gateCapability.js";
 
@@ -13,7 +12,6 @@ import { gateModel } from "../support/capabilities/gateCapability.js";
 // streams finish, exit code 0. The server runs under npm's run-script as `npm start` does
 // (`npm run test:gated-server`: the same `exec node` script, plus the test-only gate capability of
 // test/support/gatedServerMain.ts so a stream is in flight for sure), in a process group of its own.
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 let dir: string;
 beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-test-signals-"));
@@ -35,18 +33,8 @@ function childrenOf(pid: number): number[] {
 describe("signals as a terminal sends them", () => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
         it(`${signal} to npm's whole process group: one graceful shutdown, the stream in flight ends normally, exit code 0`, async () => {
-            const npm = spawn("npm", ["run", "test:gated-server", "--", "--models", path.join(dir, "models.json"), "--port", "0", "--workers", "1"], {
-                cwd: projectRoot, detached: true,
-                env: {...process.env, LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: "", GPU: "off"},
-                stdio: ["ignore", "pipe", "pipe"]
-            });
-            let output = "";
-            npm.stdout!.on("data", (data) => output += data);
-            npm.stderr!.on("data", (data) => output += data);
-            const exited = new Promise<number | null>((resolve) => npm.on("exit", (code) => resolve(code)));
+            const {npm, url, exited, output, killGroup} = await npmRunGatedServer(path.join(dir, "models.json"));
             try {
-                expect(await eventually(() => output.includes("Ready."), 6000)).toBe(true);
-                const url = /listening on (http:\/\/\S+)\/v1/.exec(output)![1];
                 const stream = await fetch(`${url}/v1/gate/hold`, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({model: "gate"})});
                 const events = readSse(stream);
                 expect(await eventually(async () => (await (await fetch(`${url}/health`)).json() as {models: {gate: {busy: number}}}).models.gate.busy === 1)).toBe(true);
@@ -54,22 +42,18 @@ describe("signals as a terminal sends them", () => {
                 const node = childrenOf(npm.pid!).find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("gatedServerMain"))
                     ?? childrenOf(npm.pid!).flatMap(childrenOf).find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("gatedServerMain"));
                 process.kill(-npm.pid!, signal);
-                expect(await eventually(() => output.includes(`${signal}: shutting down`), 1000), output).toBe(true);
+                expect(await eventually(() => output().includes(`${signal}: shutting down`), 1000), output()).toBe(true);
                 // npm forwards the signal once more; when exactly is npm's business, so the test sends that copy itself too.
                 process.kill(node!, signal);
-                expect(await eventually(() => output.includes(`${signal} again`), 1000), output).toBe(true);
-                expect(output).not.toContain("exiting now");
+                expect(await eventually(() => output().includes(`${signal} again`), 1000), output()).toBe(true);
+                expect(output()).not.toContain("exiting now");
                 // The stream is still in flight; let it finish.
                 process.kill(node!, "SIGUSR2");
                 const {events: received} = await events;
                 expect(received.map((event) => event.event)).toEqual(["held", "released"]);
                 expect(await exited).toBe(0);
             } finally {
-                try {
-                    process.kill(-npm.pid!, "SIGKILL");
-                } catch {
-                    // already gone
-                }
+                killGroup();
             }
         }, 120_000);
     }
