@@ -1,5 +1,5 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, ReasoningFormat, TokenLogprob } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -27,8 +27,7 @@ import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
-import type { ReasoningFormat } from "../ReasoningFormat.js";
-import { ReasoningOutput } from "../ReasoningOutput.js";
+import { ReasoningOutput } from "./text/ReasoningOutput.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
 import { measureTemplateFloor } from "./measureTemplateFloor.js";
 import { preparePrompt, type PreparedPrompt, type PromptRequest } from "./preparePrompt.js";
