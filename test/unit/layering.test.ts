@@ -122,6 +122,15 @@ describe("layering of src/", () => {
         }
         expect(violations).toEqual([]);
     });
+
+    it("the chat engine imports from chat/ only the engine interface and the errors it raises", () => {
+        const chat = path.join(src, "capabilities/chat"), engine = path.join(chat, "llama");
+        const allowed = (target: string) => target === path.join(chat, "ChatEngine.ts") || target.startsWith(path.join(chat, "errors") + path.sep);
+        const violations = sourceFiles(engine).flatMap((file) => relativeImports(file)
+            .filter((target) => target.startsWith(chat + path.sep) && !target.startsWith(engine + path.sep) && !allowed(target))
+            .map((target) => `${relativeOf(file)} imports ${relativeOf(target)}`));
+        expect(violations).toEqual([]);
+    });
 });
 
 /**
