@@ -5,15 +5,16 @@ import { describe, expect, it } from "vitest";
 const src = path.resolve(import.meta.dirname, "../../src");
 
 /**
- * Every layer imports only downward. Leaves (config, logger, version, projectRoot) are below all;
+ * Every layer imports only downward. Leaves (settings, logger, version, projectRoot) are below all; config.ts
+ * reads the settings of the server and of each capability's manifest part, so it sits with the capabilities;
  * a capability never imports another capability's folder: what two capabilities share (audio
  * codecs, resampling) lives below them, in media/.
  */
 const layers: [prefix: string, rank: number][] = [
-    ["config.ts", 0], ["logger.ts", 0], ["version.ts", 0], ["projectRoot.ts", 0], ["demoModelPath.ts", 0],
+    ["settings/", 0], ["logger.ts", 0], ["version.ts", 0], ["projectRoot.ts", 0], ["demoModelPath.ts", 0],
     ["core/", 1],
     ["runtimes/", 2], ["media/", 2],
-    ["auth/", 3], ["capabilities/", 3],
+    ["auth/", 3], ["capabilities/", 3], ["config.ts", 3],
     ["server/", 4], ["download/", 4],
     ["startServer.ts", 5], ["usageText.ts", 5],
     ["runServerCommand.ts", 6],
