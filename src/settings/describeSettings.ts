@@ -15,13 +15,17 @@ export function helpLine(flag: string, env: string, shown: string, help: string)
     return shown.length > 13 ? `${start}${shown}\n${" ".repeat(start.length + 15)}${help}` : `${start}${shown.padEnd(14)} ${help}`;
 }
 
-/** docs/configuration.md's table of these settings (markdown), in their order. */
+/** docs/configuration.md's table of these settings (markdown), in their order; a number's bounds follow its default. */
 export function docsTable(settings: readonly Setting<unknown>[]): string {
     const code = (name: string | undefined) => name == null ? "" : `\`${name}\``;
-    return ["| flag | env | default | meaning |", "|---|---|---|---|",
+    return ["| flag | env | default (range) | meaning |", "|---|---|---|---|",
         ...settings.map((setting) =>
-            `| ${code(setting.flag == null ? undefined : `--${setting.flag}`)} | ${code(setting.env)} | ${shownDefault(setting, "docs")} | ${setting.docs ?? setting.help} |`)
+            `| ${code(setting.flag == null ? undefined : `--${setting.flag}`)} | ${code(setting.env)} | ${shownDefault(setting, "docs")}${bounds(setting)} | ${setting.docs ?? setting.help} |`)
     ].join("\n");
+}
+
+function bounds(setting: Setting<unknown> & {min?: number, max?: number}) {
+    return setting.min == null || setting.max == null ? "" : ` (${setting.min}-${setting.max})`;
 }
 
 /** The default as shown: `off` for a switch, `(none)` in --help (nothing in the docs) for none, lists comma-separated. */

@@ -12,6 +12,8 @@ export type LlamaBuildSetting = typeof llamaBuildSettings[number];
 export const gpuSettings = ["auto", "cuda", "vulkan", "metal", "off"] as const;
 export type GpuSetting = typeof gpuSettings[number];
 
+/** More layers than any model has. */
+const maxGpuLayers = 10_000;
 /** Longest a timeout may be set to: an hour. */
 const hourMs = 3_600_000;
 
@@ -34,9 +36,9 @@ export const serverSettings = {
     // Measured on a 2-core machine: node-llama-cpp's own default (4 threads) made small models
     // 10-1000x slower, and 1 thread decoded small models faster than 2. See README "Benchmarks".
     threads: integer({flag: "threads", env: "THREADS", arg: "<n>", default: 1, min: 1, max: 256, help: "CPU threads per model",
-        docs: "CPU threads per model, 1-256 (a manifest entry's `threads` overrides; see [Benchmarks](performance.md#benchmarks) for why 1)"}),
+        docs: "CPU threads per model (a manifest entry's `threads` overrides; see [Benchmarks](performance.md#benchmarks) for why 1)"}),
     parallel: integer({flag: "parallel", env: "PARALLEL", arg: "<n>", default: 4, min: 1, max: 64, help: "concurrent sequences per chat model",
-        docs: "concurrent sequences per chat model, 1-64 (a manifest entry's `parallel` overrides)"}),
+        docs: "concurrent sequences per chat model (a manifest entry's `parallel` overrides)"}),
     queueSize: integer({flag: "queue-size", env: "QUEUE_SIZE", arg: "<n>", default: 32, min: 0, max: 100_000, help: "requests that may wait per model (beyond: 503)",
         docs: "requests that may wait per model; beyond that: 503 + `Retry-After`"}),
     apiKeysFile: text({flag: "keys-file", env: "API_KEYS_FILE", arg: "<file>", default: "api-keys.json", resolve: (file) => path.resolve(file),
@@ -111,8 +113,8 @@ export const serverSettings = {
     }),
     gpuLayers: {
         flag: "gpu-layers", env: "GPU_LAYERS", arg: "<n>", default: "auto",
-        parse: (raw, name) => raw === "auto" || raw === "max" ? raw : integerFrom(raw, name, 0, 10_000),
-        help: "layers offloaded to the GPU: auto, max or a number", docs: "layers offloaded to the GPU: `auto` (what fits), `max`, or a number"
+        parse: (raw, name) => raw === "auto" || raw === "max" ? raw : integerFrom(raw, name, 0, maxGpuLayers),
+        help: "layers offloaded to the GPU: auto, max or a number", docs: `layers offloaded to the GPU: \`auto\` (what fits), \`max\`, or a number (0-${maxGpuLayers})`
     } satisfies Setting<"auto" | "max" | number> as Setting<"auto" | "max" | number>,
     ui: oneOf(["on", "off", "auto"], {flag: "ui", env: "UI", arg: "<m>", default: "auto", help: "the playground page at /: on, off, auto (off beyond loopback without keys)",
         docs: "the playground page at `/`: `on`, `off`, `auto` (on, except when listening beyond loopback without API keys)"})
