@@ -1,8 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import type { CapabilityManifest } from "./capabilities/CapabilityManifest.js";
-import { manifestParts } from "./capabilities/manifestParts.js";
+import { capabilitySettings, type CapabilityConfig } from "./capabilities/capabilitySettings.js";
 import { ConfigError, type Setting, type SettingValues, type SettingsTable } from "./settings/Setting.js";
 import { defaultsOf, flagOptions, readSettings } from "./settings/readSettings.js";
 import { httpUrl, onOff, text } from "./settings/settingKinds.js";
@@ -18,14 +17,9 @@ export { defaultBodyMemory } from "./settings/serverSettings.js";
  * environment variable, which wins over the default. `npm start -- --help` (usageText.ts) and
  * docs/configuration.md's table are written from these rows (test/unit/settingsTable.test.ts).
  */
-export const settingsTable: SettingsTable = Object.assign({}, serverSettings, ...(manifestParts as readonly CapabilityManifest[]).map((part) => part.settings ?? {}));
+export const settingsTable: SettingsTable = {...serverSettings, ...capabilitySettings};
 
-/** The settings a capability's manifest part adds, as one object type. */
-type CapabilitySettings = UnionToIntersection<typeof manifestParts[number] extends infer Part
-    ? Part extends {settings: infer Table extends SettingsTable} ? SettingValues<Table> : never : never>;
-type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
-
-export type Config = SettingValues<typeof serverSettings> & CapabilitySettings & {
+export type Config = CapabilityConfig & {
     /** Model files and folders to serve instead of a manifest (`npm start -- a.gguf b/`); empty = the manifest. */
     modelPaths: string[];
 };
