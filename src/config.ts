@@ -11,8 +11,8 @@ export { ConfigError } from "./settings/Setting.js";
 export { defaultBodyMemory } from "./settings/serverSettings.js";
 
 /**
- * Every setting the server reads from the outside world, read here and only here (flags and environment):
- * the server's own table (settings/serverSettings.ts) and the rows each capability's manifest part adds
+ * Every setting the server reads from the outside world (flags and environment, both read only through
+ * settings/readSettings.ts): the server's own table (settings/serverSettings.ts) and the rows each capability's manifest part adds
  * (`settings`, e.g. chat's `--draft-max`, transcription's `--max-audio-seconds`). A flag wins over its
  * environment variable, which wins over the default. `npm start -- --help` (usageText.ts) and
  * docs/configuration.md's table are written from these rows (test/unit/settingsTable.test.ts).
@@ -25,7 +25,7 @@ export type Config = CapabilityConfig & {
 };
 
 /** Defaults, exported so tests and docs use the same numbers. */
-export const defaultConfig = {...defaultsOf(settingsTable), modelPaths: []} as unknown as Config;
+export const defaultConfig: Config = {...defaultsOf(settingsTable) as CapabilityConfig, modelPaths: []};
 
 /** Flags of `npm start` only, not settings of the server. */
 export const startSettings = {
@@ -52,8 +52,8 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
         options: {...flagOptions(settingsTable), ...flagOptions(startSettings)}
     });
     const warnings: string[] = [];
-    const settings = readSettings(settingsTable, values, env, warnings) as Omit<Config, "modelPaths">;
-    const config = {...settings, ...servedModels(settings.modelsConfig, positionals)} as Config;
+    const settings = readSettings(settingsTable, values, env, warnings) as CapabilityConfig;
+    const config: Config = {...settings, ...servedModels(settings.modelsConfig, positionals)};
     return {config, ...readSettings(startSettings, values, env), warnings};
 }
 
