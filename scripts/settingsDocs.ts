@@ -6,7 +6,7 @@ import { allSettings } from "../src/config.js";
 import { docsTable } from "../src/settings/describeSettings.js";
 
 export const settingsDocsFile = path.resolve(import.meta.dirname, "../docs/configuration.md");
-export const settingsDocsMarkers = ["<!-- settings table: `npm run docs:settings` writes it from the rows in src/config.ts; edit them there -->", "<!-- end of settings table -->"] as const;
+export const settingsDocsMarkers = ["<!-- settings table: `npm run docs:settings` writes it from the rows src/config.ts reads (src/settings/serverSettings.ts, each capability's *ServerSettings.ts); edit them there -->", "<!-- end of settings table -->"] as const;
 
 /** The file's text with the generated table between the markers. */
 export function withSettingsTable(text: string) {
