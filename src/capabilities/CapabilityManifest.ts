@@ -1,8 +1,10 @@
 import type { ManifestSettings } from "../core/registry/ManifestSettings.js";
+import type { ModelRecognition } from "./ModelRecognition.js";
 
 /**
  * What a capability says about its models, apart from what serves them: its manifest `task`, the
- * endpoints its models are listed with, and the manifest fields only its entries have. The manifest
+ * endpoints its models are listed with, the manifest fields only its entries have, and how its models are
+ * recognised from their files and the hub. The manifest
  * loader and the downloader import only these parts (`capabilityList.ts`, `manifestParts.ts`), never a handler, an engine
  * or a codec (nor sharp, ONNX Runtime or node-llama-cpp with them).
  */
@@ -13,4 +15,6 @@ export type CapabilityManifest<Settings = unknown> = {
     endpoints: readonly string[];
     /** Manifest fields only its models have; none = only the common ones. */
     manifest?: ManifestSettings<Settings>;
+    /** How its models are told from their files (`npm start -- <paths>`) and the hub (`download-models -- <repo>`); none = named by a manifest only. */
+    recognise?: ModelRecognition;
 };

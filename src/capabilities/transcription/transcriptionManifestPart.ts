@@ -5,5 +5,6 @@ import { transcriptionManifest, type TranscriptionSettings } from "./transcripti
 export const transcriptionManifestPart = {
     task: "transcription" as const,
     endpoints: ["/v1/audio/transcriptions", "/v1/audio/translations"],
-    manifest: transcriptionManifest
+    manifest: transcriptionManifest,
+    recognise: {modelTypes: ["whisper"], pipelineTags: ["automatic-speech-recognition"]}
 } satisfies CapabilityManifest<TranscriptionSettings>;
