@@ -71,7 +71,7 @@ export function recogniseModel<Part extends CapabilityManifest>(facts: ModelFact
             return {refused: `is claimed by more than one capability (any other GGUF): ${fallback.map((part) => `'${part.task}'`).join(" and ")}.`};
     }
     const said = steps.filter((step) => step.values.length > 0).map((step) => `${step.fact} ${step.values.join(", ")}`);
-    return {refused: `${said.length > 0 ? `says ${said.join("; ")}, which` : "says nothing that"} no capability serves (${describeRecognition(parts)}). ` +
+    return {refused: `${said.length > 0 ? `says ${said.join("; ")}, which no capability serves` : "says nothing a capability recognises its models by"} (${describeRecognition(parts)}). ` +
         "Write a models.json manifest to name its task."};
 }
 
