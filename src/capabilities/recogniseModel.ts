@@ -76,7 +76,7 @@ export function recogniseModel<Part extends CapabilityManifest>(facts: ModelFact
 }
 
 /** What each capability recognises, for a message: `embeddings: model_type bert, roberta; ...`. */
-export function describeRecognition(parts: readonly CapabilityManifest[]): string {
+function describeRecognition(parts: readonly CapabilityManifest[]): string {
     return parts.flatMap((part) => {
         const rule = part.recognise ?? {};
         const said = [
