@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import { capabilityList } from "../../src/capabilities/capabilityList.js";
 import { manifestParts } from "../../src/capabilities/manifestParts.js";
+import type { ModelRecognition } from "../../src/capabilities/ModelRecognition.js";
 import { catalogueTasks } from "../../src/download/CatalogueEntry.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -63,6 +64,24 @@ describe("each capability's manifest part, apart from its server part", () => {
         const folders = fs.readdirSync(path.join(root, "src/capabilities"), {withFileTypes: true}).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
         expect([...list.matchAll(/import\("\.\/(\w+)\/\w+Capability\.js"\)/g)].map((match) => match[1]).sort()).toEqual(folders.sort());
         expect(folders.length).toBe(capabilityList.length);
+    });
+
+    it("the built-in capabilities' recognition rules do not overlap: no fact is claimed by two (recogniseModel would refuse such a model)", () => {
+        const facts = ["folderFiles", "architectures", "modelTypes", "ggufPoolingTypes", "ggufArchitectures", "pipelineTags"] as const;
+        let seen = 0;
+        for (const fact of facts) {
+            const owners = new Map<string | number, string>();
+            for (const part of manifestParts) {
+                for (const value of new Set<string | number>((part.recognise as ModelRecognition | undefined)?.[fact] ?? [])) {
+                    expect(owners.get(value), `${fact} ${value}: ${part.task}`).toBeUndefined();
+                    owners.set(value, part.task);
+                }
+            }
+            seen += owners.size;
+        }
+        expect(seen).toBeGreaterThan(20);
+        expect(manifestParts.filter((part) => part.recognise != null && "anyOtherGguf" in part.recognise).map((part) => part.task)).toEqual(["chat"]);
+        expect(manifestParts.filter((part) => part.recognise == null)).toEqual([]);
     });
 
     it("a capability is named only in its folder and its line: no file of src/ outside them says its task or reaches into its folder", () => {
