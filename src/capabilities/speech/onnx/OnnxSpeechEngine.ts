@@ -39,11 +39,8 @@ export class OnnxSpeechEngine implements SpeechEngine {
 
     private constructor(private readonly model: PlacedModel<SpeechModelSpec, SpeechModelDescription>, readonly defaultVoice: string,
         readonly voiceAliases: Readonly<Record<string, string>>) {
-        this.id = model.id;
-        this.described = model.described;
-        this.sampleRate = this.described.sampleRate;
-        this.voices = this.described.voices;
-        this.hasSpeedInput = this.described.hasSpeedInput;
+        ({id: this.id, described: this.described} = model);
+        ({sampleRate: this.sampleRate, voices: this.voices, hasSpeedInput: this.hasSpeedInput} = model.described);
     }
 
     /**

@@ -32,9 +32,7 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
     private constructor(private readonly model: PlacedModel<WhisperModelSpec, WhisperModelDescription>,
         private readonly decoding: {temperatureFallback: boolean, conditionOnPreviousText: boolean}, private readonly maxAudioSeconds: number) {
         this.id = model.id;
-        this.multilingual = model.described.multilingual;
-        this.languages = model.described.languages;
-        this.wordTimestamps = model.described.wordTimestamps;
+        ({multilingual: this.multilingual, languages: this.languages, wordTimestamps: this.wordTimestamps} = model.described);
     }
 
     /** Loads the model in every worker of its placement (a client's first request should not pay the load). */
