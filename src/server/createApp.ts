@@ -9,7 +9,7 @@ import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { BodyMemory } from "../core/http/BodyMemory.js";
 import { jsonBody } from "../core/http/jsonBody.js";
 import { multipartBody, type MultipartLimits } from "../core/http/multipartBody.js";
-import { toApiError } from "../core/http/toApiError.js";
+import { toApiError } from "./toApiError.js";
 import type { Logger } from "../logger.js";
 import { authMiddleware } from "./authMiddleware.js";
 import { corsMiddleware } from "./corsMiddleware.js";
