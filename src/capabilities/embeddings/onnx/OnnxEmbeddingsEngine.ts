@@ -42,7 +42,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
 
     /** Loads the model (in one of its workers; the others load it on first use) and reads its shape. */
     static load(pool: WorkerPool, id: string, options: OnnxEmbeddingsOptions): Promise<OnnxEmbeddingsEngine> {
-        return PlacedModel.place(pool, {id, tasks: embeddingTaskHandles, preload: "one", ...options},
+        return PlacedModel.place(pool, {...options, id, tasks: embeddingTaskHandles, preload: "one"},
             (model) => new OnnxEmbeddingsEngine(OnnxEmbeddingsEngine.infoOf(id, model.described, options), model, options));
     }
 

@@ -66,7 +66,7 @@ export class OnnxImageEngine implements ImageEngine {
             previewDecoder: previewDecoder == null ? null : path.resolve(entry.path, previewDecoder),
             maxUnetBatch: options.maxUnetBatch ?? null
         };
-        return PlacedModel.place(pool, {id: entry.id, spec, tasks: imageTaskHandles, preload: "one", ...options}, (model) => new OnnxImageEngine(model, options));
+        return PlacedModel.place(pool, {...options, id: entry.id, spec, tasks: imageTaskHandles, preload: "one"}, (model) => new OnnxImageEngine(model, options));
     }
 
     load(): EngineLoad {

@@ -50,7 +50,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
      */
     static load(pool: WorkerPool, entry: ModelEntry<SpeechSettings>, options: OnnxSpeechEngineOptions): Promise<OnnxSpeechEngine> {
         const spec = speechModelSpec(entry.id, entry.path, entry.settings, options.threads);
-        return PlacedModel.place(pool, {id: entry.id, spec, tasks: speechTaskHandles, preload: "each", ...options}, (model) => {
+        return PlacedModel.place(pool, {...options, id: entry.id, spec, tasks: speechTaskHandles, preload: "each"}, (model) => {
             const {voiceAliases, defaultVoice} = resolveVoices(entry.id, model.described, entry.settings);
             return new OnnxSpeechEngine(model, defaultVoice, voiceAliases);
         });

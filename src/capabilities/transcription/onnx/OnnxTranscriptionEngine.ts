@@ -39,7 +39,7 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
     static load(pool: WorkerPool, entry: ModelEntry<TranscriptionSettings>, options: OnnxTranscriptionEngineOptions): Promise<OnnxTranscriptionEngine> {
         const spec = whisperModelSpec(entry.id, entry.path, entry.settings, options.threads);
         const {temperatureFallback, conditionOnPreviousText} = entry.settings;
-        return PlacedModel.place(pool, {id: entry.id, spec, tasks: transcriptionTaskHandles, preload: "each", ...options},
+        return PlacedModel.place(pool, {...options, id: entry.id, spec, tasks: transcriptionTaskHandles, preload: "each"},
             (model) => new OnnxTranscriptionEngine(model, {temperatureFallback, conditionOnPreviousText}, options.maxAudioSeconds));
     }
 
