@@ -6,18 +6,20 @@ const src = path.resolve(import.meta.dirname, "../../src");
 
 /**
  * Every layer imports only downward: never a layer above, nor another folder of its own rank (two
- * folders of one rank are independent of each other). Leaves (config, logger, version, projectRoot)
- * are below all; a capability never imports another capability's folder: what two capabilities share
+ * folders of one rank are independent of each other). Leaves (settings, logger, version, projectRoot)
+ * are below all; config.ts reads the server's settings and those each capability's manifest part adds,
+ * so it sits just above the capabilities; a capability never imports another capability's folder: what two capabilities share
  * (audio codecs, resampling) lives below them, in media/. core/'s folders are layered the same way
  * among themselves (coreLayers).
  */
 const layers: [prefix: string, rank: number][] = [
-    ["config.ts", 0], ["projectRoot.ts", 0],
+    ["settings/", 0], ["projectRoot.ts", 0],
     // Leaves that read the settings or the project's folder.
     ["logger.ts", 0.5], ["version.ts", 0.5], ["demoModelPath.ts", 0.5],
     ["core/", 1],
     ["runtimes/", 2], ["media/", 2],
     ["auth/", 3], ["capabilities/", 3],
+    ["config.ts", 3.5],
     ["server/", 4], ["download/", 4],
     ["startServer.ts", 5], ["usageText.ts", 5],
     ["runServerCommand.ts", 6],

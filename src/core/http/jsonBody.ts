@@ -1,5 +1,5 @@
 import type { Middleware } from "koa";
-import { parseByteSize } from "../../config.js";
+import { parseByteSize } from "../../settings/settingKinds.js";
 import { ApiError } from "./ApiError.js";
 import { declaredLength, type BodyMemory } from "./BodyMemory.js";
 import { continueBody } from "./continueBody.js";
