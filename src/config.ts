@@ -92,7 +92,7 @@ export const hubSettings = {
 
 export type HubConfig = SettingValues<typeof hubSettings>;
 
-export const defaultHubConfig: HubConfig = defaultsOf(hubSettings);
+const defaultHubConfig: HubConfig = defaultsOf(hubSettings);
 
 export function loadHubConfig(env: NodeJS.ProcessEnv = process.env): HubConfig {
     return readSettings(hubSettings, {}, env);

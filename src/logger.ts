@@ -29,7 +29,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
 }
 
 /** Longest client-sent text a log line carries per field (as chat's `user` is bounded by its schema). */
-export const maxLogTextLength = 512;
+const maxLogTextLength = 512;
 
 /**
  * Client-sent text as a log line (or an error message) may carry it: at most `max` characters, the

@@ -41,7 +41,7 @@ export function crossSiteMiddleware(origins: readonly string[], publicUrl: strin
 }
 
 /** Why the request is refused, or null when it is served (see crossSiteMiddleware). */
-export function crossSiteRefusal(request: BrowserHeaders, origins: readonly string[], publicUrl: string | null): string | null {
+function crossSiteRefusal(request: BrowserHeaders, origins: readonly string[], publicUrl: string | null): string | null {
     if (request.origin !== "") {
         if (originAllowed(request.origin, origins) || isOwnOrigin(request.origin, request.host, publicUrl) || request.fetchSite === "same-origin")
             return null;

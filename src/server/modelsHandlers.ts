@@ -18,7 +18,7 @@ export type ModelObject = {
     parameter_set?: string;
 };
 
-export function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
+function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
     return {
         id: entry.id,
         object: "model",

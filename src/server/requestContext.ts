@@ -7,7 +7,7 @@ import type { RequestState } from "../core/http/RequestState.js";
 import type { ServerMetrics } from "./metrics/ServerMetrics.js";
 
 /** The status logged and counted for a request whose client went away first (nginx's convention). */
-export const clientClosedRequest = 499;
+const clientClosedRequest = 499;
 
 /**
  * Gives each request an id, an AbortSignal that fires when the client disconnects (so its

@@ -3,7 +3,7 @@ import { ApiError } from "../../core/http/ApiError.js";
 import type { EmbeddingsRequest, EncodingFormat } from "./EmbeddingsWire.js";
 
 /** Most inputs in one request, as OpenAI. */
-export const maxEmbeddingInputs = 2048;
+const maxEmbeddingInputs = 2048;
 
 export type EmbeddingsJob = {
     inputs: EmbeddingInput[];

@@ -2,7 +2,7 @@ import { ManifestFieldError } from "../../core/registry/ManifestFieldError.js";
 import type { ManifestSettings } from "../../core/registry/ManifestSettings.js";
 import { samplerNames, type SamplerName } from "./samplers/samplerNames.js";
 
-export const parameterSets = ["stable-diffusion", "midjourney"] as const;
+const parameterSets = ["stable-diffusion", "midjourney"] as const;
 export type ParameterSet = typeof parameterSets[number];
 
 /** Manifest fields of an image model, with defaults applied (README "Images"). */

@@ -6,11 +6,11 @@ import { maxSeed } from "./imagesSchema.js";
 import { samplerNames, type SamplerName } from "./samplers/samplerNames.js";
 
 /** The spec's defaults, replaced per model by its manifest `defaults` (README "Images"). */
-export const specDefaults = {steps: 25, sampler: "DPM++ 2M Karras" as SamplerName, guidanceScale: 7.5};
+const specDefaults = {steps: 25, sampler: "DPM++ 2M Karras" as SamplerName, guidanceScale: 7.5};
 /** Partial images per streamed image when the request names none (OpenAI's default is 0; the spec wants previews). */
-export const defaultPartialImages = 3;
+const defaultPartialImages = 3;
 /** Images in a MidJourney-style grid (2x2). */
-export const gridImages = 4;
+const gridImages = 4;
 
 /** Fields only Stable-Diffusion-style models take; a MidJourney-style model answers 400 naming them. */
 const stableDiffusionOnlyFields = ["negative_prompt", "steps", "sampler", "seed", "guidance_scale"] as const;

@@ -1,7 +1,7 @@
 import { audioFormats } from "../../media/audio/audioFormats.js";
 
 /** OpenAI's limit on `input` and on `instructions`, in characters. */
-export const maxSpeechInputCharacters = 4096;
+const maxSpeechInputCharacters = 4096;
 
 const nullable = (schema: Record<string, unknown>) => ({...schema, type: [schema.type as string, "null"]});
 

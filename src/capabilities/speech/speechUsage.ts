@@ -1,7 +1,7 @@
 import type { SpeechUsage } from "./SpeechWire.js";
 
 /** Output tokens per second of returned audio: one per 20 ms, the frame length of Opus and of common speech codecs. */
-export const outputTokensPerSecond = 50;
+const outputTokensPerSecond = 50;
 
 /**
  * The usage of `speech.audio.done`. Input tokens are what the model was fed (phoneme ids for

@@ -42,7 +42,7 @@ export function toSpeechJob(request: SpeechRequest, info: SpeechEngineInfo): Spe
 }
 
 /** The model's own voice a request names: its own name, an alias (exact, then ignoring case), or `{"id": name}`. */
-export function resolveVoice(voice: SpeechRequest["voice"], info: SpeechEngineInfo): string {
+function resolveVoice(voice: SpeechRequest["voice"], info: SpeechEngineInfo): string {
     if (voice == null)
         return info.defaultVoice;
     let name: string;

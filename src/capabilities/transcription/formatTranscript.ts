@@ -44,7 +44,7 @@ export function formatTranscript(transcript: Transcript, format: TranscriptForma
 }
 
 /** OpenAI's verbose_json names languages in lower-case English ("english", "german"). */
-export function languageName(code: string): string {
+function languageName(code: string): string {
     return (languageNames.of(code) ?? code).toLowerCase();
 }
 

@@ -3,7 +3,7 @@ import { createRateStage } from "./createRateStage.js";
 import { toPcm16Bytes } from "./toPcm16Bytes.js";
 
 /** OpenAI's `pcm`: raw signed 16-bit little-endian mono at 24 kHz, whatever the model's rate. */
-export const pcmSampleRate = 24_000;
+const pcmSampleRate = 24_000;
 
 export function createPcmEncoder(inputSampleRate: number): AudioEncoder {
     const rate = createRateStage(inputSampleRate, pcmSampleRate);

@@ -1,5 +1,5 @@
 /** RIFF and data sizes meaning "unknown length, read to the end", as OpenAI's streamed WAV sends them. */
-export const unknownWavSize = 0xFFFFFFFF;
+const unknownWavSize = 0xFFFFFFFF;
 
 /**
  * The 44-byte canonical header of a mono 16-bit PCM WAV file.

@@ -10,10 +10,10 @@ import { describeLlamaBinary } from "./describeLlamaBinary.js";
 let llamaPromise: Promise<Llama> | undefined;
 
 /** Thrown when `--llama-build native` is asked for and `npm run build:native` has not been run. */
-export class NativeBuildMissingError extends Error {}
+class NativeBuildMissingError extends Error {}
 
 /** Thrown when `--gpu cuda|vulkan|metal` is asked for and that backend cannot run here. */
-export class GpuBackendUnavailableError extends Error {}
+class GpuBackendUnavailableError extends Error {}
 
 export type LlamaRuntimeOptions = {build?: LlamaBuildSetting, gpu?: GpuSetting};
 

@@ -5,7 +5,7 @@
  * and the network's output is cropped back: sizes that are multiples of 8 pixels work, the padding only gives
  * the border pixels a little more context.
  */
-export const latentMultiple = 8;
+const latentMultiple = 8;
 
 export function paddedSide(side: number) {
     return Math.ceil(side / latentMultiple) * latentMultiple;

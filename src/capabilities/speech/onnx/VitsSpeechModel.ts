@@ -5,7 +5,7 @@ import { transformersInternals } from "../../../runtimes/onnx/transformersIntern
 import type { SpeechModelDescription, SpeechModelSpec } from "./speechWorkerProtocol.js";
 
 /** The one voice of a single-speaker model. */
-export const singleVoice = "default";
+const singleVoice = "default";
 
 /**
  * A VITS model (MMS-TTS exports for transformers.js) through `VitsModel`: the character tokenizer

@@ -1,5 +1,5 @@
 /** Length of the fade at each end of a sentence: 5 ms, far below a phoneme, above one period of a 200 Hz hum. */
-export const fadeSeconds = 0.005;
+const fadeSeconds = 0.005;
 
 /**
  * Fades the first and last `fadeSeconds` of a sentence's audio in place (raised cosine) so that

@@ -11,8 +11,8 @@ export class AudioTooLongError extends Error {
 }
 
 /** Lowest and highest sample rates accepted: below telephone speech, or past the fastest converters, a rate is a forged header. */
-export const minSampleRate = 8_000;
-export const maxSampleRate = 384_000;
+const minSampleRate = 8_000;
+const maxSampleRate = 384_000;
 
 /** A sample rate outside minSampleRate..maxSampleRate. */
 export class SampleRateError extends Error {
