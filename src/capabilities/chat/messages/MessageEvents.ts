@@ -1,5 +1,5 @@
-import type { SseWriter } from "../../../core/streaming/SseWriter.js";
 import type { ChoiceResult, ToolCallEvent } from "../ChatEngine.js";
+import type { Send } from "../turn/runChatTurn.js";
 import type { PromptUsage } from "./MessagesWire.js";
 import { promptUsage, thinkingSignature, toStopReason, toUsage, toolUseId } from "./toMessage.js";
 
@@ -19,7 +19,7 @@ export class MessageEvents {
     private prompt: PromptUsage | null = null;
 
     /** `omitted`: thinking blocks carry no text (their signature still comes), as Anthropic's `display: "omitted"`. */
-    constructor(private readonly stream: SseWriter, private readonly message: {id: string, model: string, promptTokens: number}, private readonly omitted: boolean) {}
+    constructor(private readonly stream: Send, private readonly message: {id: string, model: string, promptTokens: number}, private readonly omitted: boolean) {}
 
     /** `message_start` and a `ping`, once, with the prompt's usage as the prompt cache left it. */
     start(cachedPromptTokens: number) {
@@ -84,6 +84,6 @@ export class MessageEvents {
     }
 
     private send(type: string, data: Record<string, unknown>) {
-        this.stream.send({type, ...data}, type);
+        this.stream({type, ...data}, type);
     }
 }
