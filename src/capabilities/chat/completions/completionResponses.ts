@@ -1,8 +1,12 @@
 import type { Usage } from "../ChatCompletionWire.js";
 import type { ChoiceResult, PromptEcho } from "../ChatEngine.js";
 import type { CompletionEnvelope } from "../chatResponses.js";
+import type { TurnDone } from "../turn/runChatTurn.js";
 import { CompletionLogprobsWriter } from "./CompletionLogprobsWriter.js";
 import type { TextCompletion, WireCompletionChoice, WireCompletionFinishReason, WireCompletionLogprobs } from "./CompletionWire.js";
+import type { PromptRun } from "./runPrompts.js";
+import { selectBestOf } from "./selectBestOf.js";
+import type { CompletionPlan } from "./toCompletionJobs.js";
 
 /**
  * One prompt's outcome: its echo (when asked for), its returned choices (renumbered 0..n-1), the
@@ -12,6 +16,29 @@ import type { TextCompletion, WireCompletionChoice, WireCompletionFinishReason, 
 export type PromptOutcome = {
     promptTokens: number, echo: PromptEcho | null, choices: readonly ChoiceResult[], completionTokens: number, cachedTokens?: number
 };
+
+/** A completions request's answer: each prompt's outcome, and the tokens of them all. */
+export type CompletionsDone = TurnDone & {outcomes: PromptOutcome[]};
+
+/** The prompts' runs as their outcomes: the best `n` of `best_of` candidates kept, every candidate's tokens counted. */
+export function toCompletionsDone(plan: CompletionPlan, runs: readonly PromptRun[], echoes: readonly (PromptEcho | null)[]): CompletionsDone {
+    const outcomes = runs.map(({promptTokens, choices}, prompt): PromptOutcome => ({
+        promptTokens,
+        echo: echoes[prompt],
+        choices: plan.bestOf > plan.n ? selectBestOf(choices, plan.n) : choices,
+        completionTokens: choices.reduce((sum, choice) => sum + choice.completionTokens, 0),
+        // Echoed logprobs evaluate the whole prompt again, whatever the prompt cache kept.
+        ...(plan.echo && plan.logprobs != null ? {cachedTokens: 0} : cachedTokensOf(choices))
+    }));
+    const usage = toCompletionUsage(outcomes);
+    return {promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, outcomes};
+}
+
+/** As chat counts them: the prompt tokens every choice reused (each ran on its own sequence). */
+function cachedTokensOf(choices: readonly ChoiceResult[]): {cachedTokens?: number} {
+    const cached = choices.map((choice) => choice.cachedPromptTokens);
+    return cached.length > 0 && cached.every((tokens) => tokens != null) ? {cachedTokens: Math.min(...cached as number[])} : {};
+}
 
 export function toCompletionFinishReason(reason: ChoiceResult["finishReason"]): WireCompletionFinishReason {
     return reason === "length" ? "length" : "stop";
