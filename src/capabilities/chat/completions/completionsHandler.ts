@@ -1,18 +1,15 @@
 import crypto from "node:crypto";
 import type { Middleware } from "koa";
-import { ApiError } from "../../../core/http/ApiError.js";
 import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
 import type { RouteContext } from "../../Capability.js";
 import type { PromptEcho } from "../ChatEngine.js";
-import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
-import { EmptyPromptError } from "../errors/EmptyPromptError.js";
-import { TooManyChoicesError } from "../errors/TooManyChoicesError.js";
 import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { completionEvents } from "./completionEvents.js";
 import { toCompletionsDone, toTextCompletion } from "./completionResponses.js";
 import type { CompletionRequest } from "./CompletionWire.js";
 import { completionSchema } from "./completionSchema.js";
 import { runPrompts } from "./runPrompts.js";
+import { toCompletionError } from "./toCompletionError.js";
 import { toCompletionJobs } from "./toCompletionJobs.js";
 
 /**
@@ -51,18 +48,4 @@ export function completionsHandler(context: RouteContext): Middleware {
             terminator: "[DONE]"
         };
     });
-}
-
-function toCompletionError(error: unknown, request: CompletionRequest, prompt: number): unknown {
-    const param = Array.isArray(request.prompt) && request.prompt.some((item) => typeof item !== "number") ? `prompt[${prompt}]` : "prompt";
-    if (error instanceof ContextLengthExceededError)
-        return ApiError.invalidRequest(
-            `This model's maximum context length is ${error.contextSize} tokens, however your prompt is ${error.atLeast ? "at least " : ""}${error.promptTokens} tokens. Please reduce the length of the prompt.`,
-            param, "context_length_exceeded");
-    if (error instanceof EmptyPromptError)
-        return ApiError.invalidRequest(`Invalid '${param}': ${error.message}`, param);
-    if (error instanceof TooManyChoicesError)
-        return ApiError.invalidRequest(error.message.replace("'n' is", request.best_of != null ? "'best_of' is" : "'n' is"),
-            request.best_of != null ? "best_of" : "n");
-    return error;
 }

@@ -1,7 +1,25 @@
-import type { ChoiceResult, ToolCallEvent } from "../ChatEngine.js";
-import type { Send } from "../turn/runChatTurn.js";
+import type { ChatRun, ChoiceResult, ToolCallEvent } from "../ChatEngine.js";
+import type { Send, TurnStream } from "../turn/runChatTurn.js";
+import type { JobDone } from "../turn/runJob.js";
 import type { PromptUsage } from "./MessagesWire.js";
 import { promptUsage, thinkingSignature, toStopReason, toUsage, toolUseId } from "./toMessage.js";
+
+/** A Message's stream: MessageEvents, made once the engine took the job (`message_start` carries its prompt tokens; its hooks come after). */
+export function messageStream(message: {id: string, model: string}, omitted: boolean) {
+    return (send: Send): TurnStream<JobDone> => {
+        let events: MessageEvents | undefined;
+        return {
+            hooks: () => ({
+                onPromptCache: (_index, cached) => events!.start(cached),
+                onReasoning: (_index, text) => events!.reasoning(text),
+                onText: (_index, text) => events!.text(text),
+                onToolCall: (_index, event) => events!.toolCall(event)
+            }),
+            taken: (run) => events = new MessageEvents(send, {...message, promptTokens: (run as ChatRun).promptTokens}, omitted),
+            finish: ({choices}) => events!.finish(choices[0])
+        };
+    };
+}
 
 /**
  * One streamed Message as Anthropic's events, in Anthropic's order: `message_start` (with the prompt's usage)

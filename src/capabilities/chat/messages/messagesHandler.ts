@@ -2,21 +2,21 @@ import crypto from "node:crypto";
 import type { Middleware } from "koa";
 import type { RequestState } from "../../../core/http/RequestState.js";
 import type { RouteContext } from "../../Capability.js";
-import type { ChatEngine, ChatJob, ChatRun } from "../ChatEngine.js";
+import type { ChatEngine, ChatJob } from "../ChatEngine.js";
 import { toChatJob } from "../toChatJob.js";
 import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
-import { runJob, type JobDone } from "../turn/runJob.js";
+import { runJob } from "../turn/runJob.js";
 import { compileMessagesValidator } from "./compileMessagesValidator.js";
-import { MessageEvents } from "./MessageEvents.js";
+import { messageStream } from "./MessageEvents.js";
 import type { CountTokensRequest, MessageCreateRequest } from "./MessagesWire.js";
-import { countTokensSchema, messagesSchema } from "./messagesSchema.js";
+import { messagesSchema } from "./messagesSchema.js";
 import { toChatRequest, type MappedRequest } from "./toChatRequest.js";
 import { toMessage } from "./toMessage.js";
 import { thinkingDisplay, toReasoning } from "./toReasoning.js";
 
 /** The job a Messages request means, whatever the chat path throws told in the client's field names and Anthropic's words (ClientFields). */
-function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: MappedRequest, engine: ChatEngine, state: RequestState): ChatJob {
+export function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: MappedRequest, engine: ChatEngine, state: RequestState): ChatJob {
     return inClientTerms(toClient(mapped, state), () => {
         const job = {...toChatJob(mapped.chat, engine.info), reasoning: toReasoning(request.thinking, mapped.effort)};
         const topK = (request as MessageCreateRequest).top_k;
@@ -24,7 +24,7 @@ function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: Mappe
     });
 }
 
-const toClient = (mapped: MappedRequest, state: RequestState) => (error: unknown) => mapped.fields.error(error, state.toApiError);
+export const toClient = (mapped: MappedRequest, state: RequestState) => (error: unknown) => mapped.fields.error(error, state.toApiError);
 
 /**
  * POST /v1/messages: Anthropic's Messages API over the chat engine. Not streamed: one Message. Streamed:
@@ -42,33 +42,7 @@ export function messagesHandler(context: RouteContext): Middleware {
             run: (hooks) => runJob(engine, job, state.signal, hooks),
             toClientError: toClient(mapped, state),
             body: ({promptTokens, choices}) => toMessage(id, entry.id, promptTokens, choices[0], display),
-            events: (send) => {
-                // Made once the engine took the job (message_start carries its prompt tokens); its hooks come after.
-                let events: MessageEvents | undefined;
-                return {
-                    hooks: () => ({
-                        onPromptCache: (_index, cached) => events!.start(cached),
-                        onReasoning: (_index, text) => events!.reasoning(text),
-                        onText: (_index, text) => events!.text(text),
-                        onToolCall: (_index, event) => events!.toolCall(event)
-                    }),
-                    taken: (run) => events = new MessageEvents(send, {id, model: entry.id, promptTokens: (run as ChatRun).promptTokens}, display === "omitted"),
-                    finish: ({choices}: JobDone) => events!.finish(choices[0])
-                };
-            }
+            events: messageStream({id, model: entry.id}, display === "omitted")
         };
     });
-}
-
-/** POST /v1/messages/count_tokens: the prompt tokens a Messages request would take, template and tools included. */
-export function countTokensHandler(context: RouteContext): Middleware {
-    const validate = compileMessagesValidator<CountTokensRequest>(countTokensSchema);
-    return async (ctx) => {
-        const state = ctx.state as RequestState;
-        const request = validate(ctx.request.body);
-        const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
-        state.logFields.model = entry.id;
-        const mapped = toChatRequest(request);
-        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(jobOf(request, mapped, engine, state)))};
-    };
 }

@@ -1,8 +1,4 @@
-import crypto from "node:crypto";
-import type { RouterContext, RouterMiddleware } from "@koa/router";
 import type { Middleware } from "koa";
-import { ApiError } from "../../../core/http/ApiError.js";
-import type { RequestState } from "../../../core/http/RequestState.js";
 import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
 import type { RouteContext } from "../../Capability.js";
 import { toChatJob } from "../toChatJob.js";
@@ -10,41 +6,14 @@ import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
 import { runJob, type JobDone } from "../turn/runJob.js";
 import { responseStream } from "./ResponseEvents.js";
+import { idsFor, randomId } from "./responseIds.js";
 import { ResponseStore } from "./ResponseStore.js";
 import type { OutputItem, ResponseCreateRequest, ResponseObject, ResponseUsage } from "./ResponsesWire.js";
 import { responsesSchema } from "./responsesSchema.js";
 import { inputItems, toChatRequest } from "./toChatRequest.js";
-import { toOutputItems, toResponse, toUsage, type OutputOptions, type ResponseIds } from "./toResponse.js";
+import { toOutputItems, toResponse, toUsage, type OutputOptions } from "./toResponse.js";
 import { toResponsesError } from "./toResponsesError.js";
-
-const randomId = (prefix: string) => `${prefix}_${crypto.randomBytes(16).toString("hex")}`;
-
-function idsFor(responseId: string): ResponseIds {
-    const calls = new Map<number, {id: string, callId: string}>();
-    return {
-        response: responseId,
-        message: randomId("msg"),
-        reasoning: randomId("rs"),
-        call: (index, kind) => {
-            let ids = calls.get(index);
-            if (ids == null)
-                calls.set(index, ids = {id: randomId(kind === "custom" ? "ctc" : "fc"), callId: randomId("call")});
-            return ids;
-        }
-    };
-}
-
-/** The identity (hash) of the key a request authenticated with (the response's owner), null on a server without keys. */
-const ownerOf = (state: RequestState) => state.keyHash ?? null;
-
-/** The stored response `previous_response_id` names (only the key's own), or a 404 when there is none. */
-function previousOf(store: ResponseStore, request: ResponseCreateRequest, state: RequestState) {
-    const previous = request.previous_response_id != null ? store.get(request.previous_response_id, ownerOf(state)) : null;
-    if (request.previous_response_id != null && previous == null)
-        throw new ApiError(404, "invalid_request_error", `Previous response with id '${request.previous_response_id}' not found.`,
-            {param: "previous_response_id", code: "not_found"});
-    return previous ?? null;
-}
+import { ownerOf, previousOf } from "./storedResponseHandlers.js";
 
 /**
  * POST /v1/responses: OpenAI's Responses API over the chat engine (stateless per request; `store` keeps
@@ -62,11 +31,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const previous = previousOf(store, request, state);
         state.logFields.user = request.user;
         const {chat, fields, tools} = toChatRequest(request, previous != null ? ResponseStore.conversationOf(previous) : []);
-        // Only errors that name a field are renamed; the others stay as they are (an unexpected one is logged as such).
-        const toClientError = (error: unknown) => {
-            const mapped = state.toApiError(error);
-            return mapped.param != null ? toResponsesError(mapped, fields) : error;
-        };
+        const toClientError = (error: unknown) => toResponsesError(state.toApiError(error), fields, error);
         const job = inClientTerms(toClientError, () => toChatJob(chat, engine.info));
         const id = randomId("resp");
         const ids = idsFor(id);
@@ -97,39 +62,4 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             events: responseStream(respond("in_progress", [], null), ids, options, finished)
         };
     });
-}
-
-function stored(store: ResponseStore, ctx: RouterContext) {
-    const found = store.get(String(ctx.params.id), ownerOf(ctx.state as RequestState));
-    if (found == null)
-        throw new ApiError(404, "invalid_request_error", `Response with id '${ctx.params.id}' not found.`, {param: "response_id", code: "not_found"});
-    return found;
-}
-
-/** GET /v1/responses/{id}: a stored response (only to the key that created it), its JSON as stored. */
-export function retrieveResponseHandler(store: ResponseStore): RouterMiddleware {
-    return (ctx) => {
-        const json = stored(store, ctx).json;
-        ctx.type = "application/json";
-        ctx.body = json;
-    };
-}
-
-/** DELETE /v1/responses/{id}. */
-export function deleteResponseHandler(store: ResponseStore): RouterMiddleware {
-    return (ctx) => {
-        const found = stored(store, ctx);
-        store.delete(found.id, found.owner);
-        ctx.body = {id: found.id, object: "response", deleted: true};
-    };
-}
-
-/** GET /v1/responses/{id}/input_items: the input it was given, newest first (OpenAI's default order), or oldest first with `order=asc`. */
-export function inputItemsHandler(store: ResponseStore): RouterMiddleware {
-    return (ctx) => {
-        const {body, length} = ResponseStore.inputItemsBody(stored(store, ctx), ctx.query.order === "asc");
-        ctx.type = "application/json";
-        ctx.body = body;
-        ctx.length = length;
-    };
 }
