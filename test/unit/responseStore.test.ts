@@ -6,7 +6,7 @@ import { toResponse } from "../../src/capabilities/chat/responses/toResponse.js"
 // The store's bounds without a server (test/e2e/responseStore.test.ts has them through HTTP): each key's own share,
 // all keys together at most four shares, the key holding the most giving way first.
 const response = (id: string, text: string) => toResponse(id, 1, "m", {model: "m", input: "x"}, {status: "completed", usage: null,
-    output: [{type: "message", id: `msg_${id}`, status: "completed", role: "assistant", content: [{type: "output_text", text, annotations: []}]}]});
+    output: [{type: "message", id: `msg_${id}`, status: "completed", role: "assistant", content: [{type: "output_text", text, annotations: [], logprobs: []}]}]});
 const put = (store: ResponseStore, owner: string | null, id: string, size: number) =>
     store.put({response: response(id, "x".repeat(size)), input: [{role: "user", content: "q", id: `item_${id}`}], previous: null, owner});
 

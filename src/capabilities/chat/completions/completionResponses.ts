@@ -3,7 +3,7 @@ import type { ChoiceResult, PromptEcho } from "../ChatEngine.js";
 import type { CompletionEnvelope } from "../chatResponses.js";
 import type { TurnDone } from "../turn/runChatTurn.js";
 import { CompletionLogprobsWriter } from "./CompletionLogprobsWriter.js";
-import type { TextCompletion, WireCompletionChoice, WireCompletionFinishReason, WireCompletionLogprobs } from "./CompletionWire.js";
+import type { TextCompletion, TextCompletionChunk, WireCompletionChoice, WireCompletionFinishReason, WireCompletionLogprobs } from "./CompletionWire.js";
 import type { PromptRun } from "./runPrompts.js";
 import { selectBestOf } from "./selectBestOf.js";
 import type { CompletionPlan } from "./toCompletionJobs.js";
@@ -46,7 +46,7 @@ export function toCompletionFinishReason(reason: ChoiceResult["finishReason"]): 
 
 /** The whole response: choice k of prompt p is `choices[p * n + k]`; `logprobs` only when the client asked for them. */
 export function toTextCompletion(envelope: CompletionEnvelope, outcomes: readonly PromptOutcome[], n: number, withLogprobs: boolean): TextCompletion {
-    const choices = outcomes.flatMap((outcome, prompt) => [...outcome.choices].sort((a, b) => a.index - b.index).map((choice): WireCompletionChoice => {
+    const choices = outcomes.flatMap((outcome, prompt) => [...outcome.choices].sort((a, b) => a.index - b.index).map((choice): TextCompletion["choices"][number] => {
         let logprobs: WireCompletionLogprobs | null = null;
         if (withLogprobs) {
             const writer = new CompletionLogprobsWriter();
@@ -83,7 +83,7 @@ export function toCompletionUsage(outcomes: readonly PromptOutcome[]): Usage {
 }
 
 /** A streamed chunk: the response's shape with one choice's partial text, or (choices []) the usage. */
-export function toCompletionChunk(envelope: CompletionEnvelope, choice: WireCompletionChoice | null, usage?: Usage | null): TextCompletion {
+export function toCompletionChunk(envelope: CompletionEnvelope, choice: WireCompletionChoice | null, usage?: Usage | null): TextCompletionChunk {
     return {...envelopeFields(envelope), choices: choice == null ? [] : [choice], ...(usage === undefined ? {} : {usage})};
 }
 

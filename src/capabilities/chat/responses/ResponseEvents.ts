@@ -1,6 +1,6 @@
 import type { TokenLogprob, ToolCallEvent } from "../ChatEngine.js";
 import { toOutputLogprobs, toReasoningItem, type OutputOptions, type ResponseIds } from "./toResponse.js";
-import type { OutputCustomToolCall, OutputFunctionCall, OutputItem, OutputText, ResponseObject } from "./ResponsesWire.js";
+import type { OutputCustomToolCall, OutputFunctionCall, OutputItem, ResponseObject, WrittenOutputText } from "./ResponsesWire.js";
 import type { Send as SendEvent, TurnStream } from "../turn/runChatTurn.js";
 import type { JobDone } from "../turn/runJob.js";
 
@@ -131,7 +131,7 @@ export class ResponseEvents {
     private openMessage(): number {
         if (this.message == null) {
             this.message = {index: this.outputIndex++};
-            const part: OutputText = {type: "output_text", text: "", annotations: [], logprobs: []};
+            const part: WrittenOutputText = {type: "output_text", text: "", annotations: [], logprobs: []};
             this.send("response.output_item.added", {output_index: this.message.index, item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
             this.send("response.content_part.added", {item_id: this.ids.message, output_index: this.message.index, content_index: 0, part});
         }
