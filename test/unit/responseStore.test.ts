@@ -60,7 +60,7 @@ describe("ResponseStore", () => {
         const second = store.get("r2", null)!;
         expect(second.bytes).toBeGreaterThan(first.bytes + 2_000);
         expect(ResponseStore.conversationOf(second).map((item) => "content" in item ? item.content : null)).toEqual(
-            ["q", [{type: "output_text", text: "x".repeat(2_000), annotations: []}], "one", "two", [{type: "output_text", text: "y".repeat(2_000), annotations: []}]]);
+            ["q", [{type: "output_text", text: "x".repeat(2_000), annotations: [], logprobs: []}], "one", "two", [{type: "output_text", text: "y".repeat(2_000), annotations: [], logprobs: []}]]);
         expect(store.put({response: response("r3", "z".repeat(1_000)), input: [], previous: second, owner: null})).toBe(false);
         const {body, length} = ResponseStore.inputItemsBody(second, false);
         const bytes = Buffer.concat(await body.toArray());
