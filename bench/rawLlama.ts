@@ -1,5 +1,5 @@
 import { type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
-import type { LlamaBuildSetting } from "../src/config.js";
+import type { LlamaBuildSetting } from "../src/settings/serverSettings.js";
 import { loadLlamaRuntime } from "../src/runtimes/llama/llamaRuntime.js";
 import { ChatPromptRenderer } from "../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { choiceSeed } from "../src/capabilities/chat/llama/choiceSeed.js";

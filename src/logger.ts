@@ -1,4 +1,4 @@
-import type { LogLevel } from "./config.js";
+import type { LogLevel } from "./settings/serverSettings.js";
 
 export type Logger = {
     error(message: string, fields?: Record<string, unknown>): void;

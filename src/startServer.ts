@@ -120,6 +120,9 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
     // Slow readers: a response the client stops taking is cut after writeTimeoutMs; connections are capped.
     server.maxConnections = config.maxConnections;
+    // `Expect: 100-continue`: the app decides (continueBody sends the 100 once the request passed every check before its
+    // body), not Node, which would invite every body at once.
+    server.on("checkContinue", (request, response) => server.emit("request", request, response));
     server.on("request", (request, response) => {
         watchBodyIdle(request, response, config.bodyTimeoutMs);
         watchWriteStall(response, config.writeTimeoutMs);

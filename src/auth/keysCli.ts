@@ -1,6 +1,7 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { loadConfig } from "../config.js";
+import { readSettings } from "../settings/readSettings.js";
+import { serverSettings } from "../settings/serverSettings.js";
 import { readApiKeyFile, writeApiKeyFile } from "./ApiKeyFile.js";
 import { generateApiKey, hashApiKey } from "./keyHash.js";
 
@@ -78,8 +79,8 @@ function parse(argv: string[]): { command: "help" | "add" | "list" | "revoke", n
     if (rest.length !== (command === "list" ? 0 : 1))
         throw new UsageError(command === "list" ? "list takes no arguments" : `${command} takes exactly one key name`);
 
-    // Resolved lazily: loadConfig validates unrelated env vars, which need not be right when --file is given.
-    const file = values.file != null ? path.resolve(values.file) : loadConfig([], process.env).apiKeysFile;
+    // Resolved lazily, and only API_KEYS_FILE is read: the server's other settings need not be right for the keys CLI.
+    const file = values.file != null ? path.resolve(values.file) : readSettings({apiKeysFile: serverSettings.apiKeysFile}, {}, process.env).apiKeysFile;
     return { command, name: rest[0] ?? "", file };
 }
 

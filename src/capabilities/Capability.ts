@@ -1,6 +1,5 @@
 import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
-import type { Config } from "../config.js";
 import type { ApiError } from "../core/http/ApiError.js";
 import type { MultipartLimits } from "../core/http/multipartBody.js";
 import type { Engine } from "../core/engines/Engine.js";
@@ -8,11 +7,12 @@ import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
 import type { WorkerPool } from "../core/workers/WorkerPool.js";
 import type { Logger } from "../logger.js";
+import type { CapabilityConfig } from "./capabilitySettings.js";
 import type { CapabilityManifest } from "./CapabilityManifest.js";
 
 /** What a capability gets to build the engine of one of its models. */
 export type EngineContext = {
-    config: Config;
+    config: CapabilityConfig;
     logger: Logger;
     /** The one shared worker pool, started on first use. */
     workers(): WorkerPool;
@@ -21,7 +21,7 @@ export type EngineContext = {
 /** What a capability's routes get. */
 export type RouteContext = {
     /** The server's settings (a capability reads its own, e.g. chat's response store). */
-    config: Config;
+    config: CapabilityConfig;
     engines: EngineHost;
     logger: Logger;
     ssePingMs: number;

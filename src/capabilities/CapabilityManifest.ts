@@ -1,4 +1,5 @@
 import type { ManifestSettings } from "../core/registry/ManifestSettings.js";
+import type { SettingsTable } from "../settings/Setting.js";
 
 /**
  * What a capability says about its models, apart from what serves them: its manifest `task`, the
@@ -13,4 +14,6 @@ export type CapabilityManifest<Settings = unknown> = {
     endpoints: readonly string[];
     /** Manifest fields only its models have; none = only the common ones. */
     manifest?: ManifestSettings<Settings>;
+    /** Server-wide settings only it reads (flags and environment variables, e.g. chat's `--draft-max`): rows of src/config.ts's table, in `Config`. */
+    settings?: SettingsTable;
 };

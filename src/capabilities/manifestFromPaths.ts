@@ -94,7 +94,7 @@ async function ggufModel(file: string): Promise<PathModel> {
     const {readGgufFileInfo} = await import("node-llama-cpp");
     let metadata: Record<string, unknown>;
     try {
-        metadata = (await readGgufFileInfo(file, {readTensorInfo: false, logWarnings: false})).metadata as unknown as Record<string, unknown>;
+        metadata = (await readGgufFileInfo(file, {readTensorInfo: false, logWarnings: false})).metadata as Record<string, unknown>;
     } catch (error) {
         throw new ManifestError(`${file} is not a readable GGUF file: ${(error as Error).message.split("\n")[0]}`);
     }

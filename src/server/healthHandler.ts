@@ -1,6 +1,6 @@
 import type { Middleware } from "koa";
 import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
-import type { HealthDetailsSetting } from "../config.js";
+import type { HealthDetailsSetting } from "../settings/serverSettings.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
-import { ReasoningOutput } from "../../src/capabilities/chat/ReasoningOutput.js";
+import { ReasoningOutput } from "../../src/capabilities/chat/llama/text/ReasoningOutput.js";
 import type { EngineLoad } from "../../src/core/engines/EngineLoad.js";
 
 /**

@@ -58,6 +58,23 @@ export class RawConnection {
         }
     }
 
+    /** The status of the first head the server sent on the connection: an interim `100 Continue` counts. */
+    async firstStatus(): Promise<number> {
+        for (;;) {
+            const end = this.#received.indexOf("\r\n\r\n");
+            if (end >= 0)
+                return Number(this.#received.subarray(0, end).toString("latin1").split(" ")[1]);
+            if (this.#closed)
+                throw new Error("The connection closed before the server sent a head");
+            await new Promise<void>((resolve) => this.#waiters.push(resolve));
+        }
+    }
+
+    /** Forgets what was received so far (after an interim `100 Continue`, so that answer() reads the final one). */
+    skipReceived(): void {
+        this.#received = this.#received.subarray(this.#received.indexOf("\r\n\r\n") + 4);
+    }
+
     /** Resolves when the server has closed the connection. */
     async closed(): Promise<void> {
         while (!this.#closed)

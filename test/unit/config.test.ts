@@ -90,6 +90,30 @@ describe("loadConfig", () => {
         expect(() => loadConfig([], {METRICS_PUBLIC: "maybe"})).toThrow("METRICS_PUBLIC must be true or false");
     });
 
+    it.each([
+        [["--public-url", "ftp://x"], {}, '--public-url must be an http(s) URL such as https://llm.example.com, got "ftp://x"'],
+        [[], {PUBLIC_URL: "llm.example.com"}, '--public-url must be an http(s) URL such as https://llm.example.com, got "llm.example.com"'],
+        [["--gpu-layers", "lots"], {}, 'gpu-layers must be an integer from 0 to 10000, got "lots"'],
+        [[], {GPU_LAYERS: "MAX"}, 'gpu-layers must be an integer from 0 to 10000, got "MAX"'],
+        [[], {GPU: "rocm"}, 'gpu must be one of auto, cuda, vulkan, metal, off, got "rocm"'],
+        [["--health-details", "all"], {}, 'health-details must be one of auto, public, private, got "all"'],
+        [[], {REASONING_FORMAT: "hidden"}, 'reasoning-format must be one of parsed, raw, got "hidden"'],
+        [["--response-store-mb=-1"], {}, 'response-store-mb must be an integer from 0 to 1048576, got "-1"'],
+        [["--max-connections", "0"], {}, 'max-connections must be an integer from 1 to 1000000, got "0"'],
+        [[], {WRITE_TIMEOUT_MS: "99"}, 'WRITE_TIMEOUT_MS must be an integer from 100 to 3600000, got "99"'],
+        [["--embed-workers="], {}, "--workers needs a value"],
+        [[], {EMBED_WORKERS: "65"}, 'workers must be an integer from 1 to 64, got "65"']
+    ] as const)("%j %j: %s", (argv, env, message) => {
+        expect(configErrorOf([...argv], env)).toBe(message);
+    });
+
+    it("--public-url loses its trailing slashes; --gpu-layers takes auto, max or a number", () => {
+        expect(loadConfig(["--public-url", "http://llm.lan:8080//"], {}).publicUrl).toBe("http://llm.lan:8080");
+        expect(loadConfig([], {}).publicUrl).toBeNull();
+        expect(loadConfig(["--gpu-layers", "max"], {GPU_LAYERS: "3"}).gpuLayers).toBe("max");
+        expect(loadConfig([], {GPU_LAYERS: "0"}).gpuLayers).toBe(0);
+    });
+
     it("--drain-seconds wins over DRAIN_SECONDS; both take whole seconds from 0 to 3600", () => {
         expect(loadConfig(["--drain-seconds", "12"], {DRAIN_SECONDS: "3"}).drainSeconds).toBe(12);
         expect(loadConfig([], {}).drainSeconds).toBe(0);

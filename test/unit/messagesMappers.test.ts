@@ -9,7 +9,7 @@ import { promptUsage, toMessage, toStopReason } from "../../src/capabilities/cha
 import { thinkingDisplay, toReasoning } from "../../src/capabilities/chat/messages/toReasoning.js";
 import { ContextLengthExceededError } from "../../src/capabilities/chat/errors/ContextLengthExceededError.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
-import { toApiError } from "../../src/core/http/toApiError.js";
+import { toApiError } from "../../src/server/toApiError.js";
 
 const user = (content: MessageCreateRequest["messages"][number]["content"]) => ({role: "user" as const, content: content as string});
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ReasoningOutput } from "../../src/capabilities/chat/ReasoningOutput.js";
+import { ReasoningOutput } from "../../src/capabilities/chat/llama/text/ReasoningOutput.js";
 import { toReasoningControls } from "../../src/capabilities/chat/toReasoningControls.js";
 import { generationPromptOpensThinking } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { ReasoningPhase } from "../../src/capabilities/chat/llama/ReasoningPhase.js";
@@ -116,7 +116,7 @@ describe("ReasoningOutput", () => {
 
 describe("HarmonySplitter (gpt-oss channels)", () => {
     it("analysis is the reasoning, final the answer; the framing reaches neither, whatever the pieces", async () => {
-        const { HarmonySplitter } = await import("../../src/capabilities/chat/HarmonySplitter.js");
+        const { HarmonySplitter } = await import("../../src/capabilities/chat/llama/text/HarmonySplitter.js");
         const text = "<|channel|>analysis<|message|>User greets. Reply.<|end|><|start|>assistant<|channel|>final<|message|>Hello there.";
         for (const size of [1, 3, 7, text.length]) {
             const splitter = new HarmonySplitter(false);
@@ -148,7 +148,7 @@ describe("HarmonySplitter (gpt-oss channels)", () => {
 
 describe("HarmonySplitter as llama.cpp renders gpt-oss's output", () => {
     it("<|end|> is a control token (no text): the next <|start|> ends the analysis", async () => {
-        const { HarmonySplitter } = await import("../../src/capabilities/chat/HarmonySplitter.js");
+        const { HarmonySplitter } = await import("../../src/capabilities/chat/llama/text/HarmonySplitter.js");
         const splitter = new HarmonySplitter(false);
         const pieces = ["<|channel|>", "analysis", "<|message|>", "Think", "ing.", "", "<|start|>", "assistant", "<|channel|>", "final", "<|message|>", "Hi", "."];
         const out = pieces.map((piece) => splitter.push(piece));

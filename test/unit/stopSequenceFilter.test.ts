@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StopSequenceFilter } from "../../src/capabilities/chat/StopSequenceFilter.js";
+import { StopSequenceFilter } from "../../src/capabilities/chat/llama/text/StopSequenceFilter.js";
 
 /** Feeds `pieces` one push at a time and returns every returned piece (flush included when asked). */
 function feed(filter: StopSequenceFilter, pieces: readonly string[], flush = true) {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ThinkSplitter } from "../../src/capabilities/chat/ThinkSplitter.js";
+import { ThinkSplitter } from "../../src/capabilities/chat/llama/text/ThinkSplitter.js";
 
 describe("ThinkSplitter", () => {
     it("splits reasoning from the answer; the tags reach neither side", () => {

@@ -1,5 +1,4 @@
 import type { Engine } from "../../core/engines/Engine.js";
-import type { ReasoningFormat } from "./ReasoningFormat.js";
 
 /**
  * What the HTTP layer needs from a chat backend. Engine types are deliberately not the OpenAI wire
@@ -169,6 +168,13 @@ export type ChatEngineInfo = {
     /** How the model writes its reasoning, when its answers are to be split (`--reasoning-format parsed`); absent or null = not split. */
     reasoningFormat?: ReasoningFormat | null;
 };
+
+/**
+ * How a thinking model writes its reasoning: `think-tags` (`<think>...</think>` before the answer: Qwen3,
+ * DeepSeek-R1 distills, QwQ, most reasoning models) or `harmony` (gpt-oss: an `analysis` channel, then the
+ * `final` channel, each message framed by `<|channel|>NAME<|message|>...<|end|>`).
+ */
+export type ReasoningFormat = "think-tags" | "harmony";
 
 export type ChatRunHooks = {
     signal: AbortSignal;

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ManifestSettings } from "../../core/registry/ManifestSettings.js";
 import { ManifestFieldError } from "../../core/registry/ManifestFieldError.js";
+import { chatServerSettings } from "./chatServerSettings.js";
 
 export type ChatSettings = {
     /** `auto`: detected from the template and vocabulary; `think-tags` / `harmony` (gpt-oss): split reasoning from answers in that format; `none`: never. */
@@ -20,7 +21,7 @@ export const chatManifest: ManifestSettings<ChatSettings> = {
         reasoning: {enum: ["auto", "think-tags", "harmony", "none"]},
         speculative: {enum: ["off", "lookup", "draft"]},
         draftModel: {type: "string", minLength: 1},
-        draftMax: {type: "integer", minimum: 1, maximum: 64}
+        draftMax: {type: "integer", minimum: chatServerSettings.draftMax.min, maximum: chatServerSettings.draftMax.max}
     },
     parse(fields, entry) {
         const draftModel = fields.draftModel == null ? null : path.resolve(entry.folder, fields.draftModel as string);

@@ -1,9 +1,11 @@
 import type { CapabilityManifest } from "../CapabilityManifest.js";
 import { chatManifest, type ChatSettings } from "./chatManifest.js";
+import { chatServerSettings } from "./chatServerSettings.js";
 
 /** The chat task (chat completions, completions, the Responses and Messages APIs on GGUF models): what the manifest loader and the downloader know of it. */
 export const chatManifestPart = {
     task: "chat" as const,
     endpoints: ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"],
-    manifest: chatManifest
+    manifest: chatManifest,
+    settings: chatServerSettings
 } satisfies CapabilityManifest<ChatSettings>;

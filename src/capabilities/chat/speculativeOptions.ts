@@ -1,4 +1,4 @@
-import type { Config } from "../../config.js";
+import type { ChatServerConfig } from "./chatServerSettings.js";
 import type { ChatSettings } from "./chatManifest.js";
 import type { SpeculativeOptions } from "./llama/speculation/SpeculativeOptions.js";
 
@@ -7,7 +7,7 @@ import type { SpeculativeOptions } from "./llama/speculation/SpeculativeOptions.
  * means a draft model where the entry names one and prompt lookup elsewhere (a server-wide flag cannot give
  * every model a draft model).
  */
-export function speculativeOptions(settings: ChatSettings, config: Pick<Config, "speculative" | "draftMax">): SpeculativeOptions {
+export function speculativeOptions(settings: ChatSettings, config: Pick<ChatServerConfig, "speculative" | "draftMax">): SpeculativeOptions {
     const wanted = settings.speculative ?? config.speculative;
     const mode = wanted === "draft" && settings.draftModel == null ? "lookup" : wanted;
     return {

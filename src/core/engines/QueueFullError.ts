@@ -1,4 +1,4 @@
-/** A model's waiting line is full; answered 503 with Retry-After (mapped in `core/http/toApiError.ts`). */
+/** A model's waiting line is full; answered 503 with Retry-After (mapped in `server/toApiError.ts`). */
 export class QueueFullError extends Error {
     constructor(readonly modelId: string, readonly queueSize: number) {
         super(`Model '${modelId}' is busy: ${queueSize} requests are already waiting. Retry later.`);

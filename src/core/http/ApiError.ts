@@ -1,5 +1,5 @@
 import { clipLogText } from "../../logger.js";
-import { closestName } from "../registry/closestName.js";
+import { closestName } from "./closestName.js";
 
 /**
  * The one error type every layer throws when a request cannot be served. It carries everything the

@@ -1,7 +1,8 @@
 import type { Middleware } from "koa";
-import { parseByteSize } from "../../config.js";
+import { parseByteSize } from "../../settings/settingKinds.js";
 import { ApiError } from "./ApiError.js";
 import { declaredLength, type BodyMemory } from "./BodyMemory.js";
+import { continueBody } from "./continueBody.js";
 import { findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
 import type { JsonBounds } from "./jsonParseThreadMain.js";
 import { parseJsonOffThread } from "./parseJsonOffThread.js";
@@ -44,6 +45,7 @@ export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?:
         if (declaredLength(ctx.req) > limitBytes)
             throw ApiError.payloadTooLarge(limit);
         const hold = memory.admit(ctx.req, ctx.res);
+        continueBody(ctx.req, ctx.res);
         let bytes: Uint8Array;
         try {
             bytes = await readBody(ctx.req, limitBytes, limit, hold);

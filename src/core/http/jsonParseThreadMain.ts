@@ -1,4 +1,5 @@
 import { parentPort } from "node:worker_threads";
+import { lowerThreadPriority } from "../workers/lowerThreadPriority.js";
 import { findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
 
 /** Bounds a route puts on a JSON body's shape (see findJsonHazard). */
@@ -13,6 +14,7 @@ export type ParseReply = {id: number, value: unknown} | {id: number, hazard: Jso
  * here, so that a body past its route's bounds never crosses to the main thread, where it would be rebuilt value
  * by value.
  */
+lowerThreadPriority();
 const decoder = new TextDecoder("utf-8", {fatal: true});
 parentPort!.on("message", ({id, bytes, bounds}: ParseRequest) => {
     let reply: ParseReply;

@@ -46,7 +46,10 @@ export async function readBody(request: http.IncomingMessage, limitBytes: number
             request.unpipe(decoder);
         }
     }
-    return new Uint8Array(Buffer.concat(chunks, total));
+    // A view of the joined bytes, not `new Uint8Array(buffer)`: that copies them again, element by element (20-30 ms
+    // of the main thread for 7 MB).
+    const joined = Buffer.concat(chunks, total);
+    return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
 }
 
 /** The decompressor of a Content-Encoding, or null for none (`identity`); a 415 for one the server does not know. */

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { getLlama, LlamaLogLevel, NoBinaryFoundError, type Llama } from "node-llama-cpp";
-import type { GpuSetting, LlamaBuildSetting } from "../../config.js";
+import type { GpuSetting, LlamaBuildSetting } from "../../settings/serverSettings.js";
 import { isUsableGpu } from "./isUsableGpu.js";
 import { serverVersion } from "../../version.js";
 import { describeLlamaBinary } from "./describeLlamaBinary.js";

@@ -8,9 +8,8 @@ import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
+import { jinjaRendererOf, keepFunctionResultsAsText } from "../../../runtimes/llama/internals.js";
 
-type JinjaRenderer = {render(params: Record<string, unknown>): string};
-type JinjaWrapperInternals = {_stringifyFunctionResult?: boolean, _jinjaTemplate?: JinjaRenderer};
 /** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
 
@@ -84,10 +83,7 @@ export class ChatPromptRenderer {
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
-            const internals = wrapper as unknown as JinjaWrapperInternals;
-            if (typeof internals._stringifyFunctionResult !== "boolean")
-                throw new Error("This node-llama-cpp version has no JinjaTemplateChatWrapper._stringifyFunctionResult; tool results need updating.");
-            internals._stringifyFunctionResult = false;
+            keepFunctionResultsAsText(wrapper);
         }
         this.watches.set(wrapper, watchRenders(wrapper));
         return wrapper;
@@ -159,9 +155,7 @@ export class ChatPromptRenderer {
 
 /** Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders). */
 function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
-    const renderer = (wrapper as unknown as JinjaWrapperInternals)._jinjaTemplate;
-    if (renderer == null || typeof renderer.render !== "function")
-        throw new Error("This node-llama-cpp version has no JinjaTemplateChatWrapper._jinjaTemplate; the generation prompt needs updating.");
+    const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render};
     renderer.render = (params) => {

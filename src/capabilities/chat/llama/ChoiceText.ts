@@ -1,6 +1,6 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
 import type { TokenLogprob } from "../ChatEngine.js";
-import { StopSequenceFilter } from "../StopSequenceFilter.js";
+import { StopSequenceFilter } from "./text/StopSequenceFilter.js";
 import { TokenTextDecoder } from "./TokenTextDecoder.js";
 
 /** A token's logprobs entry, built lazily (off the decode path), and where its text lies in the decoded output. */

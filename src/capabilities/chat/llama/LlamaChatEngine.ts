@@ -1,5 +1,5 @@
-import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, TokenLogprob } from "../ChatEngine.js";
+import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, RawPrompt, ReasoningFormat } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -11,15 +11,14 @@ import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
 import { choiceSeed } from "./choiceSeed.js";
-import { generateChoice } from "./generateChoice.js";
+import { generateChoice, type ChoiceSettings } from "./generateChoice.js";
 import { RawDistributionTap } from "./RawDistributionTap.js";
 import { TokenBytes } from "./TokenBytes.js";
 import { PromptTokenFloor } from "./PromptTokenFloor.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
-import { parseToolCalls } from "./parseToolCalls.js";
 import { promptEcho } from "./promptEcho.js";
-import { ToolCallStream } from "./ToolCallStream.js";
+import { ChoiceOutput, type ToolCallPlan } from "./ChoiceOutput.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
@@ -27,8 +26,6 @@ import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
-import type { ReasoningFormat } from "../ReasoningFormat.js";
-import { ReasoningOutput } from "../ReasoningOutput.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
 import { measureTemplateFloor } from "./measureTemplateFloor.js";
 import { preparePrompt, type PreparedPrompt, type PromptRequest } from "./preparePrompt.js";
@@ -64,6 +61,28 @@ export type LlamaChatEngineOptions = {
     speculative?: SpeculativeOptions;
 };
 
+
+/** A legacy completions prompt: the client's text or tokens as they are (no template, no reasoning split), maybe echoed back. */
+type RawTurnPrompt = {kind: "raw", tokens: Token[], rawPrompt: RawPrompt, clientStart: number};
+/** A job's prompt tokens and what they were made from: a raw prompt, or a conversation (to a thinking model: its reasoning settings). */
+type TurnPrompt = RawTurnPrompt | {kind: "conversation", tokens: Token[], reasoning: ChoiceSettings["reasoning"]};
+
+/** What every choice of a job shares, decided before the job waits for sequences. */
+type Turn = {
+    prompt: TurnPrompt;
+    /** Already clamped to what fits beside the prompt. */
+    maxTokens: number;
+    tokenBias: TokenBias | undefined;
+    grammar: LlamaGrammar | undefined;
+    calls: ToolCallPlan | null;
+    /** The choices may draft (speculative decoding). */
+    speculate: boolean;
+};
+
+/** A thinking model's reasoning settings; undefined for a raw prompt or a model that does not think. */
+function reasoningOf(prompt: TurnPrompt): ChoiceSettings["reasoning"] {
+    return prompt.kind === "conversation" ? prompt.reasoning : undefined;
+}
 
 /**
  * One GGUF chat model: one context with `parallel` sequences that node-llama-cpp decodes in shared
@@ -203,6 +222,15 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
+        const turn = await this.planTurn(job);
+        // Last: from here on the request holds (or waits for) sequences.
+        const lease = this.pool.acquire(job.n, hooks.signal);
+        const done = lease.then(({release}) => this.runTurn(job, hooks, turn, release));
+        return {promptTokens: turn.prompt.tokens.length, done};
+    }
+
+    /** Everything a job's choices share, decided before it waits for sequences (a request refused here never queues). */
+    private async planTurn(job: ChatJob): Promise<Turn> {
         if (job.n > this.pool.capacity)
             throw new TooManyChoicesError(this.info.id, job.n, this.pool.capacity);
         const tools = job.tools ?? null;
@@ -214,157 +242,137 @@ export class LlamaChatEngine implements ChatEngine {
         const floor = this.tokenFloor.of(job);
         if (floor >= contextSize)
             throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
-        // A raw prompt (legacy completions) replaces the rendered conversation; everything else is shared.
-        const raw = job.rawPrompt != null;
         const forced = tools?.choice.type === "forced" ? tools.choice : null;
         const constrained = forced != null || job.jsonSchema != null || job.jsonObject;
-        const prompt = await this.prepare(this.promptRequest(job, tools?.functions, constrained));
-        const promptTokens = prompt.tokens;
-        if (promptTokens.length === 0)
+        const prepared = await this.prepare(this.promptRequest(job, tools?.functions, constrained));
+        if (prepared.tokens.length === 0)
             throw new EmptyPromptError();
-        if (promptTokens.length >= contextSize)
-            throw new ContextLengthExceededError(contextSize, promptTokens.length);
+        if (prepared.tokens.length >= contextSize)
+            throw new ContextLengthExceededError(contextSize, prepared.tokens.length);
 
-        const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - promptTokens.length);
+        const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - prepared.tokens.length);
         const tokenBias = createLogitBias(this.model, job.sampling.logitBias);
-        const grammar = forced != null
-            ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => toolCallGrammarText(this.llama, toolCallFormat!, forced.functions, forced.parallel))
+        const calls: ToolCallPlan | null = tools != null && tools.choice.type !== "none" && toolCallFormat != null
+            ? {format: toolCallFormat, names: new Set(tools.functions.map((fn) => fn.name)), forced: forced != null}
+            : null;
+        const grammar = forced != null && calls != null
+            ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => toolCallGrammarText(this.llama, calls.format, forced.functions, forced.parallel))
             : job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
-        const toolNames = tools != null && tools.choice.type !== "none" ? new Set(tools.functions.map((fn) => fn.name)) : null;
-        // A thinking model (a raw prompt is text as it is): where its output starts, its budget, the closing tag the engine writes.
-        const reasoningFormat = !raw ? this.info.reasoningFormat ?? null : null;
-        const reasoning = reasoningFormat == null ? undefined : {
-            format: reasoningFormat, start: prompt.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
-        };
+        // A raw prompt (legacy completions) replaces the rendered conversation and is text as it is; a conversation
+        // to a thinking model: where its output starts, its budget, the closing tag the engine writes.
+        const reasoningFormat = this.info.reasoningFormat ?? null;
+        const prompt: TurnPrompt = job.rawPrompt != null
+            ? {kind: "raw", tokens: prepared.tokens, rawPrompt: job.rawPrompt, clientStart: prepared.clientStart}
+            : {
+                kind: "conversation", tokens: prepared.tokens, reasoning: reasoningFormat == null ? undefined : {
+                    format: reasoningFormat, start: prepared.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
+                }
+            };
         // Drafts are verified as the model's own picks, which holds unless a choice's sampling changes between a
         // draft's positions in ways node-llama-cpp cannot follow: penalties counted over the tokens generated so
         // far, and a grammar that starts only after a thinking model's thought.
-        const speculate = job.sampling.frequencyPenalty === 0 && job.sampling.presencePenalty === 0 && !(reasoning != null && grammar != null);
-        // Last: from here on the request holds (or waits for) sequences.
-        const lease = this.pool.acquire(job.n, hooks.signal);
+        const speculate = job.sampling.frequencyPenalty === 0 && job.sampling.presencePenalty === 0 && !(reasoningOf(prompt) != null && grammar != null);
+        return {prompt, maxTokens, tokenBias, grammar, calls, speculate};
+    }
 
-        const done = lease.then(async ({release}) => {
-            const taken = this.sequences.take(promptTokens, job.n);
-            const slots = taken.map(({sequence}) => sequence);
-            const leaseNumber = ++this.leasesGranted;
-            const aloneAtStart = this.pool.load().busy === job.n;
-            // Hooks only once the caller has its run (it resumes in a microtask; this waits for the next turn).
-            await new Promise((resolve) => setImmediate(resolve));
-            if (raw && job.rawPrompt!.echo === true) {
-                try {
-                    hooks.onPrompt?.(await promptEcho({
-                        model: this.model, tokens: promptTokens, clientStart: prompt.clientStart,
-                        text: typeof job.rawPrompt!.prompt === "string" ? job.rawPrompt!.prompt : null,
-                        logprobs: job.logprobs == null ? undefined : {
-                            topLogprobs: job.logprobs, bytes: this.tokenBytes, tap: this.distributionTap, sequence: slots[0], chunkSize: this.context.batchSize, signal: hooks.signal
-                        }
-                    }));
-                } catch (error) {
-                    // As for a failed choice below: what the evaluation left is not worth trusting.
-                    await slots[0].clearHistory().catch(() => {});
-                    slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
-                    release();
-                    throw error;
-                }
+    /** The job on its leased sequences: the prompt echoed if asked, then its choices side by side; the sequences go back at the end. */
+    private async runTurn(job: ChatJob, hooks: ChatRunHooks, turn: Turn, release: () => void): Promise<ChoiceResult[]> {
+        const promptTokens = turn.prompt.tokens;
+        const taken = this.sequences.take(promptTokens, job.n);
+        const slots = taken.map(({sequence}) => sequence);
+        const leaseNumber = ++this.leasesGranted;
+        const aloneAtStart = this.pool.load().busy === job.n;
+        // Hooks only once the caller has its run (it resumes in a microtask; this waits for the next turn).
+        await new Promise((resolve) => setImmediate(resolve));
+        if (turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true) {
+            try {
+                hooks.onPrompt?.(await this.echo(turn.prompt, job, hooks.signal, slots[0]));
+            } catch (error) {
+                // As for a failed choice below: what the evaluation left is not worth trusting.
+                await slots[0].clearHistory().catch(() => {});
+                slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
+                release();
+                throw error;
             }
-            // One failing choice stops its siblings; the request's own signal stops them all.
-            const stopAll = new AbortController();
-            const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
-            const outcomes = await Promise.allSettled(slots.map(async (sequence, index): Promise<ChoiceResult> => {
-                try {
-                    // Streaming with tools: the text goes through the call parser; logprobs entries go with whatever comes out next.
-                    const entries: TokenLogprob[] = [];
-                    const takeEntries = () => job.logprobs == null ? undefined : entries.splice(0);
-                    const toolStream = toolNames == null || (hooks.onText == null && hooks.onToolCall == null)
-                        ? null
-                        : new ToolCallStream(toolCallFormat!, toolNames, forced == null, (event) => event.type === "content"
-                            ? hooks.onText?.(index, event.text, takeEntries())
-                            : hooks.onToolCall?.(index, event, takeEntries()));
-                    // The answer goes to the call parser (streaming with tools) or out; a thinking model's reasoning apart
-                    // (its tokens' logprobs entries are not reported: only the answer's are).
-                    const split = new ReasoningOutput(reasoningFormat, reasoning?.start === "reasoning", {
-                        reasoning: (text) => hooks.onReasoning?.(index, text),
-                        content: (text, logprobs) => {
-                            if (toolStream == null)
-                                hooks.onText?.(index, text, logprobs);
-                            else {
-                                entries.push(...logprobs ?? []);
-                                toolStream.push(text);
-                            }
-                        }
-                    });
-                    const speculation = this.speculation.forChoice(sequence, speculate);
-                    hooks.onPromptCache?.(index, taken[index].kept);
-                    const outcome = await generateChoice({
-                        model: this.model,
-                        sequence,
-                        promptTokens,
-                        maxTokens,
-                        stop: job.stop,
-                        temperature: job.sampling.temperature,
-                        topP: job.sampling.topP,
-                        topK: job.sampling.topK,
-                        seed: choiceSeed(job.sampling.seed, index),
-                        frequencyPenalty: job.sampling.frequencyPenalty,
-                        presencePenalty: job.sampling.presencePenalty,
-                        tokenBias,
-                        grammar,
-                        promptChunkSize: this.context.batchSize,
-                        keptPromptTokens: taken[index].kept,
-                        stepBarrier: this.stepBarrier,
-                        signal,
-                        logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
-                        reasoning,
-                        speculation: speculation.settings,
-                        onText: (text, logprobs) => split.push(text, logprobs)
-                    });
-                    speculation.done();
-                    this.sequences.record(promptTokens.length, outcome.cachedPromptTokens);
-                    const answer = split.finish();
-                    if (toolStream != null) {
-                        toolStream.finish();
-                        if (entries.length > 0)
-                            hooks.onText?.(index, "", takeEntries());
-                    }
-                    // Forced calls are well-formed by grammar, so they can only be cut short (token limit, stop sequence).
-                    const calls = toolNames == null ? null : parseToolCalls(answer.content, toolCallFormat!, toolNames, forced != null);
-                    // The answer apart from a thinking model's reasoning; calls are looked for in the answer only.
-                    const {reasoningTokens, ...generated} = outcome;
-                    const thought = answer.reasoning === undefined ? {} : {reasoning: answer.reasoning, reasoningTokens: reasoningTokens ?? 0};
-                    // A thinking model's logprobs are its answer's.
-                    if (answer.reasoning !== undefined && answer.logprobs != null)
-                        generated.logprobs = answer.logprobs;
-                    const result: ChoiceResult = calls == null
-                        ? {index, ...generated, text: answer.content, ...thought}
-                        : calls.calls.length === 0
-                            ? {index, ...generated, text: calls.content, ...thought}
-                            : {
-                                index, ...generated, text: calls.content, toolCalls: calls.calls, ...thought,
-                                finishReason: calls.complete && outcome.finishReason !== "length" ? "tool_calls" : outcome.finishReason
-                            };
-                    hooks.onFinish?.(result);
-                    return result;
-                } catch (error) {
-                    stopAll.abort(error);
-                    // What a failed evaluation left in the sequence is not worth trusting for the next prompt.
-                    await sequence.clearHistory().catch(() => {});
-                    throw error;
-                }
-            }));
-            // Sequences go back only once every choice has let go of its own.
-            // For the exact cache: the prompt went in whole chunks of the grid only if nothing shared its batches
-            // (another choice or request would have), which is certain when nobody else ran from start to end.
-            const alone = job.n === 1 && aloneAtStart && this.leasesGranted === leaseNumber;
-            const wholeChunks = alone ? wholeChunkTokens(promptTokens.length, this.context.batchSize) : 0;
-            outcomes.forEach((outcome, index) =>
-                this.sequences.giveBack(slots[index], outcome.status === "fulfilled" ? wholeChunks : 0));
-            release();
-            const failure = outcomes.find((outcome) => outcome.status === "rejected");
-            if (failure != null)
-                throw hooks.signal.aborted ? hooks.signal.reason : failure.reason;
-            return outcomes.map((outcome) => (outcome as PromiseFulfilledResult<ChoiceResult>).value);
+        }
+        // One failing choice stops its siblings; the request's own signal stops them all.
+        const stopAll = new AbortController();
+        const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
+        const outcomes = await Promise.allSettled(taken.map(async ({sequence, kept}, index): Promise<ChoiceResult> => {
+            try {
+                return await this.runChoice(job, hooks, turn, index, sequence, kept, signal);
+            } catch (error) {
+                stopAll.abort(error);
+                // What a failed evaluation left in the sequence is not worth trusting for the next prompt.
+                await sequence.clearHistory().catch(() => {});
+                throw error;
+            }
+        }));
+        // Sequences go back only once every choice has let go of its own.
+        // For the exact cache: the prompt went in whole chunks of the grid only if nothing shared its batches
+        // (another choice or request would have), which is certain when nobody else ran from start to end.
+        const alone = job.n === 1 && aloneAtStart && this.leasesGranted === leaseNumber;
+        const wholeChunks = alone ? wholeChunkTokens(promptTokens.length, this.context.batchSize) : 0;
+        outcomes.forEach((outcome, index) =>
+            this.sequences.giveBack(slots[index], outcome.status === "fulfilled" ? wholeChunks : 0));
+        release();
+        const results: ChoiceResult[] = [];
+        for (const outcome of outcomes) {
+            if (outcome.status === "rejected")
+                throw hooks.signal.aborted ? hooks.signal.reason : outcome.reason;
+            results.push(outcome.value);
+        }
+        return results;
+    }
+
+    /** A raw prompt as echoed back (legacy completions' `echo`), its tokens' logprobs evaluated on the first choice's sequence when asked. */
+    private echo(prompt: RawTurnPrompt, job: ChatJob, signal: AbortSignal, sequence: LlamaContextSequence) {
+        return promptEcho({
+            model: this.model, tokens: prompt.tokens, clientStart: prompt.clientStart,
+            text: typeof prompt.rawPrompt.prompt === "string" ? prompt.rawPrompt.prompt : null,
+            logprobs: job.logprobs == null ? undefined : {
+                topLogprobs: job.logprobs, bytes: this.tokenBytes, tap: this.distributionTap, sequence, chunkSize: this.context.batchSize, signal
+            }
         });
-        return {promptTokens: promptTokens.length, done};
+    }
+
+    /** Choice `index` generated on its sequence, its output handed to the hooks as it comes. */
+    private async runChoice(
+        job: ChatJob, hooks: ChatRunHooks, turn: Turn, index: number, sequence: LlamaContextSequence, kept: number, signal: AbortSignal
+    ): Promise<ChoiceResult> {
+        const reasoning = reasoningOf(turn.prompt);
+        const output = new ChoiceOutput(index, hooks, turn.calls,
+            reasoning == null ? null : {format: reasoning.format, startsInReasoning: reasoning.start === "reasoning"}, job.logprobs != null);
+        const speculation = this.speculation.forChoice(sequence, turn.speculate);
+        hooks.onPromptCache?.(index, kept);
+        const outcome = await generateChoice({
+            model: this.model,
+            sequence,
+            promptTokens: turn.prompt.tokens,
+            maxTokens: turn.maxTokens,
+            stop: job.stop,
+            temperature: job.sampling.temperature,
+            topP: job.sampling.topP,
+            topK: job.sampling.topK,
+            seed: choiceSeed(job.sampling.seed, index),
+            frequencyPenalty: job.sampling.frequencyPenalty,
+            presencePenalty: job.sampling.presencePenalty,
+            tokenBias: turn.tokenBias,
+            grammar: turn.grammar,
+            promptChunkSize: this.context.batchSize,
+            keptPromptTokens: kept,
+            stepBarrier: this.stepBarrier,
+            signal,
+            logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
+            reasoning,
+            speculation: speculation.settings,
+            onText: (text, logprobs) => output.push(text, logprobs)
+        });
+        speculation.done();
+        this.sequences.record(turn.prompt.tokens.length, outcome.cachedPromptTokens);
+        const result = output.finish(outcome);
+        hooks.onFinish?.(result);
+        return result;
     }
 
     async dispose() {

@@ -1,4 +1,5 @@
 import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import { nativeContextOf, nativeSamplerFactory, replaceNativeContext, sequenceIdOf, type NativeContext, type NativeSampler } from "../../../runtimes/llama/internals.js";
 
 /**
  * The model's own next-token distribution (softmax of the raw logits, before any sampling
@@ -6,15 +7,6 @@ import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node
  * most likely first, over the whole vocabulary.
  */
 export type RawDistribution = ArrayLike<number>;
-
-type NativeSampler = {applyConfig(config: Record<string, unknown>): void, dispose(): void};
-type NativeContext = {
-    initBatch(size: number): unknown;
-    addToBatch(sequenceId: number, firstTokenIndex: number, tokens: Uint32Array, logitIndexes: Uint32Array): ArrayLike<number>;
-    sampleToken(batchLogitIndex: number, sampler: unknown, probabilities?: boolean, confidence?: boolean): Promise<unknown>;
-};
-type ContextInternals = {_ctx: NativeContext};
-type ModelInternals = {_llama: {_bindings: {AddonSampler: new (model: unknown) => NativeSampler}}, _model: unknown};
 
 /** `position`: where in the sequence the sampled token goes (the position after the token whose logits these are). */
 type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: RawDistribution, position: number) => void};
@@ -34,25 +26,20 @@ type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: Raw
  * sort + softmax over the vocabulary per token (no second decode, unlike a shadow sequence).
  * The batch's logits stay valid until node-llama-cpp has awaited every sampling of the batch
  * (it does, before the next `initBatch`). Which sequence a logit row belongs to is read from what
- * `addToBatch` returns. The wrapping only reads internals that the model tests pin down;
- * `RawDistributionTap.install` fails at startup if they are not there.
+ * `addToBatch` returns. The internals it reads and wraps are reached through runtimes/llama/internals.ts
+ * (pinned down by test/model/llamaInternals.test.ts); `RawDistributionTap.install` fails at startup if they are not there.
  */
 export class RawDistributionTap {
     private readonly watchers = new Map<number, Watcher>();
     /** Batch logit row -> the sequence it belongs to and the position its sample goes to. */
     private readonly sequenceOfLogit = new Map<number, {sequenceId: number, position: number}>();
 
-    private constructor(private readonly model: LlamaModel, private readonly native: NativeContext) {}
+    private constructor(private readonly createProbe: () => NativeSampler, private readonly native: NativeContext) {}
 
     static install(context: LlamaContext, model: LlamaModel): RawDistributionTap {
-        const holder = context as unknown as ContextInternals;
-        const native = holder._ctx;
-        const bindings = (model as unknown as Partial<ModelInternals>)._llama?._bindings;
-        if (native == null || typeof native.sampleToken !== "function" || typeof native.addToBatch !== "function" ||
-            typeof native.initBatch !== "function" || typeof bindings?.AddonSampler !== "function")
-            throw new Error("This node-llama-cpp version's native context has no initBatch/addToBatch/sampleToken; logprobs need updating.");
-        const tap = new RawDistributionTap(model, native);
-        holder._ctx = new Proxy(native, {
+        const native = nativeContextOf(context);
+        const tap = new RawDistributionTap(nativeSamplerFactory(model), native);
+        replaceNativeContext(context, new Proxy(native, {
             get(target, property) {
                 if (property === "initBatch")
                     return (size: number) => {
@@ -72,7 +59,7 @@ export class RawDistributionTap {
                 const value = Reflect.get(target, property);
                 return typeof value === "function" ? value.bind(target) : value;
             }
-        });
+        }));
         return tap;
     }
 
@@ -82,13 +69,10 @@ export class RawDistributionTap {
      * which of those samples a token the generator hands out was (samples of a rejected draft are never used).
      */
     watch(sequence: LlamaContextSequence, onSample: Watcher["onSample"]): () => void {
-        const sequenceId = (sequence as unknown as {_sequenceId: number})._sequenceId;
-        if (typeof sequenceId !== "number")
-            throw new Error("This node-llama-cpp version's sequences have no _sequenceId; logprobs need updating.");
+        const sequenceId = sequenceIdOf(sequence);
         if (this.watchers.has(sequenceId))
             throw new Error(`Sequence ${sequenceId} is already watched`);
-        const internals = this.model as unknown as ModelInternals;
-        const probe = new internals._llama._bindings.AddonSampler(internals._model);
+        const probe = this.createProbe();
         // temperature 0 = llama.cpp's greedy sampler alone: it only picks the arg max, leaving the logits as they are.
         probe.applyConfig({temperature: 0});
         this.watchers.set(sequenceId, {probe, onSample});

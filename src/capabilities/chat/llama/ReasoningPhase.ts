@@ -1,6 +1,6 @@
-import { createReasoningSplitter } from "../createReasoningSplitter.js";
-import type { ReasoningFormat } from "../ReasoningFormat.js";
-import type { ReasoningSplitter } from "../ReasoningSplitter.js";
+import { createReasoningSplitter } from "./text/createReasoningSplitter.js";
+import type { ReasoningFormat } from "../ChatEngine.js";
+import type { ReasoningSplitter } from "./text/ReasoningSplitter.js";
 
 /** Where a thinking model's output starts: inside a think block the prompt opened, undecided, or in the answer (thinking off). */
 export type ReasoningStart = "reasoning" | "undecided" | "answer";

@@ -1,6 +1,5 @@
 import type { LlamaText, Token } from "node-llama-cpp";
-import type { ChatJob, ChatToolFunction } from "../ChatEngine.js";
-import type { ReasoningFormat } from "../ReasoningFormat.js";
+import type { ChatJob, ChatToolFunction, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 import { thinkingPromptTail } from "./thinkingPromptTail.js";

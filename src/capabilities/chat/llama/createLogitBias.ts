@@ -1,6 +1,5 @@
 import { TokenBias, type LlamaModel } from "node-llama-cpp";
-
-type TokenBiasInternals = {_biases: Map<number, number>};
+import { assertTokenBiasMap, tokenBiasMap } from "../../../runtimes/llama/internals.js";
 
 const banned = -1e4;
 
@@ -13,7 +12,7 @@ const banned = -1e4;
  * it hangs, and the error surfaces as an unhandled rejection). As with node-llama-cpp's own
  * "never", the grammar wins over the ban.
  * node-llama-cpp's public `TokenBias.set` silently skips end-of-generation tokens, which would
- * make `{"<eos id>": -100}` a no-op, so the biases are written into its map directly; the native
+ * make `{"<eos id>": -100}` a no-op, so the biases are written into its map directly (tokenBiasMap); the native
  * sampler applies whatever the map holds. `assertLogitBiasSupported` checks at startup that the
  * installed version still has that map.
  */
@@ -21,14 +20,12 @@ export function createLogitBias(model: LlamaModel, biases: ReadonlyMap<number, n
     if (biases.size === 0)
         return undefined;
     const tokenBias = new TokenBias(model.tokenizer);
-    const map = (tokenBias as unknown as TokenBiasInternals)._biases;
+    const map = tokenBiasMap(tokenBias);
     for (const [token, bias] of biases)
         map.set(token, bias <= -100 ? banned : bias);
     return tokenBias;
 }
 
 export function assertLogitBiasSupported(model: LlamaModel) {
-    const map = (new TokenBias(model.tokenizer) as unknown as Partial<TokenBiasInternals>)._biases;
-    if (!(map instanceof Map))
-        throw new Error("This node-llama-cpp version has no TokenBias._biases map; logit_bias for end-of-generation tokens needs updating.");
+    assertTokenBiasMap(model);
 }

@@ -1,5 +1,5 @@
 import type { LlamaModel } from "node-llama-cpp";
-import type { ReasoningFormat } from "../ReasoningFormat.js";
+import type { ReasoningFormat } from "../ChatEngine.js";
 
 /**
  * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), or think tags

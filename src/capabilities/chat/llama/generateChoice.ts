@@ -1,6 +1,6 @@
 import type { LlamaContextSequence, LlamaGrammar, LlamaModel, Token, TokenBias } from "node-llama-cpp";
 import { LlamaGrammarEvaluationState } from "node-llama-cpp";
-import type { FinishReason, TokenLogprob } from "../ChatEngine.js";
+import type { FinishReason, ReasoningFormat, TokenLogprob } from "../ChatEngine.js";
 import type { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { promptChunks } from "./promptChunks.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
@@ -9,7 +9,6 @@ import type { RawDistribution, RawDistributionTap } from "./RawDistributionTap.j
 import type { TokenBytes } from "./TokenBytes.js";
 import { toTokenLogprob } from "./toTokenLogprob.js";
 import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
-import type { ReasoningFormat } from "../ReasoningFormat.js";
 import type { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
 import { ChoiceSpeculation } from "./speculation/ChoiceSpeculation.js";
 

@@ -1,6 +1,5 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
-import type { ChatToolFunction, RawPrompt } from "../ChatEngine.js";
-import type { ReasoningFormat } from "../ReasoningFormat.js";
+import type { ChatToolFunction, RawPrompt, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { conversationPrompt, type ConversationJob } from "./conversationPrompt.js";
 import { rawPromptTokens } from "./rawPromptTokens.js";

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads";
+import { lowerThreadPriority } from "../../../core/workers/lowerThreadPriority.js";
 import { loadLlamaRuntime } from "../../../runtimes/llama/llamaRuntime.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { preparePrompt, type PromptRequest } from "./preparePrompt.js";
@@ -16,6 +17,7 @@ export type RenderThreadReply =
  * in the order they come. Closed by a `close` message (never terminated: node-llama-cpp's addon must dispose its
  * model before the thread ends).
  */
+lowerThreadPriority();
 const {modelPath} = workerData as {modelPath: string};
 const ready = (async () => {
     const llama = await loadLlamaRuntime({gpu: "off"});

@@ -1,7 +1,5 @@
 import type { BatchItem, CustomBatchingPrioritizationStrategy, LlamaContext, PrioritizedBatchItem } from "node-llama-cpp";
-
-type QueuedDecode = {sequenceId: number, tokens: readonly unknown[]};
-type ContextInternals = {_queuedDecodes?: QueuedDecode[]};
+import { queuedDecodesOf } from "../../../runtimes/llama/internals.js";
 
 /**
  * node-llama-cpp's batch prioritization, with the batch ordered by sequence id.
@@ -10,7 +8,7 @@ type ContextInternals = {_queuedDecodes?: QueuedDecode[]};
  * micro-batches, so a step of 4 streams cost 15-19 ms instead of 10 ms on the 50 MB test model
  * (see bench:chat). node-llama-cpp queues decodes in whatever order the sequences' JavaScript
  * happens to resume in, and its batch items do not carry the sequence id, so the id is looked up
- * from the context's queue by the identity of the token array (node-llama-cpp passes the queued
+ * from the context's queue (queuedDecodesOf) by the identity of the token array (node-llama-cpp passes the queued
  * array through). If that internal ever changes, the order is left as it came, which is slower
  * but still correct.
  *
@@ -19,7 +17,7 @@ type ContextInternals = {_queuedDecodes?: QueuedDecode[]};
  */
 export function sequenceOrderedBatching(getContext: () => LlamaContext | undefined): CustomBatchingPrioritizationStrategy {
     return ({items, size}) => {
-        const queue = (getContext() as unknown as ContextInternals | undefined)?._queuedDecodes;
+        const queue = queuedDecodesOf(getContext());
         const sequenceOf = new Map<BatchItem["tokens"], number>();
         for (const queued of queue ?? [])
             sequenceOf.set(queued.tokens as BatchItem["tokens"], queued.sequenceId);

@@ -1,4 +1,4 @@
-import type { ReasoningFormat } from "../ReasoningFormat.js";
+import type { ReasoningFormat } from "../ChatEngine.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 
 /** What the template did with a thinking model's generation prompt. */

@@ -1,5 +1,5 @@
 import type { LlamaContextSequence } from "node-llama-cpp";
-import { detachPredictor } from "./detachPredictor.js";
+import { detachTokenPredictor } from "../../../../runtimes/llama/internals.js";
 import { dropUnusedPredictions } from "./dropUnusedPredictions.js";
 import type { SwitchablePredictor } from "./SwitchablePredictor.js";
 import { unusedPredictions } from "./unusedPredictions.js";
@@ -20,7 +20,7 @@ export class ChoiceSpeculation {
     constructor(private readonly sequence: LlamaContextSequence, predictor: SwitchablePredictor, allowed: boolean) {
         this.drafting = allowed && predictor.inner.worthDrafting();
         predictor.active = this.drafting;
-        this.reattach = this.drafting ? null : detachPredictor(sequence);
+        this.reattach = this.drafting ? null : detachTokenPredictor(sequence);
         this.predictionsBefore = sequence.tokenPredictions;
     }
 

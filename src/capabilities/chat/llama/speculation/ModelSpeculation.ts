@@ -6,7 +6,7 @@ import { modelDraftCost } from "./modelDraftCost.js";
 import { PromptLookupPredictor } from "./PromptLookupPredictor.js";
 import { SpeculationCounters, type SpeculationStats } from "./SpeculationCounters.js";
 import type { SpeculativeOptions } from "./SpeculativeOptions.js";
-import { speculationPatched } from "./speculationPatched.js";
+import { speculationPatched } from "../../../../runtimes/llama/internals.js";
 import { SwitchablePredictor } from "./SwitchablePredictor.js";
 
 /** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */

@@ -1,9 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
+import { ensureDraftContextCompatible } from "../../../../runtimes/llama/internals.js";
 import { IncompatibleDraftModelError } from "./IncompatibleDraftModelError.js";
-
-type NativeContext = {ensureDraftContextIsCompatibleForSpeculative(draft: unknown): void};
 
 /** A draft model, its context, and what a step of it costs beside a step of the target. */
 export type DraftModel = {model: LlamaModel, context: LlamaContext, stepShare: number};
@@ -27,7 +26,7 @@ export async function loadDraftModel(llama: Llama, target: {context: LlamaContex
             failedCreationRemedy: false
         });
         try {
-            (target.context as unknown as {_ctx: NativeContext})._ctx.ensureDraftContextIsCompatibleForSpeculative((context as unknown as {_ctx: unknown})._ctx);
+            ensureDraftContextCompatible(target.context, context);
         } catch (error) {
             await context.dispose();
             throw new IncompatibleDraftModelError(path.basename(options.modelPath), path.basename(target.modelPath), (error as Error).message);

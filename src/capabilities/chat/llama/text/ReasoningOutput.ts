@@ -1,6 +1,5 @@
-import type { TokenLogprob } from "./ChatEngine.js";
+import type { ReasoningFormat, TokenLogprob } from "../../ChatEngine.js";
 import { createReasoningSplitter } from "./createReasoningSplitter.js";
-import type { ReasoningFormat } from "./ReasoningFormat.js";
 import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 import type { SplitText } from "./ThinkSplitter.js";
 

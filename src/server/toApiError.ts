@@ -1,8 +1,8 @@
-import { EngineDisposedError } from "../engines/EngineDisposedError.js";
-import { QueueFullError } from "../engines/QueueFullError.js";
-import { PoolClosedError } from "../workers/PoolClosedError.js";
-import { ApiError } from "./ApiError.js";
-import { ServerShutdownError } from "./ServerShutdownError.js";
+import { EngineDisposedError } from "../core/engines/EngineDisposedError.js";
+import { QueueFullError } from "../core/engines/QueueFullError.js";
+import { PoolClosedError } from "../core/workers/PoolClosedError.js";
+import { ApiError } from "../core/http/ApiError.js";
+import { ServerShutdownError } from "../core/http/ServerShutdownError.js";
 
 /** A capability's mapping of its own engine errors; undefined = not one of its errors. */
 export type ErrorMapper = (error: unknown) => ApiError | undefined;

@@ -1,5 +1,5 @@
 import { HarmonySplitter } from "./HarmonySplitter.js";
-import type { ReasoningFormat } from "./ReasoningFormat.js";
+import type { ReasoningFormat } from "../../ChatEngine.js";
 import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 import { ThinkSplitter } from "./ThinkSplitter.js";
 

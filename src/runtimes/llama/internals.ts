@@ -1,0 +1,151 @@
+import { LlamaContextSequence, TokenBias, type JinjaTemplateChatWrapper, type LlamaContext, type LlamaModel } from "node-llama-cpp";
+
+/**
+ * Every read or write of node-llama-cpp's private fields, in one place (the layering test allows casts into
+ * node-llama-cpp nowhere else). Each function checks the field it uses and throws a
+ * {@link NodeLlamaInternalsError} naming it when the installed version does not have it, so an upgrade that
+ * moves or renames one fails at load (or in test/model/llamaInternals.test.ts), not with a wrong answer.
+ * Written against node-llama-cpp 3.21.1 (patches/node-llama-cpp+3.21.1.patch is checked here too).
+ */
+
+/** node-llama-cpp's native context (`LlamaContext._ctx`, an `AddonContext`): the part of it the server calls. */
+export type NativeContext = {
+    initBatch(size: number): unknown;
+    addToBatch(sequenceId: number, firstTokenIndex: number, tokens: Uint32Array, logitIndexes: Uint32Array): ArrayLike<number>;
+    sampleToken(batchLogitIndex: number, sampler: unknown, probabilities?: boolean, confidence?: boolean): Promise<unknown>;
+};
+/** A native sampler (`AddonSampler`) of the model's own. */
+export type NativeSampler = {applyConfig(config: Record<string, unknown>): void, dispose(): void};
+/** A decode node-llama-cpp has queued for its next batch (`LlamaContext._queuedDecodes`). */
+export type QueuedDecode = {sequenceId: number, tokens: readonly unknown[]};
+/** A Jinja chat wrapper's template renderer (`JinjaTemplateChatWrapper._jinjaTemplate`); `render` may be replaced. */
+export type JinjaRenderer = {render(params: Record<string, unknown>): string};
+
+type ContextInternals = {_ctx?: Partial<NativeContext> & {ensureDraftContextIsCompatibleForSpeculative?: (draft: unknown) => void}, _queuedDecodes?: unknown};
+type ModelInternals = {_llama?: {_bindings?: {AddonSampler?: new (model: unknown) => NativeSampler}}, _model?: unknown};
+type SequenceInternals = {_sequenceId?: unknown, _tokenPredictor?: unknown};
+type TokenBiasInternals = {_biases?: unknown};
+type JinjaWrapperInternals = {_stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>};
+type SequencePrototypeInternals = {_speculativeEvaluate?: unknown};
+
+/** node-llama-cpp no longer has a private field the server relies on. */
+export class NodeLlamaInternalsError extends Error {
+    constructor(readonly field: string, feature: string) {
+        super(`This node-llama-cpp version has no ${field}; ${feature} needs updating (src/runtimes/llama/internals.ts).`);
+        this.name = "NodeLlamaInternalsError";
+    }
+}
+
+/** The context's native context (`LlamaContext._ctx`), checked for the methods the server calls. */
+export function nativeContextOf(context: LlamaContext): NativeContext {
+    const native = (context as unknown as ContextInternals)._ctx;
+    if (native == null || typeof native.sampleToken !== "function" || typeof native.addToBatch !== "function" || typeof native.initBatch !== "function")
+        throw new NodeLlamaInternalsError("LlamaContext._ctx with initBatch/addToBatch/sampleToken", "logprobs");
+    return native as NativeContext;
+}
+
+/** Puts `replacement` (a Proxy over {@link nativeContextOf}'s result) where node-llama-cpp calls its native context. */
+export function replaceNativeContext(context: LlamaContext, replacement: NativeContext): void {
+    nativeContextOf(context);
+    (context as unknown as ContextInternals)._ctx = replacement;
+}
+
+/** Makes native samplers of the model's own (`model._llama._bindings.AddonSampler` over `model._model`); checked when called. */
+export function nativeSamplerFactory(model: LlamaModel): () => NativeSampler {
+    const internals = model as unknown as ModelInternals;
+    const AddonSampler = internals._llama?._bindings?.AddonSampler;
+    if (typeof AddonSampler !== "function" || internals._model == null)
+        throw new NodeLlamaInternalsError("LlamaModel._llama._bindings.AddonSampler / LlamaModel._model", "logprobs");
+    return () => new AddonSampler(internals._model);
+}
+
+/** The sequence's id in its context's batches (`LlamaContextSequence._sequenceId`). */
+export function sequenceIdOf(sequence: LlamaContextSequence): number {
+    const id = (sequence as unknown as SequenceInternals)._sequenceId;
+    if (typeof id !== "number")
+        throw new NodeLlamaInternalsError("LlamaContextSequence._sequenceId", "logprobs");
+    return id;
+}
+
+/**
+ * The map a `TokenBias` hands to the native sampler (`TokenBias._biases`, token -> bias). Written directly:
+ * the public `TokenBias.set` skips end-of-generation tokens.
+ */
+export function tokenBiasMap(tokenBias: TokenBias): Map<number, number> {
+    const map = (tokenBias as unknown as TokenBiasInternals)._biases;
+    if (!(map instanceof Map))
+        throw new NodeLlamaInternalsError("TokenBias._biases map", "logit_bias for end-of-generation tokens");
+    return map as Map<number, number>;
+}
+
+/** Throws at load when {@link tokenBiasMap} would. */
+export function assertTokenBiasMap(model: LlamaModel) {
+    tokenBiasMap(new TokenBias(model.tokenizer));
+}
+
+/**
+ * The decodes queued for the context's next batch (`LlamaContext._queuedDecodes`), or undefined when this
+ * version does not keep them there (callers then do without: batch order is an optimisation).
+ */
+export function queuedDecodesOf(context: LlamaContext | undefined): readonly QueuedDecode[] | undefined {
+    const queue = (context as unknown as ContextInternals | undefined)?._queuedDecodes;
+    return Array.isArray(queue) ? queue as QueuedDecode[] : undefined;
+}
+
+/**
+ * Takes a sequence's token predictor (`LlamaContextSequence._tokenPredictor`, fixed when the sequence is
+ * made) off it until the returned function puts it back.
+ */
+export function detachTokenPredictor(sequence: LlamaContextSequence): () => void {
+    const internals = sequence as unknown as SequenceInternals;
+    if (!("_tokenPredictor" in internals) || internals._tokenPredictor == null)
+        throw new NodeLlamaInternalsError("LlamaContextSequence._tokenPredictor", "speculative decoding");
+    const predictor = internals._tokenPredictor;
+    internals._tokenPredictor = undefined;
+    return () => {
+        internals._tokenPredictor = predictor;
+    };
+}
+
+/**
+ * llama.cpp's check that `draft` can draft for `target` (same vocabulary: type, size, special tokens, token
+ * texts), through the native contexts (`LlamaContext._ctx.ensureDraftContextIsCompatibleForSpeculative`):
+ * throws llama.cpp's reason when it cannot.
+ */
+export function ensureDraftContextCompatible(target: LlamaContext, draft: LlamaContext): void {
+    const native = (target as unknown as ContextInternals)._ctx;
+    const draftNative = (draft as unknown as ContextInternals)._ctx;
+    if (typeof native?.ensureDraftContextIsCompatibleForSpeculative !== "function" || draftNative == null)
+        throw new NodeLlamaInternalsError("LlamaContext._ctx.ensureDraftContextIsCompatibleForSpeculative", "draft models");
+    native.ensureDraftContextIsCompatibleForSpeculative(draftNative);
+}
+
+/**
+ * Whether node-llama-cpp carries the project's fix (patches/node-llama-cpp+3.21.1.patch, applied by
+ * patch-package when `npm install`/`npm ci` runs), read from `LlamaContextSequence.prototype._speculativeEvaluate`:
+ * without it, its speculative evaluation compares each draft token after the first with a list it never fills,
+ * so it accepts at most one draft token per step. False, too, when the method is gone.
+ */
+export function speculationPatched(): boolean {
+    const evaluate = (LlamaContextSequence.prototype as unknown as SequencePrototypeInternals)._speculativeEvaluate;
+    return typeof evaluate === "function" && evaluate.toString().includes("validatedTokens.push(");
+}
+
+/**
+ * Makes a Jinja wrapper put tool results into the template as they are
+ * (`JinjaTemplateChatWrapper._stringifyFunctionResult`): it would JSON-encode them again.
+ */
+export function keepFunctionResultsAsText(wrapper: JinjaTemplateChatWrapper): void {
+    const internals = wrapper as unknown as JinjaWrapperInternals;
+    if (typeof internals._stringifyFunctionResult !== "boolean")
+        throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._stringifyFunctionResult", "tool results");
+    internals._stringifyFunctionResult = false;
+}
+
+/** The wrapper's template renderer (`JinjaTemplateChatWrapper._jinjaTemplate`), whose `render` the caller may watch. */
+export function jinjaRendererOf(wrapper: JinjaTemplateChatWrapper): JinjaRenderer {
+    const renderer = (wrapper as unknown as JinjaWrapperInternals)._jinjaTemplate;
+    if (renderer == null || typeof renderer.render !== "function")
+        throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._jinjaTemplate", "the generation prompt");
+    return renderer as JinjaRenderer;
+}

@@ -1,0 +1,201 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+    getLlama, InputLookupTokenPredictor, JinjaTemplateChatWrapper, LlamaLogLevel, TokenBias,
+    type BatchItem, type LlamaContext, type LlamaModel, type Token
+} from "node-llama-cpp";
+import {
+    assertTokenBiasMap, detachTokenPredictor, ensureDraftContextCompatible, jinjaRendererOf, keepFunctionResultsAsText,
+    nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, replaceNativeContext,
+    sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
+} from "../../src/runtimes/llama/internals.js";
+import { tinyChatModelPath, tinyToolsModelPath } from "../support/testModels.js";
+
+const root = path.resolve(import.meta.dirname, "../..");
+
+/**
+ * The contract between the server and node-llama-cpp's private fields (src/runtimes/llama/internals.ts), checked
+ * on the installed version with the tiny generated models: after an upgrade, a failure here names the field that
+ * moved (each accessor throws a NodeLlamaInternalsError naming it), before any request gets a wrong answer.
+ */
+describe("node-llama-cpp internals the server relies on", () => {
+    let model: LlamaModel;
+    let context: LlamaContext;
+    beforeAll(async () => {
+        const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
+        model = await llama.loadModel({modelPath: tinyChatModelPath});
+        context = await model.createContext({contextSize: 64, sequences: 2, threads: 1});
+    });
+    afterAll(async () => {
+        await context?.dispose();
+        await model?.dispose();
+    });
+
+    it("LlamaContext._ctx: the native context sees every batch and sampling, and a replacement is called in its place", async () => {
+        const native = nativeContextOf(context);
+        const calls: string[] = [];
+        replaceNativeContext(context, new Proxy(native, {
+            get(target, property) {
+                const value = Reflect.get(target, property);
+                if (typeof value !== "function")
+                    return value;
+                if (property === "initBatch" || property === "addToBatch" || property === "sampleToken")
+                    calls.push(property);
+                return value.bind(target);
+            }
+        }));
+        try {
+            const sequence = context.getSequence();
+            try {
+                const tokens = sequence.evaluate([1, 300, 301] as Token[], {temperature: 0});
+                await tokens.next();
+                await tokens.return(undefined);
+            } finally {
+                sequence.dispose();
+            }
+        } finally {
+            replaceNativeContext(context, native);
+        }
+        expect(new Set(calls)).toEqual(new Set(["initBatch", "addToBatch", "sampleToken"]));
+    });
+
+    it("LlamaModel._llama._bindings.AddonSampler: a native sampler of the model's own", () => {
+        const sampler = nativeSamplerFactory(model)();
+        sampler.applyConfig({temperature: 0});
+        sampler.dispose();
+    });
+
+    it("LlamaContextSequence._sequenceId: each sequence's id in the batch", () => {
+        const [first, second] = [context.getSequence(), context.getSequence()];
+        try {
+            expect([sequenceIdOf(first), sequenceIdOf(second)].sort()).toEqual([0, 1]);
+        } finally {
+            first.dispose();
+            second.dispose();
+        }
+    });
+
+    it("TokenBias._biases: the map the native sampler reads", () => {
+        assertTokenBiasMap(model);
+        const bias = new TokenBias(model.tokenizer);
+        bias.set(300 as Token, {logit: -3});
+        expect(tokenBiasMap(bias).get(300)).toBe(-3);
+    });
+
+    it("LlamaContext._queuedDecodes: a batch's items are found in the queue by their token arrays", async () => {
+        const found: boolean[] = [];
+        let created: LlamaContext | undefined;
+        const batched = created = await model.createContext({
+            contextSize: 64, sequences: 2, threads: 1,
+            batching: {
+                itemPrioritizationStrategy: ({items, size}) => {
+                    const queue = queuedDecodesOf(created);
+                    const queued = new Set(queue?.map((decode) => decode.tokens as BatchItem["tokens"]));
+                    found.push(queue != null && items.every((item) => queued.has(item.tokens)) &&
+                        queue.every((decode) => typeof decode.sequenceId === "number"));
+                    return items.map((item) => ({item, processAmount: Math.min(item.tokens.length, size)}));
+                }
+            }
+        });
+        try {
+            expect(queuedDecodesOf(batched), "LlamaContext._queuedDecodes is an array").toBeInstanceOf(Array);
+            const sequences = [batched.getSequence(), batched.getSequence()];
+            await Promise.all(sequences.map(async (sequence, index) => {
+                const tokens = sequence.evaluate([1, 300 + index, 301] as Token[], {temperature: 0});
+                await tokens.next();
+                await tokens.return(undefined);
+            }));
+        } finally {
+            await batched.dispose();
+        }
+        expect(found.length).toBeGreaterThan(0);
+        expect(found, "every batch item was in LlamaContext._queuedDecodes with its sequenceId").not.toContain(false);
+    });
+
+    it("LlamaContextSequence._tokenPredictor: taken off a sequence and put back", () => {
+        const predictor = new InputLookupTokenPredictor();
+        const sequence = context.getSequence({tokenPredictor: predictor});
+        try {
+            const reattach = detachTokenPredictor(sequence);
+            expect(sequence.tokenPredictor).toBeUndefined();
+            reattach();
+            expect(sequence.tokenPredictor).toBe(predictor);
+        } finally {
+            sequence.dispose();
+        }
+    });
+
+    it("LlamaContext._ctx.ensureDraftContextIsCompatibleForSpeculative: a model drafts for itself", async () => {
+        const draft = await model.createContext({contextSize: 64, sequences: 2, threads: 1});
+        try {
+            expect(() => ensureDraftContextCompatible(context, draft)).not.toThrow();
+        } finally {
+            await draft.dispose();
+        }
+    });
+
+    it("JinjaTemplateChatWrapper._stringifyFunctionResult and ._jinjaTemplate: tool results as text, renders watched", async () => {
+        const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
+        const toolsModel = await llama.loadModel({modelPath: tinyToolsModelPath});
+        try {
+            const wrapper = new JinjaTemplateChatWrapper({
+                template: String(toolsModel.fileInfo.metadata.tokenizer?.chat_template), tokenizer: toolsModel.tokenizer
+            });
+            expect(wrapper.usingJinjaFunctionCallTemplate).toBe(true);
+            keepFunctionResultsAsText(wrapper);
+            const renderer = jinjaRendererOf(wrapper);
+            const rendered: {params: Record<string, unknown>, output: string}[] = [];
+            const render = renderer.render.bind(renderer);
+            renderer.render = (params) => {
+                const output = render(params);
+                rendered.push({params, output});
+                return output;
+            };
+            wrapper.generateContextState({chatHistory: [{type: "user", text: "hi"}, {type: "model", response: []}]});
+            expect(rendered.length).toBeGreaterThan(0);
+            expect(rendered.at(-1)!.params).toHaveProperty("messages");
+            expect(rendered.at(-1)!.output).toContain("<|im_start|>user");
+        } finally {
+            await toolsModel.dispose();
+        }
+    });
+});
+
+describe("the patch the project applies to node-llama-cpp", () => {
+    it("is written for the installed version and applied (LlamaContextSequence.prototype._speculativeEvaluate)", () => {
+        const installed = JSON.parse(fs.readFileSync(path.join(root, "node_modules/node-llama-cpp/package.json"), "utf8")).version;
+        const patches = fs.readdirSync(path.join(root, "patches")).filter((name) => name.startsWith("node-llama-cpp+"));
+        expect(patches, "patches/ holds one node-llama-cpp patch, named for the installed version").toEqual([`node-llama-cpp+${installed}.patch`]);
+        expect(speculationPatched(), "LlamaContextSequence.prototype._speculativeEvaluate pushes to validatedTokens (run npm install)").toBe(true);
+    });
+});
+
+describe("a node-llama-cpp without a field the server relies on", () => {
+    // What an upgrade that moved each field would make of the accessor: an error naming the field.
+    const empty = {} as never;
+    it.each([
+        ["LlamaContext._ctx", () => nativeContextOf(empty)],
+        ["LlamaModel._llama._bindings.AddonSampler", () => nativeSamplerFactory(empty)],
+        ["LlamaContextSequence._sequenceId", () => sequenceIdOf(empty)],
+        ["TokenBias._biases", () => tokenBiasMap(empty)],
+        ["LlamaContextSequence._tokenPredictor", () => detachTokenPredictor(empty)],
+        ["LlamaContext._ctx.ensureDraftContextIsCompatibleForSpeculative", () => ensureDraftContextCompatible(empty, empty)],
+        ["JinjaTemplateChatWrapper._stringifyFunctionResult", () => keepFunctionResultsAsText(empty)],
+        ["JinjaTemplateChatWrapper._jinjaTemplate", () => jinjaRendererOf(empty)]
+    ])("names %s", (field, access) => {
+        expect(access).toThrow(NodeLlamaInternalsError);
+        expect(access).toThrow(field);
+    });
+
+    it("orders batches as they came when LlamaContext._queuedDecodes is gone", () => {
+        expect(queuedDecodesOf({} as never)).toBeUndefined();
+        expect(queuedDecodesOf(undefined)).toBeUndefined();
+    });
+
+    it("keeps the native context it could not check", () => {
+        const holder = {_ctx: {initBatch: () => {}}};
+        expect(() => replaceNativeContext(holder as never, {} as NativeContext)).toThrow("LlamaContext._ctx");
+        expect(holder._ctx).toEqual({initBatch: expect.any(Function)});
+    });
+});
