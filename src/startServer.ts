@@ -63,7 +63,7 @@ export type RunningServer = {
 export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
     const capabilities = options.capabilities ?? await loadCapabilities();
     const registry = new ModelRegistry(config.modelPaths.length > 0
-        ? parseManifest(await manifestFromPaths(config.modelPaths), path.join(process.cwd(), "(command line)"), settingsOf(capabilities))
+        ? parseManifest(await manifestFromPaths(config.modelPaths, capabilities), path.join(process.cwd(), "(command line)"), settingsOf(capabilities))
         : loadServedManifest(config.modelsConfig, capabilities));
     let keys: ApiKeyStore;
     try {

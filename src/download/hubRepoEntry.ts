@@ -1,3 +1,6 @@
+import type { CapabilityManifest } from "../capabilities/CapabilityManifest.js";
+import { manifestParts } from "../capabilities/manifestParts.js";
+import { recogniseModel } from "../capabilities/recogniseModel.js";
 import type { CatalogueEntry, CatalogueFile } from "./CatalogueEntry.js";
 import { DownloadError } from "./DownloadError.js";
 
@@ -84,17 +87,16 @@ function splitSiblings(first: HubTreeFile, candidates: readonly HubTreeFile[]): 
         .sort((a, b) => a.path.localeCompare(b.path));
 }
 
-/** The task a hub model's `pipeline_tag` (or its files) says it serves. */
-function taskOf(pipelineTag: string | null): CatalogueEntry["task"] {
-    if (pipelineTag === "feature-extraction" || pipelineTag === "sentence-similarity")
-        return "embeddings";
-    if (pipelineTag === "text-to-speech" || pipelineTag === "text-to-audio")
-        return "speech";
-    if (pipelineTag === "text-to-image")
-        return "image";
-    if (pipelineTag === "automatic-speech-recognition")
-        return "transcription";
-    return "chat";
+/**
+ * The task a hub repository serves, by the capabilities' own rules (`recogniseModel`): its top-level marker
+ * files (images: `model_index.json`), then its `pipeline_tag`; a GGUF no tag decides is chat's (any other GGUF).
+ */
+export function hubTask<Part extends CapabilityManifest>(repo: string, facts: {gguf: boolean, topFiles: readonly string[], pipelineTag: string | null}, parts: readonly Part[]): Part["task"] {
+    const markers = facts.topFiles.filter((file) => parts.some((part) => part.recognise?.folderFiles?.includes(file)));
+    const recognised = recogniseModel({gguf: facts.gguf, folderFiles: markers, pipelineTag: facts.pipelineTag ?? undefined}, parts);
+    if ("refused" in recognised)
+        throw new DownloadError("usage", `${repo} ${recognised.refused}`);
+    return recognised.task;
 }
 
 /**
@@ -119,6 +121,7 @@ export async function hubRepoEntry(spec: HubSpec, hub: {hfEndpoint: string, hfTo
     const tree = await api<HubTreeFile[]>(`/tree/${info.sha}?recursive=true`);
     const {files, manifestPath} = selectHubFiles(spec, tree);
     const gguf = manifestPath.toLowerCase().endsWith(".gguf");
+    const task = hubTask(spec.repo, {gguf, topFiles: tree.filter((entry) => entry.type === "file" && !entry.path.includes("/")).map((entry) => entry.path), pipelineTag: info.pipeline_tag ?? null}, manifestParts);
     // A manifest id: the file's (or repository's) name, lower case, characters an id cannot have as "-".
     const id = (gguf ? manifestPath.split("/").at(-1)!.replace(/(-00001-of-\d{5})?\.gguf$/i, "") : spec.repo.split("/")[1])
         .toLowerCase().replace(/[^a-z0-9._:+-]+/g, "-").replace(/^[^a-z0-9]+/, "");
@@ -128,7 +131,7 @@ export async function hubRepoEntry(spec: HubSpec, hub: {hfEndpoint: string, hfTo
         sha256: file.lfs?.oid != null && /^[0-9a-f]{64}$/.test(file.lfs.oid) ? file.lfs.oid : null
     }));
     return {
-        id, task: taskOf(info.pipeline_tag ?? null), family: id, released: new Date().toISOString().slice(0, 10), licence: "see the repository",
+        id, task, family: id, released: new Date().toISOString().slice(0, 10), licence: "see the repository",
         default: false, description: `${spec.repo} (${gguf ? manifestPath : "ONNX"})`, aliases: [], repo: spec.repo, revision: info.sha,
         files: catalogueFiles, manifest: {path: manifestPath}
     };

@@ -121,4 +121,12 @@ describe("download-models -- <hub repository>", () => {
         await expect(run("someone/Tiny-GGUF:Q2_K")).rejects.toThrow("someone/Tiny-GGUF has no Q2_K GGUF; it has: tiny-Q4_K_M.gguf, tiny-Q8_0.gguf");
         await expect(run("nobody/none")).rejects.toThrow("nobody/none does not exist");
     });
+
+    it("a reranker repository (pipeline_tag text-ranking) is refused before any download, not taken as chat or embeddings", async () => {
+        hub.pipelineTags["someone/embed-onnx"] = "text-ranking";
+        await expect(run("someone/embed-onnx", {allowUnverified: true})).rejects.toThrow(
+            "someone/embed-onnx is a sequence classifier (a cross-encoder reranker, which scores a query and a document together, or a text classifier), " +
+            "not an embedding model: no capability serves rerank or classification models yet (hub pipeline_tag text-ranking).");
+        expect(fs.existsSync(path.join(dir, "models"))).toBe(false);
+    });
 });

@@ -1,15 +1,26 @@
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadCapabilities } from "../../src/capabilities/capabilities.js";
+import { loadCapabilities, type CapabilityLine } from "../../src/capabilities/capabilities.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
-import { reverseCapability } from "../support/capabilities/reverseCapability.js";
+import { capabilityList } from "../../src/capabilities/capabilityList.js";
+import { manifestFromPaths } from "../../src/capabilities/manifestFromPaths.js";
+import { hubTask } from "../../src/download/hubRepoEntry.js";
+import { reverseManifestPart } from "../support/capabilities/reverse/reverseManifestPart.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinyChatModelPath } from "../support/testModels.js";
+import { tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
 
+const root = path.resolve(import.meta.dirname, "../..");
+const reverseFolder = path.join(root, "test/support/capabilities/reverse");
+
+// A capability defined only in test/support/capabilities/reverse/: the one line capabilityList.ts would get, added to a copy of the list.
+const list: readonly CapabilityLine[] = [
+    ...capabilityList,
+    {manifest: reverseManifestPart, server: async () => (await import("../support/capabilities/reverse/reverseCapability.js")).reverseCapability as Capability}
+];
 const capabilities = await loadCapabilities();
-
-// A capability defined only in test/support: registering it is the whole change.
-const withReverse: readonly Capability[] = [...capabilities, reverseCapability as Capability];
+const withReverse = await loadCapabilities(list);
 
 describe("a capability added by one line: its folder's route, manifest settings, engine, errors and worker task", () => {
     let server: TestServer;
@@ -81,3 +92,63 @@ describe("a capability's manifest fields are validated at startup like the built
         expect(fs.existsSync(tinyChatModelPath)).toBe(true);
     });
 });
+
+describe("a capability recognises its own models, with nothing else in src/ edited", () => {
+    let dir: string;
+    let reverser: string;
+    beforeAll(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-test-seam-"));
+        reverser = path.join(dir, "my-reverser");
+        fs.mkdirSync(reverser);
+        fs.writeFileSync(path.join(reverser, "config.json"), JSON.stringify({model_type: "reverser"}));
+    });
+    afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
+
+    it("`npm start -- <folder>` gives its model its task by its rule, and serves it on its route", async () => {
+        expect((await manifestFromPaths([reverser, tinyBertPath], withReverse)).models.map(({id, task}) => [id, task]))
+            .toEqual([["my-reverser", "reverse"], ["tiny-bert", "embeddings"]]);
+        const server = await startTestServer({capabilities: withReverse, models: [], config: {modelPaths: [reverser]}});
+        try {
+            const response = await server.post("/v1/reverse", {model: "my-reverser", text: "abc"});
+            expect(response.status).toBe(200);
+            expect(await jsonOf(response)).toEqual({text: "cba"});
+        } finally {
+            await server.stop();
+        }
+    });
+
+    it("without it in the list, the same folder is refused, naming what the other capabilities recognise", async () => {
+        await expect(manifestFromPaths([reverser])).rejects.toThrow(`${reverser} says config.json model_type reverser, which no capability serves (chat: any other GGUF;`);
+        await expect(manifestFromPaths([reverser])).rejects.toThrow("transcription: model_type whisper;");
+    });
+
+    it("a hub repository tagged with its pipeline_tag is its model", () => {
+        const facts = {gguf: false, topFiles: ["config.json", "onnx"], pipelineTag: "text-reversal"};
+        expect(hubTask("someone/reverser", facts, list.map((line) => line.manifest))).toBe("reverse");
+        expect(() => hubTask("someone/reverser", facts, capabilityList.map((line) => line.manifest)))
+            .toThrow("someone/reverser says hub pipeline_tag text-reversal, which no capability serves");
+    });
+
+    it("a model it claims that another capability claims too is refused, naming both", async () => {
+        const greedy: Capability = {...withReverse.at(-1)!, recognise: {modelTypes: ["bert"]}};
+        await expect(manifestFromPaths([tinyBertPath], [...capabilities, greedy]))
+            .rejects.toThrow(`${tinyBertPath} is claimed by more than one capability (config.json model_type bert): 'embeddings' and 'reverse'.`);
+    });
+
+    it("it needed its folder and one line: its files are these, and nothing in src/ names it", () => {
+        expect(fs.readdirSync(reverseFolder).sort()).toEqual(["reverseCapability.ts", "reverseManifestPart.ts", "reverseTasks.ts"]);
+        // It reaches src/ only through shared machinery, never into a capability's folder.
+        const reached = fs.readdirSync(reverseFolder).flatMap((file) => [...fs.readFileSync(path.join(reverseFolder, file), "utf8")
+            .matchAll(/from\s+"\.\.\/\.\.\/\.\.\/\.\.\/src\/([^"]+)"/g)].map((match) => match[1]));
+        expect(reached.length).toBeGreaterThan(5);
+        expect(reached.filter((target) => /^capabilities\/[^/]+\//.test(target))).toEqual([]);
+        // Its task, endpoint and recognition rule are written in its folder only.
+        const named = sourceFiles(path.join(root, "src")).filter((file) => /"reverse"|\/v1\/reverse|reverser|text-reversal/.test(fs.readFileSync(file, "utf8")));
+        expect(named).toEqual([]);
+    });
+});
+
+function sourceFiles(folder: string): string[] {
+    return fs.readdirSync(folder, {withFileTypes: true}).flatMap((entry) =>
+        entry.isDirectory() ? sourceFiles(path.join(folder, entry.name)) : entry.name.endsWith(".ts") ? [path.join(folder, entry.name)] : []);
+}

@@ -48,6 +48,21 @@ describe("model paths become manifest entries", () => {
         await expect(manifestFromPaths([empty])).rejects.toThrow(`${empty} holds no model`);
     });
 
+    it("a cross-encoder folder (bert / xlm-roberta with a sequence-classification head) is refused, not served as embeddings", async () => {
+        for (const [name, architecture, modelType] of [["bge-reranker", "XLMRobertaForSequenceClassification", "xlm-roberta"], ["ms-marco", "BertForSequenceClassification", "bert"]]) {
+            const folder = path.join(dir, name);
+            fs.mkdirSync(folder);
+            fs.writeFileSync(path.join(folder, "config.json"), JSON.stringify({model_type: modelType, architectures: [architecture], num_labels: 1}));
+            await expect(manifestFromPaths([folder])).rejects.toThrow(`${folder} is a sequence classifier (a cross-encoder reranker, which scores a query and a document together, ` +
+                `or a text classifier), not an embedding model: no capability serves rerank or classification models yet (config.json architectures ${architecture}).`);
+        }
+        // A GGUF reranker (llama.cpp's rank pooling) likewise.
+        const reranker = path.join(dir, "tiny-rerank.gguf");
+        await makeTestLlamaGguf(reranker, {seed: 4, poolingType: 4});
+        await expect(manifestFromPaths([reranker])).rejects.toThrow(`${reranker} is a sequence classifier (a cross-encoder reranker`);
+        await expect(manifestFromPaths([reranker])).rejects.toThrow("(GGUF pooling type 4).");
+    });
+
     it("--models takes a manifest, a folder with a models.json, or model paths", () => {
         expect(loadConfig(["--models", tinyChatModelPath], {})).toMatchObject({modelPaths: [tinyChatModelPath]});
         expect(loadConfig([tinyChatModelPath, tinyBertPath], {})).toMatchObject({modelPaths: [tinyChatModelPath, tinyBertPath]});

@@ -2,7 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadCapabilities } from "../../src/capabilities/capabilities.js";
+import { capabilityList } from "../../src/capabilities/capabilityList.js";
 import { manifestParts } from "../../src/capabilities/manifestParts.js";
+import type { ModelRecognition } from "../../src/capabilities/ModelRecognition.js";
 import { catalogueTasks } from "../../src/download/CatalogueEntry.js";
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -30,6 +32,11 @@ function staticClosure(entry: string) {
     return {files: [...files].map((file) => path.relative(root, file)), packages: [...packages]};
 }
 
+function sourceFiles(folder: string): string[] {
+    return fs.readdirSync(folder, {withFileTypes: true}).flatMap((entry) =>
+        entry.isDirectory() ? sourceFiles(path.join(folder, entry.name)) : /\.(ts|mjs)$/.test(entry.name) ? [path.join(folder, entry.name)] : []);
+}
+
 describe("each capability's manifest part, apart from its server part", () => {
     it("one line per capability: the server parts loaded serve the tasks, endpoints and manifest fields of their manifest parts", async () => {
         const capabilities = await loadCapabilities();
@@ -53,6 +60,47 @@ describe("each capability's manifest part, apart from its server part", () => {
     it("the capability list names each server part by a dynamic import only (so the downloader never loads one)", () => {
         const list = fs.readFileSync(path.join(root, "src/capabilities/capabilityList.ts"), "utf8");
         expect(staticClosure(path.join(root, "src/capabilities/capabilityList.ts")).files.filter((file) => /Capability\.ts$/.test(file) && !file.endsWith("/Capability.ts"))).toEqual([]);
-        expect([...list.matchAll(/import\("\.\/(\w+)\/\w+Capability\.js"\)/g)].map((match) => match[1])).toEqual(["chat", "embeddings", "images", "speech", "transcription"]);
+        // Its folders, derived: every folder of src/capabilities/ is one line of the list, and every line names one.
+        const folders = fs.readdirSync(path.join(root, "src/capabilities"), {withFileTypes: true}).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+        expect([...list.matchAll(/import\("\.\/(\w+)\/\w+Capability\.js"\)/g)].map((match) => match[1]).sort()).toEqual(folders.sort());
+        expect(folders.length).toBe(capabilityList.length);
+    });
+
+    it("the built-in capabilities' recognition rules do not overlap: no fact is claimed by two (recogniseModel would refuse such a model)", () => {
+        const facts = ["folderFiles", "architectures", "modelTypes", "ggufPoolingTypes", "ggufArchitectures", "pipelineTags"] as const;
+        let seen = 0;
+        for (const fact of facts) {
+            const owners = new Map<string | number, string>();
+            for (const part of manifestParts) {
+                for (const value of new Set<string | number>((part.recognise as ModelRecognition | undefined)?.[fact] ?? [])) {
+                    expect(owners.get(value), `${fact} ${value}: ${part.task}`).toBeUndefined();
+                    owners.set(value, part.task);
+                }
+            }
+            seen += owners.size;
+        }
+        expect(seen).toBeGreaterThan(20);
+        expect(manifestParts.filter((part) => part.recognise != null && "anyOtherGguf" in part.recognise).map((part) => part.task)).toEqual(["chat"]);
+        expect(manifestParts.filter((part) => part.recognise == null)).toEqual([]);
+    });
+
+    it("a capability is named only in its folder and its line: no file of src/ outside them says its task or reaches into its folder", () => {
+        const list = fs.readFileSync(path.join(root, "src/capabilities/capabilityList.ts"), "utf8");
+        // The list's lines in order, each with the folder its server part is imported from.
+        const lineFolders = [...list.matchAll(/\{manifest: \w+, server: async \(\) => \(await import\("\.\/(\w+)\//g)].map((match) => match[1]);
+        expect(lineFolders.length).toBe(capabilityList.length);
+        const files = sourceFiles(path.join(root, "src")).map((file) => path.relative(root, file));
+        capabilityList.forEach(({manifest}, index) => {
+            const folder = lineFolders[index];
+            const folderPath = `src/capabilities/${folder}/`;
+            expect(fs.existsSync(path.join(root, folderPath)), folderPath).toBe(true);
+            const outside = files.filter((file) => !file.startsWith(folderPath) && file !== "src/capabilities/capabilityList.ts");
+            const naming = outside.filter((file) => {
+                const text = fs.readFileSync(path.join(root, file), "utf8");
+                return text.includes(`"${manifest.task}"`) || text.includes(`capabilities/${folder}/`) || text.includes(`"./${folder}/`) ||
+                    manifest.endpoints.some((endpoint) => text.includes(`"${endpoint}"`));
+            });
+            expect(naming, `files outside ${folderPath} naming the '${manifest.task}' capability`).toEqual([]);
+        });
     });
 });

@@ -7,5 +7,7 @@ export const chatManifestPart = {
     task: "chat" as const,
     endpoints: ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"],
     manifest: chatManifest,
-    settings: chatServerSettings
+    settings: chatServerSettings,
+    // Any causal language model llama.cpp loads: every GGUF that no other capability claims.
+    recognise: {anyOtherGguf: true, pipelineTags: ["text-generation", "image-text-to-text", "text2text-generation"]}
 } satisfies CapabilityManifest<ChatSettings>;

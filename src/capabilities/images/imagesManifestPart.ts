@@ -5,5 +5,7 @@ import { imagesManifest, type ImageSettings } from "./imagesManifest.js";
 export const imagesManifestPart = {
     task: "image" as const,
     endpoints: ["/v1/images/generations"],
-    manifest: imagesManifest
+    manifest: imagesManifest,
+    // A diffusers/optimum Stable Diffusion export.
+    recognise: {folderFiles: ["model_index.json"], pipelineTags: ["text-to-image"]}
 } satisfies CapabilityManifest<ImageSettings>;

@@ -5,5 +5,7 @@ import { speechManifest, type SpeechSettings } from "./speechManifest.js";
 export const speechManifestPart = {
     task: "speech" as const,
     endpoints: ["/v1/audio/speech"],
-    manifest: speechManifest
+    manifest: speechManifest,
+    // MMS-TTS (vits) and Kokoro's ONNX export (style_text_to_speech_2).
+    recognise: {modelTypes: ["vits", "style_text_to_speech_2", "kokoro"], pipelineTags: ["text-to-speech", "text-to-audio"]}
 } satisfies CapabilityManifest<SpeechSettings>;

@@ -1,6 +1,6 @@
 import type { AudioEncoder } from "../../media/audio/AudioEncoder.js";
 import { timeStretch } from "../../media/audio/timeStretch.js";
-import { ChunkQueue } from "./ChunkQueue.js";
+import { AsyncQueue } from "../../core/streaming/AsyncQueue.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
 import type { SpeechResponsePlan } from "./toSpeechJob.js";
 
@@ -13,7 +13,7 @@ export type EncodedSpeech = {
      * frame), then the encoder's final bytes, then null. The first item means the first sentence is done.
      * Rejects with the engine's or the encoder's error, or the abort reason.
      */
-    chunks: ChunkQueue<Uint8Array>;
+    chunks: AsyncQueue<Uint8Array>;
     /** Resolves after the last chunk was queued: tokens fed to the model and samples returned (after any stretch). */
     done: Promise<{inputTokens: number, audioSamples: number}>;
     /** Stops synthesis (if running) and waits until the encoder is released; call it however the response ended. */
@@ -27,7 +27,7 @@ export type EncodedSpeech = {
  * the engine; the encoder's `end()` is called exactly once in every case, freeing its codec.
  */
 export function synthesizeEncoded(engine: SpeechEngine, plan: SpeechResponsePlan, encoder: AudioEncoder, signal: AbortSignal): EncodedSpeech {
-    const chunks = new ChunkQueue<Uint8Array>();
+    const chunks = new AsyncQueue<Uint8Array>();
     const stop = new AbortController();
     let audioSamples = 0;
     let encoding: Promise<void> = Promise.resolve();

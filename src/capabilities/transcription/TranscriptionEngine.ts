@@ -1,7 +1,29 @@
 import type { Engine } from "../../core/engines/Engine.js";
-import type { AudioFileRefusal, WhisperSegment } from "./onnx/transcriptionWorkerProtocol.js";
 
-export type { WhisperSegment as TranscriptSegment } from "./onnx/transcriptionWorkerProtocol.js";
+/** A word and when it is said, in seconds from the start of the file. */
+export type TranscriptWord = {word: string, start: number, end: number};
+/** A text token of the transcript: its text, its bytes (a token may hold part of a character) and its log-probability. */
+export type TokenLogprob = {token: string, bytes: number[], logprob: number};
+
+/** One segment of the transcript, times in seconds from the start of the file. */
+export type TranscriptSegment = {
+    id: number;
+    /** Where the window it came from starts, in 10 ms frames (OpenAI's `seek`). */
+    seek: number;
+    start: number;
+    end: number;
+    text: string;
+    tokens: number[];
+    avgLogprob: number;
+    compressionRatio: number;
+    noSpeechProb: number;
+    /** The temperature its window was decoded at (above 0 after a fallback). */
+    temperature: number;
+    /** When asked for (TranscriptionJob.wordTimestamps). */
+    words?: TranscriptWord[];
+    /** When asked for (TranscriptionJob.logprobs). */
+    logprobs?: TokenLogprob[];
+};
 
 /** One request as the engine sees it (the API layer has checked every field). */
 export type TranscriptionJob = {
@@ -21,11 +43,14 @@ export type TranscriptionOptions = {
     /** Aborted when the client goes away: the work stops at the next decoder step and the call rejects with the signal's reason. */
     signal: AbortSignal;
     /** Each window's finished segments, in order, as soon as the window is decoded. */
-    onSegments?(segments: WhisperSegment[], processedSeconds: number, totalSeconds: number): void;
+    onSegments?(segments: TranscriptSegment[], processedSeconds: number, totalSeconds: number): void;
 };
 
 /** `language`: the one asked for, or the one Whisper detected (ISO-639-1). */
-export type TranscriptionResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number, language: string};
+export type TranscriptionResult = {segments: TranscriptSegment[], text: string, seconds: number, outputTokens: number, language: string};
+
+/** Why a file is refused: the decoders cannot read it; it is longer than the limit; its sample rate is outside 8-384 kHz. */
+export type AudioFileRefusal = "invalid_file_format" | "audio_too_long" | "unsupported_sample_rate";
 
 /**
  * A file the server will not transcribe: the decoders cannot read it, it is longer than `--max-audio-seconds`,

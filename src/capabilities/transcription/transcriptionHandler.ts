@@ -5,8 +5,8 @@ import { SseWriter } from "../../core/streaming/SseWriter.js";
 import { streamResponse } from "../../core/streaming/streamResponse.js";
 import type { RouteContext } from "../Capability.js";
 import { formatTranscript, wireLogprobs } from "./formatTranscript.js";
-import { SegmentQueue } from "./SegmentQueue.js";
-import type { TranscriptionEngine, TranscriptionResult } from "./TranscriptionEngine.js";
+import { AsyncQueue } from "../../core/streaming/AsyncQueue.js";
+import type { TranscriptionEngine, TranscriptionResult, TranscriptSegment } from "./TranscriptionEngine.js";
 import type { TranscriptionRequest, TranscriptTextDeltaEvent, TranscriptTextDoneEvent } from "./TranscriptionWire.js";
 import { toTranscriptionRequest } from "./toTranscriptionRequest.js";
 
@@ -41,9 +41,9 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
             ctx.body = body;
             return;
         }
-        const queue = new SegmentQueue();
+        const queue = new AsyncQueue<TranscriptSegment[]>();
         const done = engine.transcribe(job, {signal: state.signal, onSegments: (segments) => queue.push(segments)});
-        done.then(() => queue.end(), (error: unknown) => queue.end(error));
+        done.then(() => queue.end(), (error: unknown) => queue.fail(error));
         // The first window (or the end) is the stream's start phase: errors until then are answered as JSON.
         const first = queue.next();
         await streamResponse(ctx, new SseWriter(ctx, {pingMs: context.ssePingMs}), {started: first, produce: async (writer) => {

@@ -7,5 +7,6 @@ export const transcriptionManifestPart = {
     task: "transcription" as const,
     endpoints: ["/v1/audio/transcriptions", "/v1/audio/translations"],
     manifest: transcriptionManifest,
-    settings: transcriptionServerSettings
+    settings: transcriptionServerSettings,
+    recognise: {modelTypes: ["whisper"], pipelineTags: ["automatic-speech-recognition"]}
 } satisfies CapabilityManifest<TranscriptionSettings>;

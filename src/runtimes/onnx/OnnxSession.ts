@@ -1,6 +1,7 @@
 import type * as Ort from "onnxruntime-node";
 import { float16 } from "./float16.js";
 import { onnxRuntime } from "./onnxRuntime.js";
+import { sessionOptions } from "./sessionOptions.js";
 
 export type OnnxValueInfo = {name: string, type: Ort.Tensor.Type, shape: readonly (number | string)[]};
 
@@ -21,14 +22,7 @@ export class OnnxSession {
 
     /** Loads a model file; external data (`model.onnx_data`, `weights.pb`) is found next to it by ONNX Runtime. */
     static async load(file: string, threads: number): Promise<OnnxSession> {
-        const session = await onnxRuntime().InferenceSession.create(file, {
-            intraOpNumThreads: threads,
-            interOpNumThreads: 1,
-            executionMode: "sequential",
-            graphOptimizationLevel: "all",
-            // Spinning threads burn a core while idle (as the embeddings sessions).
-            extra: {session: {intra_op: {allow_spinning: "0"}, inter_op: {allow_spinning: "0"}}}
-        });
+        const session = await onnxRuntime().InferenceSession.create(file, {...sessionOptions(threads), graphOptimizationLevel: "all"});
         return new OnnxSession(file, session);
     }
 

@@ -1,4 +1,4 @@
-/** ONNX Runtime session options of the transformers.js models (speech, transcription): `threads` intra-op threads, no spinning. */
+/** ONNX Runtime session options of the transformers.js models (speech, transcription, embeddings; the raw sessions of images add to them): `threads` intra-op threads, no spinning. */
 export function sessionOptions(threads: number) {
     return {
         intraOpNumThreads: threads,

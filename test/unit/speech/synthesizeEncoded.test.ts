@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AudioEncoder } from "../../../src/media/audio/AudioEncoder.js";
-import { ChunkQueue } from "../../../src/capabilities/speech/ChunkQueue.js";
+import { AsyncQueue } from "../../../src/core/streaming/AsyncQueue.js";
 import { synthesizeEncoded } from "../../../src/capabilities/speech/synthesizeEncoded.js";
 import { FakeSpeechEngine } from "../../support/FakeSpeechEngine.js";
 
@@ -26,7 +26,7 @@ function recordingEncoder(failAt?: number) {
     return {encoder, calls};
 }
 
-async function drain(queue: ChunkQueue<Uint8Array>) {
+async function drain(queue: AsyncQueue<Uint8Array>) {
     const items: Uint8Array[] = [];
     for (let item; (item = await queue.next()) != null;)
         items.push(item);

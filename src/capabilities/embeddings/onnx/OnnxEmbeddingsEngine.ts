@@ -1,11 +1,10 @@
-import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
-import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import { InputTooLongError } from "../InputTooLongError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
-import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
+import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
+import { PlacedModel } from "../../../runtimes/onnx/PlacedModel.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
 import { finishVector, planBatches } from "./pooling.js";
-import type { DescribeResult, EmbedTask, EmbedTaskResult, OnnxModelSpec, TokenizeResult, TokenizeTask } from "./workerProtocol.js";
+import type { DescribeResult, EmbedTask, OnnxModelSpec, TokenizeTask } from "./workerProtocol.js";
 import { embeddingTaskHandles } from "./embeddingTaskHandles.js";
 
 export type OnnxEmbeddingsOptions = {
@@ -38,39 +37,31 @@ const fallbackMaxInputTokens = 512;
  * run in parallel on the pool, taking turns with other requests' tasks.
  */
 export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
-    private readonly admission: AdmissionQueue;
-
-    private constructor(readonly info: EmbeddingsEngineInfo, private readonly pool: WorkerPool, private readonly options: OnnxEmbeddingsOptions,
-                        private readonly placement: Placement) {
-        this.admission = new AdmissionQueue(options.parallel, options.queueSize, info.id);
-    }
+    private constructor(readonly info: EmbeddingsEngineInfo, private readonly model: PlacedModel<OnnxModelSpec, DescribeResult>,
+                        private readonly options: OnnxEmbeddingsOptions) {}
 
     /** Loads the model (in one of its workers; the others load it on first use) and reads its shape. */
-    static async load(pool: WorkerPool, id: string, options: OnnxEmbeddingsOptions): Promise<OnnxEmbeddingsEngine> {
-        const placement: Placement = {key: options.spec.key, workers: options.workers ?? pool.size};
-        pool.acquire(placement);
-        let described;
-        try {
-            described = await pool.run(embeddingTaskHandles.describe, options.spec, {placement});
-        } catch (error) {
-            await pool.release(embeddingTaskHandles.release, options.spec, placement);
-            throw error;
-        }
+    static load(pool: WorkerPool, id: string, options: OnnxEmbeddingsOptions): Promise<OnnxEmbeddingsEngine> {
+        return PlacedModel.place(pool, {...options, id, tasks: embeddingTaskHandles, preload: "one"},
+            (model) => new OnnxEmbeddingsEngine(OnnxEmbeddingsEngine.infoOf(id, model.described, options), model, options));
+    }
+
+    /** The engine's shape: the manifest's input limit, never above the model's own (with a warning). */
+    private static infoOf(id: string, described: DescribeResult, options: OnnxEmbeddingsOptions): EmbeddingsEngineInfo {
         const ownLimit = described.maxPositions ?? fallbackMaxInputTokens;
         let maxInputTokens = options.maxInputTokens ?? ownLimit;
         if (described.maxPositions != null && maxInputTokens > described.maxPositions) {
             options.onWarning?.(`Model '${id}': maxInputTokens ${maxInputTokens} is more than the model's own limit of ${described.maxPositions} tokens; using ${described.maxPositions}.`);
             maxInputTokens = described.maxPositions;
         }
-        const info: EmbeddingsEngineInfo = {
+        return {
             id, maxInputTokens, dimensions: described.dimensions, vocabularySize: described.vocabularySize,
             matryoshka: options.matryoshka, normalize: options.normalize
         };
-        return new OnnxEmbeddingsEngine(info, pool, options, placement);
     }
 
     load(): EngineLoad {
-        return this.admission.load();
+        return this.model.load();
     }
 
     describe() {
@@ -78,7 +69,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
     }
 
     embed(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
-        return this.admission.run(1, options.signal, () => this.run(inputs, options));
+        return this.model.admit(options.signal, () => this.run(inputs, options));
     }
 
     private async run(inputs: EmbeddingInput[], options: EmbedOptions): Promise<EmbedResult> {
@@ -99,7 +90,7 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
         const settled = await Promise.allSettled(batches.map(async (batch) => {
             try {
                 const task: EmbedTask = {model: this.options.spec, ids: batch.map((index) => ids[index])};
-                const result = await this.pool.run(embeddingTaskHandles.embed, task, {signal: batchSignal, placement: this.placement});
+                const result = await this.model.run(embeddingTaskHandles.embed, task, {signal: batchSignal});
                 if (!result.cancelled)
                     batch.forEach((index, position) => vectors[index] = finishVector(result.vectors[position], {dimensions: options.dimensions, normalize: this.info.normalize}));
             } catch (error) {
@@ -129,17 +120,14 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
             chunks.push(textIndices.slice(start, start + tokenizeChunk));
         await Promise.all(chunks.map(async (chunk) => {
             const task: TokenizeTask = {model: this.options.spec, texts: chunk.map((index) => inputs[index] as string)};
-            const result = await this.pool.run(embeddingTaskHandles.tokenize, task, {signal, placement: this.placement});
+            const result = await this.model.run(embeddingTaskHandles.tokenize, task, {signal});
             chunk.forEach((index, position) => ids[index] = result.ids[position]);
         }));
         return ids;
     }
 
     /** Refuses new requests, lets the admitted ones finish, then frees the model in the workers that loaded it. */
-    async dispose(): Promise<void> {
-        this.admission.close(new EngineDisposedError(this.info.id));
-        await this.admission.drain();
-        if (!this.pool.closed)
-            await this.pool.release(embeddingTaskHandles.release, this.options.spec, this.placement);
+    dispose(): Promise<void> {
+        return this.model.dispose();
     }
 }

@@ -2,16 +2,13 @@
  * The embeddings capability's task module, run in the shared worker pool: transformers.js (ONNX Runtime) models, loaded once per
  * worker and kept. Pooling happens here, so only one vector per input crosses back to the main thread.
  */
-import { AutoModel, AutoTokenizer, env, Tensor, type PreTrainedModel, type PreTrainedTokenizer } from "@huggingface/transformers";
+import { AutoModel, AutoTokenizer, Tensor, type PreTrainedModel, type PreTrainedTokenizer } from "@huggingface/transformers";
 import { poolHiddenStates, splitRows } from "./pooling.js";
 import type { TaskContext, TaskModule } from "../../../core/workers/WorkerTask.js";
+import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
+import { transformersInternals } from "../../../runtimes/onnx/transformersInternals.js";
+import { WorkerModelCache } from "../../../runtimes/onnx/WorkerModelCache.js";
 import type { DescribeResult, EmbedTask, EmbedTaskResult, OnnxModelSpec, TokenizeResult, TokenizeTask } from "./workerProtocol.js";
-
-// Fully offline: only the manifest's folders, never the hub.
-env.allowRemoteModels = false;
-env.allowLocalModels = true;
-env.useFSCache = false;
-env.useBrowserCache = false;
 
 type LoadedModel = {
     tokenizer: PreTrainedTokenizer;
@@ -20,17 +17,8 @@ type LoadedModel = {
     padId: number;
 };
 
-const models = new Map<string, Promise<LoadedModel>>();
-
-function loaded(spec: OnnxModelSpec): Promise<LoadedModel> {
-    let model = models.get(spec.key);
-    if (model == null) {
-        model = loadModel(spec);
-        models.set(spec.key, model);
-        model.catch(() => models.delete(spec.key));
-    }
-    return model;
-}
+const models = new WorkerModelCache<OnnxModelSpec, LoadedModel>((spec) => loadModel(spec), (loaded) => loaded.model.dispose());
+const loaded = (spec: OnnxModelSpec) => models.get(spec);
 
 async function loadModel(spec: OnnxModelSpec): Promise<LoadedModel> {
     const tokenizer = await AutoTokenizer.from_pretrained(spec.folder, {local_files_only: true});
@@ -39,15 +27,9 @@ async function loadModel(spec: OnnxModelSpec): Promise<LoadedModel> {
         device: "cpu",
         dtype: spec.dtype as "fp32",
         ...(spec.modelFileName != null ? {model_file_name: spec.modelFileName} : {}),
-        session_options: {
-            intraOpNumThreads: spec.threads,
-            interOpNumThreads: 1,
-            executionMode: "sequential",
-            // Spinning threads burn a core while idle; measured slower on a busy 2-core machine.
-            extra: {session: {intra_op: {allow_spinning: "0"}, inter_op: {allow_spinning: "0"}}}
-        }
+        session_options: sessionOptions(spec.threads)
     });
-    const config = model.config as unknown as Record<string, unknown>;
+    const config = transformersInternals.modelConfig(model);
     const padId = typeof config.pad_token_id === "number" ? config.pad_token_id : (tokenizer.pad_token_id ?? 0);
     return {tokenizer, model, config, padId};
 }
@@ -57,16 +39,12 @@ export const tasks = {
     tokenize: (task: TokenizeTask) => tokenize(task.model, task.texts),
     embed: (task: EmbedTask, context: TaskContext) => embed(task, context),
     /** Frees the model's session in this worker (its engine was disposed). */
-    release: async (spec: OnnxModelSpec) => {
-        const model = models.get(spec.key);
-        models.delete(spec.key);
-        await (await model?.catch(() => null))?.model.dispose();
-    }
+    release: (spec: OnnxModelSpec) => models.release(spec)
 } satisfies TaskModule;
 
 async function describe(spec: OnnxModelSpec): Promise<DescribeResult> {
     const {tokenizer, config} = await loaded(spec);
-    const limits = [config.max_position_embeddings, (tokenizer as unknown as {model_max_length?: unknown}).model_max_length]
+    const limits = [config.max_position_embeddings, transformersInternals.tokenizerMaxLength(tokenizer)]
         .filter((value): value is number => typeof value === "number" && Number.isInteger(value) && value > 0 && value < 1e7);
     const ids = tokenizer.encode("a");
     const [vector] = await embedIds(spec, [Int32Array.from(ids)]);

@@ -1,13 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
+import { onnxDtypeFiles } from "../../../runtimes/onnx/onnxDtypeFiles.js";
 import type { EmbeddingSettings } from "../embeddingsManifest.js";
 import type { OnnxModelSpec } from "./workerProtocol.js";
 
-/** File name suffix in onnx/ of each transformers.js dtype, in the order a folder is searched when the manifest names none. */
-const suffixByDtype: [string, string][] = [
-    ["fp32", ""], ["q8", "_quantized"], ["fp16", "_fp16"], ["int8", "_int8"], ["uint8", "_uint8"],
-    ["q4", "_q4"], ["q4f16", "_q4f16"], ["bnb4", "_bnb4"]
-];
+/** The order a folder is searched in when the manifest names neither `dtype` nor `onnxFile` (full precision first). */
+const searchOrder = ["fp32", "q8", "fp16", "int8", "uint8", "q4", "q4f16", "bnb4"];
 
 /**
  * What a worker needs to load an ONNX embeddings model folder. Without `dtype` or `onnxFile` the
@@ -15,20 +13,18 @@ const suffixByDtype: [string, string][] = [
  */
 export function onnxModelSpec(id: string, folder: string, settings: EmbeddingSettings, threads: number): OnnxModelSpec {
     const base = {key: `${id}:${folder}`, folder, threads, pooling: settings.pooling};
-    const onnxFolder = path.join(folder, "onnx");
     if (settings.onnxFile != null) {
-        requireFile(path.join(onnxFolder, settings.onnxFile), id);
+        requireFile(path.join(folder, "onnx", settings.onnxFile), id);
         return {...base, dtype: "fp32", modelFileName: settings.onnxFile.replace(/\.onnx$/, "")};
     }
     if (settings.dtype != null) {
-        const suffix = suffixByDtype.find(([dtype]) => dtype === settings.dtype)?.[1] ?? "";
-        requireFile(path.join(onnxFolder, `model${suffix}.onnx`), id);
+        requireFile(onnxDtypeFiles.files(folder, ["model"], settings.dtype)[0], id);
         return {...base, dtype: settings.dtype, modelFileName: null};
     }
-    const found = suffixByDtype.find(([, suffix]) => fs.existsSync(path.join(onnxFolder, `model${suffix}.onnx`)));
+    const found = onnxDtypeFiles.find(folder, ["model"], searchOrder);
     if (found == null)
-        throw new Error(`Embeddings model '${id}': ${onnxFolder} has no model.onnx (nor model_quantized.onnx, model_fp16.onnx, ...); set 'onnxFile' in the manifest.`);
-    return {...base, dtype: found[0], modelFileName: null};
+        throw new Error(`Embeddings model '${id}': ${path.join(folder, "onnx")} has no model.onnx (nor model_quantized.onnx, model_fp16.onnx, ...); set 'onnxFile' in the manifest.`);
+    return {...base, dtype: found, modelFileName: null};
 }
 
 function requireFile(file: string, id: string) {

@@ -1,12 +1,11 @@
 import path from "node:path";
-import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
-import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
-import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
+import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
+import { PlacedModel } from "../../../runtimes/onnx/PlacedModel.js";
 import type { GenerateOptions, ImageEngine, ImageJob, ImageResult } from "../ImageEngine.js";
 import type { ImageSettings } from "../imagesManifest.js";
-import type { GenerateTask, GenerateTaskResult, SdDescribeResult, SdModelSpec } from "./workerProtocol.js";
+import type { GenerateTask, SdDescribeResult, SdModelSpec } from "./workerProtocol.js";
 import { imageTaskHandles } from "./imageTaskHandles.js";
 
 export type OnnxImageEngineOptions = {
@@ -37,14 +36,15 @@ const minSide = 64;
  * that, and memory grows with the square); a UNet export with a fixed height and width accepts only its size.
  */
 export class OnnxImageEngine implements ImageEngine {
-    private readonly admission: AdmissionQueue;
+    readonly id: string;
+    readonly described: SdDescribeResult;
     readonly nativeSize: {width: number, height: number};
     readonly sizeBounds: {min: number, max: number, multiple: number};
     readonly maxPromptTokens: number;
 
-    private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: SdModelSpec,
-                        readonly described: SdDescribeResult, private readonly options: OnnxImageEngineOptions, private readonly placement: Placement) {
-        this.admission = new AdmissionQueue(options.parallel, options.queueSize, id);
+    private constructor(private readonly model: PlacedModel<SdModelSpec, SdDescribeResult>, private readonly options: OnnxImageEngineOptions) {
+        this.id = model.id;
+        const described = this.described = model.described;
         this.nativeSize = {width: described.nativeWidth, height: described.nativeHeight};
         const native = Math.max(described.nativeWidth, described.nativeHeight);
         this.sizeBounds = described.fixedSize
@@ -66,19 +66,11 @@ export class OnnxImageEngine implements ImageEngine {
             previewDecoder: previewDecoder == null ? null : path.resolve(entry.path, previewDecoder),
             maxUnetBatch: options.maxUnetBatch ?? null
         };
-        const placement: Placement = {key: spec.key, workers: options.workers ?? pool.size};
-        pool.acquire(placement);
-        try {
-            const described = await pool.run(imageTaskHandles.describe, spec, {placement});
-            return new OnnxImageEngine(entry.id, pool, spec, described, options, placement);
-        } catch (error) {
-            await pool.release(imageTaskHandles.release, spec, placement);
-            throw error;
-        }
+        return PlacedModel.place(pool, {...options, id: entry.id, spec, tasks: imageTaskHandles, preload: "one"}, (model) => new OnnxImageEngine(model, options));
     }
 
     load(): EngineLoad {
-        return this.admission.load();
+        return this.model.load();
     }
 
     describe() {
@@ -90,13 +82,9 @@ export class OnnxImageEngine implements ImageEngine {
         const invalid = this.invalidJob(job);
         if (invalid != null)
             return Promise.reject(new RangeError(`Model '${this.id}': ${invalid}`));
-        return this.admission.run(1, options.signal, async () => {
-            const task: GenerateTask = {model: this.spec, job};
-            const result = await this.pool.run(imageTaskHandles.generate, task, {
-                signal: options.signal,
-                placement: this.placement,
-                onProgress: options.onProgress
-            });
+        return this.model.admit(options.signal, async () => {
+            const task: GenerateTask = {model: this.model.spec, job};
+            const result = await this.model.run(imageTaskHandles.generate, task, {signal: options.signal, onProgress: options.onProgress});
             if (result.truncated)
                 this.options.onWarning?.(`Model '${this.id}': a prompt was longer than the text encoder's ${this.maxPromptTokens} tokens and was truncated (as diffusers does).`);
             return result;
@@ -121,10 +109,7 @@ export class OnnxImageEngine implements ImageEngine {
     }
 
     /** Refuses new requests, lets the admitted ones finish, then frees the pipeline's sessions in its workers. */
-    async dispose(): Promise<void> {
-        this.admission.close(new EngineDisposedError(this.id));
-        await this.admission.drain();
-        if (!this.pool.closed)
-            await this.pool.release(imageTaskHandles.release, this.spec, this.placement);
+    dispose(): Promise<void> {
+        return this.model.dispose();
     }
 }

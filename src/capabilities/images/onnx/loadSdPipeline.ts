@@ -117,7 +117,7 @@ export async function loadSdPipeline(spec: SdModelSpec): Promise<SdPipeline> {
             nativeWidth: latentSize.width * vaeScaleFactor,
             nativeHeight: latentSize.height * vaeScaleFactor,
             fixedSize, vaeScaleFactor, latentChannels, scalingFactor, textWindow,
-            scheduler: scheduler as unknown as Record<string, unknown>,
+            scheduler: {...scheduler},
             inputs
         }
     };

@@ -5,6 +5,7 @@ import { splitAtLength } from "../splitAtLength.js";
 import type { LoadedSpeechModel } from "./LoadedSpeechModel.js";
 import { phonemizeEnglish } from "./phonemizeEnglish.js";
 import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
+import { transformersInternals } from "../../../runtimes/onnx/transformersInternals.js";
 import type { SpeechModelDescription, SpeechModelSpec } from "./speechWorkerProtocol.js";
 
 /** Kokoro's style vectors: 256 wide, one row per input length 0..509. */
@@ -40,7 +41,7 @@ export class KokoroSpeechModel implements LoadedSpeechModel {
             .filter((voice) => !nonEnglishVoice.test(voice)).sort();
         if (voices.length === 0)
             throw new Error(`Kokoro model folder ${spec.folder} has no English voice tables (voices/a*_*.bin or b*_*.bin, float32 [510, 256]).`);
-        const inputNames = (model as unknown as {sessions: Record<string, {inputNames: string[]}>}).sessions.model?.inputNames ?? [];
+        const inputNames = transformersInternals.sessionInputNames(model, "model");
         const description: SpeechModelDescription = {
             modelType: "kokoro", sampleRate, voices,
             defaultVoice: voices.includes("af_heart") ? "af_heart" : voices[0],

@@ -1,15 +1,14 @@
 import { UnknownVoiceError } from "../errors/UnknownVoiceError.js";
-import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
-import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
-import type { Placement, WorkerPool } from "../../../core/workers/WorkerPool.js";
+import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
+import { PlacedModel } from "../../../runtimes/onnx/PlacedModel.js";
 import type { SpeechEngine, SpeechJob, SpeechResult, SynthesizeOptions } from "../SpeechEngine.js";
 import type { SpeechSettings } from "../speechManifest.js";
 import { splitSentences } from "../splitSentences.js";
 import { resolveVoices } from "./resolveVoices.js";
 import { speechModelSpec } from "./speechModelSpec.js";
-import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeResult, SynthesizeTask } from "./speechWorkerProtocol.js";
+import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeTask } from "./speechWorkerProtocol.js";
 import { speechTaskHandles } from "./speechTaskHandles.js";
 
 export type OnnxSpeechEngineOptions = {
@@ -32,18 +31,16 @@ const lookahead = 1;
  * wait, beyond that QueueFullError.
  */
 export class OnnxSpeechEngine implements SpeechEngine {
+    readonly id: string;
     readonly sampleRate: number;
     readonly voices: readonly string[];
     readonly hasSpeedInput: boolean;
-    private readonly admission: AdmissionQueue;
+    private readonly described: SpeechModelDescription;
 
-    private constructor(readonly id: string, private readonly pool: WorkerPool, private readonly spec: SpeechModelSpec,
-        private readonly described: SpeechModelDescription, readonly defaultVoice: string,
-        readonly voiceAliases: Readonly<Record<string, string>>, private readonly placement: Placement, options: OnnxSpeechEngineOptions) {
-        this.sampleRate = described.sampleRate;
-        this.voices = described.voices;
-        this.hasSpeedInput = described.hasSpeedInput;
-        this.admission = new AdmissionQueue(options.parallel, options.queueSize, id);
+    private constructor(private readonly model: PlacedModel<SpeechModelSpec, SpeechModelDescription>, readonly defaultVoice: string,
+        readonly voiceAliases: Readonly<Record<string, string>>) {
+        ({id: this.id, described: this.described} = model);
+        ({sampleRate: this.sampleRate, voices: this.voices, hasSpeedInput: this.hasSpeedInput} = model.described);
     }
 
     /**
@@ -51,22 +48,16 @@ export class OnnxSpeechEngine implements SpeechEngine {
      * first request should not pay the model and phonemizer load), lists its voices and checks the
      * manifest's voice fields.
      */
-    static async load(pool: WorkerPool, entry: ModelEntry<SpeechSettings>, options: OnnxSpeechEngineOptions): Promise<OnnxSpeechEngine> {
+    static load(pool: WorkerPool, entry: ModelEntry<SpeechSettings>, options: OnnxSpeechEngineOptions): Promise<OnnxSpeechEngine> {
         const spec = speechModelSpec(entry.id, entry.path, entry.settings, options.threads);
-        const placement: Placement = {key: spec.key, workers: options.workers ?? pool.size};
-        pool.acquire(placement);
-        try {
-            const [described] = await pool.runOnEach(speechTaskHandles.describe, spec, placement);
-            const {voiceAliases, defaultVoice} = resolveVoices(entry.id, described, entry.settings);
-            return new OnnxSpeechEngine(entry.id, pool, spec, described, defaultVoice, voiceAliases, placement, options);
-        } catch (error) {
-            await pool.release(speechTaskHandles.release, spec, placement);
-            throw error;
-        }
+        return PlacedModel.place(pool, {...options, id: entry.id, spec, tasks: speechTaskHandles, preload: "each"}, (model) => {
+            const {voiceAliases, defaultVoice} = resolveVoices(entry.id, model.described, entry.settings);
+            return new OnnxSpeechEngine(model, defaultVoice, voiceAliases);
+        });
     }
 
     load(): EngineLoad {
-        return this.admission.load();
+        return this.model.load();
     }
 
     describe() {
@@ -80,7 +71,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
     synthesize(job: SpeechJob, options: SynthesizeOptions): Promise<SpeechResult> {
         if (!this.voices.includes(job.voice))
             return Promise.reject(new UnknownVoiceError(job.voice, this.id, [...this.voices, ...Object.keys(this.voiceAliases)]));
-        return this.admission.run(1, options.signal, () => this.run(job, options));
+        return this.model.admit(options.signal, () => this.run(job, options));
     }
 
     private async run(job: SpeechJob, {signal, onAudio}: SynthesizeOptions): Promise<SpeechResult> {
@@ -92,7 +83,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
         const consumerFailed = new AbortController();
         const taskSignal = AbortSignal.any([signal, consumerFailed.signal]);
         const task: SynthesizeTask = {
-            model: this.spec, sentences, voice: job.voice, speed: this.hasSpeedInput ? job.speed : 1, delivered, lookahead
+            model: this.model.spec, sentences, voice: job.voice, speed: this.hasSpeedInput ? job.speed : 1, delivered, lookahead
         };
         let next = 0;
         const onProgress = ({index, samples}: SentenceAudio) => {
@@ -107,7 +98,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
             Atomics.add(delivered, 0, 1);
             Atomics.notify(delivered, 0);
         };
-        const result = this.pool.run(speechTaskHandles.synthesize, task, {signal: taskSignal, onProgress, placement: this.placement});
+        const result = this.model.run(speechTaskHandles.synthesize, task, {signal: taskSignal, onProgress});
         // Registered after run(), so the pool's own listener has set the task's cancel flag when the
         // worker wakes. The count is changed too, not only notified: a worker that checked the flag
         // just before the abort and is about to wait for the old count then does not wait at all.
@@ -125,10 +116,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
     }
 
     /** Refuses new requests, lets the admitted ones finish, then frees the model in its workers (once no other entry uses it). */
-    async dispose(): Promise<void> {
-        this.admission.close(new EngineDisposedError(this.id));
-        await this.admission.drain();
-        if (!this.pool.closed)
-            await this.pool.release(speechTaskHandles.release, this.spec, this.placement);
+    dispose(): Promise<void> {
+        return this.model.dispose();
     }
 }

@@ -1,6 +1,7 @@
 import { AutoTokenizer, Tensor, VitsModel, type PreTrainedModel, type PreTrainedTokenizer } from "@huggingface/transformers";
 import type { LoadedSpeechModel } from "./LoadedSpeechModel.js";
 import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
+import { transformersInternals } from "../../../runtimes/onnx/transformersInternals.js";
 import type { SpeechModelDescription, SpeechModelSpec } from "./speechWorkerProtocol.js";
 
 /** The one voice of a single-speaker model. */
@@ -24,12 +25,12 @@ export class VitsSpeechModel implements LoadedSpeechModel {
             session_options: sessionOptions(spec.threads)
         });
         const sampleRate = typeof config.sampling_rate === "number" ? config.sampling_rate : 16_000;
-        const blank = (tokenizer as unknown as {pad_token_id?: number}).pad_token_id;
+        const blank = transformersInternals.tokenizerPadTokenId(tokenizer);
         const description: SpeechModelDescription = {
             modelType: "vits", sampleRate, voices: [singleVoice], defaultVoice: singleVoice, hasSpeedInput: false,
             maxSentenceChars: 300
         };
-        return new VitsSpeechModel(description, tokenizer, model, typeof blank === "number" ? blank : null);
+        return new VitsSpeechModel(description, tokenizer, model, blank);
     }
 
     async tokenize(sentences: readonly string[]): Promise<number[][][]> {

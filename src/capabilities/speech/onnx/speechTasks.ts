@@ -6,44 +6,24 @@
  * a worker is never terminated while ONNX Runtime runs.
  */
 import { joinSamples } from "../../../media/audio/joinSamples.js";
-import { env } from "@huggingface/transformers";
 import type { TaskContext, TaskModule } from "../../../core/workers/WorkerTask.js";
+import { WorkerModelCache } from "../../../runtimes/onnx/WorkerModelCache.js";
 import { fadeEdges } from "./fadeEdges.js";
 import type { LoadedSpeechModel } from "./LoadedSpeechModel.js";
 import { loadSpeechModel } from "./loadSpeechModel.js";
 import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeResult, SynthesizeTask } from "./speechWorkerProtocol.js";
 
-// Fully offline: only the manifest's folders, never the hub.
-env.allowRemoteModels = false;
-env.allowLocalModels = true;
-env.useFSCache = false;
-env.useBrowserCache = false;
-
-const models = new Map<string, Promise<LoadedSpeechModel>>();
-
-function loaded(spec: SpeechModelSpec): Promise<LoadedSpeechModel> {
-    let model = models.get(spec.key);
-    if (model == null) {
-        model = loadSpeechModel(spec);
-        models.set(spec.key, model);
-        model.catch(() => models.delete(spec.key));
-    }
-    return model;
-}
+const models = new WorkerModelCache<SpeechModelSpec, LoadedSpeechModel>(loadSpeechModel, (model) => model.dispose());
 
 export const tasks = {
-    describe: async (spec: SpeechModelSpec): Promise<SpeechModelDescription> => (await loaded(spec)).description,
+    describe: async (spec: SpeechModelSpec): Promise<SpeechModelDescription> => (await models.get(spec)).description,
     synthesize: (task: SynthesizeTask, context: TaskContext<SentenceAudio>) => synthesize(task, context),
     /** Frees the model's session in this worker (the last engine using it was disposed). */
-    release: async (spec: SpeechModelSpec) => {
-        const model = models.get(spec.key);
-        models.delete(spec.key);
-        await (await model?.catch(() => null))?.dispose();
-    }
+    release: (spec: SpeechModelSpec) => models.release(spec)
 } satisfies TaskModule;
 
 async function synthesize(task: SynthesizeTask, context: TaskContext<SentenceAudio>): Promise<SynthesizeResult> {
-    const model = await loaded(task.model);
+    const model = await models.get(task.model);
     const {sampleRate, voices} = model.description;
     if (!voices.includes(task.voice))
         throw new Error(`Unknown voice '${task.voice}'; the model has ${voices.join(", ")}.`);

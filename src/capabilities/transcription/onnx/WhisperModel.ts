@@ -1,19 +1,18 @@
 import { deflateSync } from "node:zlib";
 import {
-    AutoProcessor, AutoTokenizer, SuppressTokensAtBeginLogitsProcessor, Tensor, WhisperForConditionalGeneration, WhisperTimeStampLogitsProcessor,
-    type PreTrainedTokenizer, type Processor
+    AutoProcessor, AutoTokenizer, SuppressTokensAtBeginLogitsProcessor, WhisperForConditionalGeneration, type PreTrainedTokenizer, type Processor, type Tensor
 } from "@huggingface/transformers";
 import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
+import { transformersInternals, type WhisperGenerationConfig } from "../../../runtimes/onnx/transformersInternals.js";
 import { byteLevelBytes } from "./byteLevelBytes.js";
 import { seededSampler } from "./seededSampler.js";
 import { temperatureFallback, type WindowQuality } from "./temperatureFallback.js";
 import { timedWords } from "./timedWords.js";
 import { timestampRules } from "./timestampRules.js";
 import { tokenStartTimes } from "./tokenStartTimes.js";
-import type {
-    TokenLogprob, TranscribeResult, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WhisperSegment, WindowProgress
-} from "./transcriptionWorkerProtocol.js";
+import type { TokenLogprob, TranscriptionResult, TranscriptSegment } from "../TranscriptionEngine.js";
+import type { TranscribeTask, WhisperModelDescription, WhisperModelSpec, WindowProgress } from "./transcriptionWorkerProtocol.js";
 
 /** Whisper's input: 16 kHz, 30 s windows, timestamps in steps of 20 ms, `seek` in 10 ms mel frames. */
 export const whisperSampleRate = 16_000;
@@ -25,22 +24,11 @@ const samplesPerEncoderFrame = 320;
 /** A window that ends inside a segment is resumed from the last complete one, unless that would advance less than this. */
 const minimumAdvanceSeconds = 1;
 
-type GenerationConfig = {
-    decoder_start_token_id: number; eos_token_id: number | number[]; no_timestamps_token_id: number;
-    is_multilingual?: boolean; lang_to_id?: Record<string, number>; task_to_id?: Record<string, number>;
-    begin_suppress_tokens?: number[] | null; max_initial_timestamp_index?: number | null; alignment_heads?: [number, number][] | null;
-};
-type GenerateOptions = Parameters<WhisperForConditionalGeneration["generate"]>[0];
 
 /** One decode of a window: its tokens (up to `<|endoftext|>`), their log-probabilities and, when asked, when each starts (tokenStartTimes). */
 type WindowDecode = {tokens: number[], logprobs: number[], sumLogprob: number, times: number[] | null};
 /** A window's audio as the decoder reads it: the log-mel features and the encoder's output (computed once for every decode of the window). */
 type EncodedWindow = {features: Tensor, hidden: Tensor};
-/** transformers.js's model internals used here: the encoder alone, and one decoder pass over a whole prefix (all its positions' logits). */
-type ModelInternals = {
-    _encode_input(session: "model", inputs: {input_features: Tensor}, output: "last_hidden_state"): Promise<Tensor>;
-    forward(inputs: {encoder_outputs: Tensor, decoder_input_ids: Tensor}): Promise<{logits: Tensor}>;
-};
 
 /**
  * A Whisper model (encoder + merged decoder ONNX, transformers.js `WhisperForConditionalGeneration`)
@@ -52,7 +40,7 @@ type ModelInternals = {
  */
 export class WhisperModel {
     private constructor(readonly description: WhisperModelDescription, private readonly model: WhisperForConditionalGeneration,
-        private readonly processor: Processor, private readonly tokenizer: PreTrainedTokenizer, private readonly generation: GenerationConfig,
+        private readonly processor: Processor, private readonly tokenizer: PreTrainedTokenizer, private readonly generation: WhisperGenerationConfig,
         private readonly special: {startOfPrev: number | null, noSpeech: number | null, timestampBegin: number, endOfText: number, contextTokens: number},
         /** Vocabulary entries by id (the byte-level text each token stands for). */
         private readonly entries: string[]) {}
@@ -63,13 +51,13 @@ export class WhisperModel {
         const model = await WhisperForConditionalGeneration.from_pretrained(spec.folder, {
             local_files_only: true, device: "cpu", dtype: spec.dtype as "fp32", session_options: sessionOptions(spec.threads)
         }) as WhisperForConditionalGeneration;
-        const generation = model.generation_config as unknown as GenerationConfig;
-        const config = model.config as unknown as {max_target_positions?: number};
+        const generation = transformersInternals.whisperGenerationConfig(model);
+        const config = transformersInternals.modelConfig(model) as {max_target_positions?: number};
         const vocabulary = tokenizer.get_vocab();
         const id = (token: string) => vocabulary.get(token) ?? null;
         const eos = Array.isArray(generation.eos_token_id) ? generation.eos_token_id[0] : generation.eos_token_id;
         const languages = Object.keys(generation.lang_to_id ?? {}).map((token) => token.replace(/^<\|(.*)\|>$/u, "$1"));
-        const decoderOutputs = (model as unknown as {sessions: Record<string, {outputNames: string[]}>}).sessions.decoder_model_merged?.outputNames ?? [];
+        const decoderOutputs = transformersInternals.sessionOutputNames(model, "decoder_model_merged");
         const description: WhisperModelDescription = {
             multilingual: generation.is_multilingual === true,
             languages,
@@ -85,10 +73,10 @@ export class WhisperModel {
         }, entries);
     }
 
-    async transcribe(task: TranscribeTask, context: TaskContext<WindowProgress>): Promise<TranscribeResult> {
-        const {samples} = task;
+    /** Transcribes (or translates) `samples`, mono at 16 kHz, as `task` asks. */
+    async transcribe(samples: Float32Array, task: TranscribeTask, context: TaskContext<WindowProgress>): Promise<TranscriptionResult> {
         const totalSeconds = samples.length / whisperSampleRate;
-        const segments: WhisperSegment[] = [];
+        const segments: TranscriptSegment[] = [];
         // Without a language, a multilingual model detects it from the first window, as Whisper does.
         let language = task.language ?? (this.description.multilingual ? null : "en");
         // What each window is prompted with (`<|startofprev|>`): the request's prompt, then, as OpenAI's Whisper
@@ -113,7 +101,7 @@ export class WhisperModel {
             const resume = !silence && partial != null && lastEnd != null && lastEnd >= minimumAdvanceSeconds && seek + window.length < samples.length;
             const kept = silence ? [] : resume ? complete : partial != null ? [...complete, partial] : complete;
             const offset = seek / whisperSampleRate;
-            const added: WhisperSegment[] = [];
+            const added: TranscriptSegment[] = [];
             for (const raw of kept) {
                 const textIndices = raw.indices.filter((index) => decoded.tokens[index] < this.special.endOfText);
                 const textTokens = textIndices.map((index) => decoded.tokens[index]);
@@ -122,7 +110,7 @@ export class WhisperModel {
                     continue;
                 const start = round(offset + raw.start);
                 const end = round(offset + Math.max(raw.start, raw.end));
-                const segment: WhisperSegment = {
+                const segment: TranscriptSegment = {
                     id: segments.length, seek: Math.round(offset * framesPerSecond), start, end, text,
                     tokens: raw.tokens, avgLogprob: raw.logprobs.length === 0 ? 0 : raw.logprobs.reduce((a, b) => a + b, 0) / raw.logprobs.length,
                     compressionRatio: compressionRatio(text), noSpeechProb, temperature,
@@ -182,7 +170,7 @@ export class WhisperModel {
     /** The window's log-mel features and the encoder's output, once for everything read from the window. */
     private async encode(window: Float32Array): Promise<EncodedWindow> {
         const {input_features} = await this.processor(window) as {input_features: Tensor};
-        const hidden = await (this.model as unknown as ModelInternals)._encode_input("model", {input_features}, "last_hidden_state");
+        const hidden = await transformersInternals.whisperEncode(this.model, input_features);
         return {features: input_features, hidden};
     }
 
@@ -203,9 +191,7 @@ export class WhisperModel {
 
     /** The model's raw log-probabilities of the token after `prefix` (one decoder pass, no logits processor). */
     private async nextTokenScores(encoded: EncodedWindow, prefix: number[]): Promise<Float32Array> {
-        const {logits} = await (this.model as unknown as ModelInternals).forward({
-            encoder_outputs: encoded.hidden, decoder_input_ids: new Tensor("int64", BigInt64Array.from(prefix.map(BigInt)), [1, prefix.length])
-        });
+        const logits = await transformersInternals.whisperDecoderLogits(this.model, encoded.hidden, prefix);
         const vocabulary = logits.dims.at(-1)!;
         return logSoftmax((logits.data as Float32Array).subarray((prefix.length - 1) * vocabulary, prefix.length * vocabulary));
     }
@@ -282,14 +268,14 @@ export class WhisperModel {
             // Before transformers.js's rules, as in OpenAI's ApplyTimestampRules: its "a timestamp is likelier than any
             // text" check must see the timestamps these rules forbid.
             timestampRules(this.special.timestampBegin, init.length, generation.max_initial_timestamp_index ?? null),
-            new WhisperTimeStampLogitsProcessor({
+            transformersInternals.whisperTimestampProcessor({
                 eos_token_id: generation.eos_token_id, no_timestamps_token_id: generation.no_timestamps_token_id, max_initial_timestamp_index: null
-            } as unknown as ConstructorParameters<typeof WhisperTimeStampLogitsProcessor>[0], init),
+            }, init),
             ...(generation.begin_suppress_tokens != null ? [new SuppressTokensAtBeginLogitsProcessor(generation.begin_suppress_tokens, init.length)] : []),
             record,
             ...(temperature > 0 ? [seededSampler(temperature, seed)] : [])
         ];
-        const output = await this.model.generate({
+        const output = await transformersInternals.whisperGenerate(this.model, {
             inputs: encoded.features,
             encoder_outputs: encoded.hidden,
             decoder_input_ids: init,
@@ -303,7 +289,7 @@ export class WhisperModel {
             stopping_criteria: [stop],
             streamer,
             ...(wordFrames != null ? {return_token_timestamps: true, alignment_heads: generation.alignment_heads, num_frames: wordFrames} : {})
-        } as unknown as GenerateOptions) as unknown as {token_timestamps?: Tensor};
+        });
         const end = generated.indexOf(this.special.endOfText);
         const tokens = end >= 0 ? generated.slice(0, end) : generated;
         const sumLogprob = logprobs.slice(0, tokens.length + 1).reduce((a, b) => a + b, 0);

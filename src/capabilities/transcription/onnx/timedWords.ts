@@ -1,4 +1,4 @@
-import type { WhisperWord } from "./transcriptionWorkerProtocol.js";
+import type { TranscriptWord } from "../TranscriptionEngine.js";
 
 /** Languages written without spaces between words: their "words" are characters, as OpenAI's Whisper splits them. */
 const withoutSpaces = new Set(["zh", "ja", "th", "lo", "km", "my", "yue"]);
@@ -15,7 +15,7 @@ const prepended = new Set([..."\"'“¿([{-"]);
  * segment (`start`..`end`), never before the previous word.
  */
 export function timedWords(tokens: readonly number[], starts: readonly number[], after: number, decode: (tokens: number[]) => string,
-    segment: {start: number, end: number, language: string}): WhisperWord[] {
+    segment: {start: number, end: number, language: string}): TranscriptWord[] {
     const groups: number[][] = [];
     const perCharacter = withoutSpaces.has(segment.language);
     let open = false;
@@ -38,7 +38,7 @@ export function timedWords(tokens: readonly number[], starts: readonly number[],
         if (only(groups[index], appended))
             groups.splice(index - 1, 2, [...groups[index - 1], ...groups[index]]), index--;
     const clamp = (time: number) => Math.min(segment.end, Math.max(segment.start, time));
-    const words: WhisperWord[] = [];
+    const words: TranscriptWord[] = [];
     groups.forEach((group, groupIndex) => {
         const word = text(group);
         if (word === "")

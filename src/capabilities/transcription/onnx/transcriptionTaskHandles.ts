@@ -7,7 +7,6 @@ const module = taskModule<typeof tasks>(siblingModuleUrl(import.meta.url, "./tra
 /** The transcription capability's worker tasks (transcriptionTasks.ts), typed for the main thread. */
 export const transcriptionTaskHandles = {
     describe: module.task("describe"),
-    decode: module.task("decode"),
     transcribe: module.task("transcribe"),
     release: module.task("release")
 };

@@ -1,3 +1,5 @@
+import type { AudioFileRefusal, TranscriptionResult, TranscriptSegment } from "../TranscriptionEngine.js";
+
 /** Which Whisper model a task is for; workers load each model once (by `key`) and keep it. */
 export type WhisperModelSpec = {
     /** `<folder>:<dtype>:<threads>`: one loaded copy per distinct spec in each worker. */
@@ -24,18 +26,16 @@ export type WhisperModelDescription = {
     wordTimestamps: boolean;
 };
 
-/** An uploaded file to decode, and the longest audio accepted (`--max-audio-seconds`). */
-export type DecodeTask = {file: Uint8Array, maxSeconds: number};
-/** Decoded audio: mono float32 at 16 kHz, as Whisper takes it. */
-export type DecodedAudio = {samples: Float32Array, seconds: number};
-/** A file the server will not transcribe, and why: a 400 naming `file`, not a server error. */
-export type DecodeFailure = {error: string, code: AudioFileRefusal};
-/** Why: the decoders cannot read it; it is longer than the limit; its sample rate is outside 8-384 kHz. */
-export type AudioFileRefusal = "invalid_file_format" | "audio_too_long" | "unsupported_sample_rate";
-
+/**
+ * One request's whole work in a worker: the uploaded file decoded (mono, 16 kHz, at most `maxSeconds` of it)
+ * and transcribed, its windows' segments sent as progress.
+ */
 export type TranscribeTask = {
     model: WhisperModelSpec;
-    samples: Float32Array;
+    /** The uploaded file's bytes, in any supported container (moved to the worker, not copied). */
+    file: Uint8Array;
+    /** The longest audio accepted (`--max-audio-seconds`). */
+    maxSeconds: number;
     task: "transcribe" | "translate";
     /** ISO-639-1 code; null = detected from the first 30 s (multilingual models; English-only ones: English). */
     language: string | null;
@@ -53,33 +53,11 @@ export type TranscribeTask = {
     wordTimestamps: boolean;
 };
 
-/** A word and when it is said, in seconds from the start of the file. */
-export type WhisperWord = {word: string, start: number, end: number};
-/** A text token of the transcript: its text, its bytes (a token may hold part of a character) and its log-probability. */
-export type TokenLogprob = {token: string, bytes: number[], logprob: number};
-
-/** One segment of the transcript, times in seconds from the start of the file. */
-export type WhisperSegment = {
-    id: number;
-    /** Where the window it came from starts, in 10 ms frames (OpenAI's `seek`). */
-    seek: number;
-    start: number;
-    end: number;
-    text: string;
-    tokens: number[];
-    avgLogprob: number;
-    compressionRatio: number;
-    noSpeechProb: number;
-    /** The temperature its window was decoded at (above 0 after a fallback). */
-    temperature: number;
-    /** When asked for (TranscribeTask.wordTimestamps). */
-    words?: WhisperWord[];
-    /** When asked for (TranscribeTask.logprobs). */
-    logprobs?: TokenLogprob[];
-};
-
 /** Sent after each window: its segments (final: later windows never change them) and how far the task is. */
-export type WindowProgress = {segments: WhisperSegment[], processedSeconds: number, totalSeconds: number};
+export type WindowProgress = {segments: TranscriptSegment[], processedSeconds: number, totalSeconds: number};
 
-/** `language`: the one given, or the one detected (ISO-639-1). */
-export type TranscribeResult = {segments: WhisperSegment[], text: string, seconds: number, outputTokens: number, language: string};
+/** A file the server will not transcribe, and why: a 400 naming `file`, not a server error. */
+export type DecodeFailure = {error: string, code: AudioFileRefusal};
+
+/** The transcript, or why the file was refused. */
+export type TranscribeOutcome = TranscriptionResult | DecodeFailure;

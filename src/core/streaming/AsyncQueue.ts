@@ -1,9 +1,10 @@
 /**
- * Hands the encoded chunks of one response from the synthesis side (engine callbacks, in order)
- * to the one loop that writes them: the writer can wait for a slow client without blocking the
+ * A single-consumer async queue: hands the pieces of one response from the side producing them
+ * (engine callbacks, in order: a speech response's encoded chunks, a transcription's segments) to
+ * the one loop that writes them. The writer can wait for a slow client without blocking the
  * engine's callbacks, and a failure on either side reaches the writer as a rejected `next()`.
  */
-export class ChunkQueue<T> {
+export class AsyncQueue<T> {
     private readonly items: T[] = [];
     private ended = false;
     private failure: {error: unknown} | null = null;

@@ -1,5 +1,5 @@
 /** The fake capability's worker task module: reverses text one character per step, reporting each step. */
-import type { TaskContext, TaskModule } from "../../../src/core/workers/WorkerTask.js";
+import type { TaskContext, TaskModule } from "../../../../src/core/workers/WorkerTask.js";
 
 export const tasks = {
     reverse: (payload: {text: string, repeat: number}, context: TaskContext<{step: number, steps: number, partial: string}>) => {

@@ -1,26 +1,25 @@
 /**
- * A capability that exists only in the tests, to prove the seam: its own route, manifest settings,
- * engine, error mapping and worker task with progress, plugged in without editing any file of src/.
+ * A capability that exists only in the tests, to prove the seam: its own route, manifest settings, model
+ * recognition (reverseManifestPart.ts), engine, error mapping and worker task with progress, plugged in
+ * without editing any file of src/: this folder and one line of a capability list.
  */
-import { StreamStart } from "../../../src/core/streaming/StreamStart.js";
+import { StreamStart } from "../../../../src/core/streaming/StreamStart.js";
 import type { Middleware } from "koa";
-import type { Capability, RouteContext } from "../../../src/capabilities/Capability.js";
-import { AdmissionQueue } from "../../../src/core/admission/AdmissionQueue.js";
-import type { Engine } from "../../../src/core/engines/Engine.js";
-import { EngineDisposedError } from "../../../src/core/engines/EngineDisposedError.js";
-import { ApiError } from "../../../src/core/http/ApiError.js";
-import type { RequestState } from "../../../src/core/http/RequestState.js";
-import { ManifestFieldError } from "../../../src/core/registry/ManifestFieldError.js";
-import { SseWriter } from "../../../src/core/streaming/SseWriter.js";
-import { streamResponse } from "../../../src/core/streaming/streamResponse.js";
-import { compileRequestValidator } from "../../../src/core/validation/compileRequestValidator.js";
-import type { WorkerPool } from "../../../src/core/workers/WorkerPool.js";
-import { taskModule } from "../../../src/core/workers/TaskHandle.js";
+import type { Capability, RouteContext } from "../../../../src/capabilities/Capability.js";
+import { AdmissionQueue } from "../../../../src/core/admission/AdmissionQueue.js";
+import type { Engine } from "../../../../src/core/engines/Engine.js";
+import { EngineDisposedError } from "../../../../src/core/engines/EngineDisposedError.js";
+import { ApiError } from "../../../../src/core/http/ApiError.js";
+import type { RequestState } from "../../../../src/core/http/RequestState.js";
+import { SseWriter } from "../../../../src/core/streaming/SseWriter.js";
+import { streamResponse } from "../../../../src/core/streaming/streamResponse.js";
+import { compileRequestValidator } from "../../../../src/core/validation/compileRequestValidator.js";
+import type { WorkerPool } from "../../../../src/core/workers/WorkerPool.js";
+import { taskModule } from "../../../../src/core/workers/TaskHandle.js";
+import { reverseManifestPart, type ReverseSettings } from "./reverseManifestPart.js";
 import type { tasks } from "./reverseTasks.js";
 
 const reverseTask = taskModule<typeof tasks>(new URL("./reverseTasks.ts", import.meta.url).href).task("reverse");
-
-type ReverseSettings = {repeat: number, maxLength: number};
 
 class TextTooLongError extends Error {
     constructor(readonly maxLength: number) {
@@ -79,16 +78,7 @@ function reverseHandler(context: RouteContext): Middleware {
 }
 
 export const reverseCapability: Capability<ReverseEngine, ReverseSettings> = {
-    task: "reverse",
-    endpoints: ["/v1/reverse"],
-    manifest: {
-        properties: {repeat: {type: "integer", minimum: 1, maximum: 5}, maxLength: {type: "integer", minimum: 1}},
-        parse(fields: {repeat?: number, maxLength?: number}) {
-            if (fields.repeat != null && fields.maxLength != null && fields.repeat > fields.maxLength)
-                throw new ManifestFieldError("repeat", "cannot be more than 'maxLength'.");
-            return {repeat: fields.repeat ?? 1, maxLength: fields.maxLength ?? 100};
-        }
-    },
+    ...reverseManifestPart,
     createEngine: async (entry, {workers}) => new ReverseEngine(entry.id, entry.settings, workers()),
     routes(router, context) {
         router.post("/reverse", context.jsonBody, reverseHandler(context));

@@ -1,0 +1,26 @@
+/** A kind of model that no capability serves yet, told apart from the models a capability does serve. */
+export type UnservedKind = {
+    /** What it is, as the refusal says it. */
+    is: string;
+    /** `config.json` `architectures` entries ending so. */
+    architectureSuffixes?: readonly string[];
+    /** GGUF `<architecture>.pooling_type` values. */
+    ggufPoolingTypes?: readonly number[];
+    /** Hub `pipeline_tag`s. */
+    pipelineTags?: readonly string[];
+};
+
+/**
+ * Models whose broader facts (a `model_type`, a GGUF architecture) a capability claims but that it cannot serve:
+ * asked only when no capability claims the more specific fact, so a capability that serves them later (a rerank
+ * capability claiming `BertForSequenceClassification`, pooling type 4, `text-ranking`) takes them without an
+ * edit here.
+ */
+export const unservedModels: readonly UnservedKind[] = [{
+    is: "a sequence classifier (a cross-encoder reranker, which scores a query and a document together, or a text classifier), " +
+        "not an embedding model: no capability serves rerank or classification models yet",
+    architectureSuffixes: ["ForSequenceClassification"],
+    // llama.cpp's LLAMA_POOLING_TYPE_RANK: a GGUF reranker (bge-reranker, jina-reranker converted by convert_hf_to_gguf.py).
+    ggufPoolingTypes: [4],
+    pipelineTags: ["text-ranking", "text-classification"]
+}];
