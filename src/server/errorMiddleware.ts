@@ -14,6 +14,9 @@ export type ErrorShape = (error: ApiError, requestId: string) => {status: number
 /** `shapes`: routes (by pattern) whose errors another API's shape renders (Anthropic's Messages API). */
 export function errorMiddleware(logger: Logger, shapes: Readonly<Record<string, ErrorShape>> = {}): Middleware {
     return async (ctx, next) => {
+        // Read when an error is told (the route has matched by then), here or inside a stream.
+        (ctx.state as RequestState).shapeError = (error) => shapes[(ctx as {_matchedRoute?: string})._matchedRoute ?? ""]?.(error, (ctx.state as RequestState).requestId)
+            ?? {status: error.status, body: error.toBody()};
         try {
             await next();
             if (ctx.status === 404 && ctx.body == null && ctx.respond !== false)
@@ -32,8 +35,7 @@ export function errorMiddleware(logger: Logger, shapes: Readonly<Record<string, 
                 logger.error(ctx.headerSent ? "Stream failed" : "Request failed", {id: state.requestId, error: (error as Error)?.stack ?? String(error)});
             if (ctx.headerSent || ctx.respond === false)
                 return;
-            const shape = shapes[(ctx as {_matchedRoute?: string})._matchedRoute ?? ""];
-            const shaped = shape?.(apiError, state.requestId) ?? {status: apiError.status, body: apiError.toBody()};
+            const shaped = state.shapeError!(apiError);
             ctx.status = shaped.status;
             ctx.set({...apiError.headers, ...shaped.headers});
             ctx.body = shaped.body;

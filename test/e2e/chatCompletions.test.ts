@@ -1,3 +1,4 @@
+import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
@@ -141,6 +142,19 @@ describe("POST /v1/chat/completions on a generated ChatML model", () => {
             model: "tiny-chat", messages: [{role: "user", content: "hi"}], max_tokens: 6, seed: 5
         });
         expect(streamed).toBe(whole.choices[0].message.content);
+    });
+
+    it("the stream folded by the SDK (finalChatCompletion) is the completion answered without a stream, n=2 and logprobs included", async () => {
+        const request = {model: "tiny-chat", messages: [{role: "user" as const, content: "hi"}], max_tokens: 8, n: 2, seed: 7, logprobs: true, top_logprobs: 2};
+        const plain = await server.client.chat.completions.create(request);
+        const folded = await server.client.chat.completions.stream({...request, stream_options: {include_usage: true}}).finalChatCompletion();
+        // The SDK's fold adds `parsed` and `tool_calls: []` of its own; the id and time are each completion's, the second
+        // request finds its prompt cached, and n > 1 choices share batches whose shapes vary (logprobs equal to 3 decimals).
+        const same = ({id: _id, created: _created, choices, usage, ...rest}: OpenAI.ChatCompletion) => JSON.parse(JSON.stringify({
+            ...rest, usage: {...usage, prompt_tokens_details: undefined},
+            choices: choices.map(({message: {role, content, refusal}, ...choice}) => ({...choice, message: {role, content, refusal}}))
+        }, (key, value) => key === "logprob" ? Number(value.toFixed(3)) : value));
+        expect(same(folded)).toEqual(same(plain));
     });
 
     it("streams through the official client, n=2 interleaved, without usage unless asked", async () => {

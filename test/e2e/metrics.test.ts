@@ -87,6 +87,24 @@ describe("GET /metrics", () => {
         expect(family(after, "process_open_fds").metrics[0].value).toBeDefined();
     });
 
+    it("a streamed legacy completion observes its time to first token too, as every streamed chat-family answer does", async () => {
+        const engine = await start();
+        engine.release();
+        const labels = (endpoint: string) => `endpoint="${endpoint}",model="gated"`;
+        for (const [path, body] of [
+            ["/v1/completions", {model: "gated", prompt: "hi", stream: true}],
+            ["/v1/messages", {model: "gated", max_tokens: 5, messages: [{role: "user", content: "hi"}], stream: true}],
+            ["/v1/responses", {model: "gated", input: "hi", stream: true}]
+        ] as const) {
+            const response = await server!.post(path, body);
+            expect(response.status, path).toBe(200);
+            await readSse(response);
+        }
+        const after = await scrape(server!.url);
+        for (const endpoint of ["/v1/completions", "/v1/messages", "/v1/responses"])
+            expect(histogramCount(after.text, "los_time_to_first_token_seconds", labels(endpoint)), endpoint).toBe(1);
+    });
+
     it("is behind the API keys unless --metrics-public", async () => {
         await start({apiKeys: ["sk-test"]});
         expect((await fetch(`${server!.url}/metrics`)).status).toBe(401);

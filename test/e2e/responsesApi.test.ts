@@ -55,6 +55,25 @@ describe("POST /v1/responses with the openai client", () => {
             expect(response.incomplete_details).toEqual({reason: "max_output_tokens"});
     });
 
+    it("the stream folded by the SDK (finalResponse) is the response answered without a stream: reasoning, text, a forced call", async () => {
+        // Ids and timestamps are each response's own, the second request finds its prompt cached, and `parsed` and
+        // `output_parsed` are the SDK's own additions; logprobs equal to 3 decimals (a cached prompt changes the batches'
+        // shapes); the rest must be the same.
+        const same = (response: object) => JSON.parse(JSON.stringify(response, (key, value) =>
+            ["id", "call_id", "created_at", "cached_tokens"].includes(key) ? "-" : ["parsed", "output_parsed"].includes(key) ? undefined
+                : key === "logprob" ? Number(value.toFixed(3)) : value));
+        const asked: Omit<OpenAI.Responses.ResponseCreateParamsNonStreaming, "stream">[] = [
+            {model: "thinker", input: "hi", include: ["reasoning.encrypted_content"]},
+            {model: "stories", input: "Once upon a time", max_output_tokens: 12, temperature: 0, include: ["message.output_text.logprobs"], top_logprobs: 2},
+            {model: "tools", input: "Weather in Paris?", tools: [weather], tool_choice: {type: "function", name: "get_weather"}, temperature: 0, max_output_tokens: 40}
+        ];
+        for (const request of asked) {
+            const plain = await client.responses.create({...request, stream: false});
+            const folded = await client.responses.stream(request).finalResponse();
+            expect(same(folded), request.model).toEqual(same(plain));
+        }
+    });
+
     it("streams the typed events with sequence numbers in OpenAI's order", async () => {
         const stream = await client.responses.create({model: "fake", input: "hi", stream: true});
         const events: {type: string, sequence_number: number}[] = [];

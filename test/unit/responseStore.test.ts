@@ -6,7 +6,7 @@ import { toResponse } from "../../src/capabilities/chat/responses/toResponse.js"
 // The store's bounds without a server (test/e2e/responseStore.test.ts has them through HTTP): each key's own share,
 // all keys together at most four shares, the key holding the most giving way first.
 const response = (id: string, text: string) => toResponse(id, 1, "m", {model: "m", input: "x"}, {status: "completed", usage: null,
-    output: [{type: "message", id: `msg_${id}`, status: "completed", role: "assistant", content: [{type: "output_text", text, annotations: []}]}]});
+    output: [{type: "message", id: `msg_${id}`, status: "completed", role: "assistant", content: [{type: "output_text", text, annotations: [], logprobs: []}]}]});
 const put = (store: ResponseStore, owner: string | null, id: string, size: number) =>
     store.put({response: response(id, "x".repeat(size)), input: [{role: "user", content: "q", id: `item_${id}`}], previous: null, owner});
 
@@ -60,7 +60,7 @@ describe("ResponseStore", () => {
         const second = store.get("r2", null)!;
         expect(second.bytes).toBeGreaterThan(first.bytes + 2_000);
         expect(ResponseStore.conversationOf(second).map((item) => "content" in item ? item.content : null)).toEqual(
-            ["q", [{type: "output_text", text: "x".repeat(2_000), annotations: []}], "one", "two", [{type: "output_text", text: "y".repeat(2_000), annotations: []}]]);
+            ["q", [{type: "output_text", text: "x".repeat(2_000), annotations: [], logprobs: []}], "one", "two", [{type: "output_text", text: "y".repeat(2_000), annotations: [], logprobs: []}]]);
         expect(store.put({response: response("r3", "z".repeat(1_000)), input: [], previous: second, owner: null})).toBe(false);
         const {body, length} = ResponseStore.inputItemsBody(second, false);
         const bytes = Buffer.concat(await body.toArray());

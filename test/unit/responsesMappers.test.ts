@@ -236,7 +236,7 @@ describe("the response object and the store", () => {
 
     it("keeps responses per owner, evicts the oldest past its bounds, and continues a conversation from history, input and output", () => {
         const store = new ResponseStore({maxResponses: 2, maxBytes: 1_000_000});
-        const output = [{type: "message" as const, id: "msg", status: "completed" as const, role: "assistant" as const, content: [{type: "output_text" as const, text: "answer", annotations: []}]}];
+        const output = [{type: "message" as const, id: "msg", status: "completed" as const, role: "assistant" as const, content: [{type: "output_text" as const, text: "answer", annotations: [] as [], logprobs: []}]}];
         const response = (id: string) => toResponse(id, 1, "m", {model: "m", input: "x"}, {status: "completed", usage: null, output});
         for (const id of ["resp_a", "resp_b", "resp_c"])
             store.put({response: response(id), input: [{role: "user", content: "question", id: "item_1"}], previous: null, owner: "alice"});

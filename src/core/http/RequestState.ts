@@ -14,6 +14,11 @@ export type RequestState = {
     /** The server's one error mapping (shared and every capability's), for errors that travel inside a stream. */
     toApiError: (error: unknown) => ApiError;
     /**
+     * An error as the route that matched answers it (OpenAI's shape, or another API's: a capability's `errorShapes`),
+     * set by the error middleware: the one decision a stream's in-band error event follows too.
+     */
+    shapeError?: (error: ApiError) => {status: number, body: unknown, headers?: Record<string, string>};
+    /**
      * The identity of the API key the request authenticated with: its hash (as the keys file stores it), not its
      * name, so that what a key owns (stored responses) is not handed to a new key given a revoked key's name.
      * Absent on a server without keys.

@@ -44,8 +44,8 @@ export type WireCompletionChoice = {
     finish_reason: WireCompletionFinishReason | null;
 };
 
-/** The response and each streamed chunk share this shape (chunks carry partial text, `finish_reason` null until the end). */
-export type TextCompletion = {
+/** A streamed chunk: the response's shape, with partial text (`finish_reason` null until the end). */
+export type TextCompletionChunk = {
     id: string;
     object: "text_completion";
     created: number;
@@ -54,3 +54,6 @@ export type TextCompletion = {
     choices: WireCompletionChoice[];
     usage?: Usage | null;
 };
+
+/** The whole response: every choice finished. */
+export type TextCompletion = Omit<TextCompletionChunk, "choices" | "usage"> & {choices: (WireCompletionChoice & {finish_reason: WireCompletionFinishReason})[], usage: Usage};

@@ -1,7 +1,25 @@
-import type { SseWriter } from "../../../core/streaming/SseWriter.js";
-import type { ChoiceResult, ToolCallEvent } from "../ChatEngine.js";
+import type { ChatRun, ChoiceResult, ToolCallEvent } from "../ChatEngine.js";
+import type { Send, TurnStream } from "../turn/runChatTurn.js";
+import type { JobDone } from "../turn/runJob.js";
 import type { PromptUsage } from "./MessagesWire.js";
 import { promptUsage, thinkingSignature, toStopReason, toUsage, toolUseId } from "./toMessage.js";
+
+/** A Message's stream: MessageEvents, made once the engine took the job (`message_start` carries its prompt tokens; its hooks come after). */
+export function messageStream(message: {id: string, model: string}, omitted: boolean) {
+    return (send: Send): TurnStream<JobDone> => {
+        let events: MessageEvents | undefined;
+        return {
+            hooks: () => ({
+                onPromptCache: (_index, cached) => events!.start(cached),
+                onReasoning: (_index, text) => events!.reasoning(text),
+                onText: (_index, text) => events!.text(text),
+                onToolCall: (_index, event) => events!.toolCall(event)
+            }),
+            taken: (run) => events = new MessageEvents(send, {...message, promptTokens: (run as ChatRun).promptTokens}, omitted),
+            finish: ({choices}) => events!.finish(choices[0])
+        };
+    };
+}
 
 /**
  * One streamed Message as Anthropic's events, in Anthropic's order: `message_start` (with the prompt's usage)
@@ -19,7 +37,7 @@ export class MessageEvents {
     private prompt: PromptUsage | null = null;
 
     /** `omitted`: thinking blocks carry no text (their signature still comes), as Anthropic's `display: "omitted"`. */
-    constructor(private readonly stream: SseWriter, private readonly message: {id: string, model: string, promptTokens: number}, private readonly omitted: boolean) {}
+    constructor(private readonly stream: Send, private readonly message: {id: string, model: string, promptTokens: number}, private readonly omitted: boolean) {}
 
     /** `message_start` and a `ping`, once, with the prompt's usage as the prompt cache left it. */
     start(cachedPromptTokens: number) {
@@ -84,6 +102,6 @@ export class MessageEvents {
     }
 
     private send(type: string, data: Record<string, unknown>) {
-        this.stream.send({type, ...data}, type);
+        this.stream({type, ...data}, type);
     }
 }

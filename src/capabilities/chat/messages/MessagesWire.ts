@@ -88,4 +88,5 @@ export type AnthropicErrorType =
     | "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error"
     | "request_too_large" | "rate_limit_error" | "api_error" | "overloaded_error";
 
-export type AnthropicErrorBody = {type: "error", error: {type: AnthropicErrorType, message: string}, request_id: string | null};
+/** `T`: the error types it may be (one object type per error type, as Anthropic's SDK types them). */
+export type AnthropicErrorBody<T extends AnthropicErrorType = AnthropicErrorType> = {type: "error", error: {[K in T]: {type: K, message: string}}[T], request_id: string | null};

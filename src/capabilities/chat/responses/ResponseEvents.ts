@@ -1,8 +1,43 @@
 import type { TokenLogprob, ToolCallEvent } from "../ChatEngine.js";
 import { toOutputLogprobs, toReasoningItem, type OutputOptions, type ResponseIds } from "./toResponse.js";
-import type { OutputCustomToolCall, OutputFunctionCall, OutputItem, OutputText } from "./ResponsesWire.js";
+import type { OutputCustomToolCall, OutputFunctionCall, OutputItem, ResponseObject, WrittenOutputText } from "./ResponsesWire.js";
+import type { Send as SendEvent, TurnStream } from "../turn/runChatTurn.js";
+import type { JobDone } from "../turn/runJob.js";
 
 type Send = (type: string, data: Record<string, unknown>) => void;
+
+/**
+ * A response's stream: `response.created` and `response.in_progress` with `base` once the engine took the job, the
+ * output's events (ResponseEvents), then `response.completed` (or `.incomplete`) with the `finished` response; every
+ * event numbered (`sequence_number`). A failure after the headers is OpenAI's `response.failed`, the response with its error.
+ */
+export function responseStream(base: ResponseObject, ids: ResponseIds, options: OutputOptions, finished: (done: JobDone) => ResponseObject) {
+    return (sendEvent: SendEvent): TurnStream<JobDone> => {
+        let sequence = 0;
+        const send: Send = (type, data) => sendEvent({type, sequence_number: sequence++, ...data}, type);
+        const events = new ResponseEvents(send, ids, options);
+        return {
+            hooks: () => ({
+                onReasoning: (_index, text) => events.reasoningDelta(text),
+                onText: (_index, text, logprobs) => events.textDelta(text, logprobs),
+                onToolCall: (_index, event) => events.toolCall(event)
+            }),
+            taken: () => {
+                send("response.created", {response: base});
+                send("response.in_progress", {response: base});
+            },
+            finish: (done) => {
+                const response = finished(done);
+                events.finish(response.output);
+                send(response.status === "incomplete" ? "response.incomplete" : "response.completed", {response});
+            },
+            failure: {
+                event: "response.failed",
+                body: (error) => ({type: "response.failed", sequence_number: sequence++, response: {...base, status: "failed", error: {code: "server_error", message: error.message}}})
+            }
+        };
+    };
+}
 
 /**
  * The streamed events of one response's output, in OpenAI's order: each item's `output_item.added` when the engine
@@ -96,7 +131,7 @@ export class ResponseEvents {
     private openMessage(): number {
         if (this.message == null) {
             this.message = {index: this.outputIndex++};
-            const part: OutputText = {type: "output_text", text: "", annotations: [], logprobs: []};
+            const part: WrittenOutputText = {type: "output_text", text: "", annotations: [], logprobs: []};
             this.send("response.output_item.added", {output_index: this.message.index, item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
             this.send("response.content_part.added", {item_id: this.ids.message, output_index: this.message.index, content_index: 0, part});
         }

@@ -5,6 +5,8 @@ import type { ReasoningEffort } from "../toReasoningControls.js";
  */
 export type InputText = {type: "input_text", text: string};
 export type OutputText = {type: "output_text", text: string, annotations?: unknown[], logprobs?: OutputLogprob[]};
+/** Output text as this server writes it: no annotations (it cites nothing), logprobs always (empty unless asked for). */
+export type WrittenOutputText = OutputText & {annotations: [], logprobs: OutputLogprob[]};
 /** A part of a message's content; `refusal` parts (an assistant's) carry their text in `refusal`, images, files and audio are refused. */
 export type ContentPart = InputText | OutputText | {type: "refusal", refusal: string} | {type: "input_image" | "input_file" | "input_audio"};
 export type MessageItem = {type?: "message", id?: string, role: "user" | "assistant" | "system" | "developer", content: string | ContentPart[], status?: string};
@@ -77,7 +79,7 @@ export type ResponseCreateRequest = {
 /** One token of `output_text` with its alternatives, when `include` asks for `message.output_text.logprobs`. */
 export type OutputLogprob = {token: string, bytes: number[], logprob: number, top_logprobs: {token: string, bytes: number[], logprob: number}[]};
 
-export type OutputMessage = {type: "message", id: string, status: "completed" | "incomplete" | "in_progress", role: "assistant", content: OutputText[]};
+export type OutputMessage = {type: "message", id: string, status: "completed" | "incomplete" | "in_progress", role: "assistant", content: WrittenOutputText[]};
 export type OutputFunctionCall = {type: "function_call", id: string, call_id: string, name: string, namespace?: string, arguments: string, status: "completed" | "in_progress"};
 export type OutputCustomToolCall = {type: "custom_tool_call", id: string, call_id: string, name: string, namespace?: string, input: string, status: "completed" | "in_progress"};
 /**
@@ -106,7 +108,7 @@ export type ResponseObject = {
     object: "response";
     created_at: number;
     status: "completed" | "incomplete" | "in_progress" | "failed";
-    error: null | {code: string, message: string};
+    error: null | {code: "server_error", message: string};
     incomplete_details: null | {reason: "max_output_tokens"};
     model: string;
     instructions: string | null;
@@ -116,10 +118,10 @@ export type ResponseObject = {
     top_p: number;
     tool_choice: ToolChoice;
     tools: Tool[];
-    text: {format: TextFormat, verbosity?: string};
+    text: {format: TextFormat, verbosity?: "low" | "medium" | "high"};
     max_output_tokens: number | null;
     previous_response_id: string | null;
-    reasoning: {effort: string | null, summary: string | null};
+    reasoning: {effort: ReasoningEffort | null, summary: string | null};
     store: boolean;
     metadata: Record<string, string>;
     prompt_cache_key?: string;

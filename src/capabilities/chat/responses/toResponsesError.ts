@@ -54,11 +54,12 @@ const fieldInText = /\b(?:messages|tools)\[\d+\](?:\.[A-Za-z_$][\w$-]*|\[\d+\])*
 
 /**
  * An error of the chat path (toChatJob's checks, the engine's refusals) as the client of the Responses API must see it:
- * its `param` and the fields its message quotes named as in the Responses request. Other errors pass unchanged.
+ * its `param` and the fields its message quotes named as in the Responses request. Errors that name no field pass
+ * unchanged, as `thrown` (so an unexpected one is logged as such).
  */
-export function toResponsesError(error: unknown, fields: ResponsesFields): unknown {
+export function toResponsesError(error: unknown, fields: ResponsesFields, thrown: unknown = error): unknown {
     if (!(error instanceof ApiError) || error.param == null)
-        return error;
+        return thrown;
     const message = error.message.replace(fieldInText, (field) => field === "'messages'" ? "'input'" : toResponsesParam(field, fields));
     return new ApiError(error.status, error.type, message, {code: error.code, param: toResponsesParam(error.param, fields), headers: error.headers});
 }

@@ -1,0 +1,40 @@
+import type { ChatCompletionChunk } from "./ChatCompletionWire.js";
+import { toChunk, toFinishReason, toToolCallDelta, toUsage, type CompletionEnvelope } from "./chatResponses.js";
+import type { JobDone } from "./turn/runJob.js";
+import type { Send, TurnStream } from "./turn/runChatTurn.js";
+import { toWireLogprobs } from "./toWireLogprobs.js";
+
+/**
+ * A chat completion's stream: each choice's opening role chunk, then a chunk per engine event (a thinking model's
+ * `delta.reasoning_content` before its answer's `delta.content`, tool-call deltas, or the deprecated `function_call`'s),
+ * a finish chunk per choice, and the usage chunk when `stream_options.include_usage` asks for it.
+ */
+export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, options: {deprecatedFunctions: boolean, includeUsage: boolean}) {
+    return (send: Send): TurnStream<JobDone> => {
+        const usageField = options.includeUsage ? null : undefined;
+        const chunk = (choice: ChatCompletionChunk["choices"][number]) => send(toChunk(envelope, choice, usageField));
+        // Wait in the writer until the engine took the job; they go first.
+        for (let index = 0; index < n; index++)
+            chunk({index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null});
+        return {
+            hooks: () => ({
+                onReasoning: (index, text) => chunk({index, delta: {reasoning_content: text}, logprobs: null, finish_reason: null}),
+                onText: (index, text, logprobs) => chunk({index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}),
+                onToolCall: (index, event, logprobs) => {
+                    if (!options.deprecatedFunctions)
+                        chunk({index, delta: {tool_calls: [toToolCallDelta(event)]}, logprobs: toWireLogprobs(logprobs), finish_reason: null});
+                    else if (event.index === 0) {
+                        const functionCall = event.type === "call" ? {name: event.name, arguments: ""} : {arguments: event.fragment};
+                        chunk({index, delta: {function_call: functionCall}, logprobs: toWireLogprobs(logprobs), finish_reason: null});
+                    }
+                },
+                onFinish: (choice) =>
+                    chunk({index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, options.deprecatedFunctions)})
+            }),
+            finish: ({promptTokens, choices}) => {
+                if (options.includeUsage)
+                    send(toChunk(envelope, null, toUsage(promptTokens, choices)));
+            }
+        };
+    };
+}

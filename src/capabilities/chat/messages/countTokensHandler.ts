@@ -1,0 +1,23 @@
+import type { Middleware } from "koa";
+import type { RequestState } from "../../../core/http/RequestState.js";
+import type { RouteContext } from "../../Capability.js";
+import type { ChatEngine } from "../ChatEngine.js";
+import { inClientTerms } from "../turn/runChatTurn.js";
+import { compileMessagesValidator } from "./compileMessagesValidator.js";
+import { jobOf, toClient } from "./messagesHandler.js";
+import type { CountTokensRequest } from "./MessagesWire.js";
+import { countTokensSchema } from "./messagesSchema.js";
+import { toChatRequest } from "./toChatRequest.js";
+
+/** POST /v1/messages/count_tokens: the prompt tokens a Messages request would take, template and tools included. */
+export function countTokensHandler(context: RouteContext): Middleware {
+    const validate = compileMessagesValidator<CountTokensRequest>(countTokensSchema);
+    return async (ctx) => {
+        const state = ctx.state as RequestState;
+        const request = validate(ctx.request.body);
+        const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
+        state.logFields.model = entry.id;
+        const mapped = toChatRequest(request);
+        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(jobOf(request, mapped, engine, state)))};
+    };
+}

@@ -1,0 +1,52 @@
+import type { RouterContext, RouterMiddleware } from "@koa/router";
+import { ApiError } from "../../../core/http/ApiError.js";
+import type { RequestState } from "../../../core/http/RequestState.js";
+import type { ResponseCreateRequest } from "./ResponsesWire.js";
+import { ResponseStore } from "./ResponseStore.js";
+
+/** The identity (hash) of the key a request authenticated with (the response's owner), null on a server without keys. */
+export const ownerOf = (state: RequestState) => state.keyHash ?? null;
+
+/** The stored response `previous_response_id` names (only the key's own), or a 404 when there is none. */
+export function previousOf(store: ResponseStore, request: ResponseCreateRequest, state: RequestState) {
+    const previous = request.previous_response_id != null ? store.get(request.previous_response_id, ownerOf(state)) : null;
+    if (request.previous_response_id != null && previous == null)
+        throw new ApiError(404, "invalid_request_error", `Previous response with id '${request.previous_response_id}' not found.`,
+            {param: "previous_response_id", code: "not_found"});
+    return previous ?? null;
+}
+
+function stored(store: ResponseStore, ctx: RouterContext) {
+    const found = store.get(String(ctx.params.id), ownerOf(ctx.state as RequestState));
+    if (found == null)
+        throw new ApiError(404, "invalid_request_error", `Response with id '${ctx.params.id}' not found.`, {param: "response_id", code: "not_found"});
+    return found;
+}
+
+/** GET /v1/responses/{id}: a stored response (only to the key that created it), its JSON as stored. */
+export function retrieveResponseHandler(store: ResponseStore): RouterMiddleware {
+    return (ctx) => {
+        const json = stored(store, ctx).json;
+        ctx.type = "application/json";
+        ctx.body = json;
+    };
+}
+
+/** DELETE /v1/responses/{id}. */
+export function deleteResponseHandler(store: ResponseStore): RouterMiddleware {
+    return (ctx) => {
+        const found = stored(store, ctx);
+        store.delete(found.id, found.owner);
+        ctx.body = {id: found.id, object: "response", deleted: true};
+    };
+}
+
+/** GET /v1/responses/{id}/input_items: the input it was given, newest first (OpenAI's default order), or oldest first with `order=asc`. */
+export function inputItemsHandler(store: ResponseStore): RouterMiddleware {
+    return (ctx) => {
+        const {body, length} = ResponseStore.inputItemsBody(stored(store, ctx), ctx.query.order === "asc");
+        ctx.type = "application/json";
+        ctx.body = body;
+        ctx.length = length;
+    };
+}
