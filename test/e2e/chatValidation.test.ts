@@ -35,6 +35,8 @@ const badRequests: [string, Record<string, unknown>, string | null, string?][] =
     ["five stop sequences", {stop: ["a", "b", "c", "d", "e"]}, "stop"],
     ["empty stop string", {stop: ""}, "stop"],
     ["stop with a number", {stop: ["a", 1]}, "stop[1]"],
+    ["a stop sequence longer than 4,096 characters", {stop: "x".repeat(4097)}, "stop"],
+    ["a stop sequence in a list longer than 4,096 characters", {stop: ["a", "x".repeat(4097)]}, "stop[1]"],
     ["logit_bias above 100", {logit_bias: {"5": 101}}, "logit_bias.5"],
     ["logit_bias below -100", {logit_bias: {"5": -101}}, "logit_bias.5"],
     ["logit_bias key not a token id", {logit_bias: {"abc": 1}}, "logit_bias.abc"],

@@ -143,6 +143,10 @@ describe("POST /v1/messages with @anthropic-ai/sdk", () => {
             body: JSON.stringify({model: "stories", messages: [{role: "user", content: "hi"}]})});
         expect(response.status).toBe(400);
         expect(await response.json()).toEqual({type: "error", error: {type: "invalid_request_error", message: "max_tokens: Field required"}, request_id: response.headers.get("request-id")});
+        const longStop = await client.messages.create({model: "stories", max_tokens: 5, messages: [{role: "user", content: "hi"}], stop_sequences: ["x".repeat(4097)]})
+            .catch((caught) => caught);
+        expect(longStop).toBeInstanceOf(Anthropic.BadRequestError);
+        expect(longStop.error.error.message).toMatch(/^stop_sequences\.0: /);
     });
 });
 

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { StopSequenceFilter } from "../../src/capabilities/chat/llama/text/StopSequenceFilter.js";
 
@@ -143,5 +144,44 @@ describe("StopSequenceFilter", () => {
         const filter = new StopSequenceFilter(["👋🌍"]);
         expect(filter.push("bye 👋")).toBe("bye ");
         expect(filter.flush()).toBe("👋");
+    });
+
+    it("holds back exactly what a naive filter holds back, for any text, pieces and stops (self-overlapping ones included)", () => {
+        // The reference: try every suffix of the pending text, longest first (the filter's old algorithm).
+        const naiveHeld = (pending: string, stops: string[]) => {
+            for (let length = Math.min(Math.max(...stops.map((stop) => stop.length)) - 1, pending.length); length > 0; length--)
+                if (stops.some((stop) => stop.startsWith(pending.slice(pending.length - length))))
+                    return length;
+            return 0;
+        };
+        const text = fc.string({unit: fc.constantFrom("a", "b", "c"), maxLength: 40});
+        fc.assert(fc.property(fc.array(text, {maxLength: 12}), fc.array(fc.string({unit: fc.constantFrom("a", "b", "c"), minLength: 1, maxLength: 8}), {minLength: 1, maxLength: 3}), (pieces, stops) => {
+            const filter = new StopSequenceFilter(stops);
+            let emitted = "";
+            let sent = "";
+            for (const piece of pieces) {
+                emitted += filter.push(piece);
+                sent += piece;
+                if (filter.hasStopped)
+                    break;
+                // Nothing stopped yet: everything sent is emitted or held, and what is held is the naive hold.
+                expect(sent.slice(0, emitted.length)).toBe(emitted);
+                expect(sent.length - emitted.length).toBe(naiveHeld(sent, stops));
+            }
+            if (!filter.hasStopped)
+                expect(emitted + filter.flush()).toBe(sent);
+        }), {seed: 20261127, numRuns: 2000});
+    });
+
+    it("keeps up with a long stop sequence that the text keeps almost matching", () => {
+        // 'aaaa...ab' with a text of only 'a's: every push holds everything; the stop is 4,096 characters (the schema's bound).
+        const stop = "a".repeat(4095) + "b";
+        const filter = new StopSequenceFilter([stop]);
+        let emitted = "";
+        for (let index = 0; index < 6000; index++)
+            emitted += filter.push("a");
+        expect(emitted).toBe("a".repeat(6000 - 4095));
+        expect(filter.push("b")).toBe("");
+        expect(filter.matched).toBe(stop);
     });
 });

@@ -1,5 +1,5 @@
 import { reasoningEfforts } from "./toReasoningControls.js";
-import { samplingSchema } from "./samplingSchema.js";
+import { samplingSchema, stopSchema } from "./samplingSchema.js";
 /**
  * JSON schema of a chat-completion request. Known fields are checked for type and range; unknown
  * fields are allowed (clients send newer fields), and fields this server does not support yet are
@@ -74,12 +74,7 @@ export const chatCompletionSchema = {
             then: {required: ["json_schema"], properties: {json_schema: {type: "object"}}}
         }),
         seed: samplingSchema.seed,
-        stop: {
-            type: ["string", "array", "null"],
-            minLength: 1,
-            maxItems: 4,
-            items: {type: "string", minLength: 1}
-        },
+        stop: stopSchema,
         stream: {type: ["boolean", "null"]},
         stream_options: nullable({
             type: "object",

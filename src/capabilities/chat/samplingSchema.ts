@@ -14,3 +14,19 @@ export const samplingSchema = {
         additionalProperties: {type: "number", minimum: -100, maximum: 100}
     })
 };
+
+/**
+ * Longest stop sequence, in characters: a stop sequence is matched against the text as it is generated, and text
+ * that may be its beginning is held back, so its length bounds the work per generated token. OpenAI documents no
+ * bound; real stop sequences are a few characters.
+ */
+export const maxStopLength = 4096;
+
+/** The `stop` field of chat completions and completions: a string or up to 4 of them (OpenAI's bound). */
+export const stopSchema = {
+    type: ["string", "array", "null"],
+    minLength: 1,
+    maxLength: maxStopLength,
+    maxItems: 4,
+    items: {type: "string", minLength: 1, maxLength: maxStopLength}
+};

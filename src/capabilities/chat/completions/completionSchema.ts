@@ -1,4 +1,4 @@
-import { samplingSchema } from "../samplingSchema.js";
+import { samplingSchema, stopSchema } from "../samplingSchema.js";
 /**
  * JSON schema of a legacy completion request. Known fields are checked for type and range; unknown
  * fields are allowed (as for chat). The checks a schema cannot express (token ids against the
@@ -24,12 +24,7 @@ export const completionSchema = {
         top_p: samplingSchema.top_p,
         n: nullable({type: "integer", minimum: 1, maximum: maxChoices}),
         best_of: nullable({type: "integer", minimum: 1, maximum: maxChoices}),
-        stop: {
-            type: ["string", "array", "null"],
-            minLength: 1,
-            maxItems: 4,
-            items: {type: "string", minLength: 1}
-        },
+        stop: stopSchema,
         seed: samplingSchema.seed,
         frequency_penalty: samplingSchema.frequency_penalty,
         presence_penalty: samplingSchema.presence_penalty,

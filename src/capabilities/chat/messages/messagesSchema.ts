@@ -1,4 +1,5 @@
 import { maxConversationItems } from "../chatCompletionSchema.js";
+import { maxStopLength } from "../samplingSchema.js";
 /**
  * JSON schema of a Messages request (compiled once at startup). Unions are tagged as Anthropic's are (a block by
  * its `type`, a message by its `role`): the variant the tag names is the one checked, so an error names the field
@@ -97,7 +98,7 @@ export const messagesSchema = {
     properties: {
         ...conversation,
         max_tokens: {type: "integer", minimum: 1},
-        stop_sequences: {type: "array", items: {type: "string", minLength: 1}, maxItems: 16},
+        stop_sequences: {type: "array", items: {type: "string", minLength: 1, maxLength: maxStopLength}, maxItems: 16},
         temperature: {type: "number", minimum: 0, maximum: 1},
         top_p: {type: "number", minimum: 0, maximum: 1},
         top_k: {type: "integer", minimum: 0},

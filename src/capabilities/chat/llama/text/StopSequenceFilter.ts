@@ -54,14 +54,41 @@ export class StopSequenceFilter {
         return rest;
     }
 
-    /** Length of the longest suffix of `pending` that is a proper prefix of some stop sequence. */
+    /**
+     * Length of the longest suffix of `pending` that is a proper prefix of some stop sequence: per stop, the prefix
+     * function (Knuth-Morris-Pratt) of the stop followed by the last characters of `pending`, linear in the stop's
+     * length (trying each suffix in turn was quadratic, per generated token).
+     */
     private heldSuffixLength() {
-        const maxHold = Math.min(this.longest - 1, this.pending.length);
-        for (let length = maxHold; length > 0; length--) {
-            const suffix = this.pending.slice(this.pending.length - length);
-            if (this.stops.some((stop) => stop.startsWith(suffix)))
-                return length;
-        }
-        return 0;
+        let held = 0;
+        for (const stop of this.stops)
+            held = Math.max(held, longestSuffixPrefix(this.pending, stop));
+        return held;
     }
+}
+
+/** The longest proper prefix of `stop` that `text` ends with. */
+function longestSuffixPrefix(text: string, stop: string): number {
+    const tail = text.slice(Math.max(0, text.length - (stop.length - 1)));
+    if (tail.length === 0)
+        return 0;
+    // The prefix function of `stop`, then the match length carried along `tail`.
+    const prefix = new Int32Array(stop.length);
+    for (let index = 1, length = 0; index < stop.length; index++) {
+        while (length > 0 && stop[index] !== stop[length])
+            length = prefix[length - 1];
+        if (stop[index] === stop[length])
+            length++;
+        prefix[index] = length;
+    }
+    let matched = 0;
+    // UTF-16 code units, as `length` and `slice` count (a held half of a surrogate pair is held like any other).
+    for (let index = 0; index < tail.length; index++) {
+        const char = tail[index];
+        while (matched > 0 && (matched === stop.length || char !== stop[matched]))
+            matched = prefix[matched - 1];
+        if (char === stop[matched])
+            matched++;
+    }
+    return matched === stop.length ? prefix[matched - 1] : matched;
 }
