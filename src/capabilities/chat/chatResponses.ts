@@ -59,7 +59,7 @@ function toWireToolCall(call: {name: string, arguments: string}): WireToolCall {
 }
 
 /** `call_` + 16 random URL-safe characters. */
-export function toolCallId() {
+function toolCallId() {
     return "call_" + crypto.randomBytes(12).toString("base64url");
 }
 

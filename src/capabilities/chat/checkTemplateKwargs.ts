@@ -6,8 +6,8 @@ import { ApiError } from "../../core/http/ApiError.js";
  * render any of it, so a 9 MB value cost seconds per request. Real sets are a few switches (`enable_thinking`,
  * `reasoning_effort`) or a short list.
  */
-export const maxTemplateKwargsChars = 64 * 1024;
-export const maxTemplateKwargsDepth = 16;
+const maxTemplateKwargsChars = 64 * 1024;
+const maxTemplateKwargsDepth = 16;
 
 /** `kwargs` as given, or a 400 naming `chat_template_kwargs` when its JSON is longer than maxTemplateKwargsChars or nests deeper than maxTemplateKwargsDepth. */
 export function checkTemplateKwargs(kwargs: Record<string, unknown> | null | undefined): Record<string, unknown> | null {

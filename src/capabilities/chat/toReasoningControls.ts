@@ -8,7 +8,7 @@ export type ReasoningEffort = typeof reasoningEfforts[number];
  * Thought-token budgets of the efforts that think: after this many tokens of reasoning the engine closes
  * the think block and the answer begins (the answer still within max_tokens and the context).
  */
-export const reasoningEffortBudgets: Record<Exclude<ReasoningEffort, "none" | "minimal">, number | null> = {
+const reasoningEffortBudgets: Record<Exclude<ReasoningEffort, "none" | "minimal">, number | null> = {
     low: 1024, medium: 4096, high: 16384, xhigh: 32768, max: null
 };
 

@@ -90,7 +90,7 @@ export class SequencePrefixCache<S extends CachedSequence> {
     }
 }
 
-export function commonPrefixLength(a: readonly Token[], b: readonly Token[]) {
+function commonPrefixLength(a: readonly Token[], b: readonly Token[]) {
     const length = Math.min(a.length, b.length);
     let index = 0;
     while (index < length && a[index] === b[index])

@@ -9,7 +9,7 @@ export type TemplateFloor = {
     renders: {descriptions: boolean, parameters: boolean, arguments: boolean, results: boolean};
 };
 
-export const noTemplateFloor: TemplateFloor = {perMessageTokens: 0, renders: {descriptions: false, parameters: false, arguments: false, results: false}};
+const noTemplateFloor: TemplateFloor = {perMessageTokens: 0, renders: {descriptions: false, parameters: false, arguments: false, results: false}};
 
 const marker = (name: string) => `qz${name}7v`;
 

@@ -29,7 +29,7 @@ export function messageStream(message: {id: string, model: string}, omitted: boo
  * call. `message_start` goes out once the engine says how much of the prompt its cache serves (so its usage is
  * the usage `message_delta` and the Message report too), or with the first content if it never says.
  */
-export class MessageEvents {
+class MessageEvents {
     private open: {index: number, type: "thinking" | "text" | "tool_use"} | null = null;
     private blocks = 0;
     private calls = 0;

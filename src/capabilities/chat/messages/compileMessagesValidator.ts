@@ -21,7 +21,7 @@ export function compileMessagesValidator<T>(schema: AnySchema): (body: unknown) 
 }
 
 /** ajv's first error in Anthropic's words. */
-export function describeForAnthropic(error: ErrorObject | undefined): {message: string, param: string | null} {
+function describeForAnthropic(error: ErrorObject | undefined): {message: string, param: string | null} {
     if (error == null)
         return {message: "Invalid request.", param: null};
     const base = error.instancePath === "" ? null : error.instancePath.split("/").slice(1).map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~")).join(".");

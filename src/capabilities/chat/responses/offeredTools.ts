@@ -7,7 +7,7 @@ import type { CustomTool, FunctionTool, InputItem, ResponseCreateRequest, Respon
  * `tool_choice` that forces one is refused. `local_shell`, `shell` and `apply_patch` are run by the client, but in formats
  * only OpenAI's models are trained on; they are treated the same way.
  */
-export const builtInToolTypes: ReadonlySet<string> = new Set([
+const builtInToolTypes: ReadonlySet<string> = new Set([
     "web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11", "file_search", "code_interpreter",
     "computer", "computer_use", "computer_use_preview", "image_generation", "mcp", "local_shell", "shell", "apply_patch",
     "tool_search", "programmatic_tool_calling"
