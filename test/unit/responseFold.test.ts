@@ -111,4 +111,20 @@ describe("a response's body is the fold of its stream", () => {
         expect(cutBody).toMatchObject({status: "incomplete", incomplete_details: {reason: "max_output_tokens"}});
         expect(cutBody.output.map((item) => [item.type, item.status])).toEqual([["reasoning", "incomplete"], ["message", "incomplete"]]);
     });
+
+    it("announces no item the response will not have: reasoning that stayed whitespace, logprobs of a call's tokens", async () => {
+        const entry = {token: "<call>", logprob: -0.1, bytes: [60], topLogprobs: []};
+        const blank = () => scriptedEngine((hooks) => {
+            hooks.onReasoning?.(0, "\n\n");
+            hooks.onToolCall?.(0, {type: "call", index: 0, name: "weather"});
+            hooks.onToolCall?.(0, {type: "arguments", index: 0, fragment: "{}"});
+            hooks.onText?.(0, "", [entry]);
+        }, {index: 0, text: "", finishReason: "tool_calls", completionTokens: 5, reasoning: null, logprobs: [entry], toolCalls: [{name: "weather", arguments: "{}"}]});
+        const withLogprobs = {...noTools, logprobs: true};
+        const plain = await plainBody(blank(), withLogprobs);
+        const {events, folded} = await streamed(blank(), withLogprobs);
+        expect(folded).toEqual(plain.body);
+        expect(plain.body.output).toEqual([{type: "function_call", id: "fc_0", call_id: "call_0", name: "weather", arguments: "{}", status: "completed"}]);
+        expect(events.filter((event) => event.type === "response.output_item.added")).toHaveLength(1);
+    });
 });

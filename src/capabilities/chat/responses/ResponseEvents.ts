@@ -4,7 +4,7 @@ import type { JobDone } from "../turn/runJob.js";
 import { foldResponseEvent } from "./foldResponseEvent.js";
 import { customToolInput } from "./offeredTools.js";
 import { encryptedContentOf } from "./reasoningContent.js";
-import type { OutputItem, ResponseObject, ResponseStreamEvent } from "./ResponsesWire.js";
+import type { OutputItem, OutputLogprob, ResponseObject, ResponseStreamEvent } from "./ResponsesWire.js";
 import { incompleteDetails, toOutputLogprobs, toUsage, type OutputOptions, type ResponseIds } from "./toResponse.js";
 
 /**
@@ -46,6 +46,13 @@ export class ResponseEvents {
     private reasoning: number | null = null;
     /** The output index of each call, by its index among the choice's calls. */
     private readonly calls = new Map<number, number>();
+    /**
+     * Deltas of an item not started yet, held until it is sure to be in the response (then they go out first, as
+     * they came) or dropped: reasoning that is whitespace so far (a model's empty think block is no reasoning),
+     * logprobs entries of tokens without text (before any text, or those of a call's tokens at the end).
+     */
+    private heldReasoning: string[] = [];
+    private heldEntries: OutputLogprob[][] = [];
 
     constructor(base: ResponseObject, private readonly ids: ResponseIds, private readonly options: OutputOptions, private readonly send: (event: ResponseStreamEvent) => void) {
         this.response = base;
@@ -58,9 +65,15 @@ export class ResponseEvents {
     }
 
     reasoningDelta(text: string) {
-        const at = {item_id: this.ids.reasoning, output_index: this.openReasoning()};
-        this.emit({type: "response.reasoning_summary_text.delta", ...at, summary_index: 0, delta: text});
-        this.emit({type: "response.reasoning_text.delta", ...at, content_index: 0, delta: text});
+        if (this.reasoning == null && text.trim() === "") {
+            this.heldReasoning.push(text);
+            return;
+        }
+        for (const delta of [...this.heldReasoning.splice(0), text]) {
+            const at = {item_id: this.ids.reasoning, output_index: this.openReasoning()};
+            this.emit({type: "response.reasoning_summary_text.delta", ...at, summary_index: 0, delta});
+            this.emit({type: "response.reasoning_text.delta", ...at, content_index: 0, delta});
+        }
     }
 
     /** Answer text, with its tokens' logprobs when asked for (a token may have no text of its own). */
@@ -68,8 +81,11 @@ export class ResponseEvents {
         const entries = this.options.logprobs ? toOutputLogprobs(logprobs) : [];
         if (text === "" && entries.length === 0)
             return;
-        const index = this.openMessage();
-        this.emit({type: "response.output_text.delta", item_id: this.ids.message, output_index: index, content_index: 0, delta: text, logprobs: entries});
+        if (text === "" && this.message == null) {
+            this.heldEntries.push(entries);
+            return;
+        }
+        this.emit({type: "response.output_text.delta", item_id: this.ids.message, output_index: this.openMessage(), content_index: 0, delta: text, logprobs: entries});
     }
 
     toolCall(event: ToolCallEvent) {
@@ -95,21 +111,28 @@ export class ResponseEvents {
     }
 
     /**
-     * Once the job is done: the items the choice has that its stream did not start (the message of an empty answer),
-     * every item's closing events in order, then `response.completed` (or `.incomplete`) with the response they fold
+     * Once the job is done: every item's closing events in order, and the items the choice has that its stream did not
+     * start (the message of an empty answer) opened and closed after those before them, then `response.completed` (or `.incomplete`) with the response they fold
      * to, which `completed` sees first. Returns that response.
      */
     finish({promptTokens, choices: [choice]}: JobDone, completed: (response: ResponseObject) => void): ResponseObject {
         const calls = choice.toolCalls ?? [];
+        let closed = 0;
+        const closeOpened = () => {
+            while (closed < this.response.output.length)
+                this.close(closed++, choice);
+        };
         if (choice.reasoning != null)
             this.openReasoning();
+        closeOpened();
         if (choice.text !== "" || calls.length === 0)
             this.openMessage();
+        closeOpened();
         for (const [index, call] of calls.entries())
-            if (!this.calls.has(index))
+            if (!this.calls.has(index)) {
                 this.toolCall({type: "call", index, name: call.name});
-        for (let index = 0; index < this.response.output.length; index++)
-            this.close(index, choice);
+                closeOpened();
+            }
         const status = choice.finishReason === "length" ? "incomplete" : "completed";
         const response: ResponseObject = {...this.response, status, incomplete_details: incompleteDetails(status), usage: toUsage(promptTokens, choice)};
         completed(response);
@@ -168,6 +191,8 @@ export class ResponseEvents {
             this.emit({type: "response.output_item.added", output_index: this.message, item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
             this.emit({type: "response.content_part.added", item_id: this.ids.message, output_index: this.message, content_index: 0,
                 part: {type: "output_text", text: "", annotations: [], logprobs: []}});
+            for (const logprobs of this.heldEntries.splice(0))
+                this.emit({type: "response.output_text.delta", item_id: this.ids.message, output_index: this.message, content_index: 0, delta: "", logprobs});
         }
         return this.message;
     }

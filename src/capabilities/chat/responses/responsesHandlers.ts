@@ -18,7 +18,8 @@ import { ownerOf, previousOf } from "./storedResponseHandlers.js";
 /**
  * POST /v1/responses: OpenAI's Responses API over the chat engine (stateless per request; `store` keeps
  * the response for `previous_response_id` and GET). Streamed: the typed events with `sequence_number`,
- * in OpenAI's order (ResponseEvents); not streamed, the response those events fold to. Errors of the chat path name the Responses fields (toResponsesError).
+ * in OpenAI's order (ResponseEvents); not streamed, the response those events fold to. Errors of the chat
+ * path name the Responses fields (toResponsesError).
  */
 export function createResponseHandler(context: RouteContext, store: ResponseStore): Middleware {
     const validate = compileRequestValidator<ResponseCreateRequest>(responsesSchema);
