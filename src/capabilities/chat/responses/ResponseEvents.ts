@@ -51,8 +51,8 @@ export class ResponseEvents {
      * they came) or dropped: reasoning that is whitespace so far (a model's empty think block is no reasoning),
      * logprobs entries of tokens without text (before any text, or those of a call's tokens at the end).
      */
-    private heldReasoning: string[] = [];
-    private heldEntries: OutputLogprob[][] = [];
+    private readonly heldReasoning: string[] = [];
+    private readonly heldEntries: OutputLogprob[][] = [];
 
     constructor(base: ResponseObject, private readonly ids: ResponseIds, private readonly options: OutputOptions, private readonly send: (event: ResponseStreamEvent) => void) {
         this.response = base;
@@ -111,9 +111,9 @@ export class ResponseEvents {
     }
 
     /**
-     * Once the job is done: every item's closing events in order, and the items the choice has that its stream did not
-     * start (the message of an empty answer) opened and closed after those before them, then `response.completed` (or `.incomplete`) with the response they fold
-     * to, which `completed` sees first. Returns that response.
+     * Once the job is done: every item's closing events in order (an item the choice has and its stream did not start,
+     * the message of an empty answer, opened and closed after those before it), then `response.completed` (or
+     * `.incomplete`) with the response they fold to, which `completed` sees first. Returns that response.
      */
     finish({promptTokens, choices: [choice]}: JobDone, completed: (response: ResponseObject) => void): ResponseObject {
         const calls = choice.toolCalls ?? [];
@@ -160,7 +160,8 @@ export class ResponseEvents {
             const logprobs = this.options.logprobs ? toOutputLogprobs(choice.logprobs) : [];
             this.emit({type: "response.output_text.done", ...at, content_index: 0, text: choice.text, logprobs});
             this.emit({type: "response.content_part.done", ...at, content_index: 0, part: {...this.itemAt(index, "message").content[0], logprobs}});
-            this.emit({type: "response.output_item.done", output_index: index, item: {...this.itemAt(index, "message"), status: incomplete ? "incomplete" : "completed"}});
+            const status = incomplete ? "incomplete" : "completed";
+            this.emit({type: "response.output_item.done", output_index: index, item: {...this.itemAt(index, "message"), status}});
         } else {
             const call = choice.toolCalls?.[[...this.calls].find(([, output]) => output === index)![0]];
             if (item.type === "custom_tool_call") {
@@ -170,7 +171,8 @@ export class ResponseEvents {
                 this.emit({type: "response.custom_tool_call_input.done", ...at, input});
             } else
                 this.emit({type: "response.function_call_arguments.done", ...at, name: item.name, arguments: call?.arguments ?? item.arguments});
-            this.emit({type: "response.output_item.done", output_index: index, item: {...this.response.output[index] as typeof item, status: "completed"}});
+            const folded = this.response.output[index] as typeof item;
+            this.emit({type: "response.output_item.done", output_index: index, item: {...folded, status: "completed"}});
         }
     }
 
@@ -178,7 +180,8 @@ export class ResponseEvents {
         if (this.reasoning == null) {
             this.reasoning = this.nextIndex();
             const at = {item_id: this.ids.reasoning, output_index: this.reasoning};
-            this.emit({type: "response.output_item.added", output_index: at.output_index, item: {type: "reasoning", id: this.ids.reasoning, summary: [], content: [], status: "in_progress"}});
+            this.emit({type: "response.output_item.added", output_index: at.output_index,
+                item: {type: "reasoning", id: this.ids.reasoning, summary: [], content: [], status: "in_progress"}});
             this.emit({type: "response.reasoning_summary_part.added", ...at, summary_index: 0, part: {type: "summary_text", text: ""}});
             this.emit({type: "response.content_part.added", ...at, content_index: 0, part: {type: "reasoning_text", text: ""}});
         }
@@ -188,7 +191,8 @@ export class ResponseEvents {
     private openMessage(): number {
         if (this.message == null) {
             this.message = this.nextIndex();
-            this.emit({type: "response.output_item.added", output_index: this.message, item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
+            this.emit({type: "response.output_item.added", output_index: this.message,
+                item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
             this.emit({type: "response.content_part.added", item_id: this.ids.message, output_index: this.message, content_index: 0,
                 part: {type: "output_text", text: "", annotations: [], logprobs: []}});
             for (const logprobs of this.heldEntries.splice(0))
