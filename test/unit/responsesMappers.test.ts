@@ -6,7 +6,10 @@ import { ResponseStore } from "../../src/capabilities/chat/responses/ResponseSto
 import type { ResponseCreateRequest, Tool } from "../../src/capabilities/chat/responses/ResponsesWire.js";
 import { toChatRequest } from "../../src/capabilities/chat/responses/toChatRequest.js";
 import { toResponsesError, toResponsesParam } from "../../src/capabilities/chat/responses/toResponsesError.js";
-import { toUsage, toOutputItems, toResponse } from "../../src/capabilities/chat/responses/toResponse.js";
+import { ResponseEvents } from "../../src/capabilities/chat/responses/ResponseEvents.js";
+import type { OutputItem } from "../../src/capabilities/chat/responses/ResponsesWire.js";
+import { toUsage, toResponse, type OutputOptions, type ResponseIds } from "../../src/capabilities/chat/responses/toResponse.js";
+import type { ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
 
 const weather: Tool = {type: "function", name: "w", parameters: {type: "object"}};
 const noTools = {tools: new Map(), encryptedReasoning: false, logprobs: false};
@@ -201,6 +204,19 @@ describe("reasoning sent back: encrypted_content", () => {
 
 describe("the response object and the store", () => {
     const ids = {response: "resp_1", message: "msg_1", reasoning: "rs_1", call: (index: number, kind: string) => ({id: `${kind === "custom" ? "ctc" : "fc"}_${index}`, callId: `call_${index}`})};
+    /** A choice's output items: the converter run without a writer over the events an engine gives for the choice, folded. */
+    const toOutputItems = (ids: ResponseIds, choice: ChoiceResult, options: OutputOptions): OutputItem[] => {
+        const events = new ResponseEvents(toResponse("resp_1", 1, "m", {model: "m", input: "x"}, {status: "in_progress", output: [], usage: null}), ids, options, () => {});
+        events.start();
+        if (choice.reasoning != null)
+            events.reasoningDelta(choice.reasoning);
+        events.textDelta(choice.text, choice.logprobs);
+        for (const [index, call] of (choice.toolCalls ?? []).entries()) {
+            events.toolCall({type: "call", index, name: call.name});
+            events.toolCall({type: "arguments", index, fragment: call.arguments});
+        }
+        return events.finish({promptTokens: 1, completionTokens: choice.completionTokens, choices: [choice]}, () => {}).output;
+    };
 
     it("gives message and function_call items; length is incomplete", () => {
         expect(toOutputItems(ids, {index: 0, text: "", finishReason: "tool_calls", completionTokens: 3, toolCalls: [{name: "w", arguments: "{}"}]}, noTools))

@@ -1,36 +1,30 @@
-import type { TokenLogprob, ToolCallEvent } from "../ChatEngine.js";
-import { toOutputLogprobs, toReasoningItem, type OutputOptions, type ResponseIds } from "./toResponse.js";
-import type { OutputCustomToolCall, OutputFunctionCall, OutputItem, ResponseObject, WrittenOutputText } from "./ResponsesWire.js";
+import type { ChoiceResult, TokenLogprob, ToolCallEvent } from "../ChatEngine.js";
 import type { Send as SendEvent, TurnStream } from "../turn/runChatTurn.js";
 import type { JobDone } from "../turn/runJob.js";
-
-type Send = (type: string, data: Record<string, unknown>) => void;
+import { foldResponseEvent } from "./foldResponseEvent.js";
+import { customToolInput } from "./offeredTools.js";
+import { encryptedContentOf } from "./reasoningContent.js";
+import type { OutputItem, OutputLogprob, ResponseObject, ResponseStreamEvent } from "./ResponsesWire.js";
+import { incompleteDetails, toOutputLogprobs, toUsage, type OutputOptions, type ResponseIds } from "./toResponse.js";
 
 /**
  * A response's stream: `response.created` and `response.in_progress` with `base` once the engine took the job, the
- * output's events (ResponseEvents), then `response.completed` (or `.incomplete`) with the `finished` response; every
- * event numbered (`sequence_number`). A failure after the headers is OpenAI's `response.failed`, the response with its error.
+ * output's events (ResponseEvents), then `response.completed` (or `.incomplete`) with the response they fold to, once
+ * `completed` has seen it (it stores it); every event numbered (`sequence_number`). A failure after the headers is
+ * OpenAI's `response.failed`, the response with its error. `finish` returns the fold: the body when not streamed.
  */
-export function responseStream(base: ResponseObject, ids: ResponseIds, options: OutputOptions, finished: (done: JobDone) => ResponseObject) {
+export function responseStream(base: ResponseObject, ids: ResponseIds, options: OutputOptions, completed: (response: ResponseObject) => void) {
     return (sendEvent: SendEvent): TurnStream<JobDone> => {
         let sequence = 0;
-        const send: Send = (type, data) => sendEvent({type, sequence_number: sequence++, ...data}, type);
-        const events = new ResponseEvents(send, ids, options);
+        const events = new ResponseEvents(base, ids, options, ({type, ...data}) => sendEvent({type, sequence_number: sequence++, ...data}, type));
         return {
             hooks: () => ({
                 onReasoning: (_index, text) => events.reasoningDelta(text),
                 onText: (_index, text, logprobs) => events.textDelta(text, logprobs),
                 onToolCall: (_index, event) => events.toolCall(event)
             }),
-            taken: () => {
-                send("response.created", {response: base});
-                send("response.in_progress", {response: base});
-            },
-            finish: (done) => {
-                const response = finished(done);
-                events.finish(response.output);
-                send(response.status === "incomplete" ? "response.incomplete" : "response.completed", {response});
-            },
+            taken: () => events.start(),
+            finish: (done) => events.finish(done, completed),
             failure: {
                 event: "response.failed",
                 body: (error) => ({type: "response.failed", sequence_number: sequence++, response: {...base, status: "failed", error: {code: "server_error", message: error.message}}})
@@ -40,30 +34,46 @@ export function responseStream(base: ResponseObject, ids: ResponseIds, options: 
 }
 
 /**
- * The streamed events of one response's output, in OpenAI's order: each item's `output_item.added` when the engine
- * starts it (reasoning, text, a call), its deltas as they come, and when the choice is done (`finish`) each item's
- * closing events and `output_item.done` with the item as the response has it. A custom tool call's input is sent as one
+ * The events of one response, in OpenAI's order, and the response they fold to (foldResponseEvent), built as they go
+ * out: each item's `output_item.added` when the engine starts it (reasoning, text, a call), its deltas as they come,
+ * and when the choice is done (`finish`) each item's closing events, whose text is the choice's (the engine trims the
+ * text before a call), and `output_item.done` with the item folded. A custom tool call's input is sent as one
  * `custom_tool_call_input.delta` when it is complete (the model writes it as JSON arguments, decoded at the end).
  */
 export class ResponseEvents {
-    private outputIndex = 0;
-    private message: {index: number} | null = null;
-    private reasoning: {index: number} | null = null;
-    private readonly calls = new Map<number, {index: number, id: string, kind: "function" | "custom"}>();
+    private response: ResponseObject;
+    private message: number | null = null;
+    private reasoning: number | null = null;
+    /** The output index of each call, by its index among the choice's calls. */
+    private readonly calls = new Map<number, number>();
+    /**
+     * Deltas of an item not started yet, held until it is sure to be in the response (then they go out first, as
+     * they came) or dropped: reasoning that is whitespace so far (a model's empty think block is no reasoning),
+     * logprobs entries of tokens without text (before any text, or those of a call's tokens at the end).
+     */
+    private readonly heldReasoning: string[] = [];
+    private readonly heldEntries: OutputLogprob[][] = [];
 
-    constructor(private readonly send: Send, private readonly ids: ResponseIds, private readonly options: OutputOptions) {}
+    constructor(base: ResponseObject, private readonly ids: ResponseIds, private readonly options: OutputOptions, private readonly send: (event: ResponseStreamEvent) => void) {
+        this.response = base;
+    }
+
+    /** `response.created` and `response.in_progress`, once the engine took the job. */
+    start() {
+        this.emit({type: "response.created", response: this.response});
+        this.emit({type: "response.in_progress", response: this.response});
+    }
 
     reasoningDelta(text: string) {
-        if (this.reasoning == null) {
-            this.reasoning = {index: this.outputIndex++};
-            const at = {item_id: this.ids.reasoning, output_index: this.reasoning.index};
-            this.send("response.output_item.added", {output_index: at.output_index, item: {type: "reasoning", id: this.ids.reasoning, summary: [], content: [], status: "in_progress"}});
-            this.send("response.reasoning_summary_part.added", {...at, summary_index: 0, part: {type: "summary_text", text: ""}});
-            this.send("response.content_part.added", {...at, content_index: 0, part: {type: "reasoning_text", text: ""}});
+        if (this.reasoning == null && text.trim() === "") {
+            this.heldReasoning.push(text);
+            return;
         }
-        const at = {item_id: this.ids.reasoning, output_index: this.reasoning.index};
-        this.send("response.reasoning_summary_text.delta", {...at, summary_index: 0, delta: text});
-        this.send("response.reasoning_text.delta", {...at, content_index: 0, delta: text});
+        for (const delta of [...this.heldReasoning.splice(0), text]) {
+            const at = {item_id: this.ids.reasoning, output_index: this.openReasoning()};
+            this.emit({type: "response.reasoning_summary_text.delta", ...at, summary_index: 0, delta});
+            this.emit({type: "response.reasoning_text.delta", ...at, content_index: 0, delta});
+        }
     }
 
     /** Answer text, with its tokens' logprobs when asked for (a token may have no text of its own). */
@@ -71,8 +81,11 @@ export class ResponseEvents {
         const entries = this.options.logprobs ? toOutputLogprobs(logprobs) : [];
         if (text === "" && entries.length === 0)
             return;
-        const index = this.openMessage();
-        this.send("response.output_text.delta", {item_id: this.ids.message, output_index: index, content_index: 0, delta: text, logprobs: entries});
+        if (text === "" && this.message == null) {
+            this.heldEntries.push(entries);
+            return;
+        }
+        this.emit({type: "response.output_text.delta", item_id: this.ids.message, output_index: this.openMessage(), content_index: 0, delta: text, logprobs: entries});
     }
 
     toolCall(event: ToolCallEvent) {
@@ -80,61 +93,125 @@ export class ResponseEvents {
             const identity = this.options.tools.get(event.name);
             const kind = identity?.kind ?? "function";
             const {id, callId} = this.ids.call(event.index, kind);
-            const call = {index: this.outputIndex++, id, kind};
-            this.calls.set(event.index, call);
+            const index = this.nextIndex();
+            this.calls.set(event.index, index);
             const namespace = identity?.namespace != null ? {namespace: identity.namespace} : {};
             const name = identity?.name ?? event.name;
-            const item: OutputFunctionCall | OutputCustomToolCall = kind === "custom"
+            const item: OutputItem = kind === "custom"
                 ? {type: "custom_tool_call", id, call_id: callId, name, ...namespace, input: "", status: "in_progress"}
                 : {type: "function_call", id, call_id: callId, name, ...namespace, arguments: "", status: "in_progress"};
-            this.send("response.output_item.added", {output_index: call.index, item});
+            this.emit({type: "response.output_item.added", output_index: index, item});
             return;
         }
-        const call = this.calls.get(event.index);
-        if (call == null || event.fragment === "" || call.kind === "custom")
+        const index = this.calls.get(event.index);
+        const item = index == null ? null : this.response.output[index];
+        if (item?.type !== "function_call" || event.fragment === "")
             return;
-        this.send("response.function_call_arguments.delta", {item_id: call.id, output_index: call.index, delta: event.fragment});
+        this.emit({type: "response.function_call_arguments.delta", item_id: item.id, output_index: index!, delta: event.fragment});
     }
 
-    /** The closing events of every output item, in order, each with the item as `output` has it. */
-    finish(output: readonly OutputItem[]) {
-        if (this.reasoning != null && !output.some((item) => item.type === "reasoning"))
-            // Reasoning that was only whitespace: its item still closes, with its text.
-            output = [toReasoningItem(this.ids.reasoning, "", "completed", this.options.encryptedReasoning), ...output];
-        for (const item of output) {
-            if (item.type === "reasoning") {
-                const at = {item_id: item.id, output_index: this.reasoning?.index ?? this.outputIndex++};
-                this.send("response.reasoning_text.done", {...at, content_index: 0, text: item.content[0].text});
-                this.send("response.content_part.done", {...at, content_index: 0, part: item.content[0]});
-                this.send("response.reasoning_summary_text.done", {...at, summary_index: 0, text: item.summary[0].text});
-                this.send("response.reasoning_summary_part.done", {...at, summary_index: 0, part: item.summary[0]});
-                this.send("response.output_item.done", {output_index: at.output_index, item});
-            } else if (item.type === "message") {
-                const at = {item_id: item.id, output_index: this.openMessage(), content_index: 0};
-                const part = item.content[0];
-                this.send("response.output_text.done", {...at, text: part.text, logprobs: part.logprobs ?? []});
-                this.send("response.content_part.done", {...at, part});
-                this.send("response.output_item.done", {output_index: at.output_index, item});
-            } else {
-                const at = {item_id: item.id, output_index: [...this.calls.values()].find((call) => call.id === item.id)?.index ?? this.outputIndex++};
-                if (item.type === "custom_tool_call") {
-                    if (item.input !== "")
-                        this.send("response.custom_tool_call_input.delta", {...at, delta: item.input});
-                    this.send("response.custom_tool_call_input.done", {...at, input: item.input});
-                } else
-                    this.send("response.function_call_arguments.done", {...at, name: item.name, arguments: item.arguments});
-                this.send("response.output_item.done", {output_index: at.output_index, item});
+    /**
+     * Once the job is done: every item's closing events in order (an item the choice has and its stream did not start,
+     * the message of an empty answer, opened and closed after those before it), then `response.completed` (or
+     * `.incomplete`) with the response they fold to, which `completed` sees first. Returns that response.
+     */
+    finish({promptTokens, choices: [choice]}: JobDone, completed: (response: ResponseObject) => void): ResponseObject {
+        const calls = choice.toolCalls ?? [];
+        let closed = 0;
+        const closeOpened = () => {
+            while (closed < this.response.output.length)
+                this.close(closed++, choice);
+        };
+        if (choice.reasoning != null)
+            this.openReasoning();
+        closeOpened();
+        if (choice.text !== "" || calls.length === 0)
+            this.openMessage();
+        closeOpened();
+        for (const [index, call] of calls.entries())
+            if (!this.calls.has(index)) {
+                this.toolCall({type: "call", index, name: call.name});
+                closeOpened();
             }
+        const status = choice.finishReason === "length" ? "incomplete" : "completed";
+        const response: ResponseObject = {...this.response, status, incomplete_details: incompleteDetails(status), usage: toUsage(promptTokens, choice)};
+        completed(response);
+        this.emit({type: status === "incomplete" ? "response.incomplete" : "response.completed", response});
+        return this.response;
+    }
+
+    /** One item's closing events, with the choice's final text, arguments or input, and its `output_item.done`. */
+    private close(index: number, choice: ChoiceResult) {
+        const item = this.response.output[index];
+        const at = {item_id: item.id, output_index: index};
+        const incomplete = choice.finishReason === "length";
+        if (item.type === "reasoning") {
+            const text = choice.reasoning ?? "";
+            // Cut by max_output_tokens before the answer began: the reasoning itself is what is incomplete.
+            const cut = incomplete && choice.reasoning != null && choice.text === "" && (choice.toolCalls ?? []).length === 0;
+            this.emit({type: "response.reasoning_text.done", ...at, content_index: 0, text});
+            this.emit({type: "response.content_part.done", ...at, content_index: 0, part: {type: "reasoning_text", text}});
+            this.emit({type: "response.reasoning_summary_text.done", ...at, summary_index: 0, text});
+            this.emit({type: "response.reasoning_summary_part.done", ...at, summary_index: 0, part: {type: "summary_text", text}});
+            const {status: _, ...folded} = this.itemAt(index, "reasoning");
+            const encrypted = this.options.encryptedReasoning ? {encrypted_content: encryptedContentOf(folded.content[0].text)} : {};
+            this.emit({type: "response.output_item.done", output_index: index, item: {...folded, ...encrypted, status: cut ? "incomplete" : "completed"}});
+        } else if (item.type === "message") {
+            const logprobs = this.options.logprobs ? toOutputLogprobs(choice.logprobs) : [];
+            this.emit({type: "response.output_text.done", ...at, content_index: 0, text: choice.text, logprobs});
+            this.emit({type: "response.content_part.done", ...at, content_index: 0, part: {...this.itemAt(index, "message").content[0], logprobs}});
+            const status = incomplete ? "incomplete" : "completed";
+            this.emit({type: "response.output_item.done", output_index: index, item: {...this.itemAt(index, "message"), status}});
+        } else {
+            const call = choice.toolCalls?.[[...this.calls].find(([, output]) => output === index)![0]];
+            if (item.type === "custom_tool_call") {
+                const input = call != null ? customToolInput(call.arguments) : item.input;
+                if (input !== "")
+                    this.emit({type: "response.custom_tool_call_input.delta", ...at, delta: input});
+                this.emit({type: "response.custom_tool_call_input.done", ...at, input});
+            } else
+                this.emit({type: "response.function_call_arguments.done", ...at, name: item.name, arguments: call?.arguments ?? item.arguments});
+            const folded = this.response.output[index] as typeof item;
+            this.emit({type: "response.output_item.done", output_index: index, item: {...folded, status: "completed"}});
         }
+    }
+
+    private openReasoning(): number {
+        if (this.reasoning == null) {
+            this.reasoning = this.nextIndex();
+            const at = {item_id: this.ids.reasoning, output_index: this.reasoning};
+            this.emit({type: "response.output_item.added", output_index: at.output_index,
+                item: {type: "reasoning", id: this.ids.reasoning, summary: [], content: [], status: "in_progress"}});
+            this.emit({type: "response.reasoning_summary_part.added", ...at, summary_index: 0, part: {type: "summary_text", text: ""}});
+            this.emit({type: "response.content_part.added", ...at, content_index: 0, part: {type: "reasoning_text", text: ""}});
+        }
+        return this.reasoning;
     }
 
     private openMessage(): number {
         if (this.message == null) {
-            this.message = {index: this.outputIndex++};
-            const part: WrittenOutputText = {type: "output_text", text: "", annotations: [], logprobs: []};
-            this.send("response.output_item.added", {output_index: this.message.index, item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
-            this.send("response.content_part.added", {item_id: this.ids.message, output_index: this.message.index, content_index: 0, part});
+            this.message = this.nextIndex();
+            this.emit({type: "response.output_item.added", output_index: this.message,
+                item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
+            this.emit({type: "response.content_part.added", item_id: this.ids.message, output_index: this.message, content_index: 0,
+                part: {type: "output_text", text: "", annotations: [], logprobs: []}});
+            for (const logprobs of this.heldEntries.splice(0))
+                this.emit({type: "response.output_text.delta", item_id: this.ids.message, output_index: this.message, content_index: 0, delta: "", logprobs});
         }
-        return this.message.index;
+        return this.message;
+    }
+
+    private nextIndex() {
+        return this.response.output.length;
+    }
+
+    private itemAt<Type extends OutputItem["type"]>(index: number, type: Type) {
+        return this.response.output[index] as Extract<OutputItem, {type: Type}>;
+    }
+
+    /** The event out, and into the response. */
+    private emit(event: ResponseStreamEvent) {
+        this.response = foldResponseEvent(this.response, event);
+        this.send(event);
     }
 }

@@ -129,3 +129,25 @@ export type ResponseObject = {
     usage: ResponseUsage | null;
     warnings?: ResponseWarning[];
 };
+
+/** Where a streamed event's item is. */
+type ItemAt = {item_id: string, output_index: number};
+type ReasoningText = OutputReasoning["content"][number];
+type SummaryText = OutputReasoning["summary"][number];
+
+/** The events of a streamed response, as this server writes them (each also numbered: `sequence_number`). */
+export type ResponseStreamEvent =
+    | {type: "response.created" | "response.in_progress" | "response.completed" | "response.incomplete" | "response.failed", response: ResponseObject}
+    | {type: "response.output_item.added" | "response.output_item.done", output_index: number, item: OutputItem}
+    | ItemAt & {type: "response.content_part.added" | "response.content_part.done", content_index: number, part: WrittenOutputText | ReasoningText}
+    | ItemAt & {type: "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done", summary_index: number, part: SummaryText}
+    | ItemAt & {type: "response.reasoning_summary_text.delta", summary_index: number, delta: string}
+    | ItemAt & {type: "response.reasoning_summary_text.done", summary_index: number, text: string}
+    | ItemAt & {type: "response.reasoning_text.delta", content_index: number, delta: string}
+    | ItemAt & {type: "response.reasoning_text.done", content_index: number, text: string}
+    | ItemAt & {type: "response.output_text.delta", content_index: number, delta: string, logprobs: OutputLogprob[]}
+    | ItemAt & {type: "response.output_text.done", content_index: number, text: string, logprobs: OutputLogprob[]}
+    | ItemAt & {type: "response.function_call_arguments.delta", delta: string}
+    | ItemAt & {type: "response.function_call_arguments.done", name: string, arguments: string}
+    | ItemAt & {type: "response.custom_tool_call_input.delta", delta: string}
+    | ItemAt & {type: "response.custom_tool_call_input.done", input: string};

@@ -4,21 +4,22 @@ import type { RouteContext } from "../../Capability.js";
 import { toChatJob } from "../toChatJob.js";
 import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
-import { runJob, type JobDone } from "../turn/runJob.js";
+import { runJob } from "../turn/runJob.js";
 import { responseStream } from "./ResponseEvents.js";
 import { idsFor, randomId } from "./responseIds.js";
 import { ResponseStore } from "./ResponseStore.js";
-import type { OutputItem, ResponseCreateRequest, ResponseObject, ResponseUsage } from "./ResponsesWire.js";
+import type { ResponseCreateRequest } from "./ResponsesWire.js";
 import { responsesSchema } from "./responsesSchema.js";
 import { inputItems, toChatRequest } from "./toChatRequest.js";
-import { toOutputItems, toResponse, toUsage, type OutputOptions } from "./toResponse.js";
+import { toResponse, type OutputOptions } from "./toResponse.js";
 import { toResponsesError } from "./toResponsesError.js";
 import { ownerOf, previousOf } from "./storedResponseHandlers.js";
 
 /**
  * POST /v1/responses: OpenAI's Responses API over the chat engine (stateless per request; `store` keeps
  * the response for `previous_response_id` and GET). Streamed: the typed events with `sequence_number`,
- * in OpenAI's order (ResponseEvents). Errors of the chat path name the Responses fields (toResponsesError).
+ * in OpenAI's order (ResponseEvents); not streamed, the response those events fold to. Errors of the chat
+ * path name the Responses fields (toResponsesError).
  */
 export function createResponseHandler(context: RouteContext, store: ResponseStore): Middleware {
     const validate = compileRequestValidator<ResponseCreateRequest>(responsesSchema);
@@ -34,7 +35,6 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const toClientError = (error: unknown) => toResponsesError(state.toApiError(error), fields, error);
         const job = inClientTerms(toClientError, () => toChatJob(chat, engine.info));
         const id = randomId("resp");
-        const ids = idsFor(id);
         const createdAt = Math.floor(Date.now() / 1000);
         if (tools.warnings.length > 0)
             context.logger.warn("Built-in tools left out of the model's tools: this server runs none", {
@@ -46,20 +46,16 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
             encryptedReasoning: request.include?.includes("reasoning.encrypted_content") === true,
             logprobs: job.logprobs != null
         };
-        const respond = (status: ResponseObject["status"], output: OutputItem[], usage: ResponseUsage | null) =>
-            toResponse(id, createdAt, entry.id, request, {status, output, usage, warnings: tools.warnings});
-        // The finished response, stored when asked (one the store cannot keep, larger than a key's share, says so: `store: false`).
-        const finished = ({promptTokens, choices: [choice]}: JobDone) => {
-            const response = respond(choice.finishReason === "length" ? "incomplete" : "completed", toOutputItems(ids, choice, options), toUsage(promptTokens, choice));
-            response.store &&= store.put({response, input, previous, owner});
-            return response;
-        };
+        const base = toResponse(id, createdAt, entry.id, request, {status: "in_progress", output: [], usage: null, warnings: tools.warnings});
         return {
             stream: request.stream === true,
             run: (hooks) => runJob(engine, job, state.signal, hooks),
             toClientError,
-            body: finished,
-            events: responseStream(respond("in_progress", [], null), ids, options, finished)
+            // Not streamed, the body is the stream's fold (its events discarded); the finished response is stored when asked
+            // (one the store cannot keep, larger than a key's share, says so: `store: false`).
+            events: responseStream(base, idsFor(id), options, (response) => {
+                response.store &&= store.put({response, input, previous, owner});
+            })
         };
     });
 }

@@ -26,8 +26,8 @@ export type TurnStream<Done extends TurnDone> = {
     hooks: TurnHooks;
     /** Once the engine took the job(s), before any header: the opening events (`started` is what the turn's `started` resolved with). */
     taken?(started: unknown): void;
-    /** The closing events once every choice is done. */
-    finish(done: Done): void;
+    /** The closing events once every choice is done; returns what the stream folds to (the body, when the turn has no `body`). */
+    finish(done: Done): unknown;
     /** The event a failure after the headers is told in, when not the route's error shape in an `error` event (Responses' `response.failed`). */
     failure?: {event: string, body: (error: ApiError) => unknown};
 };
@@ -45,8 +45,11 @@ export type ChatTurn<Done extends TurnDone> = {
     run(hooks: TurnHooks): {started: Promise<unknown>, done: Promise<Done>};
     /** An error of the chat path (toChatJob's checks, the engine's refusals) in the client's own field names; default as it is. */
     toClientError?: (error: unknown) => unknown;
-    /** The answer when not streamed. */
-    body(done: Done): unknown;
+    /**
+     * The answer when not streamed. Absent: the fold of the stream (`events` run with its events discarded, the answer
+     * its `finish` returns), so that body and stream cannot disagree.
+     */
+    body?(done: Done): unknown;
     /** The stream converter, when streamed (`send` writes one event). */
     events(send: Send): TurnStream<Done>;
     /** `data: [DONE]` after the last event (OpenAI's chat and completions streams). */
@@ -54,8 +57,8 @@ export type ChatTurn<Done extends TurnDone> = {
 };
 
 /**
- * The one driver of a chat turn, whatever the format: runs the turn's job(s) and answers with the format's body, or
- * streams its events (submitted before the headers, so a refusal is still a plain 4xx/503 in the route's error
+ * The one driver of a chat turn, whatever the format: runs the turn's job(s) and answers with the format's body (or the
+ * fold of its stream), or streams its events (submitted before the headers, so a refusal is still a plain 4xx/503 in the route's error
  * shape; token writes coalesced; pings while quiet; a failure after the headers in the route's error shape too, or
  * the format's own failure event). Puts the time to the first token (streams) and the usage in the request's log
  * fields, which /metrics reads.
@@ -67,10 +70,12 @@ export async function runChatTurn<Done extends TurnDone>(ctx: Context, context: 
         return done;
     };
     if (!turn.stream) {
-        const {started, done} = turn.run(() => ({}));
+        const fold = turn.body == null ? turn.events(() => {}) : null;
+        const {started, done} = turn.run((job) => fold?.hooks(job) ?? {});
         done.catch(() => {});
-        await inClientTerms(turn.toClientError, () => started);
-        ctx.body = turn.body(logUsage(await done));
+        await inClientTerms(turn.toClientError, () => started.then((taken) => fold?.taken?.(taken)));
+        const answer = logUsage(await done);
+        ctx.body = fold != null ? fold.finish(answer) : turn.body!(answer);
         return;
     }
 
@@ -90,7 +95,9 @@ export async function runChatTurn<Done extends TurnDone>(ctx: Context, context: 
     // `taken` runs as soon as the engine took the job(s): its hooks are called only after that.
     await streamResponse(ctx, writer, {
         started: inClientTerms(turn.toClientError, () => started.then((taken) => events.taken?.(taken))),
-        produce: async () => events.finish(logUsage(await done))
+        produce: async () => {
+            events.finish(logUsage(await done));
+        }
     });
 }
 
