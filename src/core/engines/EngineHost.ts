@@ -342,9 +342,11 @@ export class EngineHost {
     private holders(): string[] {
         return [...this.slots.values()].filter((slot) => slot.reservedBytes > 0).map((slot) => {
             const load = slot.engine?.load();
+            // A request through the library is also one the engine counts: the larger of the two.
+            const requests = Math.max(slot.leases + slot.waiting, (load?.busy ?? 0) + (load?.waiting ?? 0));
             const why = slot.state !== "loaded" ? slot.state
                 : slot.pinned ? "pinned"
-                : `busy: ${slot.leases + slot.waiting + (load?.busy ?? 0) + (load?.waiting ?? 0)} request(s)`;
+                : `busy: ${requests} request${requests === 1 ? "" : "s"} running or waiting`;
             return `'${slot.entry.id}' (${formatBytes(slot.reservedBytes)}, ${why})`;
         });
     }

@@ -7,7 +7,7 @@ export function formatBytes(bytes: number): string {
 
 /** A model that failed to load: the reason, and when a request will try again. */
 export function modelLoadFailed(message: string, retryAfterSeconds: number) {
-    return new ApiError(503, "service_unavailable_error", `${message} It will be loaded again by a request after ${retryAfterSeconds} s.`, {
+    return new ApiError(503, "service_unavailable_error", `${message.replace(/\.?$/, ".")} It will be loaded again by a request after ${retryAfterSeconds} s.`, {
         code: "model_load_failed",
         headers: {"Retry-After": String(retryAfterSeconds)}
     });
