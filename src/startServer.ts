@@ -99,7 +99,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         createEngine: options.factories?.[capability.task] ?? ((entry) => capability.createEngine(entry, engineContext))
     })), logger, {
         memoryBudget: config.memoryBudget,
-        keepAliveMs: config.keepAliveMs,
+        keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
         preloadAll: config.preloadAll,
         memoryWaitMs: config.memoryWaitSeconds * 1000,
         estimateBytes: options.estimateBytes ?? ((entry) => estimateModelBytes(entry, config)),

@@ -29,7 +29,7 @@ export function formatKeepAlive(ms: number | null): string {
     return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
-/** A keep-alive setting (see parseKeepAlive), read as milliseconds; null = forever. */
+/** A keep-alive setting (see parseKeepAlive), read as seconds (so its default reads back as itself); null = forever. */
 export function keepAlive(options: Omit<Setting<never>, "default" | "parse" | "resolve" | "switch"> & {default: number | null}): Setting<number | null> {
     return {
         ...options,
@@ -37,7 +37,7 @@ export function keepAlive(options: Omit<Setting<never>, "default" | "parse" | "r
             const ms = parseKeepAlive(raw);
             if (ms === undefined)
                 throw new ConfigError(`${name} must be "forever", a number of seconds, or a duration such as 30s, 5m or 2h; got "${raw}"`);
-            return ms;
+            return ms == null ? null : ms / 1000;
         }
     };
 }

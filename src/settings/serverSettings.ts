@@ -127,8 +127,8 @@ export const serverSettings = {
         docs: "memory the loaded models may take together, by their estimates (`512mb`, `12gb`); a load that does not fit evicts idle models, least recently used first (see [docs/models.md](models.md#the-model-library))"
     }),
     // As Ollama: a desktop user switching models gets the memory back within minutes, a conversation stays warm.
-    keepAliveMs: keepAlive({
-        flag: "keep-alive", env: "KEEP_ALIVE", arg: "<d>", default: 5 * 60_000, shownDefault: {help: "5m", docs: "`5m`"},
+    keepAliveSeconds: keepAlive({
+        flag: "keep-alive", env: "KEEP_ALIVE", arg: "<d>", default: 300, shownDefault: {help: "5m", docs: "`5m`"},
         help: "idle time before a model is unloaded: 30s, 5m, 2h, 0 or forever",
         docs: "idle time before a model is unloaded: a duration (`30s`, `5m`, `2h`, or seconds), `0` (as soon as it is idle) or `forever`; a manifest `keepAlive` wins"
     }),

@@ -66,7 +66,7 @@ type Start = {models: Record<string, unknown>[], estimates?: Record<string, numb
 async function start(fakes: ReturnType<typeof library>, options: Start) {
     return server = await startTestServer({
         models: options.models,
-        config: {preloadAll: false, memoryBudget: options.budget ?? 1024 * mb, keepAliveMs: null, memoryWaitMs: 30_000, ...options.config},
+        config: {preloadAll: false, memoryBudget: options.budget ?? 1024 * mb, keepAliveSeconds: null, memoryWaitSeconds: 30, ...options.config},
         factories: {chat: fakes.factory},
         estimateBytes: async (entry) => options.estimates?.[entry.id] ?? 100 * mb,
         clock: options.clock
@@ -142,7 +142,7 @@ describe("the memory budget, in bytes", () => {
         const logLines: string[] = [];
         server = await startTestServer({
             models: [model("a"), model("b"), model("c")], logLines,
-            config: {preloadAll: false, memoryBudget: 250 * mb, keepAliveMs: null, logLevel: "info"},
+            config: {preloadAll: false, memoryBudget: 250 * mb, keepAliveSeconds: null, logLevel: "info"},
             factories: {chat: fakes.factory}, estimateBytes: async () => 100 * mb, clock
         });
         const target = server;
@@ -191,7 +191,7 @@ describe("the memory budget, in bytes", () => {
         const clock = new ManualClock();
         const release = gate();
         fakes.pieceGates.set("a", release.opened);
-        const target = await start(fakes, {models: [model("a"), model("b")], budget: 150 * mb, clock, config: {memoryWaitMs: 10_000}});
+        const target = await start(fakes, {models: [model("a"), model("b")], budget: 150 * mb, clock, config: {memoryWaitSeconds: 10}});
         const firstResponse = await target.post("/v1/chat/completions", {model: "a", stream: true, messages: [{role: "user", content: "hi"}]});
         const second = chat(target, "b");
         await clock.timersPending(1);
@@ -212,7 +212,7 @@ describe("the memory budget, in bytes", () => {
     it("never evicts a pinned model", async () => {
         const fakes = library();
         const clock = new ManualClock();
-        const target = await start(fakes, {models: [model("a", {pin: true}), model("b")], budget: 150 * mb, clock, config: {memoryWaitMs: 1000}});
+        const target = await start(fakes, {models: [model("a", {pin: true}), model("b")], budget: 150 * mb, clock, config: {memoryWaitSeconds: 1}});
         expect((await chat(target, "a")).status).toBe(200);
         const second = chat(target, "b");
         await clock.timersPending(1);
@@ -312,7 +312,7 @@ describe("failures are per model", () => {
         fakes.failures.set("broken", new Error("out of memory"));
         server = await startTestServer({
             models: [model("broken"), model("good")], waitUntilReady: false,
-            config: {preloadAll: true, keepAliveMs: null}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
+            config: {preloadAll: true, keepAliveSeconds: null}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
         });
         const target = server;
         await expect(target.ready).rejects.toThrow(`Model 'broken' failed to load from ${tinyChatModelPath}: out of memory`);

@@ -32,7 +32,7 @@ beforeAll(async () => {
             {id: "warm", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 1, preload: true},
             {id: "big", task: "chat", path: bigModel, contextSize: 512, parallel: 1}
         ],
-        config: {preloadAll: false, keepAliveMs: null}
+        config: {preloadAll: false, keepAliveSeconds: null}
     });
 }, 120_000);
 afterAll(async () => {

@@ -60,7 +60,7 @@ describe("loadConfig", () => {
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
             speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
-            maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, keepAliveMs: 90_000, preloadAll: true, memoryWaitMs: 5000
+            maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5
         });
     });
 
@@ -68,11 +68,11 @@ describe("loadConfig", () => {
         expect(defaultMemoryBudget(24 * 1024 ** 3, 0)).toBe(17 * 1024 ** 3);
         expect(defaultMemoryBudget(24 * 1024 ** 3, 8 * 1024 ** 3)).toBe(5 * 1024 ** 3);
         expect(defaultMemoryBudget(1024 ** 3, 0)).toBe(512 * 1024 ** 2);
-        expect(defaultConfig).toMatchObject({keepAliveMs: 300_000, preloadAll: false, memoryWaitMs: 30_000});
+        expect(defaultConfig).toMatchObject({keepAliveSeconds: 300, preloadAll: false, memoryWaitSeconds: 30});
         expect(loadConfig(["--memory-budget", "6gb", "--keep-alive", "forever", "--preload-all", "--memory-wait-seconds", "0"], {MEMORY_BUDGET: "1gb", KEEP_ALIVE: "1m"}))
-            .toMatchObject({memoryBudget: 6 * 1024 ** 3, keepAliveMs: null, preloadAll: true, memoryWaitMs: 0});
-        for (const [given, ms] of [["0", 0], ["30", 30_000], ["500ms", 500], ["2h", 7_200_000], ["1.5m", 90_000], ["-1", null]] as const)
-            expect(loadConfig([`--keep-alive=${given}`], {}).keepAliveMs, given).toBe(ms);
+            .toMatchObject({memoryBudget: 6 * 1024 ** 3, keepAliveSeconds: null, preloadAll: true, memoryWaitSeconds: 0});
+        for (const [given, seconds] of [["0", 0], ["30", 30], ["500ms", 0.5], ["2h", 7200], ["1.5m", 90], ["-1", null]] as const)
+            expect(loadConfig([`--keep-alive=${given}`], {}).keepAliveSeconds, given).toBe(seconds);
         expect(configErrorOf(["--keep-alive", "soon"])).toBe('keep-alive must be "forever", a number of seconds, or a duration such as 30s, 5m or 2h; got "soon"');
         expect(configErrorOf(["--memory-budget", "lots"])).toBe('memory-budget must be a size of at least 1kb such as 512mb or 2gb, got "lots"');
     });
