@@ -128,10 +128,11 @@ describe("the model library: models load when first asked for", () => {
 
     it("preloaded models (manifest `preload`) are loaded at start, the others when asked for", async () => {
         const fakes = library();
-        const target = await start(fakes, {models: [model("warm", {preload: true}), model("cold")]});
+        const target = await start(fakes, {models: [model("warm", {preload: true}), model("cold")], config: {keepAliveSeconds: 300}});
         expect(fakes.created).toEqual(["warm"]);
-        expect(await statusOf(target, "warm")).toMatchObject({value: "loaded", preload: true});
-        expect(await statusOf(target, "cold")).toMatchObject({value: "unloaded", preload: false});
+        // Kept (keep-alive forever, unless its entry says otherwise): it was loaded at start to be warm.
+        expect(await statusOf(target, "warm")).toMatchObject({value: "loaded", preload: true, keep_alive: "forever"});
+        expect(await statusOf(target, "cold")).toMatchObject({value: "unloaded", preload: false, keep_alive: "5m"});
     });
 });
 

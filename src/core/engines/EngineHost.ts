@@ -86,8 +86,7 @@ export class EngineHost {
         this.clock = options.clock ?? systemClock;
         this.residentBytes = options.residentBytes ?? (() => process.memoryUsage.rss());
         for (const entry of registry.entries)
-            this.slots.set(entry.id, new ModelSlot(entry, entry.preload ?? options.preloadAll,
-                entry.keepAliveMs !== undefined ? entry.keepAliveMs : options.keepAliveMs, entry.pin ?? false));
+            this.slots.set(entry.id, new ModelSlot(entry, entry.preload ?? options.preloadAll, keepAliveOf(entry, options), entry.pin ?? false));
     }
 
     get state(): HostState {
@@ -218,6 +217,8 @@ export class EngineHost {
         const slots = [...this.slots.values()];
         for (const slot of slots)
             slot.cancelTimer?.();
+        // A load under way finishes first (waiting for memory, it stops at once): its engine is then disposed by the load itself.
+        await Promise.allSettled(slots.map((slot) => slot.loading));
         await Promise.allSettled(slots.map((slot) => slot.state === "loaded" ? this.unload(slot, "shutdown") : slot.unloading));
     }
 
@@ -442,6 +443,16 @@ export class EngineHost {
             this.changeWaiters.add(wake);
         });
     }
+}
+
+/**
+ * A model's keep-alive: its manifest entry's; else, for a preloaded model, forever (it was loaded at start to be
+ * warm, as before the library); else the server's.
+ */
+function keepAliveOf(entry: ModelEntry, options: LibraryOptions): number | null {
+    if (entry.keepAliveMs !== undefined)
+        return entry.keepAliveMs;
+    return entry.preload ?? options.preloadAll ? null : options.keepAliveMs;
 }
 
 function toMb(bytes: number | null) {
