@@ -79,13 +79,9 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
         locked: `auth on but LOCKED: ${server.keys.keysFile} holds no key, so every /v1 request gets a 401 until one is added with \`npm run keys -- add <name>\``
     }[server.keys.state];
     console.log(`local-openai-server ${serverVersion} listening on ${server.url}/v1, ${auth}`);
-    try {
-        await server.ready;
-    } catch (error) {
-        logger.error((error as Error).message);
-        await server.close();
-        process.exit(1);
-    }
+    // Preloaded models (manifest `preload`, --preload-all) are loaded first; one that fails is logged by the
+    // library and answers its requests with the reason, while the others serve.
+    await server.ready.catch(() => {});
     for (const entry of server.registry.entries) {
         const aliases = server.registry.aliasesOf(entry);
         console.log(`  ${entry.id} (${entry.task})${aliases.length > 0 ? ` aka ${aliases.join(", ")}` : ""}`);

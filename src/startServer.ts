@@ -11,7 +11,10 @@ import { loadServedManifest, settingsOf } from "./capabilities/loadServedManifes
 import { manifestFromPaths } from "./capabilities/manifestFromPaths.js";
 import { parseManifest } from "./core/registry/loadManifest.js";
 import type { Config } from "./config.js";
+import type { Clock } from "./core/engines/Clock.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
+import type { ModelEntry } from "./core/registry/ModelEntry.js";
+import { estimateModelBytes } from "./runtimes/estimateModelBytes.js";
 import { BodyMemory } from "./core/http/BodyMemory.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
 import { ServerShutdownError } from "./core/http/ServerShutdownError.js";
@@ -39,6 +42,10 @@ export type ServerOptions = {
     /** What the server does; default: every capability of `capabilityList.ts`. */
     capabilities?: readonly Capability[];
     factories?: EngineFactories;
+    /** Bytes a model will take once loaded; default: estimateModelBytes (tests: fixed figures for fake engines). */
+    estimateBytes?: (entry: ModelEntry) => Promise<number>;
+    /** The model library's time (keep-alive, load backoff, the wait for memory); tests move it by hand. */
+    clock?: Clock;
 };
 
 export type RunningServer = {
@@ -50,7 +57,7 @@ export type RunningServer = {
     routes: readonly RouteInfo[];
     /** How many client connections are open now. */
     openConnections(): Promise<number>;
-    /** Resolves when every model is loaded; rejects when one fails to load. */
+    /** Resolves when the preloaded models (manifest `preload`, `--preload-all`) are loaded; rejects with the first that failed (the others still serve). */
     ready: Promise<void>;
     /** /health/ready turns 503, --drain-seconds later stop accepting, let in-flight requests finish (aborting them after the timeout), dispose models, close the worker pool. */
     close(): Promise<void>;
@@ -58,7 +65,8 @@ export type RunningServer = {
 
 /**
  * Validates everything that can be checked without loading a model (manifest, keys, bind policy),
- * starts listening (so /health answers 503 while models load) and loads the models.
+ * registers the models (loaded when first asked for), starts listening and loads the preloaded ones
+ * (/health/ready answers 503 while they load).
  */
 export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
     const capabilities = options.capabilities ?? await loadCapabilities();
@@ -89,7 +97,14 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         task: capability.task,
         endpoints: capability.endpoints,
         createEngine: options.factories?.[capability.task] ?? ((entry) => capability.createEngine(entry, engineContext))
-    })), logger);
+    })), logger, {
+        memoryBudget: config.memoryBudget,
+        keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
+        preloadAll: config.preloadAll,
+        memoryWaitMs: config.memoryWaitSeconds * 1000,
+        estimateBytes: options.estimateBytes ?? ((entry) => estimateModelBytes(entry, config)),
+        clock: options.clock
+    });
 
     const shutdown = new AbortController();
     const drain = new AbortController();
@@ -147,7 +162,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const keysWatch = setInterval(() => keys.check(), 1000);
     keysWatch.unref();
 
-    const ready = engines.loadAll();
+    const ready = engines.preload();
     ready.catch(() => {});
 
     let closing: Promise<void> | undefined;

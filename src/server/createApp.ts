@@ -7,6 +7,7 @@ import type { Capability } from "../capabilities/Capability.js";
 import type { Config } from "../config.js";
 import type { HealthDetailsSetting } from "../settings/serverSettings.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
+import type { RequestState } from "../core/http/RequestState.js";
 import type { BodyMemory } from "../core/http/BodyMemory.js";
 import { jsonBody } from "../core/http/jsonBody.js";
 import { multipartBody, type MultipartLimits } from "../core/http/multipartBody.js";
@@ -120,6 +121,8 @@ export function createApp(deps: AppDeps): App {
     // CORS first: preflights are answered before auth, and every answer (errors too) carries its headers.
     koa.use(corsMiddleware(deps.corsOrigins));
     koa.use(requestContext(deps.logger, deps.shutdownSignal, (error) => toApiError(error, capabilityMappers), deps.metrics));
+    // The models a request resolves stay held (never evicted) until it ends.
+    koa.use((ctx, next) => deps.engines.withRequest((ctx.state as RequestState).signal, next));
     koa.use(errorMiddleware(deps.logger, Object.assign({}, ...deps.capabilities.map((capability) => capability.errorShapes ?? {}))));
     koa.use(hostCheckMiddleware(deps.keys, deps.allowedHosts));
     // Before any route (so before any body is read), whatever route would match: a web page the server does not allow runs nothing.

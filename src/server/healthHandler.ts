@@ -4,8 +4,9 @@ import type { HealthDetailsSetting } from "../settings/serverSettings.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 
 /**
- * GET /health, without auth: 200 once every model is loaded, 503 before (and after a failure),
- * with how busy each model is (parallel sequences, busy sequences, waiting requests). Those details
+ * GET /health, without auth: 200 when the server can take requests (models load on demand; the preloaded
+ * ones are loaded), 503 while preloaded models load (and while one of them has failed), with how busy
+ * each loaded model is (parallel sequences, busy sequences, waiting requests). Those details
  * (model ids, loads, the binary) are shown to callers without a valid key only when `details` says
  * so: `auto` shows them while the server has no keys (it then answers only this machine), and to
  * key holders only once it has.

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import type { Middleware } from "koa";
-import type { EngineHost } from "../core/engines/EngineHost.js";
+import type { EngineHost, ModelStatus } from "../core/engines/EngineHost.js";
 import { ApiError } from "../core/http/ApiError.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
 
@@ -16,6 +16,12 @@ export type ModelObject = {
     family: string | null;
     /** Image models: `stable-diffusion` or `midjourney`, the request fields they take (the playground shows those). */
     parameter_set?: string;
+    /**
+     * Its place in the model library: `status.value` is `unloaded`, `loading`, `loaded`, `unloading` or `failed`
+     * (llama-server's router mode reports `status.value` per model in the same place), with its estimated
+     * and measured memory, last use, keep-alive, and a failed model's reason.
+     */
+    status: ModelStatus;
 };
 
 function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
@@ -28,7 +34,8 @@ function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
         endpoints: engines.endpointsOf(entry),
         aliases: engines.registry.aliasesOf(entry),
         family: entry.family,
-        ...parameterSetOf(entry)
+        ...parameterSetOf(entry),
+        status: engines.statusOf(entry)
     };
 }
 
@@ -37,7 +44,7 @@ function parameterSetOf(entry: ModelEntry) {
     return typeof parameterSet === "string" ? {parameter_set: parameterSet} : {};
 }
 
-/** GET /v1/models: every model of the manifest. */
+/** GET /v1/models: every registered model, loaded or not, with its status in the library. */
 export function listModelsHandler(engines: EngineHost): Middleware {
     return (ctx) => {
         ctx.body = {object: "list", data: engines.registry.entries.map((entry) => toModelObject(engines, entry))};

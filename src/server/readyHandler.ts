@@ -3,7 +3,9 @@ import type { EngineHost } from "../core/engines/EngineHost.js";
 
 /**
  * GET /health/ready, without auth, for load balancers and Kubernetes: 200 only while this replica
- * should be sent new work. 503 with a `reason` while models load (or failed to), when every model's
+ * can take requests. Models load when first asked for, so that is at once after start, unless models are
+ * preloaded (manifest `preload`, `--preload-all`: a replica that must be warm before it takes traffic):
+ * 503 with a `reason` while they load (`loading`) or while one of them failed (`failed`), when every loaded model's
  * sequences are busy and its waiting line is full (the next request would get a 503 anyway), and
  * from the first moment of a graceful shutdown (`draining`), which keeps serving for --drain-seconds
  * so a balancer has time to notice before the port closes.

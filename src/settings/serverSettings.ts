@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { keepAlive } from "./keepAlive.js";
 import type { Setting } from "./Setting.js";
 import { byteSize, httpUrl, integer, integerFrom, list, oneOf, onOff, text } from "./settingKinds.js";
 
@@ -117,8 +118,40 @@ export const serverSettings = {
         help: "layers offloaded to the GPU: auto, max or a number", docs: `layers offloaded to the GPU: \`auto\` (what fits), \`max\`, or a number (0-${maxGpuLayers})`
     } satisfies Setting<"auto" | "max" | number> as Setting<"auto" | "max" | number>,
     ui: oneOf(["on", "off", "auto"], {flag: "ui", env: "UI", arg: "<m>", default: "auto", help: "the playground page at /: on, off, auto (off beyond loopback without keys)",
-        docs: "the playground page at `/`: `on`, `off`, `auto` (on, except when listening beyond loopback without API keys)"})
+        docs: "the playground page at `/`: `on`, `off`, `auto` (on, except when listening beyond loopback without API keys)"}),
+    // #31 settings: the model library (docs/models.md "The model library").
+    memoryBudget: byteSize({
+        flag: "memory-budget", env: "MEMORY_BUDGET", arg: "<size>", default: defaultMemoryBudget(),
+        shownDefault: {help: `${Math.round(defaultMemoryBudget() / 1024 ** 2)}mb`, docs: "3/4 of RAM (or of a container's limit) less 1 GB, at least `512mb`"},
+        help: "memory the loaded models may take together (3/4 of RAM less 1 GB); beyond it idle models are evicted",
+        docs: "memory the loaded models may take together, by their estimates (`512mb`, `12gb`); a load that does not fit evicts idle models, least recently used first (see [docs/models.md](models.md#the-model-library))"
+    }),
+    // As Ollama: a desktop user switching models gets the memory back within minutes, a conversation stays warm.
+    keepAliveSeconds: keepAlive({
+        flag: "keep-alive", env: "KEEP_ALIVE", arg: "<d>", default: 300, shownDefault: {help: "5m", docs: "`5m`"},
+        help: "idle time before a model is unloaded: 30s, 5m, 2h, 0 or forever",
+        docs: "idle time before a model is unloaded: a duration (`30s`, `5m`, `2h`, or seconds), `0` (as soon as it is idle) or `forever`; a manifest `keepAlive` wins"
+    }),
+    preloadAll: onOff({
+        flag: "preload-all", env: "PRELOAD_ALL", help: "load every model at start (/health/ready: 503 until loaded)",
+        docs: "load every model at start (a manifest `preload` wins per model); `/health/ready` answers 503 until they are loaded. For replicas behind a balancer"
+    }),
+    memoryWaitSeconds: integer({
+        flag: "memory-wait-seconds", env: "MEMORY_WAIT_SECONDS", arg: "<n>", default: 30, min: 0, max: 3600,
+        help: "a load waits this long for busy models to free memory (then 503)",
+        docs: "how long a load waits for busy models to free the memory it needs before its requests get 503 + `Retry-After`"
+    })
 };
+
+// #31 settings
+/**
+ * The default of --memory-budget: 3/4 of the machine's memory (or of the container's limit, when lower) less
+ * 1 GB for the process itself, the request bodies and the system; at least 512 MB. 24 GB -> 17 GB.
+ */
+export function defaultMemoryBudget(total = os.totalmem(), constrained = process.constrainedMemory?.() ?? 0): number {
+    const memory = constrained > 0 && constrained < total ? constrained : total;
+    return Math.max(512 * 1024 ** 2, Math.floor(memory * 0.75) - 1024 ** 3);
+}
 
 /**
  * The default of --max-body-memory: 1/16 of the machine's memory (or of the container's limit, when

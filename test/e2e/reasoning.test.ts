@@ -94,14 +94,14 @@ describe("detecting a thinking model (generated GGUFs)", () => {
 });
 
 describe("reasoning controls and the other wire formats (scripted thinking model)", () => {
-    const fake = () => server.engines.engineFor("thinker", "chat").engine as unknown as FakeChatEngine;
+    const fake = async () => (await server.engines.engineFor("thinker", "chat")).engine as unknown as FakeChatEngine;
 
     it("chat completions: reasoning_effort and chat_template_kwargs reach the engine; a bad effort is a 400 naming it", async () => {
         await server.client.chat.completions.create({model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "none"});
-        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: false, budgetTokens: null});
+        expect((await fake()).jobs.at(-1)!.reasoning).toEqual({enabled: false, budgetTokens: null});
         await server.post("/v1/chat/completions", {model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "low", chat_template_kwargs: {enable_thinking: true, x: 1}});
-        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1024, effort: "low"});
-        expect(fake().jobs.at(-1)!.templateKwargs).toEqual({enable_thinking: true, x: 1});
+        expect((await fake()).jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1024, effort: "low"});
+        expect((await fake()).jobs.at(-1)!.templateKwargs).toEqual({enable_thinking: true, x: 1});
         const bad = await server.post("/v1/chat/completions", {model: "thinker", messages: [{role: "user", content: "hi"}], reasoning_effort: "huge"});
         expect(bad.status).toBe(400);
         expect((await jsonOf(bad)).error.param).toBe("reasoning_effort");
@@ -109,7 +109,7 @@ describe("reasoning controls and the other wire formats (scripted thinking model
 
     it("Responses (openai client): a reasoning item before the message, reasoning tokens in usage; reasoning.effort reaches the engine", async () => {
         const response = await server.client.responses.create({model: "thinker", input: "hi", reasoning: {effort: "medium"}});
-        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 4096, effort: "medium"});
+        expect((await fake()).jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 4096, effort: "medium"});
         expect(response.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
         const reasoning = response.output[0] as {content?: {type: string, text: string}[]};
         expect(reasoning.content).toEqual([{type: "reasoning_text", text: "Let me think about it."}]);
@@ -142,7 +142,7 @@ describe("reasoning controls and the other wire formats (scripted thinking model
     it("Messages (@anthropic-ai/sdk): a thinking block with a signature before the text; thinking settings reach the engine", async () => {
         const client = new Anthropic({baseURL: server.url, apiKey: "none", maxRetries: 0});
         const message = await client.messages.create({model: "thinker", max_tokens: 2000, messages: [{role: "user", content: "hi"}], thinking: {type: "enabled", budget_tokens: 1500}});
-        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1500});
+        expect((await fake()).jobs.at(-1)!.reasoning).toEqual({enabled: true, budgetTokens: 1500});
         expect(message.content.map((block) => block.type)).toEqual(["thinking", "text"]);
         const thinking = message.content[0] as {thinking: string, signature: string};
         expect(thinking.thinking).toBe("Let me think about it.");
@@ -153,13 +153,13 @@ describe("reasoning controls and the other wire formats (scripted thinking model
         expect(streamed.content).toEqual(message.content);
 
         await client.messages.create({model: "thinker", max_tokens: 100, messages: [{role: "user", content: "hi"}], thinking: {type: "disabled"}});
-        expect(fake().jobs.at(-1)!.reasoning).toEqual({enabled: false, budgetTokens: null});
+        expect((await fake()).jobs.at(-1)!.reasoning).toEqual({enabled: false, budgetTokens: null});
         // An earlier turn's thinking block is accepted (and left out of the prompt).
         const followUp = await client.messages.create({model: "thinker", max_tokens: 100, messages: [
             {role: "user", content: "hi"}, {role: "assistant", content: message.content as never}, {role: "user", content: "again"}
         ]});
         expect(followUp.content[1]).toMatchObject({type: "text"});
-        expect(fake().jobs.at(-1)!.turns.map((turn) => turn.content)).toEqual(["hi", "Hello there.", "again"]);
+        expect((await fake()).jobs.at(-1)!.turns.map((turn) => turn.content)).toEqual(["hi", "Hello there.", "again"]);
     });
 
     it("Messages: a budget that is not below max_tokens is Anthropic's 400 naming thinking.budget_tokens", async () => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
 });
 
 /** The jobs a scripted model was given. */
-const jobsOf = (id: string) => (server.engines.engineFor(id, "chat").engine as unknown as FakeChatEngine).jobs;
+const jobsOf = async (id: string) => ((await server.engines.engineFor(id, "chat")).engine as unknown as FakeChatEngine).jobs;
 afterAll(() => server.stop());
 
 const weather = {type: "function" as const, name: "get_weather", description: "The weather in a city", strict: true,
@@ -171,7 +171,7 @@ describe("Codex's tools: namespaces, custom tools, additional_tools, built-in to
         expect(events.find((event) => event.type === "response.function_call_arguments.done")).toMatchObject({name: "sleep", arguments: call.arguments});
         // What the model is offered.
         await client.responses.create({model: "fake-tools", input: "hi", tools: [clock]});
-        expect(jobsOf("fake-tools").at(-1)!.tools!.functions).toEqual([{name: "clock__sleep", description: "Tools for time.\n\nWaits.", parameters: (clock.tools[0] as {parameters: unknown}).parameters}]);
+        expect((await jobsOf("fake-tools")).at(-1)!.tools!.functions).toEqual([{name: "clock__sleep", description: "Tools for time.\n\nWaits.", parameters: (clock.tools[0] as {parameters: unknown}).parameters}]);
     });
 
     it("a custom tool is a function of one string: its call is a custom_tool_call with the input, streamed with custom_tool_call_input events, and its output is accepted back", async () => {
@@ -203,7 +203,7 @@ describe("Codex's tools: namespaces, custom tools, additional_tools, built-in to
         expect(["completed", "incomplete"]).toContain(second.status);
         // What the model is offered.
         await client.responses.create({model: "fake-tools", input: "hi", tools: [exec]});
-        expect(jobsOf("fake-tools").at(-1)!.tools!.functions[0]).toMatchObject({name: "exec", parameters: {type: "object", required: ["input"], properties: {input: {type: "string"}}}});
+        expect((await jobsOf("fake-tools")).at(-1)!.tools!.functions[0]).toMatchObject({name: "exec", parameters: {type: "object", required: ["input"], properties: {input: {type: "string"}}}});
     });
 
     it("additional_tools input items (Codex's default-model request) join the request's tools; a bad tool in one is named where it is", async () => {
@@ -212,7 +212,7 @@ describe("Codex's tools: namespaces, custom tools, additional_tools, built-in to
             {role: "user", content: "hi"}
         ]});
         expect(response.output_text).toBe("Done.");
-        expect(jobsOf("fake-tools").at(-1)!.tools!.functions.map((fn) => fn.name)).toEqual(["get_weather", "functions__exec", "clock__sleep"]);
+        expect((await jobsOf("fake-tools")).at(-1)!.tools!.functions.map((fn) => fn.name)).toEqual(["get_weather", "functions__exec", "clock__sleep"]);
         const error = await client.responses.create({model: "fake-tools", input: [
             {type: "additional_tools", role: "developer", tools: [{type: "namespace", name: "functions", description: "", tools: [exec, {type: "function", name: ""}]}]}
         ] as never}).catch((caught) => caught);
@@ -223,14 +223,14 @@ describe("Codex's tools: namespaces, custom tools, additional_tools, built-in to
     it("built-in tools are left out of the model's tools with a warning in the log and in the response; forcing one is a 400", async () => {
         logLines.length = 0;
         const response = await client.responses.create({model: "fake-tools", input: "hi", tools: [webSearch, clock]});
-        expect(jobsOf("fake-tools").at(-1)!.tools!.functions.map((fn) => fn.name)).toEqual(["clock__sleep"]);
+        expect((await jobsOf("fake-tools")).at(-1)!.tools!.functions.map((fn) => fn.name)).toEqual(["clock__sleep"]);
         expect((response as {warnings?: unknown}).warnings).toEqual([{type: "unsupported_tool", param: "tools[0]",
             message: "The built-in tool 'web_search' is not available on this server; it was left out of the model's tools."}]);
         expect(response.tools).toEqual([webSearch, clock]);
         expect(logLines.filter((line) => line.includes(" WARN ") && line.includes("Built-in tools left out") && line.includes("tools=\"tools[0]\""))).toHaveLength(1);
         // Only built-in tools: the model gets none, and answers.
         expect((await client.responses.create({model: "fake-tools", input: "hi", tools: [webSearch, {type: "file_search", vector_store_ids: ["vs_1"]}], tool_choice: "auto"})).output_text).toBe("Done.");
-        expect(jobsOf("fake-tools").at(-1)!.tools).toBeNull();
+        expect((await jobsOf("fake-tools")).at(-1)!.tools).toBeNull();
         for (const [tool_choice, param] of [[{type: "web_search_preview"}, "tool_choice.type"], ["required", "tool_choice"]] as const) {
             const error = await client.responses.create({model: "fake-tools", input: "hi", tools: [webSearch], tool_choice}).catch((caught) => caught);
             expect(error).toBeInstanceOf(OpenAI.BadRequestError);
@@ -261,7 +261,7 @@ describe("a response's output sent back as input", () => {
             ...first.output.slice(1) as OpenAI.Responses.ResponseInputItem[],
             {role: "user", content: "Go on."}
         ]});
-        expect(jobsOf("thinker").at(-1)!.turns).toEqual([
+        expect((await jobsOf("thinker")).at(-1)!.turns).toEqual([
             {role: "user", content: "Plan something."},
             {role: "assistant", content: "Done.", reasoning: "Plan it."},
             {role: "user", content: "Go on."}
@@ -274,10 +274,10 @@ describe("a response's output sent back as input", () => {
         const first = await client.responses.create({model: "thinker", input: "Plan something."});
         expect(first.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
         await client.responses.create({model: "thinker", input: [{role: "user", content: "Plan something."}, ...first.output as OpenAI.Responses.ResponseInputItem[], {role: "user", content: "Again."}]});
-        const turns = jobsOf("thinker").at(-1)!.turns;
+        const turns = (await jobsOf("thinker")).at(-1)!.turns;
         expect(turns[1]).toEqual({role: "assistant", content: "Done.", reasoning: "Plan it."});
         await client.responses.create({model: "thinker", previous_response_id: first.id, input: "Again."});
-        expect(jobsOf("thinker").at(-1)!.turns).toEqual(turns);
+        expect((await jobsOf("thinker")).at(-1)!.turns).toEqual(turns);
     });
 });
 

@@ -81,12 +81,29 @@ describe("--help", () => {
 });
 
 describe("the server process", () => {
-    it("names a model that fails to load, with its file, and exits 1", async () => {
+    it("names a preloaded model that fails to load, with its file, and keeps serving the others", async () => {
         const bad = path.join(dir, "broken.gguf");
         fs.writeFileSync(bad, "not a gguf at all");
-        const {exited, output} = runServerProcess(["--models", manifest("broken.json", {models: [{id: "broken", task: "chat", path: bad}]}), "--port", "0"]);
-        expect(await exited).toBe(1);
-        expect(output()).toContain(`Model 'broken' failed to load from ${bad}: `);
+        const server = await spawnServer(["--preload-all", "--models", manifest("broken.json", {models: [
+            {id: "broken", task: "chat", path: bad},
+            {id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 512, parallel: 1}
+        ]})]);
+        try {
+            expect(server.output()).toContain(`Model 'broken' failed to load from ${bad}: `);
+            expect(await (await fetch(`${server.url}/health/ready`)).json()).toEqual({status: "unavailable", reason: "failed"});
+            const chat = (model: string) => fetch(`${server.url}/v1/chat/completions`, {
+                method: "POST", headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({model, max_tokens: 2, messages: [{role: "user", content: "hi"}]})
+            });
+            expect((await chat("tiny")).status).toBe(200);
+            const failed = await chat("broken");
+            expect(failed.status).toBe(503);
+            expect((await failed.json() as {error: {code: string, message: string}}).error).toMatchObject({
+                code: "model_load_failed", message: expect.stringContaining(`Model 'broken' failed to load from ${bad}: `)
+            });
+        } finally {
+            expect(await server.stop()).toBe(0);
+        }
     });
 
     it("prints a startup banner without nested parentheses", async () => {

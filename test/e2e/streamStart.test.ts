@@ -55,7 +55,7 @@ const scriptedCapability: Capability<ScriptedEngine> = {
         router.post("/scripted", context.jsonBody, async (ctx) => {
             const state = ctx.state as RequestState;
             const {script, model, waitFor} = ctx.request.body as {script: Script, model: string, waitFor?: "first"};
-            const {engine} = context.engines.engineFor<ScriptedEngine>(model, "scripted");
+            const {engine} = await context.engines.engineFor<ScriptedEngine>(model, "scripted");
             const writer = new SseWriter(ctx, {pingMs: 10_000});
             let start!: StreamStart;
             const run = engine.run(script, state.signal, (value) => {

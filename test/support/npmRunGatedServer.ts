@@ -14,7 +14,7 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 export async function npmRunGatedServer(manifest: string, env: Record<string, string> = {}) {
     const npm = spawn("npm", ["run", "test:gated-server", "--", "--models", manifest, "--port", "0", "--workers", "1"], {
         cwd: projectRoot, detached: true,
-        env: {...process.env, LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: "", GPU: "off", ...env},
+        env: {...process.env, LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: "", GPU: "off", PRELOAD_ALL: "true", ...env},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let output = "";

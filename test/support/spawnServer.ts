@@ -22,7 +22,8 @@ export const gatedServerEntry = "test/support/gatedServerMain.ts";
 export function runServerProcess(args: string[], env: Record<string, string> = {}, entry = serverEntry) {
     const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
         cwd: projectRoot,
-        env: {...process.env, LOG_LEVEL: "warn", API_KEYS: "", HOST: "", PORT: "", GPU: "off", ...env},
+        // Models preloaded, as startTestServer does: the tests of a process are about loaded models (PRELOAD_ALL: "" turns it off).
+        env: {...process.env, LOG_LEVEL: "warn", API_KEYS: "", HOST: "", PORT: "", GPU: "off", PRELOAD_ALL: "true", ...env},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let output = "";

@@ -5,7 +5,7 @@ import OpenAI from "openai";
 import { defaultConfig, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/logger.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
-import { startServer, type EngineFactories, type RunningServer } from "../../src/startServer.js";
+import { startServer, type EngineFactories, type RunningServer, type ServerOptions } from "../../src/startServer.js";
 
 export type TestServer = RunningServer & {
     dir: string;
@@ -21,6 +21,9 @@ export type TestServerOptions = {
     apiKey?: string;
     factories?: EngineFactories;
     capabilities?: readonly Capability[];
+    /** Bytes each model is estimated to take (see estimateModelBytes); default with `factories`: 1 MB each, as fake engines take nothing. */
+    estimateBytes?: ServerOptions["estimateBytes"];
+    clock?: ServerOptions["clock"];
     waitUntilReady?: boolean;
     /** Receives the server's log lines (at `config.logLevel`, default silent). */
     logLines?: string[];
@@ -39,12 +42,18 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         modelsConfig: manifest,
         apiKeysFile: path.join(dir, "api-keys.json"),
         logLevel: process.env.TEST_LOG_LEVEL as Config["logLevel"] ?? "silent",
+        // Most tests are about a loaded model: they get it loaded at start, as before the model library.
+        // The library's own tests (modelLibrary.test.ts) turn this off.
+        preloadAll: true,
         ...options.config
     };
     const logger = options.logLines != null ? createLogger(config.logLevel, (line) => options.logLines!.push(line)) : createLogger(config.logLevel);
     let server: RunningServer;
     try {
-        server = await startServer(config, logger, {factories: options.factories, capabilities: options.capabilities});
+        server = await startServer(config, logger, {
+            factories: options.factories, capabilities: options.capabilities, clock: options.clock,
+            estimateBytes: options.estimateBytes ?? (options.factories != null ? async () => 1024 ** 2 : undefined)
+        });
     } catch (error) {
         // A server that does not start (the tests of bad manifests) leaves no folder behind either.
         fs.rmSync(dir, {recursive: true, force: true});

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, defaultBodyMemory, defaultConfig, loadConfig, loadStartOptions } from "../../src/config.js";
+import { ConfigError, defaultBodyMemory, defaultConfig, defaultMemoryBudget, loadConfig, loadStartOptions } from "../../src/config.js";
 
 /** The ConfigError message thrown by loadConfig (fails when nothing or something else is thrown). */
 function configErrorOf(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -49,7 +49,7 @@ describe("loadConfig", () => {
             FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7", UI: "off",
             SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0",
-            MAX_AUDIO_SECONDS: "600"
+            MAX_AUDIO_SECONDS: "600", MEMORY_BUDGET: "2gb", KEEP_ALIVE: "90s", PRELOAD_ALL: "yes", MEMORY_WAIT_SECONDS: "5"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
@@ -60,8 +60,21 @@ describe("loadConfig", () => {
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
             speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
-            maxAudioSeconds: 600
+            maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5
         });
+    });
+
+    it("the model library's settings: --memory-budget (3/4 of RAM less 1 GB), --keep-alive (5 minutes), --preload-all, --memory-wait-seconds", () => {
+        expect(defaultMemoryBudget(24 * 1024 ** 3, 0)).toBe(17 * 1024 ** 3);
+        expect(defaultMemoryBudget(24 * 1024 ** 3, 8 * 1024 ** 3)).toBe(5 * 1024 ** 3);
+        expect(defaultMemoryBudget(1024 ** 3, 0)).toBe(512 * 1024 ** 2);
+        expect(defaultConfig).toMatchObject({keepAliveSeconds: 300, preloadAll: false, memoryWaitSeconds: 30});
+        expect(loadConfig(["--memory-budget", "6gb", "--keep-alive", "forever", "--preload-all", "--memory-wait-seconds", "0"], {MEMORY_BUDGET: "1gb", KEEP_ALIVE: "1m"}))
+            .toMatchObject({memoryBudget: 6 * 1024 ** 3, keepAliveSeconds: null, preloadAll: true, memoryWaitSeconds: 0});
+        for (const [given, seconds] of [["0", 0], ["30", 30], ["500ms", 0.5], ["2h", 7200], ["1.5m", 90], ["-1", null]] as const)
+            expect(loadConfig([`--keep-alive=${given}`], {}).keepAliveSeconds, given).toBe(seconds);
+        expect(configErrorOf(["--keep-alive", "soon"])).toBe('keep-alive must be "forever", a number of seconds, or a duration such as 30s, 5m or 2h; got "soon"');
+        expect(configErrorOf(["--memory-budget", "lots"])).toBe('memory-budget must be a size of at least 1kb such as 512mb or 2gb, got "lots"');
     });
 
     it("--max-audio-seconds wins over MAX_AUDIO_SECONDS: 2 hours by default, whole seconds from 1 to a day", () => {

@@ -98,6 +98,22 @@ describe("loadManifest", () => {
         expect(entry).toMatchObject({family: "fam", released: "2024-05-01", aliases: ["x", "y"], ownedBy: "me", contextSize: 512, threads: 2, parallel: 3});
     });
 
+    it("the model library's fields: preload, keepAlive (a duration, seconds, 0 or forever) and pin; a bad keepAlive names the field", () => {
+        touch("a.gguf");
+        const entries = loadServedManifest(writeManifest({models: [
+            {id: "a", task: "chat", path: "a.gguf", preload: true, keepAlive: "90s", pin: true},
+            {id: "b", task: "chat", path: "a.gguf", keepAlive: "forever"},
+            {id: "c", task: "chat", path: "a.gguf", keepAlive: 0},
+            {id: "d", task: "chat", path: "a.gguf"}
+        ]}));
+        expect(entries[0]).toMatchObject({preload: true, keepAliveMs: 90_000, pin: true});
+        expect(entries[1].keepAliveMs).toBeNull();
+        expect(entries[2].keepAliveMs).toBe(0);
+        expect(entries[3]).not.toHaveProperty("keepAliveMs");
+        const manifest = writeManifest({models: [{id: "a", task: "chat", path: "a.gguf", keepAlive: "soon"}]});
+        expect(manifestErrorOf(manifest)).toBe(`Invalid model manifest ${manifest}: 'models[0].keepAlive' must be "forever", a number of seconds, or a duration such as "30s", "5m" or "2h"; got "soon".`);
+    });
+
     it("accepts a $schema key; an empty model list is an error saying how to serve a model", () => {
         touch("a.gguf");
         expect(loadServedManifest(writeManifest({$schema: "./schema.json", models: [{id: "a", task: "chat", path: "a.gguf"}]})).map((entry) => entry.id)).toEqual(["a"]);

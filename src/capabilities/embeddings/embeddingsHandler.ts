@@ -17,7 +17,7 @@ export function embeddingsHandler(context: RouteContext): Middleware {
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body);
-        const {entry, engine} = context.engines.engineFor<EmbeddingsEngine>(request.model, "embeddings");
+        const {entry, engine} = await context.engines.engineFor<EmbeddingsEngine>(request.model, "embeddings");
         const job = toEmbeddingsJob(request, engine.info);
         Object.assign(state.logFields, {model: entry.id, user: request.user ?? undefined, inputs: job.inputs.length});
 

@@ -33,7 +33,7 @@ export function imagesHandler(context: RouteContext, links: ImageLinkStore): Mid
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body);
-        const {entry, engine} = context.engines.engineFor<ImageEngine>(request.model, "image");
+        const {entry, engine} = await context.engines.engineFor<ImageEngine>(request.model, "image");
         const images = toImageJob(request, entry.settings as ImageSettings, engine, randomSeed);
         const {job} = images;
         Object.assign(state.logFields, {

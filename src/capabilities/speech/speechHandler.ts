@@ -28,7 +28,7 @@ export function speechHandler(context: RouteContext): Middleware {
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body);
-        const {entry, engine} = context.engines.engineFor<SpeechEngine>(request.model, "speech");
+        const {entry, engine} = await context.engines.engineFor<SpeechEngine>(request.model, "speech");
         const plan = toSpeechJob(request, engine);
         Object.assign(state.logFields, {model: entry.id, voice: plan.job.voice, format: plan.format, stream_format: plan.streamFormat, characters: request.input.length});
 

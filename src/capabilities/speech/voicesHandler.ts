@@ -9,7 +9,7 @@ import { toVoicesResponse } from "./toVoicesResponse.js";
  * `model` may be left out when exactly one speech model is served.
  */
 export function voicesHandler(context: RouteContext): Middleware {
-    return (ctx) => {
+    return async (ctx) => {
         const model = ctx.query.model;
         if (Array.isArray(model))
             throw ApiError.invalidRequest("Give 'model' once.", "model");
@@ -23,7 +23,7 @@ export function voicesHandler(context: RouteContext): Middleware {
                 "model", speechModels.length === 0 ? "model_not_found" : null);
             name = speechModels[0].id;
         }
-        const {entry, engine} = context.engines.engineFor<SpeechEngine>(name, "speech");
+        const {entry, engine} = await context.engines.engineFor<SpeechEngine>(name, "speech");
         ctx.body = toVoicesResponse(entry.id, engine);
     };
 }

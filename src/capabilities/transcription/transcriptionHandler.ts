@@ -24,7 +24,7 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const {request, file} = toTranscriptionRequest(ctx.request.body as Record<string, string | string[]>, state.files ?? [], task);
-        const {entry, engine} = context.engines.engineFor<TranscriptionEngine>(request.model, "transcription");
+        const {entry, engine} = await context.engines.engineFor<TranscriptionEngine>(request.model, "transcription");
         checkModel(request, engine);
         Object.assign(state.logFields, {model: entry.id, task, response_format: request.responseFormat, stream: request.stream, file_bytes: file.bytes.length});
         const job = {

@@ -18,6 +18,12 @@ export type ModelEntry<Settings = unknown> = {
     parallel: number | null;
     /** ONNX models: how many of the worker pool's threads load it (default: all); 1 = one copy in the process. */
     workers?: number;
+    /** Load at start rather than on the first request; undefined = the server's `--preload-all`. */
+    preload?: boolean;
+    /** Idle time before the model is unloaded, in ms; null = never; undefined = the server's `--keep-alive`. */
+    keepAliveMs?: number | null;
+    /** Never evicted to make room for another model (an idle keep-alive still applies; `keepAlive: "forever"` with it keeps it for good). */
+    pin?: boolean;
     /** The fields only this task's entries have, parsed by its capability (see ManifestSettings). */
     settings: Settings;
 };

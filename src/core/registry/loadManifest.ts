@@ -4,13 +4,15 @@ import { createAjv } from "../validation/createAjv.js";
 import { describeAjvError } from "../validation/describeAjvError.js";
 import { ManifestError } from "./ManifestError.js";
 import { ManifestFieldError } from "./ManifestFieldError.js";
+import { parseKeepAlive } from "../../settings/keepAlive.js";
 import { commonModelProperties, manifestSchema } from "./manifestSchema.js";
 import type { ManifestSettings } from "./ManifestSettings.js";
 import type { ModelEntry } from "./ModelEntry.js";
 
 type RawModel = {
     id: string, task: string, path: string, family?: string, released?: string, aliases?: string[],
-    ownedBy?: string, contextSize?: number, threads?: number, parallel?: number, workers?: number
+    ownedBy?: string, contextSize?: number, threads?: number, parallel?: number, workers?: number,
+    preload?: boolean, keepAlive?: string | number, pin?: boolean
 } & Record<string, unknown>;
 
 /**
@@ -68,6 +70,9 @@ export function parseManifest(data: unknown, manifestPath: string, settingsByTas
         const modelPath = path.resolve(folder, model.path);
         if (!fs.existsSync(modelPath))
             throw invalid("path", `points to ${modelPath}, which does not exist.`);
+        const keepAliveMs = model.keepAlive == null ? undefined : parseKeepAlive(model.keepAlive);
+        if (model.keepAlive != null && keepAliveMs === undefined)
+            throw invalid("keepAlive", `must be "forever", a number of seconds, or a duration such as "30s", "5m" or "2h"; got ${JSON.stringify(model.keepAlive)}.`);
         let settings: unknown = {};
         try {
             settings = own?.parse(taskFields, {id: model.id, path: modelPath, folder}) ?? {};
@@ -88,6 +93,9 @@ export function parseManifest(data: unknown, manifestPath: string, settingsByTas
             threads: model.threads ?? null,
             parallel: model.parallel ?? null,
             ...(model.workers != null ? {workers: model.workers} : {}),
+            ...(model.preload != null ? {preload: model.preload} : {}),
+            ...(keepAliveMs !== undefined ? {keepAliveMs} : {}),
+            ...(model.pin != null ? {pin: model.pin} : {}),
             settings
         };
     });

@@ -18,7 +18,11 @@ export const commonModelProperties = {
     contextSize: {type: "integer", minimum: 16, maximum: 1048576},
     threads: {type: "integer", minimum: 1, maximum: 256},
     parallel: {type: "integer", minimum: 1, maximum: 64},
-    workers: {type: "integer", minimum: 1, maximum: 64}
+    workers: {type: "integer", minimum: 1, maximum: 64},
+    preload: {type: "boolean"},
+    // Checked by parseKeepAlive (loadManifest): `forever`, seconds, or a duration such as "5m".
+    keepAlive: {type: ["string", "integer"]},
+    pin: {type: "boolean"}
 } as const;
 
 /**

@@ -68,11 +68,53 @@ export class ServerMetrics {
         detailsCounter("speculative", "draftedTokens", "los_speculative_drafted_tokens_total", "Draft tokens verified by chat models (prompt lookup or a draft model)");
         detailsCounter("speculative", "acceptedTokens", "los_speculative_accepted_tokens_total", "Of those draft tokens, how many the model accepted");
         new Gauge({
-            name: "los_model_load_seconds", help: "How long loading each model took", labelNames: ["model"], registers: [this.registry],
+            name: "los_model_load_seconds", help: "How long each model's last load took", labelNames: ["model"], registers: [this.registry],
             collect() {
                 this.reset();
                 for (const [model, seconds] of engines.loadSeconds())
                     this.set({model}, seconds);
+            }
+        });
+        // The model library: loads, evictions and the memory budget (docs/models.md "The model library").
+        new Counter({
+            name: "los_model_loads_total", help: "Model loads, by model and result (ok, failed)", labelNames: ["model", "result"], registers: [this.registry],
+            collect() {
+                this.reset();
+                for (const [model, counts] of engines.loadCounts) {
+                    this.inc({model, result: "ok"}, counts.ok);
+                    this.inc({model, result: "failed"}, counts.failed);
+                }
+            }
+        });
+        new Counter({
+            name: "los_model_evictions_total", help: "Models unloaded, by model and reason (memory: room for another model; idle: keep-alive ended)",
+            labelNames: ["model", "reason"], registers: [this.registry],
+            collect() {
+                this.reset();
+                for (const [model, byReason] of engines.evictionCounts)
+                    for (const [reason, count] of byReason)
+                        this.inc({model, reason}, count);
+            }
+        });
+        new Gauge({
+            name: "los_model_memory_bytes", help: "Bytes of the memory budget each model holds (its estimate) while loading, loaded or unloading",
+            labelNames: ["model"], registers: [this.registry],
+            collect() {
+                this.reset();
+                for (const [model, bytes] of engines.memoryByModel())
+                    this.set({model}, bytes);
+            }
+        });
+        new Gauge({
+            name: "los_memory_in_use_bytes", help: "Bytes of the memory budget the models hold together (their estimates)", registers: [this.registry],
+            collect() {
+                this.set(engines.memoryInUse());
+            }
+        });
+        new Gauge({
+            name: "los_memory_budget_bytes", help: "The memory budget (--memory-budget): past it idle models are evicted", registers: [this.registry],
+            collect() {
+                this.set(engines.memoryBudget);
             }
         });
         new Gauge({

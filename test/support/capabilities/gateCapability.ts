@@ -71,7 +71,7 @@ export const gateCapability: Capability<GateEngine> = {
     routes(router, context) {
         router.post("/gate/hold", context.jsonBody, async (ctx) => {
             const state = ctx.state as RequestState;
-            const {engine} = context.engines.engineFor<GateEngine>((ctx.request.body as {model: string}).model, "gate");
+            const {engine} = await context.engines.engineFor<GateEngine>((ctx.request.body as {model: string}).model, "gate");
             const writer = new SseWriter(ctx, {pingMs: context.ssePingMs});
             let start!: StreamStart;
             const run = engine.hold(state.signal, () => {

@@ -15,7 +15,7 @@ export function countTokensHandler(context: RouteContext): Middleware {
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body);
-        const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
+        const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         state.logFields.model = entry.id;
         const mapped = toChatRequest(request);
         ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(jobOf(request, mapped, engine, state)))};

@@ -20,7 +20,7 @@ export function chatTurnHandler<Request extends {model: string, stream?: boolean
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body, state);
-        const {entry, engine} = context.engines.engineFor<ChatEngine>(request.model, "chat");
+        const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         Object.assign(state.logFields, {model: entry.id, stream: request.stream === true});
         await runChatTurn(ctx, context, plan({request, entry, engine, state}));
     };

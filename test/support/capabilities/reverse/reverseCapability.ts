@@ -61,7 +61,7 @@ function reverseHandler(context: RouteContext): Middleware {
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body);
-        const {engine} = context.engines.engineFor<ReverseEngine>(request.model, "reverse");
+        const {engine} = await context.engines.engineFor<ReverseEngine>(request.model, "reverse");
         if (request.stream !== true) {
             ctx.body = await engine.reverse(request.text, state.signal);
             return;

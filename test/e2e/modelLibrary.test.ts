@@ -1,0 +1,336 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatEngine } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
+import { FakeChatEngine } from "../support/FakeChatEngine.js";
+import { ManualClock } from "../support/ManualClock.js";
+import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
+import { tinyChatModelPath } from "../support/testModels.js";
+
+const mb = 1024 ** 2;
+let server: TestServer | undefined;
+afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+});
+
+/** A gate a test opens by hand. */
+function gate() {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => open = resolve);
+    return {opened, open};
+}
+
+/**
+ * Fake chat models whose loads and disposals are recorded, each load held at `loadGate` when one is set,
+ * each generation (after its first piece) at `pieceGate` when one is set for that model.
+ */
+function library() {
+    const created: string[] = [];
+    const disposed: string[] = [];
+    const loadGates = new Map<string, Promise<void>>();
+    const pieceGates = new Map<string, Promise<void>>();
+    const failures = new Map<string, Error>();
+    const loadStarted = new Map<string, ReturnType<typeof gate>>();
+    const startedLoading = (id: string) => {
+        const started = loadStarted.get(id) ?? gate();
+        loadStarted.set(id, started);
+        return started;
+    };
+    const factory = async (entry: ModelEntry): Promise<ChatEngine> => {
+        created.push(entry.id);
+        startedLoading(entry.id).open();
+        await loadGates.get(entry.id);
+        const failure = failures.get(entry.id);
+        if (failure != null)
+            throw failure;
+        const engine = new FakeChatEngine(entry.id, {
+            pieces: ["hello", " there"],
+            beforePiece: (index) => index === 0 ? Promise.resolve() : pieceGates.get(entry.id) ?? Promise.resolve()
+        });
+        engine.dispose = async () => void disposed.push(entry.id);
+        return engine;
+    };
+    return {created, disposed, loadGates, pieceGates, failures, factory, loadStarted: (id: string) => startedLoading(id).opened};
+}
+
+const model = (id: string, extra: Record<string, unknown> = {}) => ({id, task: "chat", path: tinyChatModelPath, ...extra});
+const chat = (target: TestServer, name: string, init?: RequestInit) => target.post("/v1/chat/completions", {model: name, messages: [{role: "user", content: "hi"}]}, init);
+const statusOf = async (target: TestServer, id: string) => (await jsonOf(await fetch(`${target.url}/v1/models/${id}`))).status;
+
+async function metricsOf(target: TestServer) {
+    return (await fetch(`${target.url}/metrics`)).text();
+}
+
+type Start = {models: Record<string, unknown>[], estimates?: Record<string, number>, budget?: number, config?: Record<string, unknown>, clock?: ManualClock};
+
+async function start(fakes: ReturnType<typeof library>, options: Start) {
+    return server = await startTestServer({
+        models: options.models,
+        config: {preloadAll: false, memoryBudget: options.budget ?? 1024 * mb, keepAliveSeconds: null, memoryWaitSeconds: 30, ...options.config},
+        factories: {chat: fakes.factory},
+        estimateBytes: async (entry) => options.estimates?.[entry.id] ?? 100 * mb,
+        clock: options.clock
+    });
+}
+
+describe("the model library: models load when first asked for", () => {
+    it("registers every model at start without loading one; the first request loads it and is served", async () => {
+        const fakes = library();
+        const target = await start(fakes, {models: [model("a"), model("b")]});
+        expect(fakes.created).toEqual([]);
+        expect((await fetch(`${target.url}/health/ready`)).status).toBe(200);
+        const listed = (await jsonOf(await fetch(`${target.url}/v1/models`))).data;
+        expect(listed.map((entry: {id: string, status: {value: string}}) => [entry.id, entry.status.value])).toEqual([["a", "unloaded"], ["b", "unloaded"]]);
+
+        const response = await chat(target, "a");
+        expect(response.status).toBe(200);
+        expect((await jsonOf(response)).choices[0].message.content).toBe("hello there");
+        expect(fakes.created).toEqual(["a"]);
+        expect(await statusOf(target, "a")).toMatchObject({value: "loaded", estimated_bytes: 100 * mb, keep_alive: "forever", pinned: false, preload: false});
+        expect((await statusOf(target, "a")).last_used).toEqual(expect.any(Number));
+        expect(await statusOf(target, "b")).toMatchObject({value: "unloaded", estimated_bytes: null, last_used: null});
+        expect(await metricsOf(target)).toMatch(/los_model_loads_total\{model="a",result="ok"\} 1\n/);
+    });
+
+    it("concurrent first requests share one load; a streamed one gets its first byte only once the model is ready", async () => {
+        const fakes = library();
+        const load = gate();
+        fakes.loadGates.set("a", load.opened);
+        const target = await start(fakes, {models: [model("a")]});
+        const plain = [chat(target, "a"), chat(target, "a")];
+        const streamed = target.post("/v1/chat/completions", {model: "a", stream: true, messages: [{role: "user", content: "hi"}]});
+        await fakes.loadStarted("a");
+        expect(await statusOf(target, "a")).toMatchObject({value: "loading"});
+        load.open();
+        for (const response of await Promise.all(plain))
+            expect((await jsonOf(response)).choices[0].message.content).toBe("hello there");
+        const {events} = await readSse(await streamed);
+        expect(events.at(-1)!.data).toBe("[DONE]");
+        expect(fakes.created).toEqual(["a"]);
+    });
+
+    it("a client that goes away while its model loads cancels nothing else: the load goes on for the others", async () => {
+        const fakes = library();
+        const load = gate();
+        fakes.loadGates.set("a", load.opened);
+        const target = await start(fakes, {models: [model("a")]});
+        const leaving = new AbortController();
+        const gone = chat(target, "a", {signal: leaving.signal});
+        const staying = chat(target, "a");
+        await fakes.loadStarted("a");
+        leaving.abort();
+        await expect(gone).rejects.toThrow();
+        load.open();
+        expect((await staying).status).toBe(200);
+        expect(fakes.created).toEqual(["a"]);
+        expect(await statusOf(target, "a")).toMatchObject({value: "loaded"});
+    });
+
+    it("preloaded models (manifest `preload`) are loaded at start, the others when asked for", async () => {
+        const fakes = library();
+        const target = await start(fakes, {models: [model("warm", {preload: true}), model("cold")], config: {keepAliveSeconds: 300}});
+        expect(fakes.created).toEqual(["warm"]);
+        // Kept (keep-alive forever, unless its entry says otherwise): it was loaded at start to be warm.
+        expect(await statusOf(target, "warm")).toMatchObject({value: "loaded", preload: true, keep_alive: "forever"});
+        expect(await statusOf(target, "cold")).toMatchObject({value: "unloaded", preload: false, keep_alive: "5m"});
+    });
+});
+
+describe("the memory budget, in bytes", () => {
+    it("evicts idle models, least recently used first, when a load does not fit, and says why in /metrics and the log", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const logLines: string[] = [];
+        server = await startTestServer({
+            models: [model("a"), model("b"), model("c")], logLines,
+            config: {preloadAll: false, memoryBudget: 250 * mb, keepAliveSeconds: null, logLevel: "info"},
+            factories: {chat: fakes.factory}, estimateBytes: async () => 100 * mb, clock
+        });
+        const target = server;
+        expect((await chat(target, "a")).status).toBe(200);
+        clock.advance(1000);
+        expect((await chat(target, "b")).status).toBe(200);
+        clock.advance(1000);
+        // `a` is used again: `b` is now the least recently used.
+        expect((await chat(target, "a")).status).toBe(200);
+        clock.advance(1000);
+        expect((await chat(target, "c")).status).toBe(200);
+        expect(fakes.disposed).toEqual(["b"]);
+        expect(await statusOf(target, "b")).toMatchObject({value: "unloaded"});
+        expect(await statusOf(target, "a")).toMatchObject({value: "loaded"});
+        const metrics = await metricsOf(target);
+        expect(metrics).toMatch(/los_model_evictions_total\{model="b",reason="memory"\} 1\n/);
+        expect(metrics).toMatch(new RegExp(`los_memory_budget_bytes ${250 * mb}\\n`));
+        expect(metrics).toMatch(new RegExp(`los_memory_in_use_bytes ${200 * mb}\\n`));
+        expect(metrics).toMatch(new RegExp(`los_model_memory_bytes\\{model="c"\\} ${100 * mb}\\n`));
+        expect(logLines.some((line) => line.includes("Unloaded 'b': to make room for 'c'") && line.includes('reason="memory"'))).toBe(true);
+    });
+
+    it("never evicts a busy model: a request for another waits, and is served once the first request ends", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const release = gate();
+        fakes.pieceGates.set("a", release.opened);
+        const target = await start(fakes, {models: [model("a"), model("b")], budget: 150 * mb, clock});
+        const first = target.post("/v1/chat/completions", {model: "a", stream: true, messages: [{role: "user", content: "hi"}]});
+        const firstResponse = await first;
+        expect(firstResponse.status).toBe(200);
+        const second = chat(target, "b");
+        // `b`'s load waits for memory: its wait sets a timer (the poll of engines' load, bounded by the timeout).
+        await clock.timersPending(1);
+        expect(await statusOf(target, "b")).toMatchObject({value: "loading"});
+        expect(fakes.created).toEqual(["a"]);
+        release.open();
+        await readSse(firstResponse);
+        expect((await second).status).toBe(200);
+        expect(fakes.created).toEqual(["a", "b"]);
+        expect(fakes.disposed).toEqual(["a"]);
+    });
+
+    it("answers 503 with Retry-After naming the models holding the memory when they stay busy past the wait", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const release = gate();
+        fakes.pieceGates.set("a", release.opened);
+        const target = await start(fakes, {models: [model("a"), model("b")], budget: 150 * mb, clock, config: {memoryWaitSeconds: 10}});
+        const firstResponse = await target.post("/v1/chat/completions", {model: "a", stream: true, messages: [{role: "user", content: "hi"}]});
+        const second = chat(target, "b");
+        await clock.timersPending(1);
+        clock.advance(10_000);
+        const refused = await second;
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get("retry-after")).toBe("5");
+        const {error} = await jsonOf(refused);
+        expect(error.code).toBe("model_memory_busy");
+        expect(error.message).toBe("Model 'b' needs about 100 MB of memory; 50 MB of the 150 MB budget is free, and the rest is held by 'a' (100 MB, busy: 1 request running or waiting). Retry later.");
+        expect(fakes.created).toEqual(["a"]);
+        release.open();
+        await readSse(firstResponse);
+        // The wait is over for this request only: the next one gets the memory `a` no longer needs.
+        expect((await chat(target, "b")).status).toBe(200);
+    });
+
+    it("never evicts a pinned model", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const target = await start(fakes, {models: [model("a", {pin: true}), model("b")], budget: 150 * mb, clock, config: {memoryWaitSeconds: 1}});
+        expect((await chat(target, "a")).status).toBe(200);
+        const second = chat(target, "b");
+        await clock.timersPending(1);
+        clock.advance(1000);
+        const refused = await second;
+        expect(refused.status).toBe(503);
+        expect((await jsonOf(refused)).error.message).toContain("held by 'a' (100 MB, pinned)");
+        expect(fakes.disposed).toEqual([]);
+        expect(await statusOf(target, "a")).toMatchObject({value: "loaded", pinned: true});
+    });
+
+    it("refuses at once a model larger than the whole budget, saying how much it needs and how much there is", async () => {
+        const fakes = library();
+        const target = await start(fakes, {models: [model("huge"), model("small")], budget: 150 * mb, estimates: {huge: 3 * 1024 ** 3}});
+        const refused = await chat(target, "huge");
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get("retry-after")).toBeNull();
+        expect((await jsonOf(refused)).error).toMatchObject({
+            code: "model_too_large",
+            message: "Model 'huge' needs about 3.00 GB of memory, more than the server's whole budget of 150 MB (--memory-budget)."
+        });
+        expect(fakes.created).toEqual([]);
+        expect(await statusOf(target, "huge")).toMatchObject({value: "failed"});
+        expect((await chat(target, "small")).status).toBe(200);
+    });
+});
+
+describe("keep-alive", () => {
+    it("unloads a model idle for its keep-alive, and loads it again on the next request", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const target = await start(fakes, {models: [model("a", {keepAlive: "1m"}), model("b")], clock});
+        expect((await chat(target, "a")).status).toBe(200);
+        await clock.timersPending(1);
+        clock.advance(59_000);
+        expect(await statusOf(target, "a")).toMatchObject({value: "loaded", keep_alive: "1m"});
+        clock.advance(1000);
+        expect(fakes.disposed).toEqual(["a"]);
+        expect(await statusOf(target, "a")).toMatchObject({value: "unloaded"});
+        expect(await metricsOf(target)).toMatch(/los_model_evictions_total\{model="a",reason="idle"\} 1\n/);
+        // `b` has no keep-alive of its own: the server's (here forever) applies.
+        expect((await chat(target, "b")).status).toBe(200);
+        expect(clock.pending).toBe(0);
+
+        expect((await chat(target, "a")).status).toBe(200);
+        expect(fakes.created).toEqual(["a", "b", "a"]);
+    });
+
+    it("a model still at work when its keep-alive ends is not unloaded", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const release = gate();
+        fakes.pieceGates.set("a", release.opened);
+        const target = await start(fakes, {models: [model("a", {keepAlive: 0})], clock});
+        const streamed = await target.post("/v1/chat/completions", {model: "a", stream: true, messages: [{role: "user", content: "hi"}]});
+        clock.advance(60_000);
+        expect(await statusOf(target, "a")).toMatchObject({value: "loaded"});
+        release.open();
+        await readSse(streamed);
+        await clock.timersPending(1);
+        clock.advance(0);
+        expect(fakes.disposed).toEqual(["a"]);
+    });
+});
+
+describe("failures are per model", () => {
+    it("a model that fails to load answers with the reason and is tried again after a backoff; the others keep serving", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        fakes.failures.set("broken", new Error("Invalid GGUF magic"));
+        const target = await start(fakes, {models: [model("broken"), model("good")], clock});
+        const failed = await chat(target, "broken");
+        expect(failed.status).toBe(503);
+        expect(failed.headers.get("retry-after")).toBe("5");
+        expect((await jsonOf(failed)).error).toMatchObject({
+            code: "model_load_failed",
+            message: `Model 'broken' failed to load from ${tinyChatModelPath}: Invalid GGUF magic. It will be loaded again by a request after 5 s.`
+        });
+        expect((await chat(target, "good")).status).toBe(200);
+        expect(await statusOf(target, "broken")).toMatchObject({value: "failed", error: `Model 'broken' failed to load from ${tinyChatModelPath}: Invalid GGUF magic`});
+        expect((await fetch(`${target.url}/health/ready`)).status).toBe(200);
+
+        // Within the backoff: answered at once, no new load.
+        expect((await chat(target, "broken")).status).toBe(503);
+        expect(fakes.created).toEqual(["broken", "good"]);
+        // After it: loaded again (fixed now), and served.
+        clock.advance(5000);
+        fakes.failures.delete("broken");
+        expect((await chat(target, "broken")).status).toBe(200);
+        expect(fakes.created).toEqual(["broken", "good", "broken"]);
+        expect(await metricsOf(target)).toMatch(/los_model_loads_total\{model="broken",result="failed"\} 1\n/);
+    });
+
+    it("a preloaded model that fails makes /health/ready 503 'failed' while the others serve, and is retried after its backoff", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        fakes.failures.set("broken", new Error("out of memory"));
+        server = await startTestServer({
+            models: [model("broken"), model("good")], waitUntilReady: false,
+            config: {preloadAll: true, keepAliveSeconds: null}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
+        });
+        const target = server;
+        await expect(target.ready).rejects.toThrow(`Model 'broken' failed to load from ${tinyChatModelPath}: out of memory`);
+        expect(await jsonOf(await fetch(`${target.url}/health/ready`))).toEqual({status: "unavailable", reason: "failed"});
+        expect((await chat(target, "good")).status).toBe(200);
+        fakes.failures.delete("broken");
+        clock.advance(5000);
+        await eventuallyReady(target);
+        expect(fakes.created).toEqual(["broken", "good", "broken"]);
+    });
+});
+
+async function eventuallyReady(target: TestServer) {
+    for (let attempt = 0; attempt < 100; attempt++) {
+        if ((await fetch(`${target.url}/health/ready`)).status === 200)
+            return;
+        await new Promise((resolve) => setImmediate(resolve));
+    }
+    throw new Error("never ready");
+}
