@@ -118,6 +118,34 @@ describe("tool text counts toward the floor", () => {
         expect((await jsonOf(responses)).error.message).toMatch(atLeast);
     });
 
+    it("large tool-call arguments are parsed off the main thread: not JSON, or too many values inside, is a 400 naming the field in the client's terms", async () => {
+        const notJson = "{" + "x".repeat(100_000);
+        const manyValues = JSON.stringify({q: Array.from({length: 150_000}, () => 0)});
+        const chatWith = (args: string) => server.post("/v1/chat/completions", {model: "tools", max_tokens: 1, messages: [
+            ...hi, {role: "assistant", content: null, tool_calls: [{id: "call_1", type: "function", function: {name: "lookup", arguments: args}}]},
+            {role: "tool", tool_call_id: "call_1", content: "done"}
+        ]});
+        for (const [args, reason] of [[notJson, "not valid JSON"], [manyValues, "more than 100,000 values"]]) {
+            const {response, liveFirst} = await whileLive(chatWith(args));
+            expect(response.status).toBe(400);
+            const {error} = await jsonOf(response);
+            expect(error.param).toBe("messages[1].tool_calls[0].function.arguments");
+            expect(error.message).toContain(reason);
+            expect(liveFirst).toBe(true);
+        }
+        const responses = await server.post("/v1/responses", {model: "tools", max_output_tokens: 1, input: [
+            ...hi, {type: "function_call", call_id: "call_1", name: "lookup", arguments: notJson}, {type: "function_call_output", call_id: "call_1", output: "done"}
+        ]});
+        expect(responses.status).toBe(400);
+        expect((await jsonOf(responses)).error).toMatchObject({param: "input[1].arguments", message: expect.stringContaining("not valid JSON")});
+        // A large valid one is parsed (off the thread) and counted like any other: 70,000 characters fit a 65,536-token context.
+        const fits = await server.post("/v1/chat/completions", {model: "long", max_tokens: 1, messages: [
+            ...hi, {role: "assistant", content: null, tool_calls: [{id: "call_1", type: "function", function: {name: "lookup", arguments: JSON.stringify({q: "word ".repeat(14_000)})}}]},
+            {role: "tool", tool_call_id: "call_1", content: "done"}
+        ]});
+        expect(fits.status).toBe(200);
+    });
+
     it("9 MB tool descriptions on Responses, Messages and count_tokens (which answered 200 with 1.5M tokens)", async () => {
         const responses = await server.post("/v1/responses", {model: "tools", max_output_tokens: 1, input: "hi", tools: [{type: "function", name: "lookup", description: nineMegabytes, parameters: {type: "object", properties: {}}}]});
         expect(responses.status).toBe(400);

@@ -6,14 +6,15 @@ import type { ChatCompletionRequest } from "./ChatCompletionWire.js";
 import { chatCompletionEvents } from "./chatCompletionEvents.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
 import { toChatCompletion } from "./chatResponses.js";
+import { parseLargeArguments } from "./parseLargeArguments.js";
 import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
 import { chatTurnHandler } from "./turn/chatTurnHandler.js";
 import { runJob } from "./turn/runJob.js";
 
 /** POST /v1/chat/completions: the request's job, answered as one chat completion or its chunks (runChatTurn). */
 export function chatCompletionsHandler(context: RouteContext): Middleware {
-    return chatTurnHandler(context, compileRequestValidator<ChatCompletionRequest>(chatCompletionSchema), ({request, entry, engine, state}) => {
-        const job = toChatJob(request, engine.info);
+    return chatTurnHandler(context, compileRequestValidator<ChatCompletionRequest>(chatCompletionSchema), async ({request, entry, engine, state}) => {
+        const job = toChatJob(request, engine.info, await parseLargeArguments(request.messages));
         const deprecatedFunctions = usesDeprecatedFunctions(request);
         Object.assign(state.logFields, {user: request.user ?? undefined, n: job.n});
         const envelope = {id: "chatcmpl-" + crypto.randomBytes(16).toString("base64url"), created: Math.floor(Date.now() / 1000), model: entry.id, systemFingerprint: engine.info.fingerprint};

@@ -5,13 +5,14 @@ import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js
 import { checkJsonSchema } from "./checkJsonSchema.js";
 import { checkTemplateKwargs } from "./checkTemplateKwargs.js";
 import { toLogitBias } from "./toLogitBias.js";
+import { ParsedArguments } from "./parseLargeArguments.js";
 import { toSamplingOptions } from "./toSamplingOptions.js";
 
 /**
  * Converts a validated OpenAI request into an engine job, applying OpenAI's defaults and the
  * checks a schema cannot express. Pure: it needs only the engine's static info.
  */
-export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo): ChatJob {
+export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo, parsedArguments = new ParsedArguments()): ChatJob {
     rejectUnsupported(request, engine);
     if (usesDeprecatedFunctions(request)) {
         try {
@@ -21,7 +22,7 @@ export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo
         }
     }
 
-    const turns = toTurns(request.messages, engine);
+    const turns = toTurns(request.messages, engine, parsedArguments);
     const tools = toTools(request, engine);
     const jsonObject = request.response_format?.type === "json_object";
     const jsonSchemaFormat = request.response_format?.type === "json_schema" ? request.response_format.json_schema : undefined;
@@ -194,7 +195,7 @@ function toTools(request: ChatCompletionRequest, engine: ChatEngineInfo): ChatTo
 }
 
 /** Messages -> turns: `tool` messages become the results of the calls of the assistant message before them. */
-function toTurns(messages: readonly WireMessage[], engine: ChatEngineInfo): ChatTurn[] {
+function toTurns(messages: readonly WireMessage[], engine: ChatEngineInfo, parsedArguments: ParsedArguments): ChatTurn[] {
     const turns: ChatTurn[] = [];
     // Calls of the last assistant message that still wait for their `tool` message, by id.
     let waiting = new Map<string, ChatToolCallTurn>();
@@ -217,7 +218,7 @@ function toTurns(messages: readonly WireMessage[], engine: ChatEngineInfo): Chat
             return;
         }
         checkAnswered();
-        const turn = toTurn(message, index, engine);
+        const turn = toTurn(message, index, engine, parsedArguments);
         if (message.role === "assistant" && typeof message.reasoning_content === "string" && message.reasoning_content !== "")
             turn.reasoning = message.reasoning_content;
         if (turn.toolCalls != null) {
@@ -234,7 +235,7 @@ function toolCallIds(message: WireMessage): string[] {
     return (message.tool_calls as {id: string}[]).map((call) => call.id);
 }
 
-function toToolCalls(message: WireMessage, param: string): ChatToolCallTurn[] {
+function toToolCalls(message: WireMessage, param: string, parsedArguments: ParsedArguments): ChatToolCallTurn[] {
     if (!Array.isArray(message.tool_calls))
         throw ApiError.invalidRequest(`Invalid type for '${param}.tool_calls': expected an array.`, `${param}.tool_calls`);
     const ids = new Set<string>();
@@ -247,17 +248,21 @@ function toToolCalls(message: WireMessage, param: string): ChatToolCallTurn[] {
         if (ids.has(call.id))
             throw ApiError.invalidRequest(`Duplicate tool call id '${call.id}' in '${param}.tool_calls'.`, `${at}.id`);
         ids.add(call.id);
-        let args: unknown;
-        try {
-            args = JSON.parse(call.function.arguments);
-        } catch {
-            throw ApiError.invalidRequest(`Invalid '${at}.function.arguments': not valid JSON.`, `${at}.function.arguments`);
-        }
+        const refused = parsedArguments.refusals.get(call.function);
+        if (refused != null)
+            throw ApiError.invalidRequest(`Invalid '${at}.function.arguments': ${refused}.`, `${at}.function.arguments`);
+        let args: unknown = parsedArguments.values.get(call.function);
+        if (!parsedArguments.values.has(call.function))
+            try {
+                args = JSON.parse(call.function.arguments);
+            } catch {
+                throw ApiError.invalidRequest(`Invalid '${at}.function.arguments': not valid JSON.`, `${at}.function.arguments`);
+            }
         return {name: call.function.name, arguments: args, result: ""};
     });
 }
 
-function toTurn(message: WireMessage, index: number, engine: ChatEngineInfo | string): ChatTurn {
+function toTurn(message: WireMessage, index: number, engine: ChatEngineInfo | string, parsedArguments = new ParsedArguments()): ChatTurn {
     const param = `messages[${index}]`;
     const modelId = typeof engine === "string" ? engine : engine.id;
     const toolSupport = typeof engine !== "string" && engine.toolCallFormat != null;
@@ -268,7 +273,7 @@ function toTurn(message: WireMessage, index: number, engine: ChatEngineInfo | st
     if (message.role === "assistant" && (message.function_call != null || (message.tool_calls != null && !toolSupport)))
         throw ApiError.invalidRequest(`Assistant messages with tool calls are not supported ${why}.`,
             `${param}.${message.function_call != null ? "function_call" : "tool_calls"}`, "unsupported_parameter");
-    const toolCalls = message.role === "assistant" && message.tool_calls != null ? toToolCalls(message, param) : undefined;
+    const toolCalls = message.role === "assistant" && message.tool_calls != null ? toToolCalls(message, param, parsedArguments) : undefined;
     if (toolCalls != null && toolCalls.length > 0) {
         const text = message.content == null ? "" : toTurn({...message, tool_calls: undefined}, index, engine).content;
         return {role: "assistant", content: text, toolCalls};

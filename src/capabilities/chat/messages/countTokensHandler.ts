@@ -18,6 +18,7 @@ export function countTokensHandler(context: RouteContext): Middleware {
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         state.logFields.model = entry.id;
         const mapped = toChatRequest(request);
-        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(jobOf(request, mapped, engine, state)))};
+        const job = await jobOf(request, mapped, engine, state);
+        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(job))};
     };
 }

@@ -8,6 +8,7 @@ import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
 import { runJob } from "../turn/runJob.js";
 import { compileMessagesValidator } from "./compileMessagesValidator.js";
+import { parseLargeArguments } from "../parseLargeArguments.js";
 import { messageStream } from "./MessageEvents.js";
 import type { CountTokensRequest, MessageCreateRequest } from "./MessagesWire.js";
 import { messagesSchema } from "./messagesSchema.js";
@@ -16,9 +17,10 @@ import { toMessage } from "./toMessage.js";
 import { thinkingDisplay, toReasoning } from "./toReasoning.js";
 
 /** The job a Messages request means, whatever the chat path throws told in the client's field names and Anthropic's words (ClientFields). */
-export function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: MappedRequest, engine: ChatEngine, state: RequestState): ChatJob {
+export async function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: MappedRequest, engine: ChatEngine, state: RequestState): Promise<ChatJob> {
+    const parsedArguments = await parseLargeArguments(mapped.chat.messages);
     return inClientTerms(toClient(mapped, state), () => {
-        const job = {...toChatJob(mapped.chat, engine.info), reasoning: toReasoning(request.thinking, mapped.effort)};
+        const job = {...toChatJob(mapped.chat, engine.info, parsedArguments), reasoning: toReasoning(request.thinking, mapped.effort)};
         const topK = (request as MessageCreateRequest).top_k;
         return topK != null && topK > 0 ? {...job, sampling: {...job.sampling, topK}} : job;
     });
@@ -31,10 +33,10 @@ export const toClient = (mapped: MappedRequest, state: RequestState) => (error: 
  * Anthropic's events (MessageEvents); every error in Anthropic's shape (the route's `errorShapes`, streams included).
  */
 export function messagesHandler(context: RouteContext): Middleware {
-    return chatTurnHandler(context, compileMessagesValidator<MessageCreateRequest>(messagesSchema), ({request, entry, engine, state}) => {
+    return chatTurnHandler(context, compileMessagesValidator<MessageCreateRequest>(messagesSchema), async ({request, entry, engine, state}) => {
         state.logFields.user = request.metadata?.user_id ?? undefined;
         const mapped = toChatRequest(request);
-        const job = jobOf(request, mapped, engine, state);
+        const job = await jobOf(request, mapped, engine, state);
         const id = "msg_" + crypto.randomBytes(12).toString("hex");
         const display = thinkingDisplay(request.thinking);
         return {

@@ -1,6 +1,7 @@
 import type { Middleware } from "koa";
 import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
 import type { RouteContext } from "../../Capability.js";
+import { parseLargeArguments } from "../parseLargeArguments.js";
 import { toChatJob } from "../toChatJob.js";
 import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
@@ -27,13 +28,14 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const request = validate(body);
         previousOf(store, request, state);
         return request;
-    }, ({request, entry, engine, state}) => {
+    }, async ({request, entry, engine, state}) => {
         const owner = ownerOf(state);
         const previous = previousOf(store, request, state);
         state.logFields.user = request.user;
         const {chat, fields, tools} = toChatRequest(request, previous != null ? ResponseStore.conversationOf(previous) : []);
         const toClientError = (error: unknown) => toResponsesError(state.toApiError(error), fields, error);
-        const job = inClientTerms(toClientError, () => toChatJob(chat, engine.info));
+        const parsedArguments = await parseLargeArguments(chat.messages);
+        const job = inClientTerms(toClientError, () => toChatJob(chat, engine.info, parsedArguments));
         const id = randomId("resp");
         const createdAt = Math.floor(Date.now() / 1000);
         if (tools.warnings.length > 0)

@@ -15,13 +15,13 @@ export type TurnRequest<Request> = {request: Request, entry: ModelEntry, engine:
 export function chatTurnHandler<Request extends {model: string, stream?: boolean | null}, Done extends TurnDone>(
     context: RouteContext,
     validate: (body: unknown, state: RequestState) => Request,
-    plan: (turn: TurnRequest<Request>) => ChatTurn<Done>
+    plan: (turn: TurnRequest<Request>) => ChatTurn<Done> | Promise<ChatTurn<Done>>
 ): Middleware {
     return async (ctx) => {
         const state = ctx.state as RequestState;
         const request = validate(ctx.request.body, state);
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         Object.assign(state.logFields, {model: entry.id, stream: request.stream === true});
-        await runChatTurn(ctx, context, plan({request, entry, engine, state}));
+        await runChatTurn(ctx, context, await plan({request, entry, engine, state}));
     };
 }

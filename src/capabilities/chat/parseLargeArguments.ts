@@ -1,0 +1,61 @@
+import type { JsonHazard } from "../../core/http/findJsonHazard.js";
+import { maxJsonDepth } from "../../core/http/jsonBody.js";
+import { parseJsonOffThread } from "../../core/http/parseJsonOffThread.js";
+
+/**
+ * Tool-call `arguments` strings at least this long are parsed in the JSON parse thread: on the main thread a
+ * 9 MB one took about 40 ms, during which every other request waited (and the prompt-size floor then refused it).
+ */
+export const offThreadArgumentsChars = 64 * 1024;
+
+/** Most JSON values one call's arguments may hold (as many as a chat request body itself may). */
+const maxArgumentValues = 100_000;
+
+/** The large tool calls' arguments, by their `function` object: parsed, or why not (toChatJob reads them instead of parsing). */
+export class ParsedArguments {
+    readonly values = new WeakMap<object, unknown>();
+    readonly refusals = new WeakMap<object, string>();
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * Parses, off the main thread, the large `arguments` strings of the assistant tool calls in `messages` (a chat
+ * completions request's, as the Responses and Messages adapters also build it); toChatJob parses smaller ones itself.
+ */
+export async function parseLargeArguments(messages: unknown): Promise<ParsedArguments> {
+    const parsed = new ParsedArguments();
+    if (!Array.isArray(messages))
+        return parsed;
+    const pending: Promise<void>[] = [];
+    for (const message of messages) {
+        const calls = isObject(message) ? message.tool_calls : undefined;
+        if (!Array.isArray(calls))
+            continue;
+        for (const call of calls) {
+            const fn = isObject(call) ? call.function : undefined;
+            if (!isObject(fn) || typeof fn.arguments !== "string" || fn.arguments.length < offThreadArgumentsChars)
+                continue;
+            pending.push(parseJsonOffThread(utf8.encode(fn.arguments), {maxDepth: maxJsonDepth, maxValues: maxArgumentValues}).then(
+                (reply) => "value" in reply ? void parsed.values.set(fn, reply.value) : void parsed.refusals.set(fn, refusalOf(reply.hazard)),
+                () => void parsed.refusals.set(fn, "not valid JSON")));
+        }
+    }
+    await Promise.all(pending);
+    return parsed;
+}
+
+function refusalOf(hazard: JsonHazard): string {
+    switch (hazard.problem) {
+        case "too_many_values":
+            return `valid JSON, but it holds more than ${maxArgumentValues.toLocaleString("en-US")} values`;
+        case "too_deep":
+            return `valid JSON, but it nests more than ${maxJsonDepth} levels deep`;
+        default:
+            return "valid JSON, but it has a prototype key";
+    }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+}
