@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 describe("HTTP layer with a fake engine", () => {
-    it("answers /health 503 while models load, then 200", async () => {
+    it("answers /health 503 while models load, then 200; a request for the loading model waits and is served", async () => {
         let finishLoading!: () => void;
         const loaded = new Promise<void>((resolve) => finishLoading = resolve);
         server = await startTestServer({
@@ -28,11 +28,12 @@ describe("HTTP layer with a fake engine", () => {
         expect(loading.status).toBe(503);
         expect(loading.headers.get("retry-after")).toBe("1");
         expect((await jsonOf(loading)).status).toBe("loading");
-        const early = await server.post("/v1/chat/completions", {model: "fake", messages: [{role: "user", content: "x"}]});
-        expect(early.status).toBe(503);
-        expect(early.headers.get("retry-after")).toBeTruthy();
+        // A request for the loading model waits for it (the model library), then is served.
+        const early = server.post("/v1/chat/completions", {model: "fake", messages: [{role: "user", content: "x"}]});
+        expect((await fetch(`${server.url}/health`)).status).toBe(503);
 
         finishLoading();
+        expect((await early).status).toBe(200);
         await server.ready;
         const ready = await fetch(`${server.url}/health`);
         expect(ready.status).toBe(200);
@@ -125,7 +126,7 @@ describe("HTTP layer with a fake engine", () => {
         } finally {
             process.stderr.write = original;
         }
-        expect(lines.join("")).toMatch(/POST \/v1\/chat\/completions .*model="fake" user="alice@example"/);
+        expect(lines.join("")).toMatch(/POST \/v1\/chat\/completions .*model="fake" .*user="alice@example"/);
         const job = engine.jobs[0];
         expect(job.sampling).toMatchObject({temperature: 1, topP: 1, frequencyPenalty: 0, presencePenalty: 0});
         expect(job.maxTokens).toBeNull();
