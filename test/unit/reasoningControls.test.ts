@@ -83,6 +83,23 @@ describe("ReasoningOutput", () => {
         expect(empty.finish()).toEqual({content: "Answer", reasoning: null});
     });
 
+    it("streams the reasoning trimmed as the whole is, so the streamed pieces joined equal the answer's reasoning", () => {
+        // Qwen3's real output: "<think>\n", the thought over several tokens with whitespace inside and at the ends, "\n</think>\n\n".
+        for (const pieces of [
+            ["<think>", "\n", "Let", " me", " \n", "think", ".", "\n", "\n", "</think>", "\n\n", "Hi"],
+            ["<think>\n\n  ", " ", "\n", "A", "  ", "\n</think>", "Hi"],
+            ["<think>", " ", "\n", "</think>", "Hi"]
+        ]) {
+            const streamed: string[] = [];
+            const output = new ReasoningOutput("think-tags", false, {reasoning: (text) => streamed.push(text), content: () => {}});
+            for (const piece of pieces)
+                output.push(piece);
+            const {reasoning} = output.finish();
+            expect(streamed.join(""), JSON.stringify(pieces)).toBe(reasoning ?? "");
+            expect(streamed.every((piece) => piece !== ""), JSON.stringify(pieces)).toBe(true);
+        }
+    });
+
     it("logprobs entries follow the text: those of the reasoning, its tags and the whitespace after them never go out", () => {
         const entry = (token: string) => ({token, logprob: -1, bytes: [...new TextEncoder().encode(token)], topLogprobs: []});
         const streamed: string[][] = [];

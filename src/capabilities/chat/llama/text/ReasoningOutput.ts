@@ -21,6 +21,8 @@ type EntryGroup = {start: number, end: number, entries: readonly TokenLogprob[]}
 export class ReasoningOutput {
     private readonly splitter: ReasoningSplitter | null;
     private reasoningText = "";
+    /** Whitespace at the end of the reasoning so far: sent only once more reasoning follows it (see emitReasoning). */
+    private heldWhitespace = "";
     private contentText = "";
     /** Entries of pieces not yet known to be answer or not. */
     private readonly groups: EntryGroup[] = [];
@@ -68,10 +70,8 @@ export class ReasoningOutput {
     }
 
     private emit(split: SplitText) {
-        if (split.reasoning !== "") {
-            this.reasoningText += split.reasoning;
-            this.sink.reasoning(split.reasoning);
-        }
+        if (split.reasoning !== "")
+            this.emitReasoning(split.reasoning);
         const entries = this.takeEntries(split.contentRanges ?? []);
         if (split.content !== "" || entries.length > 0)
             this.emitContent(split.content, this.contentLogprobs == null ? undefined : entries);
@@ -93,6 +93,22 @@ export class ReasoningOutput {
                 index++;
         }
         return taken;
+    }
+
+    /**
+     * Reasoning goes out trimmed as the whole is (`finish`): whitespace before its first character is dropped, and
+     * whitespace after its last is held until more reasoning follows it, so the streamed pieces joined are the
+     * reasoning a non-streamed answer carries (the `\n` after `<think>` and before `</think>` is neither).
+     */
+    private emitReasoning(text: string) {
+        let piece = this.reasoningText === "" ? text.trimStart() : this.heldWhitespace + text;
+        const body = piece.trimEnd();
+        this.heldWhitespace = this.reasoningText === "" && body === "" ? "" : piece.slice(body.length);
+        piece = body;
+        if (piece === "")
+            return;
+        this.reasoningText += piece;
+        this.sink.reasoning(piece);
     }
 
     private emitContent(text: string, logprobs?: TokenLogprob[]) {
