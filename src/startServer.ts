@@ -102,7 +102,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
         preloadAll: config.preloadAll,
         memoryWaitMs: config.memoryWaitSeconds * 1000,
-        estimateBytes: options.estimateBytes ?? ((entry) => estimateModelBytes(entry, config)),
+        estimateBytes: options.estimateBytes ?? ((entry) => {
+            const ggufContext = capabilities.find((capability) => capability.task === entry.task)?.ggufContext;
+            return estimateModelBytes(entry, config, ggufContext == null ? undefined : (model, trained) => ggufContext(model, config, trained));
+        }),
         clock: options.clock
     });
 

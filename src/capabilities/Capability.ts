@@ -1,3 +1,4 @@
+import type { GgufContextShape } from "../runtimes/estimateModelBytes.js";
 import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import type { ApiError } from "../core/http/ApiError.js";
@@ -57,6 +58,8 @@ export type Capability<E extends Engine = Engine, Settings = unknown> = Capabili
      * than OpenAI's (and headers of their own): every error of that route, the key check's included, goes through it.
      */
     errorShapes?: Readonly<Record<string, (error: ApiError, requestId: string) => {status: number, body: unknown, headers?: Record<string, string>}>>;
+    /** The context its engine creates for a GGUF model, for the memory estimate before loading (runtimes/estimateModelBytes); none = one sequence of the trained context. */
+    ggufContext?(entry: ModelEntry<Settings>, config: CapabilityConfig, trainContextSize: number | undefined): GgufContextShape;
     /** Its engines' errors as the client sees them; undefined = not one of its errors. */
     toApiError?(error: unknown): ApiError | undefined;
 };

@@ -5,14 +5,21 @@ import type { GpuSetting, LlamaBuildSetting } from "../settings/serverSettings.j
 
 /** The server settings an estimate depends on (the server's Config has them all). */
 export type EstimateSettings = {
-    /** Chat models' sequences, unless the manifest entry says. */
-    parallel: number;
     /** The worker pool's size: an ONNX model's copies, unless the manifest entry's `workers` says fewer. */
     workers: number;
     flashAttention: "on" | "off" | "auto";
     llamaBuild: LlamaBuildSetting;
     gpu: GpuSetting;
 };
+
+/** The context a GGUF model's engine will create (its capability says: a chat context, an embedding context). */
+export type GgufContextShape = {contextSize: number, sequences: number, batchSize?: number, isEmbeddingContext?: boolean};
+
+/** A GGUF model's context shape, from its entry and the context size it was trained for (when its file says). */
+export type GgufContextOf = (entry: ModelEntry, trainContextSize: number | undefined) => GgufContextShape;
+
+/** Without a capability's word: one sequence of the trained context. */
+const defaultGgufContext: GgufContextOf = (_entry, trainContextSize) => ({contextSize: trainContextSize ?? 4096, sequences: 1});
 
 /**
  * What a model's engine adds on top of its weights and context, whatever the runtime: the engine's own
@@ -27,36 +34,30 @@ const onnxWeightFile = /\.onnx(_data|\.data)?$|\.onnx_data_\d+$/i;
 
 /**
  * Bytes a model will take in RAM once loaded, estimated before loading it:
- * - GGUF (chat, embeddings): node-llama-cpp's own estimator (GgufInsights) for the weights and for the
- *   context the engine will create (the manifest's context size, its sequences, flash attention). Every layer
+ * - GGUF: node-llama-cpp's own estimator (GgufInsights) for the weights and for the context the engine will
+ *   create (`contextOf`: the model's capability says its shape; flash attention as the server sets it). Every layer
  *   is counted in RAM: exact on the CPU, an upper bound when layers go to a GPU.
- * - ONNX (embeddings, speech, transcription, images): the weight files' sizes times the copies the worker
+ * - ONNX: the weight files' sizes times the copies the worker
  *   placement makes (manifest `workers`, default every worker of the pool).
  * Both plus a margin. A GGUF whose header cannot be read is estimated from its file size (its load will say what is wrong).
  */
-export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings): Promise<number> {
+export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf = defaultGgufContext): Promise<number> {
     const raw = entry.path.toLowerCase().endsWith(".gguf")
-        ? await estimateGguf(entry, config).catch(() => fileBytes(entry.path))
+        ? await estimateGguf(entry, config, contextOf).catch(() => fileBytes(entry.path))
         : onnxFilesBytes(entry.path) * Math.min(entry.workers ?? config.workers, config.workers);
     return Math.round(raw * (1 + marginShare) + marginBytes);
 }
 
-async function estimateGguf(entry: ModelEntry, config: EstimateSettings): Promise<number> {
+async function estimateGguf(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf): Promise<number> {
     const {readGgufFileInfo, GgufInsights} = await import("node-llama-cpp");
     const {loadLlamaRuntime} = await import("./llama/llamaRuntime.js");
     const info = await readGgufFileInfo(entry.path, {logWarnings: false});
     const insights = await GgufInsights.from(info, await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}));
     const weights = insights.estimateModelResourceRequirements({gpuLayers: 0});
-    const embeddings = entry.task === "embeddings";
-    const contextSize = embeddings
-        ? Math.min((entry.settings as {maxInputTokens?: number}).maxInputTokens ?? insights.trainContextSize ?? 2048, insights.trainContextSize ?? 2048) + 1
-        : entry.contextSize ?? insights.trainContextSize ?? 4096;
+    const shape = contextOf(entry, insights.trainContextSize);
     const context = insights.estimateContextResourceRequirements({
-        contextSize,
+        ...shape,
         modelGpuLayers: 0,
-        sequences: embeddings ? 1 : entry.parallel ?? config.parallel,
-        batchSize: embeddings ? contextSize : undefined,
-        isEmbeddingContext: embeddings,
         flashAttention: config.flashAttention !== "off" && insights.flashAttentionSupported
     });
     return weights.cpuRam + weights.gpuVram + context.cpuRam + context.gpuVram;

@@ -10,6 +10,11 @@ import { embeddingsManifestPart } from "./embeddingsManifestPart.js";
  */
 export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSettings> = {
     ...embeddingsManifestPart,
+    // One sequence whose batch is the whole input (LlamaEmbeddingsEngine), as long as the model was trained for at most.
+    ggufContext(entry, _config, trainContextSize) {
+        const contextSize = Math.min(entry.settings.maxInputTokens ?? trainContextSize ?? 2048, trainContextSize ?? 2048) + 1;
+        return {contextSize, sequences: 1, batchSize: contextSize, isEmbeddingContext: true};
+    },
     async createEngine(entry, {config, logger, workers}) {
         const settings = entry.settings;
         if (entry.path.toLowerCase().endsWith(".gguf")) {
