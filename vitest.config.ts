@@ -1,3 +1,4 @@
+import os from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -8,6 +9,9 @@ export default defineConfig({
         reporters: ["default", "./test/support/durationsReporter.ts"],
         // Native llama.cpp contexts live in the test process: forks isolate them per file.
         pool: "forks",
+        // Vitest's default is one file fewer than the cores: on a 2-core machine, one file at a time. Most files wait
+        // on servers, sockets and worker threads more than they compute, so two at a time take about half as long there.
+        maxWorkers: Math.max(2, os.availableParallelism() - 1),
         testTimeout: 30_000,
         hookTimeout: 60_000
     }
