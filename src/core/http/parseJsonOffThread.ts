@@ -1,4 +1,5 @@
 import type { Worker } from "node:worker_threads";
+import { passOffThreadGate } from "../workers/offThreadGate.js";
 import { siblingModuleUrl } from "../workers/siblingModuleUrl.js";
 import { startModuleThread } from "../workers/startModuleThread.js";
 import type { JsonHazard } from "./findJsonHazard.js";
@@ -45,6 +46,7 @@ function workerThread(): Worker {
  * SyntaxError for text that is not JSON (or not UTF-8).
  */
 export async function parseJsonOffThread(bytes: Uint8Array, bounds: JsonBounds): Promise<{value: unknown} | {hazard: JsonHazard}> {
+    await passOffThreadGate("json-parse");
     const thread = workerThread();
     const id = nextId++;
     // Own buffer, moved to the worker (the caller does not use the bytes afterwards).

@@ -1,5 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import type { Token } from "node-llama-cpp";
+import { passOffThreadGate } from "../../../core/workers/offThreadGate.js";
 import { siblingModuleUrl } from "../../../core/workers/siblingModuleUrl.js";
 import { startModuleThread } from "../../../core/workers/startModuleThread.js";
 import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
@@ -20,9 +21,10 @@ export class PromptRenderThread {
     constructor(private readonly modelPath: string) {}
 
     /** The prompt's tokens, prepared in the render thread (requests are served one at a time, in order). */
-    prepare(request: PromptRequest): Promise<PreparedPrompt> {
+    async prepare(request: PromptRequest): Promise<PreparedPrompt> {
+        await passOffThreadGate("prompt-render");
         if (this.closed != null)
-            return Promise.reject(new Error("The render thread is closed"));
+            throw new Error("The render thread is closed");
         const worker = this.thread();
         const id = this.nextId++;
         return new Promise((resolve, reject) => {
