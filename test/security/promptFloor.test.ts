@@ -128,7 +128,7 @@ describe("tool text counts toward the floor", () => {
             ...hi, {role: "assistant", content: null, tool_calls: [{id: "call_1", type: "function", function: {name: "lookup", arguments: args}}]},
             {role: "tool", tool_call_id: "call_1", content: "done"}
         ]});
-        for (const [args, reason] of [[notJson, "not valid JSON"], [manyValues, "more than 100,000 values"]]) {
+        for (const [args, reason] of [[notJson, "not valid JSON"], [manyValues, "more than 100,000 JSON values"]]) {
             const response = await whileLive("json-parse", () => chatWith(args));
             expect(response.status).toBe(400);
             const {error} = await jsonOf(response);

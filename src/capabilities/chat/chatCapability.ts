@@ -1,6 +1,7 @@
 import type { Capability } from "../Capability.js";
 import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
+import { maxChatJsonValues } from "./chatCompletionSchema.js";
 import { completionsHandler } from "./completions/completionsHandler.js";
 import { countTokensHandler } from "./messages/countTokensHandler.js";
 import { messagesHandler } from "./messages/messagesHandler.js";
@@ -13,11 +14,7 @@ import { chatManifestPart } from "./chatManifestPart.js";
 import type { ChatSettings } from "./chatManifest.js";
 import { speculativeOptions } from "./speculativeOptions.js";
 
-/**
- * JSON values a chat-family body may hold (messages, items, tools, `chat_template_kwargs`: all of it), refused
- * before the body reaches the main thread (see findShapeViolation): 10,000 messages of a few fields each fit.
- */
-const chatBodyBounds = {maxValues: 100_000};
+const chatBodyBounds = {maxValues: maxChatJsonValues};
 /** Legacy completions' prompts may be token ids, a value each: a prompt as long as a large context fits. */
 const completionsBodyBounds = {maxValues: 1_000_000};
 

@@ -14,6 +14,13 @@ const maxSafe = Number.MAX_SAFE_INTEGER;
  */
 export const maxConversationItems = 10_000;
 
+/**
+ * JSON values a chat-family body may hold (messages, items, tools, `chat_template_kwargs`: all of it), refused
+ * before the body reaches the main thread (see findShapeViolation): 10,000 messages of a few fields each fit. A
+ * tool call's `arguments` string, parsed apart (parseLargeArguments), is bounded alike.
+ */
+export const maxChatJsonValues = 100_000;
+
 const contentPart = {
     type: "object",
     required: ["type"],

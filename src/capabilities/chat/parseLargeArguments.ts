@@ -1,6 +1,7 @@
-import type { JsonHazard } from "../../core/http/findJsonHazard.js";
+import { describeJsonHazard } from "../../core/http/findJsonHazard.js";
 import { maxJsonDepth } from "../../core/http/jsonBody.js";
 import { parseJsonOffThread } from "../../core/http/parseJsonOffThread.js";
+import { maxChatJsonValues } from "./chatCompletionSchema.js";
 
 /**
  * Tool-call `arguments` strings at least this long are parsed in the JSON parse thread: on the main thread a
@@ -8,8 +9,8 @@ import { parseJsonOffThread } from "../../core/http/parseJsonOffThread.js";
  */
 export const offThreadArgumentsChars = 64 * 1024;
 
-/** Most JSON values one call's arguments may hold (as many as a chat request body itself may). */
-const maxArgumentValues = 100_000;
+/** One call's arguments may hold as many JSON values, as deep, as a chat request body itself. */
+const argumentBounds = {maxDepth: maxJsonDepth, maxValues: maxChatJsonValues};
 
 /** The large tool calls' arguments, by their `function` object: parsed, or why not (toChatJob reads them instead of parsing). */
 export class ParsedArguments {
@@ -36,24 +37,13 @@ export async function parseLargeArguments(messages: unknown): Promise<ParsedArgu
             const fn = isObject(call) ? call.function : undefined;
             if (!isObject(fn) || typeof fn.arguments !== "string" || fn.arguments.length < offThreadArgumentsChars)
                 continue;
-            pending.push(parseJsonOffThread(utf8.encode(fn.arguments), {maxDepth: maxJsonDepth, maxValues: maxArgumentValues}).then(
-                (reply) => "value" in reply ? void parsed.values.set(fn, reply.value) : void parsed.refusals.set(fn, refusalOf(reply.hazard)),
+            pending.push(parseJsonOffThread(utf8.encode(fn.arguments), argumentBounds).then(
+                (reply) => "value" in reply ? void parsed.values.set(fn, reply.value) : void parsed.refusals.set(fn, `valid JSON, but it ${describeJsonHazard(reply.hazard, argumentBounds)}`),
                 () => void parsed.refusals.set(fn, "not valid JSON")));
         }
     }
     await Promise.all(pending);
     return parsed;
-}
-
-function refusalOf(hazard: JsonHazard): string {
-    switch (hazard.problem) {
-        case "too_many_values":
-            return `valid JSON, but it holds more than ${maxArgumentValues.toLocaleString("en-US")} values`;
-        case "too_deep":
-            return `valid JSON, but it nests more than ${maxJsonDepth} levels deep`;
-        default:
-            return "valid JSON, but it has a prototype key";
-    }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

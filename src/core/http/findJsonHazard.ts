@@ -2,6 +2,22 @@
 export type JsonHazard = {path: (string | number)[], problem: "too_deep" | "prototype_key" | "too_many_values"};
 
 /**
+ * What is wrong, as the rest of a sentence whose subject the caller names ("The request body …", "… is valid JSON,
+ * but it …"): "holds more than 100,000 JSON values", "nests objects/arrays more than 128 levels deep", "has a
+ * '__proto__' key". The same words for every JSON a client sends.
+ */
+export function describeJsonHazard(hazard: JsonHazard, bounds: {maxDepth: number, maxValues: number}): string {
+    switch (hazard.problem) {
+        case "too_many_values":
+            return `holds more than ${bounds.maxValues.toLocaleString("en-US")} JSON values`;
+        case "too_deep":
+            return `nests objects/arrays more than ${bounds.maxDepth} levels deep`;
+        default:
+            return `has a '${hazard.path.at(-1)}' key, refused as prototype poisoning`;
+    }
+}
+
+/**
  * The first hazard in a parsed JSON body, or null when it has none:
  *
  * - a value nested deeper than `maxDepth` objects/arrays (its path, at most `maxDepth + 1` segments).

@@ -3,7 +3,7 @@ import { parseByteSize } from "../../settings/settingKinds.js";
 import { ApiError } from "./ApiError.js";
 import { declaredLength, type BodyMemory } from "./BodyMemory.js";
 import { continueBody } from "./continueBody.js";
-import { findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
+import { describeJsonHazard, findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
 import type { JsonBounds } from "./jsonParseThreadMain.js";
 import { parseJsonOffThread } from "./parseJsonOffThread.js";
 import { readBody } from "./readBody.js";
@@ -101,16 +101,13 @@ function notJson() {
 
 function hazardError(hazard: JsonHazard, bounds: JsonBounds): ApiError {
     const param = typeof hazard.path[0] === "string" ? hazard.path[0] : null;
+    const problem = `The request body ${describeJsonHazard(hazard, bounds)}`;
     if (hazard.problem === "prototype_key")
-        return ApiError.invalidRequest(`The request body has a '${hazard.path.at(-1)}' key (at '${shownPath(hazard.path)}'), which the server refuses (prototype poisoning).`,
-            param, "invalid_json");
+        return ApiError.invalidRequest(`${problem} (at '${shownPath(hazard.path)}').`, param, "invalid_json");
     if (hazard.problem === "too_many_values")
-        return ApiError.invalidRequest(
-            `The request body holds more than ${bounds.maxValues.toLocaleString("en-US")} JSON values${param == null ? "" : ` (most of them in '${param}')`}, ` +
-            "more than this endpoint accepts. Send fewer items.", param, "too_many_values");
-    return ApiError.invalidRequest(
-        `The request body nests objects/arrays more than ${bounds.maxDepth} levels deep (at '${shownPath(hazard.path)}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`,
-        param, "json_too_deep");
+        return ApiError.invalidRequest(`${problem}${param == null ? "" : ` (most of them in '${param}')`}, more than this endpoint accepts. Send fewer items.`,
+            param, "too_many_values");
+    return ApiError.invalidRequest(`${problem} (at '${shownPath(hazard.path)}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`, param, "json_too_deep");
 }
 
 function shownPath(path: (string | number)[]) {
