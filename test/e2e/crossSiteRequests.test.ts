@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
-import { FakeChatEngine } from "../support/FakeChatEngine.js";
-import { FakeTranscriptionEngine } from "../support/FakeTranscriptionEngine.js";
+import { chatBody, startChatAndWhisperServer, uploadBody, uploadBoundary } from "../support/chatAndWhisperServer.js";
+import type { FakeChatEngine } from "../support/FakeChatEngine.js";
+import type { FakeTranscriptionEngine } from "../support/FakeTranscriptionEngine.js";
 import { RawConnection } from "../support/rawConnection.js";
 import { rawRequest } from "../support/rawRequest.js";
-import { startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinyChatModelPath, tinyWhisperPath } from "../support/testModels.js";
+import type { TestServer } from "../support/startTestServer.js";
 
 // Cross-site requests (docs/security.md, "Web pages"): what a browser's Origin and Sec-Fetch-Site say decides,
 // on the wire, before any route reads a body; keys or not. Every header combination a browser sends, on a JSON
@@ -20,32 +20,17 @@ afterEach(async () => {
 });
 
 async function start(config: Partial<Config> = {}, apiKey?: string) {
-    chat = new FakeChatEngine("fake", {pieces: ["ok"]});
-    whisper = new FakeTranscriptionEngine("whisper");
     logLines = [];
-    server = await startTestServer({
-        models: [{id: "fake", task: "chat", path: tinyChatModelPath}, {id: "whisper", task: "transcription", path: tinyWhisperPath}],
-        config: {logLevel: "info", ...config}, apiKey, logLines,
-        factories: {chat: async () => chat, transcription: async () => whisper}
-    });
+    ({server, chat, whisper} = await startChatAndWhisperServer({config: {logLevel: "info", ...config}, apiKey, logLines}));
     return server;
 }
-
-const chatBody = JSON.stringify({model: "fake", messages: [{role: "user", content: "hi"}]});
-const boundary = "----form";
-/** What a page's `<form enctype="multipart/form-data">` or `fetch(..., {mode: "no-cors", body: formData})` sends. */
-const uploadBody = [
-    `--${boundary}`, 'Content-Disposition: form-data; name="model"', "", "whisper",
-    `--${boundary}`, 'Content-Disposition: form-data; name="file"; filename="a.wav"', "Content-Type: audio/wav", "", "RIFF....WAVEfmt ",
-    `--${boundary}--`, ""
-].join("\r\n");
 
 type Target = {name: string, method: string, path: string, headers: Record<string, string>, body?: string};
 const targets: Target[] = [
     {name: "chat (JSON)", method: "POST", path: "/v1/chat/completions", headers: {"Content-Type": "application/json"}, body: chatBody},
     {name: "chat, odd spelling", method: "POST", path: "/V1/Chat/Completions/", headers: {"Content-Type": "application/json"}, body: chatBody},
     {name: "chat as a text/plain form", method: "POST", path: "/v1/chat/completions", headers: {"Content-Type": "text/plain"}, body: chatBody},
-    {name: "transcription (multipart)", method: "POST", path: "/v1/audio/transcriptions", headers: {"Content-Type": `multipart/form-data; boundary=${boundary}`}, body: uploadBody},
+    {name: "transcription (multipart)", method: "POST", path: "/v1/audio/transcriptions", headers: {"Content-Type": `multipart/form-data; boundary=${uploadBoundary}`}, body: uploadBody},
     {name: "an unknown path", method: "POST", path: "/v1/nothing/here", headers: {"Content-Type": "application/json"}, body: chatBody}
 ];
 
@@ -125,7 +110,7 @@ describe("cross-site requests, no keys (the default npm start)", () => {
         await start();
         // The head of a 20 MB upload and its first bytes: the answer comes while the rest is never sent.
         const upload = await RawConnection.request(`${server!.url}/v1/audio/transcriptions`, "POST", {
-            Origin: "https://evil.example", "Content-Type": `multipart/form-data; boundary=${boundary}`, "Content-Length": 20 * 1024 * 1024
+            Origin: "https://evil.example", "Content-Type": `multipart/form-data; boundary=${uploadBoundary}`, "Content-Length": 20 * 1024 * 1024
         }, uploadBody.slice(0, 100));
         const answer = await upload.answer();
         expectRefused(answer, "upload");

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config.js";
-import { FakeChatEngine } from "../support/FakeChatEngine.js";
-import { FakeTranscriptionEngine } from "../support/FakeTranscriptionEngine.js";
+import { chatBody, startChatAndWhisperServer, uploadBody, uploadBoundary } from "../support/chatAndWhisperServer.js";
+import type { FakeChatEngine } from "../support/FakeChatEngine.js";
+import type { FakeTranscriptionEngine } from "../support/FakeTranscriptionEngine.js";
 import { RawConnection } from "../support/rawConnection.js";
-import { startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinyChatModelPath, tinyWhisperPath } from "../support/testModels.js";
+import type { TestServer } from "../support/startTestServer.js";
 
 // `Expect: 100-continue` (curl sends it for bodies over 1 MB): the server invites the body only once the request has
 // passed every check that comes before it, so a refused client never sends its upload (before, Node answered
@@ -18,24 +18,12 @@ afterEach(async () => {
 });
 
 async function start(apiKey?: string, config: Partial<Config> = {}) {
-    chat = new FakeChatEngine("fake", {pieces: ["ok"]});
-    whisper = new FakeTranscriptionEngine("whisper");
-    server = await startTestServer({
-        models: [{id: "fake", task: "chat", path: tinyChatModelPath}, {id: "whisper", task: "transcription", path: tinyWhisperPath}],
-        apiKey, config: {...apiKey == null ? {} : {apiKeys: [apiKey]}, ...config}, factories: {chat: async () => chat, transcription: async () => whisper}
-    });
+    ({server, chat, whisper} = await startChatAndWhisperServer({apiKey, config: {...apiKey == null ? {} : {apiKeys: [apiKey]}, ...config}}));
     return server;
 }
 
-const chatBody = JSON.stringify({model: "fake", messages: [{role: "user", content: "hi"}]});
-const boundary = "----form";
-const uploadBody = [
-    `--${boundary}`, 'Content-Disposition: form-data; name="model"', "", "whisper",
-    `--${boundary}`, 'Content-Disposition: form-data; name="file"; filename="a.wav"', "Content-Type: audio/wav", "", "RIFF....WAVEfmt ",
-    `--${boundary}--`, ""
-].join("\r\n");
 const chatHead = (length: number) => ({"Content-Type": "application/json", "Content-Length": length, Expect: "100-continue"});
-const uploadHead = (length: number) => ({"Content-Type": `multipart/form-data; boundary=${boundary}`, "Content-Length": length, Expect: "100-continue"});
+const uploadHead = (length: number) => ({"Content-Type": `multipart/form-data; boundary=${uploadBoundary}`, "Content-Length": length, Expect: "100-continue"});
 
 /** Sends only the head, then checks that the first thing the server sends is the final answer `status`, not an invitation. */
 async function expectAnsweredBeforeBody(path: string, headers: Record<string, string | number>, status: number) {
