@@ -71,7 +71,7 @@ export type RunningServer = {
 export async function startServer(config: Config, logger: Logger, options: ServerOptions = {}): Promise<RunningServer> {
     const capabilities = options.capabilities ?? await loadCapabilities();
     const registry = new ModelRegistry(config.modelPaths.length > 0
-        ? parseManifest(await manifestFromPaths(config.modelPaths, capabilities), path.join(process.cwd(), "(command line)"), settingsOf(capabilities))
+        ? await modelsOfPaths(config.modelPaths, capabilities, logger)
         : loadServedManifest(config.modelsConfig, capabilities));
     let keys: ApiKeyStore;
     try {
@@ -204,4 +204,13 @@ export async function startServer(config: Config, logger: Logger, options: Serve
 
     const openConnections = () => new Promise<number>((resolve, reject) => server.getConnections((error, count) => error != null ? reject(error) : resolve(count)));
     return {url, registry, engines, keys, routes: app.routes, openConnections, ready, close};
+}
+
+/** The manifest of the model files and folders given on the command line; what a folder held but is not served is logged. */
+async function modelsOfPaths(paths: readonly string[], capabilities: readonly Capability[], logger: Logger) {
+    const {models, skipped} = await manifestFromPaths(paths, capabilities);
+    for (const entry of skipped)
+        logger.warn(`Not serving ${entry.path}: ${entry.reason}`);
+    logger.info(`${models.length} model${models.length === 1 ? "" : "s"} found (loaded when first asked for, or at start with preload)`);
+    return parseManifest({models}, path.join(process.cwd(), "(command line)"), settingsOf(capabilities));
 }

@@ -14,17 +14,28 @@ function expected(parts: readonly CapabilityManifest[]) {
     return `a .gguf file, an ONNX model folder (config.json${markers.map((marker) => `, or ${marker}`).join("")}), a folder holding such models, or a models.json manifest`;
 }
 
+/** A file or folder met while scanning a folder that is not served, and why (a path given by name is an error instead). */
+export type SkippedPath = {path: string, reason: string};
+
+/** How many levels of folders below a given folder are read (LM Studio's publisher/repo/file.gguf is 2, a hub cache's models--org--name/snapshots/hash/ 3). */
+export const maxScanDepth = 3;
+/** Folders read at most per given folder: pointing at a home folder by mistake ends quickly, with a warning. */
+const maxScannedFolders = 2_000;
+
 /**
  * Manifest entries for model files and folders given on the command line, the task read from the
  * files by the capabilities' own rules (`ModelRecognition`, `recogniseModel`): a GGUF's pooling type and
  * `general.architecture`; an ONNX folder's marker file (images: `model_index.json`) or `config.json`
- * `architectures` and `model_type`; a folder of such models, each of them. The id is the file's
- * name without `.gguf`, or the folder's name.
+ * `architectures` and `model_type`; a folder of such models, each of them, found down to `maxScanDepth` levels of
+ * folders below it (hidden folders skipped, each real folder read once). The id is the file's name without `.gguf`, or the
+ * folder's name. A path given by name that is not a model is an error; one found by scanning is `skipped`, with why.
+ * Only headers are read: nothing is loaded.
  */
-export async function manifestFromPaths(paths: readonly string[], parts: readonly CapabilityManifest[] = manifestParts): Promise<{models: PathModel[]}> {
+export async function manifestFromPaths(paths: readonly string[], parts: readonly CapabilityManifest[] = manifestParts): Promise<{models: PathModel[], skipped: SkippedPath[]}> {
     const models: PathModel[] = [];
+    const skipped: SkippedPath[] = [];
     for (const given of paths)
-        models.push(...await modelsAt(path.resolve(given), true, parts));
+        models.push(...await modelsAt(path.resolve(given), parts, skipped));
     // Ids as the manifest allows them: a name's other characters (spaces...) become "-".
     for (const model of models)
         model.id = model.id.replace(/[^A-Za-z0-9._:/+-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "model";
@@ -35,10 +46,11 @@ export async function manifestFromPaths(paths: readonly string[], parts: readonl
         if (count > 1)
             model.id = `${model.id}-${count}`;
     }
-    return {models};
+    return {models, skipped};
 }
 
-async function modelsAt(target: string, named: boolean, parts: readonly CapabilityManifest[]): Promise<PathModel[]> {
+/** The models at a path given by name: a GGUF file, an ONNX model folder, or a folder scanned for them. */
+async function modelsAt(target: string, parts: readonly CapabilityManifest[], skipped: SkippedPath[]): Promise<PathModel[]> {
     let stat: fs.Stats;
     try {
         stat = fs.statSync(target);
@@ -53,21 +65,64 @@ async function modelsAt(target: string, named: boolean, parts: readonly Capabili
     const onnx = onnxTask(target, parts);
     if (onnx != null)
         return [{id: path.basename(target), task: onnx, path: target}];
-    // A folder of models: its .gguf files and its model folders (one level down).
-    const found: PathModel[] = [];
-    for (const entry of fs.readdirSync(target, {withFileTypes: true}).sort((a, b) => a.name.localeCompare(b.name))) {
-        const child = path.join(target, entry.name);
-        if (entry.isFile() && entry.name.toLowerCase().endsWith(".gguf") && !/-0000[2-9]-of-|-000[1-9]\d-of-/.test(entry.name))
-            found.push(await ggufModel(child, parts));
-        else if (entry.isDirectory()) {
-            const task = onnxTask(child, parts);
-            if (task != null)
-                found.push({id: entry.name, task, path: child});
+    const scan = {found: [] as PathModel[], skipped: [] as SkippedPath[], folders: new Set<string>()};
+    await scanFolder(target, 0, parts, scan);
+    skipped.push(...scan.skipped);
+    if (scan.found.length === 0)
+        throw new ManifestError(`${target} holds no model: expected ${expected(parts)}` +
+            (scan.skipped.length > 0 ? `; skipped ${scan.skipped.map((entry) => `${entry.path} (${entry.reason})`).join(", ")}.` : "."));
+    return scan.found;
+}
+
+/** Adds the models in `folder` and in its folders below (depth-first, by name) to `scan`. */
+async function scanFolder(folder: string, depth: number, parts: readonly CapabilityManifest[], scan: {found: PathModel[], skipped: SkippedPath[], folders: Set<string>}) {
+    const real = fs.realpathSync(folder);
+    if (scan.folders.has(real))
+        return; // a link back to a folder already read
+    if (scan.folders.size >= maxScannedFolders) {
+        if (!scan.skipped.some((entry) => entry.reason.startsWith("not read:")))
+            scan.skipped.push({path: folder, reason: `not read: more than ${maxScannedFolders} folders scanned; name the models' folder instead`});
+        return;
+    }
+    scan.folders.add(real);
+    let entries: fs.Dirent[];
+    try {
+        entries = fs.readdirSync(folder, {withFileTypes: true}).sort((a, b) => a.name.localeCompare(b.name));
+    } catch (error) {
+        scan.skipped.push({path: folder, reason: `not readable: ${(error as Error).message}`});
+        return;
+    }
+    for (const entry of entries) {
+        if (entry.name.startsWith("."))
+            continue;
+        const child = path.join(folder, entry.name);
+        const kind = entry.isSymbolicLink() ? statKind(child) : entry.isFile() ? "file" : entry.isDirectory() ? "folder" : null;
+        try {
+            if (kind === "file" && entry.name.toLowerCase().endsWith(".gguf") && !/-0000[2-9]-of-|-000[1-9]\d-of-/.test(entry.name))
+                scan.found.push(await ggufModel(child, parts));
+            else if (kind === "folder") {
+                const task = onnxTask(child, parts);
+                if (task != null)
+                    scan.found.push({id: entry.name, task, path: child});
+                else if (depth < maxScanDepth)
+                    await scanFolder(child, depth + 1, parts, scan);
+            }
+        } catch (error) {
+            if (!(error instanceof ManifestError))
+                throw error;
+            scan.skipped.push({path: child, reason: error.message.startsWith(child) ? error.message.slice(child.length).trim() : error.message});
         }
     }
-    if (found.length === 0 && named)
-        throw new ManifestError(`${target} holds no model: expected ${expected(parts)}.`);
-    return found;
+}
+
+/** What a symbolic link leads to: a file, a folder, or nothing (a broken link). */
+function statKind(target: string): "file" | "folder" | null {
+    try {
+        const stat = fs.statSync(target);
+        return stat.isFile() ? "file" : stat.isDirectory() ? "folder" : null;
+    } catch {
+        return null;
+    }
 }
 
 /** The task of an ONNX model folder; null when the folder is not one (no config.json nor marker file). */

@@ -45,7 +45,8 @@ export function recogniseModel<Part extends CapabilityManifest>(facts: ModelFact
         {fact: "config.json model_type", values: facts.modelType != null ? [facts.modelType] : [], claimed: (rule) => rule.modelTypes},
         {fact: "GGUF pooling type", values: facts.ggufPoolingType != null ? [facts.ggufPoolingType] : [], claimed: (rule) => rule.ggufPoolingTypes,
             unserved: (kind, value) => kind.ggufPoolingTypes?.includes(value as number) ?? false},
-        {fact: "GGUF architecture", values: facts.ggufArchitecture != null ? [facts.ggufArchitecture] : [], claimed: (rule) => rule.ggufArchitectures},
+        {fact: "GGUF architecture", values: facts.ggufArchitecture != null ? [facts.ggufArchitecture] : [], claimed: (rule) => rule.ggufArchitectures,
+            unserved: (kind, value) => kind.ggufArchitectures?.includes(value as string) ?? false},
         {fact: "hub pipeline_tag", values: facts.pipelineTag != null ? [facts.pipelineTag] : [], claimed: (rule) => rule.pipelineTags,
             unserved: (kind, value) => kind.pipelineTags?.includes(value as string) ?? false}
     ];

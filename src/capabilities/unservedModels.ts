@@ -6,6 +6,8 @@ export type UnservedKind = {
     architectureSuffixes?: readonly string[];
     /** GGUF `<architecture>.pooling_type` values. */
     ggufPoolingTypes?: readonly number[];
+    /** GGUF `general.architecture`s. */
+    ggufArchitectures?: readonly string[];
     /** Hub `pipeline_tag`s. */
     pipelineTags?: readonly string[];
 };
@@ -23,4 +25,8 @@ export const unservedModels: readonly UnservedKind[] = [{
     // llama.cpp's LLAMA_POOLING_TYPE_RANK: a GGUF reranker (bge-reranker, jina-reranker converted by convert_hf_to_gguf.py).
     ggufPoolingTypes: [4],
     pipelineTags: ["text-ranking", "text-classification"]
+}, {
+    is: "a multimodal projector (an mmproj file: the image encoder a vision chat model is served with), not a model of its own",
+    // llama.cpp's mtmd projectors (mmproj-*.gguf beside a vision model's GGUF): general.architecture "clip".
+    ggufArchitectures: ["clip"]
 }];

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { manifestFromPaths } from "../../src/capabilities/manifestFromPaths.js";
 import { loadConfig } from "../../src/config.js";
 import { spawnServer } from "../support/spawnServer.js";
+import { jsonOf, startTestServer } from "../support/startTestServer.js";
 import { storiesModelPath, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyVitsPath, tinyWhisperPath } from "../support/testModels.js";
+import { GgufWriter } from "../support/gguf/GgufWriter.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 
 // `npm start -- <model files and folders>`: served without a manifest, the task read from the files.
@@ -33,6 +35,57 @@ describe("model paths become manifest entries", () => {
         fs.copyFileSync(storiesModelPath, path.join(folder, "stories.gguf"));
         fs.cpSync(tinyBertPath, path.join(folder, "bert"), {recursive: true});
         expect((await manifestFromPaths([folder])).models.map(({id, task}) => [id, task])).toEqual([["bert", "embeddings"], ["stories", "chat"]]);
+    });
+
+    it("a folder is scanned down to maxScanDepth folders below it: what is found there is served, what is not a model is skipped with why", async () => {
+        const library = path.join(dir, "library");
+        const at = (...parts: string[]) => {
+            fs.mkdirSync(path.join(library, ...parts.slice(0, -1)), {recursive: true});
+            return path.join(library, ...parts);
+        };
+        // LM Studio's publisher/repo/file.gguf, a hub cache's snapshot folder, an ONNX model folder two levels down.
+        fs.copyFileSync(storiesModelPath, at("publisher", "repo", "coder.gguf"));
+        fs.copyFileSync(embeddingGguf, at("models--org--embed", "snapshots", "e3b0c442", "embed.gguf"));
+        fs.cpSync(tinyBertPath, at("onnx", "bert", "x"), {recursive: true});
+        fs.rmSync(path.join(library, "onnx", "bert", "x"), {recursive: true});
+        fs.cpSync(tinyBertPath, path.join(library, "onnx", "bert"), {recursive: true});
+        // Not served: too deep, hidden, a link back up (read once), a broken GGUF, a projector, a reranker.
+        fs.copyFileSync(storiesModelPath, at("a", "b", "c", "d", "too-deep.gguf"));
+        fs.copyFileSync(storiesModelPath, at(".cache", "hidden.gguf"));
+        fs.symlinkSync(library, path.join(library, "publisher", "loop"));
+        fs.writeFileSync(at("broken.gguf"), "not a gguf at all");
+        await new GgufWriter().addString("general.architecture", "clip").addUint32("general.file_type", 0).write(at("mmproj-vision.gguf"));
+        await makeTestLlamaGguf(at("reranker.gguf"), {seed: 4, poolingType: 4});
+
+        const {models, skipped} = await manifestFromPaths([library]);
+        expect(models.map(({id, task}) => [id, task])).toEqual([["embed", "embeddings"], ["bert", "embeddings"], ["coder", "chat"]]);
+        expect(skipped.map((entry) => [path.relative(library, entry.path), entry.reason.split(":")[0]])).toEqual([
+            ["broken.gguf", "is not a readable GGUF file"],
+            ["mmproj-vision.gguf", "is a multimodal projector (an mmproj file"],
+            ["reranker.gguf", "is a sequence classifier (a cross-encoder reranker, which scores a query and a document together, or a text classifier), not an embedding model"]
+        ]);
+        // A file given by name is still an error.
+        await expect(manifestFromPaths([path.join(library, "mmproj-vision.gguf")])).rejects.toThrow("is a multimodal projector");
+    });
+
+    it("a folder of 20 models: each registered, none loaded until asked for", async () => {
+        const folder = path.join(dir, "twenty");
+        fs.mkdirSync(folder);
+        for (let index = 1; index <= 20; index++)
+            await makeTestLlamaGguf(path.join(folder, `model-${String(index).padStart(2, "0")}.gguf`), {seed: index});
+        const server = await startTestServer({models: [], config: {modelPaths: [folder], preloadAll: false}});
+        try {
+            const listed = await jsonOf(await fetch(`${server.url}/v1/models`)) as {data: {id: string, status: {value: string}}[]};
+            expect(listed.data.map((model) => [model.id, model.status.value])).toEqual(
+                Array.from({length: 20}, (_, index) => [`model-${String(index + 1).padStart(2, "0")}`, "unloaded"]));
+            expect(await (await fetch(`${server.url}/metrics`)).text()).toMatch(/^los_memory_in_use_bytes 0$/m);
+            // The first request loads the one it names, and only that one.
+            expect((await server.post("/v1/chat/completions", {model: "model-07", messages: [{role: "user", content: "hi"}], max_tokens: 1})).status).toBe(200);
+            const after = await jsonOf(await fetch(`${server.url}/v1/models`)) as typeof listed;
+            expect(after.data.filter((model) => model.status.value !== "unloaded").map((model) => [model.id, model.status.value])).toEqual([["model-07", "loaded"]]);
+        } finally {
+            await server.stop();
+        }
     });
 
     it("names the file and what was expected when a path is not a model", async () => {
