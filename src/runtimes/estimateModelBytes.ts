@@ -12,8 +12,11 @@ export type EstimateSettings = {
     gpu: GpuSetting;
 };
 
-/** The context a GGUF model's engine will create (its capability says: a chat context, an embedding context). */
-export type GgufContextShape = {contextSize: number, sequences: number, batchSize?: number, isEmbeddingContext?: boolean};
+/**
+ * The context a GGUF model's engine will create (its capability says: a chat context, an embedding context), and the
+ * other GGUF files it loads beside the model, each with a context of the same shape (a chat model's draft model).
+ */
+export type GgufContextShape = {contextSize: number, sequences: number, batchSize?: number, isEmbeddingContext?: boolean, companions?: readonly string[]};
 
 /** A GGUF model's context shape, from its entry and the context size it was trained for (when its file says). */
 export type GgufContextOf = (entry: ModelEntry, trainContextSize: number | undefined) => GgufContextShape;
@@ -35,7 +38,8 @@ const onnxWeightFile = /\.onnx(_data|\.data)?$|\.onnx_data_\d+$/i;
 /**
  * Bytes a model will take in RAM once loaded, estimated before loading it:
  * - GGUF: node-llama-cpp's own estimator (GgufInsights) for the weights and for the context the engine will
- *   create (`contextOf`: the model's capability says its shape; flash attention as the server sets it). Every layer
+ *   create (`contextOf`: the model's capability says its shape; flash attention as the server sets it), and the same
+ *   for the files it loads beside it (a draft model, with a context of the same shape). Every layer
  *   is counted in RAM: exact on the CPU, an upper bound when layers go to a GPU.
  * - ONNX: the weight files' sizes times the copies the worker
  *   placement makes (manifest `workers`, default every worker of the pool).
@@ -49,18 +53,30 @@ export async function estimateModelBytes(entry: ModelEntry, config: EstimateSett
 }
 
 async function estimateGguf(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf): Promise<number> {
+    const {insights, bytes} = await ggufInsights(entry.path, config);
+    const shape = contextOf(entry, insights.trainContextSize);
+    let total = bytes(shape);
+    for (const companion of shape.companions ?? [])
+        total += await ggufInsights(companion, config).then(({bytes: companionBytes}) => companionBytes(shape), () => fileBytes(companion));
+    return total;
+}
+
+/** A GGUF file's insights, and the bytes its weights and a context of a given shape take (every layer in RAM). */
+async function ggufInsights(file: string, config: EstimateSettings) {
     const {readGgufFileInfo, GgufInsights} = await import("node-llama-cpp");
     const {loadLlamaRuntime} = await import("./llama/llamaRuntime.js");
-    const info = await readGgufFileInfo(entry.path, {logWarnings: false});
+    const info = await readGgufFileInfo(file, {logWarnings: false});
     const insights = await GgufInsights.from(info, await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}));
-    const weights = insights.estimateModelResourceRequirements({gpuLayers: 0});
-    const shape = contextOf(entry, insights.trainContextSize);
-    const context = insights.estimateContextResourceRequirements({
-        ...shape,
-        modelGpuLayers: 0,
-        flashAttention: config.flashAttention !== "off" && insights.flashAttentionSupported
-    });
-    return weights.cpuRam + weights.gpuVram + context.cpuRam + context.gpuVram;
+    const bytes = ({companions: _companions, ...shape}: GgufContextShape) => {
+        const weights = insights.estimateModelResourceRequirements({gpuLayers: 0});
+        const context = insights.estimateContextResourceRequirements({
+            ...shape,
+            modelGpuLayers: 0,
+            flashAttention: config.flashAttention !== "off" && insights.flashAttentionSupported
+        });
+        return weights.cpuRam + weights.gpuVram + context.cpuRam + context.gpuVram;
+    };
+    return {insights, bytes};
 }
 
 function fileBytes(file: string) {

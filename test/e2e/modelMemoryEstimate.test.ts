@@ -4,6 +4,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/config.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
+import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
+import type { ChatSettings } from "../../src/capabilities/chat/chatManifest.js";
 import { estimateModelBytes } from "../../src/runtimes/estimateModelBytes.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
@@ -69,5 +71,17 @@ describe("memory estimates", () => {
         const one = await estimateModelBytes(entry({id: "bert", task: "embeddings", path: tinyBertPath, workers: 1}), config);
         expect(one).toBe(Math.round(weights * 1.1 + 32 * mb));
         expect(all).toBe(Math.round(2 * weights * 1.1 + 32 * mb));
+    });
+
+    it("a chat model with a draft model: the draft's weights and its context of the same shape are added", async () => {
+        const chat = entry({id: "big", task: "chat", path: bigModel, contextSize: 512, parallel: 2, settings: {draftModel: tinyChatModelPath, speculative: "draft"}});
+        const shape = chatCapability.ggufContext!(chat as ModelEntry<ChatSettings>, defaultConfig, undefined);
+        expect(shape).toEqual({contextSize: 512, sequences: 2, companions: [tinyChatModelPath]});
+        const alone = await estimateModelBytes(chat, defaultConfig, () => ({...shape, companions: []}));
+        const draft = await estimateModelBytes(entry({id: "draft", task: "chat", path: tinyChatModelPath}), defaultConfig, () => ({...shape, companions: []}));
+        const both = await estimateModelBytes(chat, defaultConfig, () => shape);
+        // (a + b) * 1.1 + margin = (a * 1.1 + margin) + (b * 1.1 + margin) - margin, to rounding.
+        expect(Math.abs(both - (alone + draft - 32 * mb))).toBeLessThanOrEqual(2);
+        expect(draft - 32 * mb).toBeGreaterThan(fs.statSync(tinyChatModelPath).size);
     });
 });

@@ -21,7 +21,11 @@ const completionsBodyBounds = {maxValues: 1_000_000};
 /** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine) on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
-    ggufContext: (entry, config, trainContextSize) => ({contextSize: entry.contextSize ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel}),
+    // The draft model (speculative decoding) gets a context of the same shape as the model's (loadDraftModel).
+    ggufContext: (entry, config, trainContextSize) => ({
+        contextSize: entry.contextSize ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel,
+        companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null)
+    }),
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     async createEngine(entry, {config}) {
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
