@@ -4,7 +4,7 @@
  * request of securityCases.ts, 2 at a time, twice; meanwhile a worker thread of the bench polls `/health/live`
  * every 10 ms (a worker, so that the bench's own sending of 10 MB bodies does not delay the polls). Prints, per
  * case, what the requests got and the poll's p99 and max while they ran (a poll still waiting when the case ends
- * counts with the time it waited so far). A request that gets no answer within `--timeout-ms` (default 90 s)
+ * counts with the time it waited so far), and the server's own longest event-loop delay meanwhile (its /metrics). A request that gets no answer within `--timeout-ms` (default 90 s)
  * restarts the server before the next case. Then reads of a large stored response: a Responses request whose input
  * carries a 9.5 MB reasoning item (`encrypted_content`, stored, never rendered), then its `input_items` read 3 at a
  * time, 10 times, with /health/live polled the same way. Then stalled uploads against --max-body-memory
@@ -92,6 +92,16 @@ async function pollLive(baseUrl: string, until: Promise<unknown>): Promise<numbe
     return result;
 }
 
+/**
+ * The server's own longest event-loop delay (ms) since the last call: prom-client's `nodejs_eventloop_lag_max_seconds`
+ * (monitorEventLoopDelay, reset at each scrape of /metrics). What the server's main thread was held for, whatever the
+ * bench's own processes cost the shared cores: the polls above measure the client's view, this the server's.
+ */
+async function serverLoopMaxMs(baseUrl: string): Promise<number> {
+    const text = await (await fetch(`${baseUrl}/metrics`)).text();
+    return Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1] ?? NaN) * 1000;
+}
+
 type Answer = {status: number | "timeout", message: string, ms: number};
 
 async function send(baseUrl: string, route: string, body: string): Promise<Answer> {
@@ -116,12 +126,13 @@ let server = await startServer();
 try {
     const idle = await pollLive(server.baseUrl, new Promise((resolve) => setTimeout(resolve, 2000)));
     console.log(`/health/live idle: median ${fixed(median(idle), 1)} ms, p99 ${fixed(percentile(idle, 0.99), 1)} ms, max ${fixed(Math.max(...idle), 1)} ms (${idle.length} polls)`);
-    console.log(`\n| case | answer | ms per request (median) | /health/live p99 | max | polls |\n|---|---|---|---|---|---|`);
+    console.log(`\n| case | answer | ms per request (median) | /health/live p99 | max | polls | server event loop max |\n|---|---|---|---|---|---|---|`);
     for (const build of securityCases()) {
         const heavy = build();
         if (!wanted(heavy.name))
             continue;
         const answers: Answer[] = [];
+        await serverLoopMaxMs(server.baseUrl);
         const load = (async () => {
             for (let round = 0; round < rounds; round++) {
                 const got = await Promise.all(Array.from({length: concurrency}, () => send(server.baseUrl, heavy.route, heavy.body)));
@@ -131,10 +142,11 @@ try {
             }
         })();
         const polls = await pollLive(server.baseUrl, load);
+        const loopMax = await serverLoopMaxMs(server.baseUrl).catch(() => NaN);
         const statuses = [...new Set(answers.map((answer) => answer.status))].join("/");
         const message = answers.find((answer) => answer.message !== "")?.message.slice(0, 90) ?? "";
         console.log(`| ${heavy.name} | ${statuses}${message === "" ? "" : `: ${message}`} | ${fixed(median(answers.map((answer) => answer.ms)), 0)} | ` +
-            `${fixed(percentile(polls, 0.99), 0)} | ${fixed(Math.max(...polls), 0)} | ${polls.length} |`);
+            `${fixed(percentile(polls, 0.99), 0)} | ${fixed(Math.max(...polls), 0)} | ${polls.length} | ${fixed(loopMax, 0)} |`);
         if (answers.some((answer) => answer.status === "timeout")) {
             await server.stop(1000);
             server = await startServer();
