@@ -60,6 +60,8 @@ describe("decodeAudio's bounds: sample rate, length, cancellation", () => {
         const declaring: [string, Uint8Array][] = [
             ["wav", await encodeFixture("wav", signal, 24_000)],
             ["flac", await encodeFixture("flac", signal, 24_000)],
+            // Its STREAMINFO says "unknown": its last frame headers tell the length (flacFramesTotal).
+            ["streamed flac", await streamedFlac(signal, 24_000)],
             ["mp3 with a Xing header", new Uint8Array([...xingFrame(10_000), ...await encodeFixture("mp3", signal, 24_000)])],
             ["ogg opus", ogg],
             ["ogg vorbis", fs.readFileSync(vorbisFixture)],
@@ -79,9 +81,8 @@ describe("decodeAudio's bounds: sample rate, length, cancellation", () => {
     it("a length no header declares is refused as soon as the decoded audio passes the limit", async () => {
         const signal = testSignal(4, 24_000);
         const undeclared: [string, Uint8Array][] = [
-            // lamejs writes no Xing header; a streamed FLAC's STREAMINFO says "unknown"; MediaRecorder's WebM has no Duration.
+            // lamejs writes no Xing header; MediaRecorder's WebM has no Duration.
             ["mp3", await encodeFixture("mp3", signal, 24_000)],
-            ["streamed flac", await streamedFlac(signal, 24_000)],
             ["webm without a duration", await remuxOggToWebm(await encodeFixture("opus", signal, 24_000), {appendOnly: true})]
         ];
         for (const [name, bytes] of undeclared) {
@@ -94,20 +95,29 @@ describe("decodeAudio's bounds: sample rate, length, cancellation", () => {
         }
     });
 
-    it("a FLAC bomb whose header hides its length is refused having decoded the limit, in pieces of bounded size", async () => {
-        // 600 s of silence repeated to 1.4 MB with STREAMINFO's total left 0: 8.3 hours that no header declares.
+    it("a FLAC bomb whose STREAMINFO hides its length: its last frames tell it (refused before decoding), and it is held to them, in pieces of bounded size", async () => {
+        // 600 s of silence repeated to 1.4 MB with STREAMINFO's total left 0: 8.3 hours, each copy's frames numbered
+        // from 0 again, so the last frames say 600 s.
         const bomb = await flacSilence(600, {scaleTo: 1_400_000, total: "unknown"});
-        const {outcome, checkpoints} = await decodeCounting(bomb, 60);
-        expect(outcome).toBeInstanceOf(AudioTooLongError);
-        // 60 s at 16 kHz is 960,000 samples: the first slice or two.
-        expect(checkpoints).toBeLessThanOrEqual(2);
+        expect(openFlac(bomb).seconds).toBeCloseTo(600, 0);
+        expect(openFlac(await streamedFlac(testSignal(4, 24_000), 24_000)).seconds).toBe(4);
+        const early = await decodeCounting(bomb, 60);
+        expect(early.outcome).toBeInstanceOf(AudioTooLongError);
+        expect(early.checkpoints).toBe(0);
+        // Under a limit the frames' 600 s fit: decoded until past them (600 s at 16 kHz: a few 2 M-sample pieces), then refused as damaged.
+        const held = await decodeCounting(bomb, 7200);
+        expect(held.outcome).toBeInstanceOf(UndecodableAudioError);
+        expect((held.outcome as Error).message).toMatch(/more audio than its frames declare \(9601024 samples at 16000 Hz\)/u);
+        expect(held.checkpoints).toBeLessThanOrEqual(8);
         let pieces = 0;
-        for await (const chunk of openFlac(bomb).chunks) {
-            expect(chunk.channels[0].length * chunk.channels.length).toBeLessThanOrEqual(2 ** 22);
-            if (++pieces === 20)
-                break;
-        }
-        expect(pieces).toBe(20);
+        const reading = (async () => {
+            for await (const chunk of openFlac(bomb).chunks) {
+                expect(chunk.channels[0].length * chunk.channels.length).toBeLessThanOrEqual(2 ** 22);
+                pieces++;
+            }
+        })();
+        await expect(reading).rejects.toThrow(UndecodableAudioError);
+        expect(pieces).toBeGreaterThan(1);
     });
 
     it("a FLAC file whose frames hold more than its STREAMINFO declares is refused as damaged", async () => {
