@@ -1,21 +1,29 @@
-import type { ChatCompletionChunk } from "./ChatCompletionWire.js";
+import type { ChatCompletion, ChatCompletionChunk } from "./ChatCompletionWire.js";
 import { toChunk, toFinishReason, toToolCallDelta, toUsage, type CompletionEnvelope } from "./chatResponses.js";
+import { finishedCompletion, foldChatCompletionChunk, type ChatCompletionSnapshot } from "./foldChatCompletionChunk.js";
 import type { JobDone } from "./turn/runJob.js";
 import type { Send, TurnStream } from "./turn/runChatTurn.js";
 import { toWireLogprobs } from "./toWireLogprobs.js";
 
 /**
- * A chat completion's stream: each choice's opening role chunk, then a chunk per engine event (a thinking model's
- * `delta.reasoning_content` before its answer's `delta.content`, tool-call deltas, or the deprecated `function_call`'s),
- * a finish chunk per choice, and the usage chunk when `stream_options.include_usage` asks for it.
+ * A chat completion's stream: each choice's opening role chunk (with an empty `logprobs.content` when logprobs are
+ * asked for, as OpenAI's), then a chunk per engine event (a thinking model's `delta.reasoning_content` before its
+ * answer's `delta.content`, tool-call deltas, or the deprecated `function_call`'s), a finish chunk per choice, and the
+ * usage chunk when `includeUsage`. `finish` returns the completion the chunks fold to (foldChatCompletionChunk): the
+ * body when not streamed (then with `includeUsage`, for its usage).
  */
-export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, options: {deprecatedFunctions: boolean, includeUsage: boolean}) {
+export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, options: {deprecatedFunctions: boolean, includeUsage: boolean, logprobs: boolean}) {
     return (send: Send): TurnStream<JobDone> => {
         const usageField = options.includeUsage ? null : undefined;
-        const chunk = (choice: ChatCompletionChunk["choices"][number]) => send(toChunk(envelope, choice, usageField));
+        let folded: ChatCompletionSnapshot | undefined;
+        const emit = (chunk: ChatCompletionChunk) => {
+            folded = foldChatCompletionChunk(folded, chunk);
+            send(chunk);
+        };
+        const chunk = (choice: ChatCompletionChunk["choices"][number]) => emit(toChunk(envelope, choice, usageField));
         // Wait in the writer until the engine took the job; they go first.
         for (let index = 0; index < n; index++)
-            chunk({index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null});
+            chunk({index, delta: {role: "assistant", content: ""}, logprobs: options.logprobs ? toWireLogprobs([]) : null, finish_reason: null});
         return {
             hooks: () => ({
                 onReasoning: (index, text) => chunk({index, delta: {reasoning_content: text}, logprobs: null, finish_reason: null}),
@@ -31,9 +39,10 @@ export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, op
                 onFinish: (choice) =>
                     chunk({index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, options.deprecatedFunctions)})
             }),
-            finish: ({promptTokens, choices}) => {
+            finish: ({promptTokens, choices}): ChatCompletion => {
                 if (options.includeUsage)
-                    send(toChunk(envelope, null, toUsage(promptTokens, choices)));
+                    emit(toChunk(envelope, null, toUsage(promptTokens, choices)));
+                return finishedCompletion(folded!);
             }
         };
     };
