@@ -191,10 +191,21 @@ describe("a chat completion's body is the fold of its stream", () => {
         expect(comparable(sdk)).toEqual(comparable(body));
     });
 
-    it("a zero-token answer with logprobs asked: an empty entries list, not null (the role chunk carries it, as OpenAI's)", async () => {
+    it("a zero-token answer with logprobs asked: an empty entries list, not null (an empty content chunk carries it)", async () => {
         const engine = () => scriptedEngine(() => {}, [{index: 0, text: "", finishReason: "stop", completionTokens: 0}]);
         const body = await plainBody(engine(), 1, {deprecatedFunctions: false, logprobs: true});
         expect(body.choices[0]).toEqual({index: 0, message: {role: "assistant", content: "", refusal: null}, logprobs: {content: [], refusal: null}, finish_reason: "stop"});
+        const chunks: ChatCompletionChunk[] = [];
+        const stream = chatCompletionEvents(envelope, 1, {deprecatedFunctions: false, logprobs: true, includeUsage: false})((data) => chunks.push(data as ChatCompletionChunk));
+        const {started, done} = runJob(engine(), {n: 1} as ChatJob, new AbortController().signal, stream.hooks);
+        await started;
+        // Streamed without usage, the chunks fold to no answer (none is needed).
+        expect(stream.finish(await done)).toBeUndefined();
+        expect(chunks.map((chunk) => chunk.choices[0])).toEqual([
+            {index: 0, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null},
+            {index: 0, delta: {content: ""}, logprobs: {content: [], refusal: null}, finish_reason: null},
+            {index: 0, delta: {}, logprobs: null, finish_reason: "stop"}
+        ]);
         const plain = await plainBody(engine(), 1, {deprecatedFunctions: false, logprobs: false});
         expect(plain.choices[0].logprobs).toBeNull();
     });

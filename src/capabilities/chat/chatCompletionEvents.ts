@@ -6,11 +6,12 @@ import type { Send, TurnStream } from "./turn/runChatTurn.js";
 import { toWireLogprobs } from "./toWireLogprobs.js";
 
 /**
- * A chat completion's stream: each choice's opening role chunk (with an empty `logprobs.content` when logprobs are
- * asked for, as OpenAI's), then a chunk per engine event (a thinking model's `delta.reasoning_content` before its
- * answer's `delta.content`, tool-call deltas, or the deprecated `function_call`'s), a finish chunk per choice, and the
- * usage chunk when `includeUsage`. `finish` returns the completion the chunks fold to (foldChatCompletionChunk): the
- * body when not streamed (then with `includeUsage`, for its usage).
+ * A chat completion's stream: each choice's opening role chunk, then a chunk per engine event (a thinking model's
+ * `delta.reasoning_content` before its answer's `delta.content`, tool-call deltas, or the deprecated `function_call`'s),
+ * a finish chunk per choice, and the usage chunk when `includeUsage`. With logprobs asked for, a choice that had no
+ * token to report (an empty answer) still has its (empty) entries, in an empty content chunk before its finish chunk.
+ * `finish` returns the completion the chunks fold to (foldChatCompletionChunk) when they carry its usage: the body
+ * when not streamed (asked with `includeUsage`).
  */
 export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, options: {deprecatedFunctions: boolean, includeUsage: boolean, logprobs: boolean}) {
     return (send: Send): TurnStream<JobDone> => {
@@ -20,10 +21,16 @@ export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, op
             folded = foldChatCompletionChunk(folded, chunk);
             send(chunk);
         };
-        const chunk = (choice: ChatCompletionChunk["choices"][number]) => emit(toChunk(envelope, choice, usageField));
+        /** The choices whose chunks carried logprobs entries. */
+        const withLogprobs = new Set<number>();
+        const chunk = (choice: ChatCompletionChunk["choices"][number]) => {
+            if (choice.logprobs != null)
+                withLogprobs.add(choice.index);
+            emit(toChunk(envelope, choice, usageField));
+        };
         // Wait in the writer until the engine took the job; they go first.
         for (let index = 0; index < n; index++)
-            chunk({index, delta: {role: "assistant", content: ""}, logprobs: options.logprobs ? toWireLogprobs([]) : null, finish_reason: null});
+            chunk({index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null});
         return {
             hooks: () => ({
                 onReasoning: (index, text) => chunk({index, delta: {reasoning_content: text}, logprobs: null, finish_reason: null}),
@@ -36,12 +43,16 @@ export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, op
                         chunk({index, delta: {function_call: functionCall}, logprobs: toWireLogprobs(logprobs), finish_reason: null});
                     }
                 },
-                onFinish: (choice) =>
-                    chunk({index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, options.deprecatedFunctions)})
+                onFinish: (choice) => {
+                    if (options.logprobs && !withLogprobs.has(choice.index))
+                        chunk({index: choice.index, delta: {content: ""}, logprobs: toWireLogprobs([]), finish_reason: null});
+                    chunk({index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, options.deprecatedFunctions)});
+                }
             }),
-            finish: ({promptTokens, choices}): ChatCompletion => {
-                if (options.includeUsage)
-                    emit(toChunk(envelope, null, toUsage(promptTokens, choices)));
+            finish: ({promptTokens, choices}): ChatCompletion | undefined => {
+                if (!options.includeUsage)
+                    return undefined;
+                emit(toChunk(envelope, null, toUsage(promptTokens, choices)));
                 return finishedCompletion(folded!);
             }
         };
