@@ -91,10 +91,10 @@ describe("POST /v1/messages with @anthropic-ai/sdk", () => {
             greedy({model: "tools", max_tokens: 200, tools: [weather], tool_choice: {type: "tool", name: "get_weather"}, messages: [{role: "user", content: "Weather in Paris?"}]}),
             {model: "thinker", max_tokens: 2000, thinking: {type: "enabled", budget_tokens: 1024}, messages: [{role: "user", content: "hi"}]}
         ];
-        // Each answer has its own id; the second request finds its prompt cached (a cache read instead of input tokens);
-        // `parsed_output` is the SDK's own.
-        const same = ({id: _id, usage, ...message}: Anthropic.Message & {parsed_output?: unknown}) => JSON.parse(JSON.stringify({
-            ...message, parsed_output: undefined,
+        // Each answer has its own id (its tool calls' ids derive from it); the second request finds its prompt cached (a
+        // cache read instead of input tokens); `parsed_output` is the SDK's own.
+        const same = ({id: _id, usage, content, ...message}: Anthropic.Message & {parsed_output?: unknown}) => JSON.parse(JSON.stringify({
+            ...message, parsed_output: undefined, content: content.map((block) => block.type === "tool_use" ? {...block, id: "toolu"} : block),
             usage: {...usage, input_tokens: usage.input_tokens + (usage.cache_read_input_tokens ?? 0), cache_read_input_tokens: undefined}
         }));
         for (const request of requests) {
