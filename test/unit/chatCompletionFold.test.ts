@@ -2,13 +2,14 @@ import type { Context } from "koa";
 import { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import { describe, expect, it } from "vitest";
 import type { RouteContext } from "../../src/capabilities/Capability.js";
-import type { ChatEngine, ChatJob, ChatRunHooks, ChoiceResult, TokenLogprob } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatEngine, ChatJob, TokenLogprob } from "../../src/capabilities/chat/ChatEngine.js";
 import type { ChatCompletion, ChatCompletionChunk } from "../../src/capabilities/chat/ChatCompletionWire.js";
 import { chatCompletionEvents } from "../../src/capabilities/chat/chatCompletionEvents.js";
 import { toChunk, type CompletionEnvelope } from "../../src/capabilities/chat/chatResponses.js";
 import { finishedCompletion, foldChatCompletionChunk } from "../../src/capabilities/chat/foldChatCompletionChunk.js";
 import { runChatTurn } from "../../src/capabilities/chat/turn/runChatTurn.js";
 import { runJob } from "../../src/capabilities/chat/turn/runJob.js";
+import { scriptedChatEngine } from "../support/scriptedChatEngine.js";
 
 const envelope: CompletionEnvelope = {id: "chatcmpl-1", created: 1_700_000_000, model: "m", systemFingerprint: "fp_1"};
 const chunk = (choice: ChatCompletionChunk["choices"][number] | null, usage?: ChatCompletionChunk["usage"]) => toChunk(envelope, choice, usage);
@@ -120,26 +121,6 @@ describe("foldChatCompletionChunk (pure: chunks in, completion out)", () => {
     });
 });
 
-/** An engine that calls the run's hooks as scripted (after `submit` settled, as the real one) and finishes each choice. */
-function scriptedEngine(script: (hooks: ChatRunHooks) => void, results: ChoiceResult[]): ChatEngine {
-    return {
-        info: {id: "scripted", contextSize: 1000, vocabularySize: 100, fingerprint: "fp_1"},
-        load: () => ({parallel: 1, busy: 0, waiting: 0}),
-        countPromptTokens: async () => 0,
-        countTextTokens: () => 0,
-        dispose: async () => {},
-        submit: async (_job, hooks) => ({
-            promptTokens: 11,
-            done: new Promise((resolve) => setImmediate(() => {
-                script(hooks);
-                for (const result of results)
-                    hooks.onFinish?.(result);
-                resolve(results);
-            }))
-        })
-    };
-}
-
 type Options = Parameters<typeof chatCompletionEvents>[2];
 
 /** The completion answered without a stream (runChatTurn, as the route runs it: the fold, with usage). */
@@ -166,7 +147,7 @@ async function foldedBySdk(engine: ChatEngine, n: number, options: Omit<Options,
 
 describe("a chat completion's body is the fold of its stream", () => {
     it("n=2 with text, logprobs and tool calls: the body is what openai-node's finalChatCompletion() makes of the chunks", async () => {
-        const engine = () => scriptedEngine((hooks) => {
+        const engine = () => scriptedChatEngine((hooks) => {
             hooks.onText?.(1, "", [entry("<s>")]);
             hooks.onText?.(0, "Checking", [entry("Checking")]);
             hooks.onText?.(1, "Just", [entry("Just")]);
@@ -192,7 +173,7 @@ describe("a chat completion's body is the fold of its stream", () => {
     });
 
     it("a zero-token answer with logprobs asked: an empty entries list, not null (an empty content chunk carries it)", async () => {
-        const engine = () => scriptedEngine(() => {}, [{index: 0, text: "", finishReason: "stop", completionTokens: 0}]);
+        const engine = () => scriptedChatEngine(() => {}, [{index: 0, text: "", finishReason: "stop", completionTokens: 0}]);
         const body = await plainBody(engine(), 1, {deprecatedFunctions: false, logprobs: true});
         expect(body.choices[0]).toEqual({index: 0, message: {role: "assistant", content: "", refusal: null}, logprobs: {content: [], refusal: null}, finish_reason: "stop"});
         const chunks: ChatCompletionChunk[] = [];

@@ -2,13 +2,14 @@ import { MessageStream } from "@anthropic-ai/sdk/lib/MessageStream";
 import type { Context } from "koa";
 import { describe, expect, it } from "vitest";
 import type { RouteContext } from "../../src/capabilities/Capability.js";
-import type { ChatEngine, ChatJob, ChatRunHooks, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatEngine, ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { finishedMessage, foldMessageEvent } from "../../src/capabilities/chat/messages/foldMessageEvent.js";
 import { messageStream } from "../../src/capabilities/chat/messages/MessageEvents.js";
 import { thinkingSignature } from "../../src/capabilities/chat/messages/messageFields.js";
 import type { Message, MessageStreamEvent } from "../../src/capabilities/chat/messages/MessagesWire.js";
 import { runChatTurn } from "../../src/capabilities/chat/turn/runChatTurn.js";
 import { runJob } from "../../src/capabilities/chat/turn/runJob.js";
+import { scriptedChatEngine } from "../support/scriptedChatEngine.js";
 
 const prompt = {input_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 6};
 const start: MessageStreamEvent = {type: "message_start", message: {
@@ -93,26 +94,6 @@ describe("foldMessageEvent (pure: events in, Message out)", () => {
     });
 });
 
-/** An engine that calls the run's hooks as scripted (after `submit` settled, as the real one) and finishes with `result`. */
-function scriptedEngine(script: (hooks: ChatRunHooks) => void, result: ChoiceResult): ChatEngine {
-    return {
-        info: {id: "scripted", contextSize: 1000, vocabularySize: 100, fingerprint: "fp"},
-        load: () => ({parallel: 1, busy: 0, waiting: 0}),
-        countPromptTokens: async () => 0,
-        countTextTokens: () => 0,
-        dispose: async () => {},
-        submit: async (_job, hooks) => ({
-            promptTokens: 10,
-            done: new Promise((resolve) => setImmediate(() => {
-                hooks.onPromptCache?.(0, 6);
-                script(hooks);
-                hooks.onFinish?.(result);
-                resolve([result]);
-            }))
-        })
-    };
-}
-
 const job = {n: 1} as ChatJob;
 
 /** The Message answered without a stream (runChatTurn, as the route runs it: the fold of the events). */
@@ -135,7 +116,8 @@ async function foldedBySdk(engine: ChatEngine, omitted: boolean) {
 }
 
 describe("a Message's body is the fold of its stream", () => {
-    const engine = () => scriptedEngine((hooks) => {
+    const engine = () => scriptedChatEngine((hooks) => {
+        hooks.onPromptCache?.(0, 6);
         hooks.onReasoning?.(0, "They ask for two cities.");
         hooks.onReasoning?.(0, " One call each.");
         hooks.onText?.(0, "Checking both");
@@ -149,7 +131,7 @@ describe("a Message's body is the fold of its stream", () => {
         index: 0, text: "Checking both cities.", finishReason: "tool_calls", completionTokens: 30, cachedPromptTokens: 6,
         reasoning: "They ask for two cities. One call each.", reasoningTokens: 9,
         toolCalls: [{name: "weather", arguments: "{\"city\": \"Paris\"}"}, {name: "weather", arguments: "{\"city\": \"Rome\"}"}]
-    });
+    }, 10);
 
     it.each([false, true])("thinking (display omitted: %s), text and two calls: the body is what the SDK's finalMessage() makes of the events", async (omitted) => {
         const body = await plainBody(engine(), omitted);
@@ -168,7 +150,7 @@ describe("a Message's body is the fold of its stream", () => {
     });
 
     it("an empty answer is one empty text block, streamed and not", async () => {
-        const empty = () => scriptedEngine(() => {}, {index: 0, text: "", finishReason: "stop", completionTokens: 0, stopSequence: "END"});
+        const empty = () => scriptedChatEngine(() => {}, {index: 0, text: "", finishReason: "stop", completionTokens: 0, stopSequence: "END"}, 10);
         const body = await plainBody(empty(), false);
         expect(body).toMatchObject({content: [{type: "text", text: ""}], stop_reason: "stop_sequence", stop_sequence: "END"});
         expect(JSON.parse(JSON.stringify(await foldedBySdk(empty(), false)))).toEqual(body);
