@@ -93,9 +93,9 @@ export type ContentBlockDelta =
     | {type: "signature_delta", signature: string}
     | {type: "input_json_delta", partial_json: string};
 
-/** A streamed Message's events (Anthropic's RawMessageStreamEvent, and `ping`); `message_start`'s usage is the prompt's. */
+/** A streamed Message's events (Anthropic's RawMessageStreamEvent, and `ping`); `message_start`'s message has no content yet, and the prompt's usage. */
 export type MessageStreamEvent =
-    | {type: "message_start", message: Omit<Message, "usage"> & {usage: PromptUsage & {output_tokens: number}}}
+    | {type: "message_start", message: Omit<Message, "usage" | "content"> & {content: [], usage: PromptUsage & {output_tokens: number}}}
     | {type: "ping"}
     | {type: "content_block_start", index: number, content_block: ContentBlock}
     | {type: "content_block_delta", index: number, delta: ContentBlockDelta}
