@@ -84,6 +84,26 @@ describe("POST /v1/messages with @anthropic-ai/sdk", () => {
         expect(final).toMatchObject({role: "assistant", content: [{type: "text", text: "Hello world"}], stop_reason: "end_turn"});
     });
 
+    it("the events folded by the SDK (finalMessage) are the Message answered without a stream: text, a stop sequence, a forced tool call, thinking", async () => {
+        const requests: Anthropic.MessageCreateParamsNonStreaming[] = [
+            greedy({model: "stories", max_tokens: 30, messages: [{role: "user", content: "Once upon a time"}]}),
+            greedy({model: "stories", max_tokens: 30, stop_sequences: ["was"], messages: [{role: "user", content: "Once upon a time"}]}),
+            greedy({model: "tools", max_tokens: 200, tools: [weather], tool_choice: {type: "tool", name: "get_weather"}, messages: [{role: "user", content: "Weather in Paris?"}]}),
+            {model: "thinker", max_tokens: 2000, thinking: {type: "enabled", budget_tokens: 1024}, messages: [{role: "user", content: "hi"}]}
+        ];
+        // Each answer has its own id (its tool calls' ids derive from it); the second request finds its prompt cached (a
+        // cache read instead of input tokens); `parsed_output` is the SDK's own.
+        const same = ({id: _id, usage, content, ...message}: Anthropic.Message & {parsed_output?: unknown}) => JSON.parse(JSON.stringify({
+            ...message, parsed_output: undefined, content: content.map((block) => block.type === "tool_use" ? {...block, id: "toolu"} : block),
+            usage: {...usage, input_tokens: usage.input_tokens + (usage.cache_read_input_tokens ?? 0), cache_read_input_tokens: undefined}
+        }));
+        for (const request of requests) {
+            const plain = await client.messages.create(request);
+            const folded = await client.messages.stream(request).finalMessage();
+            expect(same(folded)).toEqual(same(plain));
+        }
+    });
+
     it("streams Anthropic's events in Anthropic's order", async () => {
         const response = await fetch(`${server.url}/v1/messages`, {method: "POST", headers: {"Content-Type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01"},
             body: JSON.stringify({model: "fake", max_tokens: 20, stream: true, messages: [{role: "user", content: "hi"}]})});

@@ -1,3 +1,4 @@
+import type OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAjv } from "../../src/core/validation/createAjv.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
@@ -193,6 +194,30 @@ describe("tool calling", () => {
             expect(chunks.some((chunk) => chunk.choices[0]?.delta.tool_calls != null)).toBe(false);
         }
     });
+
+    it("the stream folded by the SDK (finalChatCompletion) is the completion answered without a stream: forced and parallel calls, text, the deprecated function_call", async () => {
+        const requests: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, "stream">[] = [
+            {model: "tiny-tools", seed: 5, temperature: 1, max_tokens: 1000, tools, tool_choice: "required", messages: [{role: "user", content: "Weather or time?"}]},
+            {model: "tiny-tools", seed: 2, temperature: 1, max_tokens: 400, tools, tool_choice: {type: "function", function: {name: "get_weather"}}, n: 2,
+                messages: [{role: "user", content: "What is the weather in Paris?"}]},
+            {model: "tiny-tools", seed: 4, max_tokens: 12, tools, tool_choice: "auto", messages: [{role: "user", content: "hi"}]},
+            {model: "tiny-tools", seed: 6, temperature: 1, max_tokens: 400, functions: [{name: "get_weather", description: "Weather of a city", parameters: weatherParams}],
+                function_call: {name: "get_weather"}, messages: [{role: "user", content: "What is the weather in Paris?"}]}
+        ];
+        // Each answer names its own calls and time; the second request finds its prompt cached; the SDK's fold adds
+        // `parsed`, `parsed_arguments` and an empty `tool_calls` of its own.
+        const same = ({id: _id, created: _created, usage, choices, ...rest}: OpenAI.ChatCompletion) => JSON.parse(JSON.stringify({
+            ...rest, usage: {...usage, prompt_tokens_details: undefined},
+            choices: choices.map(({message: {tool_calls: calls, ...message}, ...choice}) => ({
+                ...choice, message: {...message, ...(calls != null && calls.length > 0 ? {tool_calls: calls.map((call) => ({...call, id: "call"}))} : {})}
+            }))
+        }, (key, value) => key === "parsed" || key === "parsed_arguments" ? undefined : value));
+        for (const request of requests) {
+            const plain = await server.client.chat.completions.create(request);
+            const folded = await server.client.chat.completions.stream({...request, stream_options: {include_usage: true}}).finalChatCompletion();
+            expect(same(folded)).toEqual(same(plain));
+        }
+    }, 120_000);
 
     it("works with the official client's runTools helper, streamed and not", async () => {
         for (const stream of [false, true]) {

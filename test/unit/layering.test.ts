@@ -125,12 +125,21 @@ describe("layering of src/", () => {
         expect(violations).toEqual([]);
     });
 
-    it("the chat engine imports from chat/ only the engine interface and the errors it raises", () => {
+    it("the chat engine imports from chat/ only the engine interface, the settings it is made with and the errors it raises", () => {
         const chat = path.join(src, "capabilities/chat"), engine = path.join(chat, "llama");
-        const allowed = (target: string) => target === path.join(chat, "ChatEngine.ts") || target.startsWith(path.join(chat, "errors") + path.sep);
+        const allowed = (target: string) => [path.join(chat, "ChatEngine.ts"), path.join(chat, "SpeculativeSettings.ts")].includes(target)
+            || target.startsWith(path.join(chat, "errors") + path.sep);
         const violations = sourceFiles(engine).flatMap((file) => relativeImports(file)
             .filter((target) => target.startsWith(chat + path.sep) && !target.startsWith(engine + path.sep) && !allowed(target))
             .map((target) => `${relativeOf(file)} imports ${relativeOf(target)}`));
+        expect(violations).toEqual([]);
+    });
+
+    it("chat/ reaches into the engine's folder only where the engine is made (chatCapability.ts)", () => {
+        const chat = path.join(src, "capabilities/chat"), engine = path.join(chat, "llama") + path.sep;
+        const violations = sourceFiles(chat)
+            .filter((file) => !file.startsWith(engine) && file !== path.join(chat, "chatCapability.ts"))
+            .flatMap((file) => relativeImports(file).filter((target) => target.startsWith(engine)).map((target) => `${relativeOf(file)} imports ${relativeOf(target)}`));
         expect(violations).toEqual([]);
     });
 });

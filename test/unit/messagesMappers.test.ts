@@ -5,7 +5,7 @@ import type { MessageCreateRequest } from "../../src/capabilities/chat/messages/
 import { countTokensSchema, messagesSchema } from "../../src/capabilities/chat/messages/messagesSchema.js";
 import { toAnthropicError } from "../../src/capabilities/chat/messages/toAnthropicError.js";
 import { toChatRequest } from "../../src/capabilities/chat/messages/toChatRequest.js";
-import { promptUsage, toMessage, toStopReason } from "../../src/capabilities/chat/messages/toMessage.js";
+import { promptUsage, toStopReason, toUsage } from "../../src/capabilities/chat/messages/messageFields.js";
 import { thinkingDisplay, toReasoning } from "../../src/capabilities/chat/messages/toReasoning.js";
 import { ContextLengthExceededError } from "../../src/capabilities/chat/errors/ContextLengthExceededError.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
@@ -231,30 +231,15 @@ describe("ClientFields: the chat path's errors in the client's field names", () 
     });
 });
 
-describe("toMessage and toStopReason (pure)", () => {
-    it("gives text and tool_use blocks, stop reasons, and usage with cache reads apart", () => {
+describe("a Message's fields (pure)", () => {
+    it("stop reasons, and usage with cache reads apart and the thinking's tokens", () => {
         expect(toStopReason({finishReason: "stop"})).toBe("end_turn");
         expect(toStopReason({finishReason: "stop", stopSequence: "END"})).toBe("stop_sequence");
         expect(toStopReason({finishReason: "length"})).toBe("max_tokens");
         expect(toStopReason({finishReason: "tool_calls"})).toBe("tool_use");
-        const message = toMessage("msg_abc", "m", 100, {index: 0, text: "", finishReason: "tool_calls", completionTokens: 9, cachedPromptTokens: 60,
-            toolCalls: [{name: "w", arguments: "{\"city\":\"Oslo\"}"}]});
-        expect(message).toEqual({
-            id: "msg_abc", type: "message", role: "assistant", model: "m",
-            content: [{type: "tool_use", id: "toolu_abc00", name: "w", input: {city: "Oslo"}}],
-            stop_reason: "tool_use", stop_sequence: null,
-            usage: {input_tokens: 40, output_tokens: 9, cache_read_input_tokens: 60, cache_creation_input_tokens: 0, output_tokens_details: {thinking_tokens: 0}}
-        });
         expect(promptUsage(100, 60)).toEqual({input_tokens: 40, cache_read_input_tokens: 60, cache_creation_input_tokens: 0});
-    });
-
-    it("a thinking block keeps its signature when display omits its text; thinking tokens are counted", () => {
-        const choice = {index: 0, text: "Hi", finishReason: "stop" as const, completionTokens: 12, reasoning: "Let me think.", reasoningTokens: 7};
-        const shown = toMessage("msg_1", "m", 10, choice);
-        const omitted = toMessage("msg_1", "m", 10, choice, "omitted");
-        expect(shown.content[0]).toEqual({type: "thinking", thinking: "Let me think.", signature: expect.any(String)});
-        expect(omitted.content[0]).toEqual({type: "thinking", thinking: "", signature: (shown.content[0] as {signature: string}).signature});
-        expect(omitted.usage.output_tokens_details).toEqual({thinking_tokens: 7});
+        expect(toUsage(promptUsage(100, 60), {completionTokens: 12, reasoningTokens: 7}))
+            .toEqual({input_tokens: 40, output_tokens: 12, cache_read_input_tokens: 60, cache_creation_input_tokens: 0, output_tokens_details: {thinking_tokens: 7}});
     });
 });
 

@@ -3,31 +3,13 @@ import { accumulateResponse } from "openai/lib/responses/ResponseAccumulator";
 import type { ResponseStreamEvent as SdkEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import type { RouteContext } from "../../src/capabilities/Capability.js";
-import type { ChatEngine, ChatJob, ChatRunHooks, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatEngine, ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { responseStream } from "../../src/capabilities/chat/responses/ResponseEvents.js";
 import type { ResponseObject } from "../../src/capabilities/chat/responses/ResponsesWire.js";
 import { toResponse, type OutputOptions, type ResponseIds } from "../../src/capabilities/chat/responses/toResponse.js";
 import { runChatTurn, type ChatTurn } from "../../src/capabilities/chat/turn/runChatTurn.js";
 import { runJob, type JobDone } from "../../src/capabilities/chat/turn/runJob.js";
-
-/** An engine that calls the run's hooks in the order scripted (after `submit` settled, as the real one) and finishes with `result`. */
-function scriptedEngine(script: (hooks: ChatRunHooks) => void, result: ChoiceResult): ChatEngine {
-    return {
-        info: {id: "scripted", contextSize: 1000, vocabularySize: 100, fingerprint: "fp"},
-        load: () => ({parallel: 1, busy: 0, waiting: 0}),
-        countPromptTokens: async () => 0,
-        countTextTokens: () => 0,
-        dispose: async () => {},
-        submit: async (_job, hooks) => ({
-            promptTokens: 11,
-            done: new Promise((resolve) => setImmediate(() => {
-                script(hooks);
-                hooks.onFinish?.(result);
-                resolve([result]);
-            }))
-        })
-    };
-}
+import { scriptedChatEngine } from "../support/scriptedChatEngine.js";
 
 const ids: ResponseIds = {response: "resp_1", message: "msg_1", reasoning: "rs_1", call: (index, kind) => ({id: `${kind === "custom" ? "ctc" : "fc"}_${index}`, callId: `call_${index}`})};
 const job = {n: 1} as ChatJob;
@@ -64,7 +46,7 @@ const noTools: OutputOptions = {tools: new Map(), encryptedReasoning: false, log
 
 describe("a response's body is the fold of its stream", () => {
     // Reasoning, text and two function calls, the text streamed with the whitespace the engine trims before a call.
-    const engine = () => scriptedEngine((hooks) => {
+    const engine = () => scriptedChatEngine((hooks) => {
         hooks.onReasoning?.(0, "\nThey ask for two cities.");
         hooks.onReasoning?.(0, " One call each.\n");
         hooks.onText?.(0, "Checking both");
@@ -100,12 +82,12 @@ describe("a response's body is the fold of its stream", () => {
     });
 
     it("an empty answer is one empty message; a cut one is incomplete, with its reasoning when the cut came before the answer", async () => {
-        const empty = scriptedEngine(() => {}, {index: 0, text: "", finishReason: "stop", completionTokens: 1});
+        const empty = scriptedChatEngine(() => {}, {index: 0, text: "", finishReason: "stop", completionTokens: 1});
         const plain = await plainBody(empty, noTools);
         expect((await streamed(empty, noTools)).folded).toEqual(plain.body);
         expect(plain.body.output).toEqual([{type: "message", id: "msg_1", status: "completed", role: "assistant", content: [{type: "output_text", text: "", annotations: [], logprobs: []}]}]);
 
-        const cut = () => scriptedEngine((hooks) => hooks.onReasoning?.(0, "Hmm, let me"), {index: 0, text: "", finishReason: "length", completionTokens: 4, reasoning: "Hmm, let me"});
+        const cut = () => scriptedChatEngine((hooks) => hooks.onReasoning?.(0, "Hmm, let me"), {index: 0, text: "", finishReason: "length", completionTokens: 4, reasoning: "Hmm, let me"});
         const cutBody = (await plainBody(cut(), noTools)).body;
         expect((await streamed(cut(), noTools)).folded).toEqual(cutBody);
         expect(cutBody).toMatchObject({status: "incomplete", incomplete_details: {reason: "max_output_tokens"}});
@@ -114,7 +96,7 @@ describe("a response's body is the fold of its stream", () => {
 
     it("announces no item the response will not have: reasoning that stayed whitespace, logprobs of a call's tokens", async () => {
         const entry = {token: "<call>", logprob: -0.1, bytes: [60], topLogprobs: []};
-        const blank = () => scriptedEngine((hooks) => {
+        const blank = () => scriptedChatEngine((hooks) => {
             hooks.onReasoning?.(0, "\n\n");
             hooks.onToolCall?.(0, {type: "call", index: 0, name: "weather"});
             hooks.onToolCall?.(0, {type: "arguments", index: 0, fragment: "{}"});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toChatCompletion, toChunk, toUsage, type CompletionEnvelope } from "../../src/capabilities/chat/chatResponses.js";
+import { toChunk, toUsage, type CompletionEnvelope } from "../../src/capabilities/chat/chatResponses.js";
 import type { ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
 import { choiceSeed } from "../../src/capabilities/chat/llama/choiceSeed.js";
 import { isLoopbackHost } from "../../src/server/isLoopbackHost.js";
@@ -66,26 +66,6 @@ describe("chatResponses", () => {
     it("usage sums the completion tokens of all choices", () => {
         expect(toUsage(10, [choice(0, 3), choice(1, 4), choice(2, 5)])).toEqual({prompt_tokens: 10, completion_tokens: 12, total_tokens: 22});
         expect(toUsage(7, [])).toEqual({prompt_tokens: 7, completion_tokens: 0, total_tokens: 7});
-    });
-
-    it("a completion carries the envelope, the choices sorted by index and the usage", () => {
-        const unordered = [choice(2, 1), choice(0, 2), choice(1, 3)];
-        const completion = toChatCompletion(envelope, 5, unordered);
-        expect(completion).toEqual({
-            id: "chatcmpl-abc",
-            object: "chat.completion",
-            created: 1_700_000_000,
-            model: "tiny-chat",
-            system_fingerprint: "fp_123",
-            choices: [
-                {index: 0, message: {role: "assistant", content: "text 0", refusal: null}, logprobs: null, finish_reason: "stop"},
-                {index: 1, message: {role: "assistant", content: "text 1", refusal: null}, logprobs: null, finish_reason: "length"},
-                {index: 2, message: {role: "assistant", content: "text 2", refusal: null}, logprobs: null, finish_reason: "stop"}
-            ],
-            usage: {prompt_tokens: 5, completion_tokens: 6, total_tokens: 11}
-        });
-        // The caller's array is left as it was.
-        expect(unordered.map((c) => c.index)).toEqual([2, 0, 1]);
     });
 
     it("a chunk carries the envelope and one choice", () => {

@@ -5,13 +5,12 @@ import type { RouteContext } from "../Capability.js";
 import type { ChatCompletionRequest } from "./ChatCompletionWire.js";
 import { chatCompletionEvents } from "./chatCompletionEvents.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
-import { toChatCompletion } from "./chatResponses.js";
 import { parseLargeArguments } from "./parseLargeArguments.js";
 import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
 import { chatTurnHandler } from "./turn/chatTurnHandler.js";
 import { runJob } from "./turn/runJob.js";
 
-/** POST /v1/chat/completions: the request's job, answered as one chat completion or its chunks (runChatTurn). */
+/** POST /v1/chat/completions: the request's job, answered as its chunks or, not streamed, the one chat completion they fold to (runChatTurn). */
 export function chatCompletionsHandler(context: RouteContext): Middleware {
     return chatTurnHandler(context, compileRequestValidator<ChatCompletionRequest>(chatCompletionSchema), async ({request, entry, engine, state}) => {
         const job = toChatJob(request, engine.info, await parseLargeArguments(request.messages));
@@ -21,8 +20,11 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
         return {
             stream: request.stream === true,
             run: (hooks) => runJob(engine, job, state.signal, hooks),
-            body: ({promptTokens, choices}) => toChatCompletion(envelope, promptTokens, choices, deprecatedFunctions),
-            events: chatCompletionEvents(envelope, job.n, {deprecatedFunctions, includeUsage: request.stream_options?.include_usage === true}),
+            // Not streamed, the body is the stream's fold (its chunks discarded), with its usage chunk.
+            events: chatCompletionEvents(envelope, job.n, {
+                deprecatedFunctions, logprobs: job.logprobs != null,
+                includeUsage: request.stream !== true || request.stream_options?.include_usage === true
+            }),
             terminator: "[DONE]"
         };
     });

@@ -73,16 +73,35 @@ export type PromptUsage = {input_tokens: number, cache_read_input_tokens: number
 /** `thinking_tokens`: the part of `output_tokens` a thinking model spent thinking. */
 export type Usage = PromptUsage & {output_tokens: number, output_tokens_details: {thinking_tokens: number}};
 
+export type ContentBlock = ThinkingBlock | TextBlock | ToolUseBlock;
+
 export type Message = {
     id: string;
     type: "message";
     role: "assistant";
     model: string;
-    content: (ThinkingBlock | TextBlock | ToolUseBlock)[];
+    content: ContentBlock[];
     stop_reason: StopReason | null;
     stop_sequence: string | null;
     usage: Usage;
 };
+
+/** A block's delta: text, a thinking's text and then its signature, a tool call's input as pieces of its JSON. */
+export type ContentBlockDelta =
+    | {type: "text_delta", text: string}
+    | {type: "thinking_delta", thinking: string}
+    | {type: "signature_delta", signature: string}
+    | {type: "input_json_delta", partial_json: string};
+
+/** A streamed Message's events (Anthropic's RawMessageStreamEvent, and `ping`); `message_start`'s message has no content yet, and the prompt's usage. */
+export type MessageStreamEvent =
+    | {type: "message_start", message: Omit<Message, "usage" | "content"> & {content: [], usage: PromptUsage & {output_tokens: number}}}
+    | {type: "ping"}
+    | {type: "content_block_start", index: number, content_block: ContentBlock}
+    | {type: "content_block_delta", index: number, delta: ContentBlockDelta}
+    | {type: "content_block_stop", index: number}
+    | {type: "message_delta", delta: {stop_reason: StopReason, stop_sequence: string | null}, usage: Usage}
+    | {type: "message_stop"};
 
 export type AnthropicErrorType =
     | "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error"

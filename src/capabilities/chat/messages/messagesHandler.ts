@@ -13,7 +13,6 @@ import { messageStream } from "./MessageEvents.js";
 import type { CountTokensRequest, MessageCreateRequest } from "./MessagesWire.js";
 import { messagesSchema } from "./messagesSchema.js";
 import { toChatRequest, type MappedRequest } from "./toChatRequest.js";
-import { toMessage } from "./toMessage.js";
 import { thinkingDisplay, toReasoning } from "./toReasoning.js";
 
 /** The job a Messages request means, whatever the chat path throws told in the client's field names and Anthropic's words (ClientFields). */
@@ -29,8 +28,8 @@ export async function jobOf(request: MessageCreateRequest | CountTokensRequest, 
 export const toClient = (mapped: MappedRequest, state: RequestState) => (error: unknown) => mapped.fields.error(error, state.toApiError);
 
 /**
- * POST /v1/messages: Anthropic's Messages API over the chat engine. Not streamed: one Message. Streamed:
- * Anthropic's events (MessageEvents); every error in Anthropic's shape (the route's `errorShapes`, streams included).
+ * POST /v1/messages: Anthropic's Messages API over the chat engine. Streamed: Anthropic's events (MessageEvents); not
+ * streamed, the one Message they fold to. Every error in Anthropic's shape (the route's `errorShapes`, streams included).
  */
 export function messagesHandler(context: RouteContext): Middleware {
     return chatTurnHandler(context, compileMessagesValidator<MessageCreateRequest>(messagesSchema), async ({request, entry, engine, state}) => {
@@ -38,13 +37,11 @@ export function messagesHandler(context: RouteContext): Middleware {
         const mapped = toChatRequest(request);
         const job = await jobOf(request, mapped, engine, state);
         const id = "msg_" + crypto.randomBytes(12).toString("hex");
-        const display = thinkingDisplay(request.thinking);
         return {
             stream: request.stream === true,
             run: (hooks) => runJob(engine, job, state.signal, hooks),
             toClientError: toClient(mapped, state),
-            body: ({promptTokens, choices}) => toMessage(id, entry.id, promptTokens, choices[0], display),
-            events: messageStream({id, model: entry.id}, display === "omitted")
+            events: messageStream({id, model: entry.id}, thinkingDisplay(request.thinking) === "omitted")
         };
     });
 }

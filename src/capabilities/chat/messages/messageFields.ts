@@ -1,6 +1,8 @@
 import type { ChoiceResult } from "../ChatEngine.js";
 import crypto from "node:crypto";
-import type { Message, PromptUsage, StopReason, TextBlock, ThinkingBlock, ToolUseBlock, Usage } from "./MessagesWire.js";
+import type { PromptUsage, StopReason, Usage } from "./MessagesWire.js";
+
+/* The fields of a Message its events carry (MessageEvents): why it stopped, its usage, its tool calls' ids, its thinking's signature. */
 
 /** Why generation stopped, in Anthropic's words. */
 export function toStopReason(choice: Pick<ChoiceResult, "finishReason" | "stopSequence">): StopReason {
@@ -36,29 +38,4 @@ export function toolUseId(messageId: string, index: number) {
  */
 export function thinkingSignature(thinking: string): string {
     return crypto.createHash("sha256").update(thinking).digest("base64");
-}
-
-/** The whole answer as a Message: a thinking model's reasoning first as a `thinking` block (its text left out when `display` is omitted). Pure. */
-export function toMessage(id: string, model: string, promptTokens: number, choice: ChoiceResult, display: "returned" | "omitted" = "returned"): Message {
-    const content: (ThinkingBlock | TextBlock | ToolUseBlock)[] = [];
-    if (choice.reasoning != null)
-        content.push({type: "thinking", thinking: display === "omitted" ? "" : choice.reasoning, signature: thinkingSignature(choice.reasoning)});
-    if (choice.text !== "" || (choice.toolCalls ?? []).length === 0)
-        content.push({type: "text", text: choice.text});
-    for (const [index, call] of (choice.toolCalls ?? []).entries())
-        content.push({type: "tool_use", id: toolUseId(id, index), name: call.name, input: parseInput(call.arguments)});
-    return {
-        id, type: "message", role: "assistant", model, content,
-        stop_reason: toStopReason(choice), stop_sequence: choice.stopSequence ?? null,
-        usage: toUsage(promptUsage(promptTokens, choice.cachedPromptTokens ?? 0), choice)
-    };
-}
-
-function parseInput(text: string): Record<string, unknown> {
-    try {
-        const value: unknown = JSON.parse(text);
-        return value != null && typeof value === "object" && !Array.isArray(value) ? value as Record<string, unknown> : {value};
-    } catch {
-        return {};
-    }
 }
