@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { ChoiceResult, TokenLogprob } from "../../src/capabilities/chat/ChatEngine.js";
 import { CompletionLogprobsWriter } from "../../src/capabilities/chat/completions/CompletionLogprobsWriter.js";
-import { toCompletionChunk, toTextCompletion } from "../../src/capabilities/chat/completions/completionResponses.js";
+import { completionEvents } from "../../src/capabilities/chat/completions/completionEvents.js";
+import { toCompletionChunk, toCompletionsDone, toTextCompletion } from "../../src/capabilities/chat/completions/completionResponses.js";
+import type { TextCompletionChunk } from "../../src/capabilities/chat/completions/CompletionWire.js";
+import { finishedTextCompletion, foldCompletionChunk } from "../../src/capabilities/chat/completions/foldCompletionChunk.js";
+import type { CompletionPlan } from "../../src/capabilities/chat/completions/toCompletionJobs.js";
 import { selectBestOf } from "../../src/capabilities/chat/completions/selectBestOf.js";
 
 const utf8 = new TextEncoder();
@@ -93,5 +97,57 @@ describe("completion responses", () => {
         });
         expect(toCompletionChunk(envelope, null, {prompt_tokens: 1, completion_tokens: 2, total_tokens: 3}).choices).toEqual([]);
         expect("usage" in toCompletionChunk(envelope, null)).toBe(false);
+    });
+});
+
+describe("a completion's body is the fold of its stream", () => {
+    // Two prompts, two choices each, echoed with logprobs: prompt 1's second choice generates nothing.
+    const plan: CompletionPlan = {jobs: [], n: 2, bestOf: 2, logprobs: 1, echo: true};
+    const echoes = [
+        {text: "P0", tokens: [{token: "P0", bytes: [80, 48], logprob: null, topLogprobs: null, offset: 0}]},
+        {text: "P1", tokens: [{token: "P1", bytes: [80, 49], logprob: null, topLogprobs: null, offset: 0}]}
+    ];
+    const pieces: [prompt: number, choice: number, text: string, entries: TokenLogprob[]][] = [
+        [0, 0, " a", [entry(" a", -0.5, [[" b", -1]])]], [0, 1, " b", [entry(" b", -1, [[" a", -0.5]])]],
+        [1, 0, " c", [entry(" c", -0.1)]], [0, 0, "!", [entry("!", -2)]]
+    ];
+    const results = [
+        [{index: 0, text: " a!", finishReason: "stop", completionTokens: 2, logprobs: [...pieces[0][3], ...pieces[3][3]]}, {index: 1, text: " b", finishReason: "length", completionTokens: 1, logprobs: pieces[1][3]}],
+        [{index: 0, text: " c", finishReason: "stop", completionTokens: 1, logprobs: pieces[2][3]}, {index: 1, text: "", finishReason: "length", completionTokens: 0, logprobs: []}]
+    ] satisfies ChoiceResult[][];
+
+    /** The stream of the events above, and what its converter returned at the end (asked with or without the usage chunk). */
+    function run(includeUsage: boolean) {
+        const chunks: TextCompletionChunk[] = [];
+        const stream = completionEvents(envelope, plan, includeUsage)((data) => void chunks.push(structuredClone(data) as TextCompletionChunk));
+        const hooks = [stream.hooks(0), stream.hooks(1)];
+        hooks.forEach((prompt, index) => prompt.onPrompt!(echoes[index]));
+        for (const [prompt, choice, text, entries] of pieces)
+            hooks[prompt].onText!(choice, text, entries);
+        results.forEach((choices, prompt) => choices.forEach((choice) => hooks[prompt].onFinish!(choice)));
+        const done = toCompletionsDone(plan, results.map((choices) => ({promptTokens: 3, choices})), echoes);
+        return {chunks, body: stream.finish(done), done};
+    }
+
+    it("equals, byte for byte, the body built from the whole choices (echo, logprobs, an empty choice's empty arrays, usage)", () => {
+        const {body, done} = run(true);
+        expect(JSON.stringify(body)).toBe(JSON.stringify(toTextCompletion(envelope, done.outcomes, 2, true)));
+    });
+
+    it("a client's fold of the streamed chunks gives the same body; without the usage chunk there is no body", () => {
+        const {chunks, body} = run(true);
+        expect(finishedTextCompletion(chunks.reduce(foldCompletionChunk, undefined)!)).toEqual(body);
+        expect(run(false).body).toBeUndefined();
+        // The fold keeps copies: changing a chunk afterwards changes nothing.
+        const folded = chunks.reduce(foldCompletionChunk, undefined)!;
+        chunks[0].choices[0].logprobs!.tokens[0] = "changed";
+        expect(folded.choices[0].logprobs!.tokens[0]).toBe("P0");
+    });
+
+    it("a choice that never finished, or no usage, is an error rather than a body", () => {
+        const {chunks} = run(true);
+        expect(() => finishedTextCompletion(chunks.slice(0, -2).reduce(foldCompletionChunk, undefined)!)).toThrow("carried no usage");
+        const unfinished = chunks.filter((chunk) => !(chunk.choices[0]?.index === 3 && chunk.choices[0].finish_reason != null)).reduce(foldCompletionChunk, undefined)!;
+        expect(() => finishedTextCompletion(unfinished)).toThrow("Choice 3 of the completion never finished");
     });
 });

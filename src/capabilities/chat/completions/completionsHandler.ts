@@ -43,8 +43,10 @@ export function completionsHandler(context: RouteContext): Middleware {
                 });
                 return {started, done: results.then((runs) => toCompletionsDone(plan, runs, echoes))};
             },
-            body: ({outcomes}) => toTextCompletion(envelope, outcomes, plan.n, plan.logprobs != null),
-            events: completionEvents(envelope, plan, request.stream_options?.include_usage === true),
+            // Not streamed, the body is the stream's fold (its chunks discarded), with its usage chunk; but best_of's
+            // candidates are not the answer's choices (the best n are chosen at the end, and cannot be streamed).
+            body: plan.bestOf > plan.n ? ({outcomes}) => toTextCompletion(envelope, outcomes, plan.n, plan.logprobs != null) : undefined,
+            events: completionEvents(envelope, plan, request.stream !== true || request.stream_options?.include_usage === true),
             terminator: "[DONE]"
         };
     });
