@@ -4,7 +4,7 @@ import type { ModelEntry } from "../registry/ModelEntry.js";
 import type { ModelRegistry } from "../registry/ModelRegistry.js";
 import { systemClock, type Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
-import { modelLoadFailed } from "./libraryErrors.js";
+import { modelInUse, modelLoadFailed } from "./libraryErrors.js";
 import { MemoryBudget } from "./MemoryBudget.js";
 import { ModelLoadError } from "./ModelLoadError.js";
 import { ModelSlot, type EvictionReason, type ModelStatus, type SlotContext } from "./ModelSlot.js";
@@ -188,6 +188,54 @@ export class EngineHost {
         }
     }
 
+    /** Registers models added while the server runs (pulled from the hub; see ModelRegistry.add); returns those registered. */
+    register(entries: readonly ModelEntry[]): ModelEntry[] {
+        const added = this.registry.add(entries);
+        this.addSlots(added);
+        return added;
+    }
+
+    /**
+     * An administrator's load (the management API): the model named, loaded now, as a request would load it (the
+     * memory budget evicts idle models or waits), except that a failed model is tried again at once. `signal`: the
+     * administrator went away (the load goes on).
+     */
+    async loadModel(name: string, signal?: AbortSignal): Promise<ModelEntry> {
+        const entry = this.resolveForAdmin(name);
+        const slot = this.slots.get(entry.id)!;
+        slot.waiting++;
+        slot.stopTimer();
+        try {
+            await this.loaded(slot, signal, true);
+            slot.lastUsed = this.clock.now();
+        } finally {
+            slot.waiting--;
+            slot.settle();
+        }
+        return entry;
+    }
+
+    /**
+     * An administrator's unload: an idle model is unloaded, and its memory is back when this resolves; one that is
+     * not loaded is left as it is. A model loading, or serving or awaited by requests, is not taken from them: 409.
+     */
+    async unloadModel(name: string): Promise<ModelEntry> {
+        const entry = this.resolveForAdmin(name);
+        const slot = this.slots.get(entry.id)!;
+        if (slot.state === "unloading")
+            await slot.unloading;
+        else if (slot.state === "loading")
+            throw modelInUse(entry.id, "is loading");
+        else if (slot.state === "loaded") {
+            if (!slot.idle()) {
+                const requests = slot.requests();
+                throw modelInUse(entry.id, `is in use by ${requests} request${requests === 1 ? "" : "s"} (running or waiting)`);
+            }
+            await slot.unload("admin");
+        }
+        return entry;
+    }
+
     async dispose() {
         this.disposed = true;
         this.budget.notifyChange();
@@ -197,6 +245,13 @@ export class EngineHost {
         // A load under way finishes first (waiting for memory, it stops at once): its engine is then disposed by the load itself.
         await Promise.allSettled(slots.map((slot) => slot.loading));
         await Promise.allSettled(slots.map((slot) => slot.state === "loaded" ? slot.unload("shutdown") : slot.unloading));
+    }
+
+    private resolveForAdmin(name: string): ModelEntry {
+        const entry = this.registry.resolve(name);
+        if (entry == null)
+            throw ApiError.modelNotFound(name, this.registry.names);
+        return entry;
     }
 
     private addSlots(entries: readonly ModelEntry[]) {
