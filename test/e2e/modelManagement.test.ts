@@ -130,6 +130,26 @@ describe("POST /models/unload", () => {
         expect(fakes.created).toEqual(["a", "a"]);
     });
 
+    it("/metrics has every load's seconds as a Prometheus histogram, beside the last load's gauge", async () => {
+        const fakes = library();
+        const target = await start(fakes, [model("a"), model("b")]);
+        await post(target, "/models/load", {model: "a"});
+        await post(target, "/models/unload", {model: "a"});
+        await post(target, "/models/load", {model: "a"});
+        await post(target, "/models/load", {model: "b"});
+        const metrics = await (await fetch(`${target.url}/metrics`)).text();
+        expect(metrics).toContain("# TYPE los_model_load_duration_seconds histogram\n");
+        expect(metrics).toMatch(/los_model_load_duration_seconds_count\{model="a"\} 2\n/);
+        expect(metrics).toMatch(/los_model_load_duration_seconds_count\{model="b"\} 1\n/);
+        expect(metrics).toMatch(/los_model_load_duration_seconds_bucket\{le="\+Inf",model="a"\} 2\n/);
+        const buckets = [...metrics.matchAll(/los_model_load_duration_seconds_bucket\{le="([^"]+)",model="a"\} (\d+)/g)];
+        expect(buckets.map((match) => match[1])).toEqual(["0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "120", "300", "+Inf"]);
+        // Cumulative: each bucket holds at least the loads of the one before.
+        const counts = buckets.map((match) => Number(match[2]));
+        expect(counts).toEqual([...counts].sort((x, y) => x - y));
+        expect(metrics).toMatch(/los_model_loads_total\{model="a",result="ok"\} 2\n/);
+    });
+
     it("does not take a model from the requests using it: 409 while one streams, unloaded once it ended", async () => {
         const fakes = library();
         const release = gate();
