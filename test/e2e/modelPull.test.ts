@@ -113,6 +113,40 @@ describe("POST /models/pull", () => {
         expect(fs.readFileSync(path.join(target.dir, "tiny-chat/tiny-chat.q4.gguf"))).toEqual(chatFile.content);
     });
 
+    it("one pull at a time: another meanwhile gets 409; a hub that goes away ends the stream with a download_failed event", async () => {
+        const started = await start();
+        const {target} = started;
+        // The file's first bytes arrive, then the connection hangs: the pull is under way until the hub goes away.
+        started.hub.switches.hangAfter["tiny-chat.q4.gguf"] = 1000;
+        const first = await pull(target, {model: "tiny-chat"});
+        expect(first.status).toBe(200);
+        const reader = first.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        while (!text.includes("download_progress")) {
+            const {value, done} = await reader.read();
+            if (done)
+                break;
+            text += decoder.decode(value, {stream: true});
+        }
+        const second = await pull(target, {model: "tiny-embed"});
+        expect(second.status).toBe(409);
+        expect((await jsonOf(second)).error).toMatchObject({code: "pull_in_progress", param: "model", message: "A pull is running ('tiny-chat'): one pull at a time. Try again once it ends."});
+
+        await started.hub.close();
+        hub = undefined;
+        for (;;) {
+            const {value, done} = await reader.read();
+            if (done)
+                break;
+            text += decoder.decode(value, {stream: true});
+        }
+        const last = JSON.parse(text.trim().split("\n").at(-1)!.replace(/^data: /, "")) as PullEvent;
+        expect(last).toMatchObject({model: "tiny-chat", event: "download_failed", data: {error: {code: "hub_network"}}});
+        expect(text).toContain("event: error\n");
+        expect((await target.client.models.list()).data.map((each) => each.id)).toEqual(["base"]);
+    });
+
     it("answers a name that names nothing, and a bad body, with a plain 4xx naming the field before any event", async () => {
         const {target} = await start();
         const cases: [body: unknown, status: number, param: string, code?: string][] = [

@@ -67,8 +67,13 @@ describe("the management routes need an administrator's key, however their path 
         expect(server.routes.find((route) => route.path === "/models")).toMatchObject({methods: expect.arrayContaining(["GET"]), public: false, admin: false});
     });
 
-    it("the keys file records the roles: --admin, and users by default", () => {
-        expect(readApiKeyFile(path.join(keysDir, "api-keys.json")).keys.map((key) => [key.name, key.role ?? "user"])).toEqual([["old", "user"], ["ops", "admin"], ["app", "user"]]);
+    it("the keys file records the roles: --admin, and users by default; `keys list` shows them", async () => {
+        const keysFile = path.join(keysDir, "api-keys.json");
+        expect(readApiKeyFile(keysFile).keys.map((key) => [key.name, key.role ?? "user"])).toEqual([["old", "user"], ["ops", "admin"], ["app", "user"]]);
+        expect(await cli("--file", keysFile, "list")).toMatch(/^old  2025-01-01T00:00:00\.000Z  user\nops  \S+  admin\napp  \S+  user\n$/);
+        let stderr = "";
+        expect(await runKeysCli(["--file", keysFile, "revoke", "app", "--admin"], {stdout: () => {}, stderr: (text) => void (stderr += text)})).toBe(2);
+        expect(stderr).toContain("--admin goes with add");
     });
 
     it("answers no spelling to a user's key (403 where the route matched), while an administrator's key gets the same spelling served", async () => {
