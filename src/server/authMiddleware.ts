@@ -36,6 +36,7 @@ export function authMiddleware(keys: ApiKeyStore, access: "key" | "admin" = "key
                 "(made with `npm run keys -- add <name> --admin` on the server). Users may list the models.",
                 {code: "insufficient_permissions"});
         requestState.keyHash = key.hash;
+        requestState.keyRole = key.role;
         return next();
     };
 }

@@ -23,7 +23,7 @@ import { hostCheckMiddleware, hostnameOf } from "./hostCheckMiddleware.js";
 import { isLoopbackHost } from "./isLoopbackHost.js";
 import type { ServerMetrics } from "./metrics/ServerMetrics.js";
 import { metricsHandler } from "./metricsHandler.js";
-import { loadModelHandler, unloadModelHandler } from "./modelAdminHandlers.js";
+import { libraryListHandler, loadModelHandler, unloadModelHandler } from "./modelAdminHandlers.js";
 import { listModelsHandler, retrieveModelHandler } from "./modelsHandlers.js";
 import { pullModelHandler, type ModelPuller } from "./pullModelHandler.js";
 import { requestContext } from "./requestContext.js";
@@ -105,7 +105,7 @@ export function createApp(deps: AppDeps): App {
     if (!deps.metricsPublic)
         protectedRoot.get("/metrics", metricsHandler(deps.metrics));
     // The model library's management API, in llama-server's router-mode shapes (docs/models.md): anyone with a key lists...
-    protectedRoot.get("/models", listModelsHandler(deps.engines));
+    protectedRoot.get("/models", libraryListHandler(deps.engines));
     // ...an administrator loads, unloads and pulls.
     const adminRouter = new Router();
     const modelsBody = jsonBody(deps.bodyLimit, deps.bodyMemory);

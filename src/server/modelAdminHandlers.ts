@@ -2,7 +2,7 @@ import type { Middleware } from "koa";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { RequestState } from "../core/http/RequestState.js";
 import { compileRequestValidator } from "../core/validation/compileRequestValidator.js";
-import { toModelObject } from "./modelsHandlers.js";
+import { listModelsHandler, toModelObject } from "./modelsHandlers.js";
 
 /** The body of POST /models/load and /models/unload, as llama-server's router mode takes it. */
 type ModelRequest = {model: string};
@@ -12,6 +12,20 @@ const modelRequestSchema = {
     required: ["model"],
     properties: {model: {type: "string", minLength: 1}}
 };
+
+/**
+ * GET /models (any key): the body of GET /v1/models (llama-server's router mode lists its models here, `{data: [{id,
+ * status: {value}}]}`), and `can_manage`: whether this caller may load, unload and pull (an administrator's key, or a
+ * server without keys), so a page knows which controls to offer.
+ */
+export function libraryListHandler(engines: EngineHost): Middleware {
+    const list = listModelsHandler(engines);
+    return async (ctx, next) => {
+        await list(ctx, next);
+        const role = (ctx.state as RequestState).keyRole;
+        ctx.body = {...ctx.body as object, can_manage: role == null || role === "admin"};
+    };
+}
 
 /**
  * POST /models/load {model} (an administrator's): loads the model now, as a request naming it would (the memory budget

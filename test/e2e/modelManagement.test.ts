@@ -32,12 +32,14 @@ const listed = async (target: TestServer) => (await jsonOf(await fetch(`${target
 const statusOf = async (target: TestServer, id: string) => (await listed(target)).find((each) => each.id === id)!.status;
 
 describe("GET /models", () => {
-    it("lists every model with its status in llama-server's shape ({data: [{id, status: {value}}]}), as /v1/models does", async () => {
+    it("lists every model with its status in llama-server's shape ({data: [{id, status: {value}}]}), as /v1/models does, and whether the caller may manage them", async () => {
         const fakes = library();
         const clock = new ManualClock();
         const target = await start(fakes, [model("a", {aliases: ["gpt-4o-mini"], keepAlive: "10m"}), model("b", {pin: true})], {clock});
-        const list = await jsonOf(await fetch(`${target.url}/models`));
+        const {can_manage: canManage, ...list} = await jsonOf(await fetch(`${target.url}/models`));
         expect(list).toEqual(await jsonOf(await fetch(`${target.url}/v1/models`)));
+        // Without keys (loopback only) everyone may manage models.
+        expect(canManage).toBe(true);
         expect(list.data.map((each: {id: string, status: unknown}) => [each.id, each.status])).toEqual([
             ["a", {value: "unloaded", estimated_bytes: null, measured_bytes: null, last_used: null, keep_alive: "10m", pinned: false, preload: false}],
             ["b", {value: "unloaded", estimated_bytes: null, measured_bytes: null, last_used: null, keep_alive: "forever", pinned: true, preload: false}]

@@ -108,7 +108,9 @@ describe("the management routes need an administrator's key, however their path 
 
     it("a user's key still reads the list and calls the API; the 403 is OpenAI's error, as its client reports it", async () => {
         for (const key of [userKey, oldKey]) {
-            expect((await send("GET", "/models", key, undefined)).status).toBe(200);
+            const list = await send("GET", "/models", key, undefined);
+            expect(list.status).toBe(200);
+            expect(JSON.parse(list.body)).toMatchObject({object: "list", data: [{id: "fake"}], can_manage: false});
             const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0});
             expect((await client.models.list()).data.map((each) => each.id)).toEqual(["fake"]);
             expect((await client.chat.completions.create({model: "fake", messages: [{role: "user", content: "hi"}]})).choices[0].message.content).toBe("served");
@@ -118,6 +120,7 @@ describe("the management routes need an administrator's key, however their path 
         expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError);
         expect(error).toMatchObject({status: 403, code: "insufficient_permissions", type: "invalid_request_error"});
         expect((error as Error).message).toContain("needs an administrator's key (made with `npm run keys -- add <name> --admin` on the server)");
+        expect(JSON.parse((await send("GET", "/models", adminKey, undefined)).body).can_manage).toBe(true);
         const asAdmin = new OpenAI({baseURL: server.url, apiKey: adminKey, maxRetries: 0});
         expect(await asAdmin.post("/models/unload", {body: {model: "fake"}})).toMatchObject({success: true});
     });
