@@ -70,7 +70,7 @@ describe("POST /models/pull", () => {
             id: "tiny-chat", object: "model", task: "chat", status: {value: "unloaded"}, aliases: expect.arrayContaining(["gpt-3.5-turbo", "gpt-4o-mini", "tiny-latest"])
         }});
 
-        expect(fs.readFileSync(path.join(target.dir, "tiny-chat/tiny-chat.q4.gguf"))).toEqual(chatFile.content);
+        expect(fs.readFileSync(path.join(target.dir, "tiny-chat/tiny-chat.q4.gguf")).equals(chatFile.content)).toBe(true);
         const manifest = JSON.parse(fs.readFileSync(path.join(target.dir, "models.json"), "utf8"));
         expect(manifest.models.map((entry: {id: string}) => entry.id)).toEqual(["base", "tiny-chat"]);
         expect((await target.client.models.list()).data.map((each) => each.id)).toEqual(["base", "tiny-chat"]);
@@ -110,7 +110,7 @@ describe("POST /models/pull", () => {
         const events = await eventsOf(await pull(target, {model: "tiny-chat"}));
         expect(events.some((event) => event.event === "message" && String(event.data.message).includes("corrupt download"))).toBe(true);
         expect(events.at(-1)).toMatchObject({event: "download_finished"});
-        expect(fs.readFileSync(path.join(target.dir, "tiny-chat/tiny-chat.q4.gguf"))).toEqual(chatFile.content);
+        expect(fs.readFileSync(path.join(target.dir, "tiny-chat/tiny-chat.q4.gguf")).equals(chatFile.content)).toBe(true);
     });
 
     it("one pull at a time: another meanwhile gets 409; a hub that goes away ends the stream with a download_failed event", async () => {
@@ -174,7 +174,7 @@ describe("a pulled GGUF from the hub, on the real engine", () => {
         // The sha256 of the hub's file tree (its LFS pointer) is pinned into the entry, as `download-models -- owner/repo` does.
         expect(events.find((event) => event.event === "file_verified")?.data).toMatchObject({file: "tiny-Q4_K_M.gguf", verification: "sha256 verified (catalogue)"});
         expect(events.at(-1)).toMatchObject({model: "tiny-q4_k_m", event: "download_finished", data: {task: "chat", status: {value: "unloaded"}}});
-        expect(fs.readFileSync(path.join(target.dir, "tiny-q4_k_m/tiny-Q4_K_M.gguf"))).toEqual(fs.readFileSync(tinyChatModelPath));
+        expect(fs.readFileSync(path.join(target.dir, "tiny-q4_k_m/tiny-Q4_K_M.gguf")).equals(fs.readFileSync(tinyChatModelPath))).toBe(true);
         const answer = await target.client.chat.completions.create({model: "tiny-q4_k_m", messages: [{role: "user", content: "hi"}], max_tokens: 4});
         expect(answer.model).toBe("tiny-q4_k_m");
         expect(answer.usage?.completion_tokens).toBeGreaterThan(0);
