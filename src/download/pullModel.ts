@@ -5,6 +5,7 @@ import type { HubConfig } from "../config.js";
 import { ApiError } from "../core/http/ApiError.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
 import type { CatalogueEntry } from "./CatalogueEntry.js";
+import { relativePathPattern } from "./catalogueSchema.js";
 import { DownloadError } from "./DownloadError.js";
 import { downloadModels } from "./downloadModels.js";
 import type { FileProgress } from "./DownloadProgress.js";
@@ -69,8 +70,15 @@ export async function planPull(request: PullRequest, settings: PullSettings): Pr
 
 async function resolveName(request: PullRequest, settings: PullSettings): Promise<CatalogueEntry[]> {
     const spec = request.name.includes("/") ? parseHubSpec(request.name) : null;
-    if (spec != null)
-        return [await hubRepoEntry({...spec, dtype: request.dtype}, settings.hub, settings.fetch)];
+    if (spec != null) {
+        const entry = await hubRepoEntry({...spec, dtype: request.dtype}, settings.hub, settings.fetch);
+        // The hub's tree names the files (the catalogue's paths are checked by its schema): none may climb out of the model's folder.
+        const unsafe = entry.files.find((file) => !new RegExp(relativePathPattern).test(file.path));
+        if (unsafe != null)
+            throw new ApiError(502, "server_error", `The hub (${settings.hub.hfEndpoint}) named a file '${unsafe.path}' in ${spec.repo} that is not a plain relative path; nothing was downloaded.`,
+                {code: "hub_unsafe_path"});
+        return [entry];
+    }
     const catalogue = settings.catalogue();
     if (!catalogue.some((entry) => entry.id === request.name || entry.aliases.includes(request.name) || (entry.task === request.name && entry.default)))
         throw new ApiError(404, "invalid_request_error",

@@ -29,7 +29,9 @@ async function start(options: {factories?: boolean} = {}) {
         ...hubFiles(catalogue),
         {repo: "someone/Tiny-GGUF", revision, path: "tiny-Q4_K_M.gguf", content: fs.readFileSync(tinyChatModelPath)},
         {repo: "someone/embed-onnx", revision, path: "config.json", content: Buffer.from(JSON.stringify({model_type: "bert"}))},
-        {repo: "someone/embed-onnx", revision, path: "onnx/model_quantized.onnx", content: onnx.content}
+        {repo: "someone/embed-onnx", revision, path: "onnx/model_quantized.onnx", content: onnx.content},
+        // A hostile mirror's tree: a file that would land outside the model's folder.
+        {repo: "evil/Climb-GGUF", revision, path: "../../climb-Q4_K_M.gguf", content: Buffer.from("GGUF")}
     ]).start();
     hub.pipelineTags["someone/embed-onnx"] = "feature-extraction";
     const fakes = library();
@@ -164,6 +166,17 @@ describe("POST /models/pull", () => {
             expect((await jsonOf(response)).error, JSON.stringify(body)).toMatchObject({param, ...(code != null ? {code} : {})});
         }
         expect(fs.existsSync(path.join(target.dir, "tiny-chat"))).toBe(false);
+    });
+});
+
+describe("a hub that names unsafe paths", () => {
+    it("is refused before any byte is fetched: no file lands outside the models folder", async () => {
+        const {target, hub} = await start();
+        const response = await pull(target, {model: "evil/Climb-GGUF"});
+        expect(response.status).toBe(502);
+        expect((await jsonOf(response)).error).toMatchObject({code: "hub_unsafe_path", message: expect.stringContaining("'../../climb-Q4_K_M.gguf'")});
+        expect(hub.requests.filter((request) => request.file != null)).toEqual([]);
+        expect(fs.existsSync(path.join(target.dir, "..", "climb-Q4_K_M.gguf"))).toBe(false);
     });
 });
 
