@@ -10,7 +10,10 @@ import { loadCapabilities } from "./capabilities/capabilities.js";
 import { loadServedManifest, settingsOf } from "./capabilities/loadServedManifest.js";
 import { manifestFromPaths } from "./capabilities/manifestFromPaths.js";
 import { parseManifest } from "./core/registry/loadManifest.js";
-import type { Config } from "./config.js";
+import { loadHubConfig, type Config, type HubConfig } from "./config.js";
+import type { CatalogueEntry } from "./download/CatalogueEntry.js";
+import { loadCatalogue } from "./download/loadCatalogue.js";
+import { planPull } from "./download/pullModel.js";
 import type { Clock } from "./core/engines/Clock.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
 import type { ModelEntry } from "./core/registry/ModelEntry.js";
@@ -46,6 +49,12 @@ export type ServerOptions = {
     estimateBytes?: (entry: ModelEntry) => Promise<number>;
     /** The model library's time (keep-alive, load backoff, the wait for memory); tests move it by hand. */
     clock?: Clock;
+    /** Where POST /models/pull fetches from; default: HF_ENDPOINT and HF_TOKEN, read at each pull (tests: a loopback hub). */
+    hub?: HubConfig;
+    /** The catalogue POST /models/pull names resolve in; default: scripts/download-models/catalogue.json. */
+    catalogue?: () => CatalogueEntry[];
+    /** The downloader's wait before resuming a cut download (tests: 0). */
+    pullRetryDelayMs?: number;
 };
 
 export type RunningServer = {
@@ -127,7 +136,12 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         shutdownSignal: shutdown.signal,
         drainSignal: drain.signal,
         queueSize: config.queueSize,
-        playground: uiEnabled(config.ui, config.host, keys.state !== "open") ? PlaygroundFiles.load(path.join(projectRoot, "playground")) : null
+        playground: uiEnabled(config.ui, config.host, keys.state !== "open") ? PlaygroundFiles.load(path.join(projectRoot, "playground")) : null,
+        // Pulled models go where `npm run download-models` puts them: the manifest's folder, added to the manifest.
+        pullModels: (request) => planPull(request, {
+            manifestPath: config.modelsConfig, hub: options.hub ?? loadHubConfig(), catalogue: options.catalogue ?? (() => loadCatalogue()),
+            capabilities, retryDelayMs: options.pullRetryDelayMs
+        })
     });
     // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
     // the whole request (not the response: a generation may take minutes) within requestTimeout.

@@ -8,7 +8,12 @@ export type ApiKeyRecord = {
     hash: string;
     /** ISO 8601 timestamp. */
     created: string;
+    /** `admin` may also manage models (load, unload, pull); absent (every key made before roles) = `user`. */
+    role?: ApiKeyRole;
 };
+
+/** What a key may do: `user` calls the API and reads the model list; `admin` also manages models. */
+export type ApiKeyRole = "user" | "admin";
 
 export type ApiKeyFileData = {
     keys: ApiKeyRecord[];
@@ -48,7 +53,7 @@ export function readApiKeyFile(file: string): ApiKeyFileData {
  */
 export function writeApiKeyFile(file: string, data: ApiKeyFileData): void {
     const tempFile = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-    const text = JSON.stringify({ keys: data.keys.map(({ name, hash, created }) => ({ name, hash, created })) }, null, 4) + "\n";
+    const text = JSON.stringify({ keys: data.keys.map(({ name, hash, created, role }) => ({ name, hash, created, ...(role === "admin" ? { role } : {}) })) }, null, 4) + "\n";
     try {
         const fd = fs.openSync(tempFile, "wx", 0o600);
         try {
@@ -76,7 +81,7 @@ function validate(json: unknown, file: string): ApiKeyFileData {
         const at = `keys[${index}]`;
         if (!isObject(entry))
             return fail(`${at} must be an object`);
-        const { name, hash, created } = entry;
+        const { name, hash, created, role } = entry;
         if (typeof name !== "string" || name === "")
             return fail(`${at}.name must be a non-empty string`);
         // Revocation is by name, so two keys with one name could not be told apart.
@@ -87,7 +92,9 @@ function validate(json: unknown, file: string): ApiKeyFileData {
             return fail(`${at}.hash must be "sha256:" followed by 64 lowercase hex digits`);
         if (typeof created !== "string" || Number.isNaN(Date.parse(created)))
             return fail(`${at}.created must be an ISO date string`);
-        return { name, hash, created };
+        if (role !== undefined && role !== "user" && role !== "admin")
+            return fail(`${at}.role must be "user" or "admin"`);
+        return { name, hash, created, ...(role === "admin" ? { role } : {}) };
     });
     return { keys };
 }

@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import { timingSafeEqual } from "node:crypto";
-import { readApiKeyFile } from "./ApiKeyFile.js";
+import { readApiKeyFile, type ApiKeyRole } from "./ApiKeyFile.js";
 import { hashApiKey } from "./keyHash.js";
 
 export type ApiKeyStoreOptions = {
-    /** Keys from env API_KEYS, named `env:1`, `env:2`, ... in order. */
+    /** Keys from env API_KEYS, named `env:1`, `env:2`, ... in order; users (an administrator's key is made with `npm run keys -- add <name> --admin`). */
     plainKeys: string[];
     /** Hashed keys managed by `npm run keys`; may not exist yet. */
     keysFile: string;
@@ -28,6 +28,7 @@ export type AuthState = "open" | "on" | "locked";
 type StoredKey = {
     name: string;
     digest: Buffer;
+    role: ApiKeyRole;
 };
 
 /**
@@ -53,7 +54,7 @@ export class ApiKeyStore {
 
     /** Throws if the keys file exists but cannot be read or is malformed: better not to start than to start with the wrong keys. */
     constructor(options: ApiKeyStoreOptions) {
-        this.#envKeys = options.plainKeys.map((key, index) => ({ name: `env:${index + 1}`, digest: digestOf(key) }));
+        this.#envKeys = options.plainKeys.map((key, index) => ({ name: `env:${index + 1}`, digest: digestOf(key), role: "user" as const }));
         this.#keysFile = options.keysFile;
         this.#reloadIntervalMs = options.reloadIntervalMs ?? 1000;
         this.#onWarning = options.onWarning ?? (() => {});
@@ -92,10 +93,10 @@ export class ApiKeyStore {
     }
 
     /**
-     * The matching key's name and hash (its identity: names are labels, and a revoked key's name may be given to a
-     * new key), or null. Never throws.
+     * The matching key's name, hash (its identity: names are labels, and a revoked key's name may be given to a
+     * new key) and role, or null. Never throws.
      */
-    verify(presentedKey: string): { name: string, hash: string } | null {
+    verify(presentedKey: string): { name: string, hash: string, role: ApiKeyRole } | null {
         this.#reloadIfChanged();
         const presented = digestOf(presentedKey);
         let match: StoredKey | null = null;
@@ -105,7 +106,7 @@ export class ApiKeyStore {
             if (equal && match === null)
                 match = key;
         }
-        return match === null ? null : { name: match.name, hash: match.digest.toString("ascii") };
+        return match === null ? null : { name: match.name, hash: match.digest.toString("ascii"), role: match.role };
     }
 
     #hasKeys() {
@@ -150,7 +151,7 @@ function digestOf(key: string) {
 }
 
 function loadFileKeys(file: string): StoredKey[] {
-    return readApiKeyFile(file).keys.map(({ name, hash }) => ({ name, digest: Buffer.from(hash, "ascii") }));
+    return readApiKeyFile(file).keys.map(({ name, hash, role }) => ({ name, digest: Buffer.from(hash, "ascii"), role: role ?? "user" }));
 }
 
 function signatureOf(file: string) {

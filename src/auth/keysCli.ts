@@ -15,7 +15,9 @@ const usage = `usage: npm run keys -- [--file <path>] <command>
 
 commands:
   add <name>      create a key and print it once (name: 1-64 of A-Z a-z 0-9 . _ -)
-  list            show key names and creation dates
+                  --admin: an administrator's key, which may also load, unload and pull
+                  models (the management API); other keys are users' (they may read the list)
+  list            show key names, creation dates and roles
   revoke <name>   delete a key; a running server rejects it within about a second
 
 Revoking the last key locks the server: every /v1 request gets a 401 until a key is added
@@ -32,13 +34,13 @@ class UsageError extends Error {}
 /** The logic behind scripts/keys.ts, separate so tests need not spawn a process. Returns the exit code. */
 export async function runKeysCli(argv: string[], io: KeysCliIo): Promise<number> {
     try {
-        const { command, name, file } = parse(argv);
+        const { command, name, file, admin } = parse(argv);
         if (command === "help") {
             io.stdout(usage);
             return 0;
         }
         if (command === "add")
-            add(file, name, io);
+            add(file, name, admin, io);
         else if (command === "list")
             list(file, io);
         else
@@ -54,7 +56,7 @@ export async function runKeysCli(argv: string[], io: KeysCliIo): Promise<number>
     }
 }
 
-function parse(argv: string[]): { command: "help" | "add" | "list" | "revoke", name: string, file: string } {
+function parse(argv: string[]): { command: "help" | "add" | "list" | "revoke", name: string, file: string, admin: boolean } {
     let parsed;
     try {
         parsed = parseArgs({
@@ -63,6 +65,7 @@ function parse(argv: string[]): { command: "help" | "add" | "list" | "revoke", n
             strict: true,
             options: {
                 file: { type: "string" },
+                admin: { type: "boolean" },
                 help: { type: "boolean", short: "h" }
             }
         });
@@ -72,19 +75,21 @@ function parse(argv: string[]): { command: "help" | "add" | "list" | "revoke", n
     const { values, positionals } = parsed;
     const [command, ...rest] = positionals;
     if (values.help || command === "help")
-        return { command: "help", name: "", file: "" };
+        return { command: "help", name: "", file: "", admin: false };
 
     if (command !== "add" && command !== "list" && command !== "revoke")
         throw new UsageError(command === undefined ? "missing command" : `unknown command "${command}"`);
     if (rest.length !== (command === "list" ? 0 : 1))
         throw new UsageError(command === "list" ? "list takes no arguments" : `${command} takes exactly one key name`);
+    if (values.admin && command !== "add")
+        throw new UsageError("--admin goes with add");
 
     // Resolved lazily, and only API_KEYS_FILE is read: the server's other settings need not be right for the keys CLI.
     const file = values.file != null ? path.resolve(values.file) : readSettings({apiKeysFile: serverSettings.apiKeysFile}, {}, process.env).apiKeysFile;
-    return { command, name: rest[0] ?? "", file };
+    return { command, name: rest[0] ?? "", file, admin: values.admin === true };
 }
 
-function add(file: string, name: string, io: KeysCliIo) {
+function add(file: string, name: string, admin: boolean, io: KeysCliIo) {
     if (!namePattern.test(name))
         throw new Error(`invalid key name "${name}": use 1-64 characters from A-Z a-z 0-9 . _ -`);
     const data = readApiKeyFile(file);
@@ -93,9 +98,9 @@ function add(file: string, name: string, io: KeysCliIo) {
 
     const key = generateApiKey();
     const first = data.keys.length === 0;
-    writeApiKeyFile(file, { keys: [...data.keys, { name, hash: hashApiKey(key), created: new Date().toISOString() }] });
+    writeApiKeyFile(file, { keys: [...data.keys, { name, hash: hashApiKey(key), created: new Date().toISOString(), ...(admin ? { role: "admin" as const } : {}) }] });
     io.stdout(
-        `Created API key "${name}" in ${file}:\n\n` +
+        `Created ${admin ? "administrator" : "API"} key "${name}" in ${file}:\n\n` +
         `${key}\n\n` +
         "Save this key now: only its hash is stored, so it cannot be shown again.\n" +
         (first ? "This is the only key: a running server that had none now requires a key on every /v1 request, within about a second.\n" : "")
@@ -109,7 +114,7 @@ function list(file: string, io: KeysCliIo) {
         return;
     }
     const width = Math.max(...keys.map((key) => key.name.length));
-    io.stdout(keys.map((key) => `${key.name.padEnd(width)}  ${key.created}\n`).join(""));
+    io.stdout(keys.map((key) => `${key.name.padEnd(width)}  ${key.created}  ${key.role ?? "user"}\n`).join(""));
 }
 
 function revoke(file: string, name: string, io: KeysCliIo) {

@@ -1,5 +1,8 @@
 import { formatBytes } from "./formatBytes.js";
 
+/** What reports a download's progress, one file at a time (the terminal's DownloadProgress, the management API's events). */
+export type FileProgress = Pick<DownloadProgress, "start" | "advance" | "done" | "note" | "stop">;
+
 /** Where progress goes: process.stdout, or a test's collector. */
 export type ProgressOutput = {write(text: string): unknown; isTTY?: boolean; columns?: number};
 

@@ -3,7 +3,7 @@ import { catalogueTasks } from "./CatalogueEntry.js";
 // Names become folder names and manifest ids: no slashes, nothing that could climb out of models/.
 const namePattern = "^[a-z0-9][a-z0-9._-]*$";
 // A relative path of plain segments: no leading "/", no "." or ".." segments, no backslashes.
-const relativePathPattern = "^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[^/\\\\][^\\\\]*$";
+export const relativePathPattern = "^(?!\\.{1,2}(/|$))(?!.*/\\.{1,2}(/|$))[^/\\\\][^\\\\]*$";
 
 /**
  * JSON schema of the download catalogue. Strict like the manifest's: an unknown key is a typo.

@@ -2,7 +2,7 @@ import { createHash, type Hash } from "node:crypto";
 import fs from "node:fs";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { DownloadProgress } from "./DownloadProgress.js";
+import type { FileProgress } from "./DownloadProgress.js";
 import { DownloadError } from "./DownloadError.js";
 import { errorForFailure } from "./errorForFailure.js";
 import { errorForResponse, type FileContext } from "./errorForResponse.js";
@@ -18,7 +18,7 @@ export type DownloadFileOptions = {
     sha256: string | null;
     token: string | null;
     label: string;
-    progress: DownloadProgress;
+    progress: FileProgress;
     fetch?: typeof fetch;
     /** Connection cuts (or busy-hub answers) survived within one call by resuming (default 5). */
     maxResumes?: number;

@@ -4,7 +4,7 @@ import type { HubConfig } from "../config.js";
 import type { CatalogueEntry } from "./CatalogueEntry.js";
 import { downloadFile } from "./downloadFile.js";
 import { DownloadError } from "./DownloadError.js";
-import { DownloadProgress, type ProgressOutput } from "./DownloadProgress.js";
+import { DownloadProgress, type FileProgress, type ProgressOutput } from "./DownloadProgress.js";
 import { fileStatus, type FileStatus } from "./fileStatus.js";
 import { formatBytes } from "./formatBytes.js";
 import { sizeText } from "./sizeText.js";
@@ -22,6 +22,8 @@ export type DownloadModelsOptions = {
     dryRun?: boolean;
     hub: HubConfig;
     out: ProgressOutput;
+    /** Each file's progress; default: drawn on `out` (DownloadProgress). */
+    progress?: FileProgress;
     fetch?: typeof fetch;
     /** Free bytes where models go (tests pretend a full disk); default: statfs. */
     freeBytes?: (dir: string) => number | null;
@@ -82,7 +84,7 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
 
     const failures: DownloadError[] = [];
     const unpinned: string[] = [];
-    const progress = new DownloadProgress(options.out);
+    const progress = options.progress ?? new DownloadProgress(options.out);
     const started = performance.now();
     for (const [model, statuses] of plan) {
         // Folders this run creates; a model that fails takes them away again when they stayed empty.

@@ -3,8 +3,12 @@ import type { ApiKeyStore } from "../auth/ApiKeyStore.js";
 import { ApiError } from "../core/http/ApiError.js";
 import type { RequestState } from "../core/http/RequestState.js";
 
-/** `Authorization: Bearer <key>` on every route it guards, whenever any key is configured. */
-export function authMiddleware(keys: ApiKeyStore): Middleware {
+/**
+ * `Authorization: Bearer <key>` on every route it guards, whenever any key is configured. `admin`: the route is an
+ * administrator's (the management API): a user's key gets a 403 in OpenAI's error shape. Without keys (loopback
+ * only) everything is allowed.
+ */
+export function authMiddleware(keys: ApiKeyStore, access: "key" | "admin" = "key"): Middleware {
     return async (ctx, next) => {
         const state = keys.state;
         if (state === "open")
@@ -26,7 +30,13 @@ export function authMiddleware(keys: ApiKeyStore): Middleware {
             throw ApiError.invalidApiKey(`Incorrect API key provided: ${redact(presented)}.`);
         const requestState: RequestState = ctx.state;
         requestState.logFields.key = key.name;
+        if (access === "admin" && key.role !== "admin")
+            throw new ApiError(403, "invalid_request_error",
+                `The API key '${key.name}' is a user's key: managing models (load, unload, pull) needs an administrator's key ` +
+                "(made with `npm run keys -- add <name> --admin` on the server). Users may list the models.",
+                {code: "insufficient_permissions"});
         requestState.keyHash = key.hash;
+        requestState.keyRole = key.role;
         return next();
     };
 }

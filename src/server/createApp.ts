@@ -23,7 +23,9 @@ import { hostCheckMiddleware, hostnameOf } from "./hostCheckMiddleware.js";
 import { isLoopbackHost } from "./isLoopbackHost.js";
 import type { ServerMetrics } from "./metrics/ServerMetrics.js";
 import { metricsHandler } from "./metricsHandler.js";
+import { libraryListHandler, loadModelHandler, unloadModelHandler } from "./modelAdminHandlers.js";
 import { listModelsHandler, retrieveModelHandler } from "./modelsHandlers.js";
+import { pullModelHandler, type ModelPuller } from "./pullModelHandler.js";
 import { requestContext } from "./requestContext.js";
 import { routeTableOf, type RouteInfo } from "./routeTableOf.js";
 
@@ -56,11 +58,13 @@ export type AppDeps = {
     serverUrl: () => string;
     /** The playground page's files, or null when it is off (`--ui`). */
     playground?: PlaygroundFiles | null;
+    /** Pulls models from the hub for POST /models/pull (the downloader); absent: the route is not served. */
+    pullModels?: ModelPuller;
 };
 
 export type App = {
     koa: Koa;
-    /** Every route the server answers, and whether it needs no key (the security test walks it). */
+    /** Every route the server answers, whether it needs no key, and whether it is an administrator's (the security tests walk it). */
     routes: readonly RouteInfo[];
 };
 
@@ -72,7 +76,8 @@ export type App = {
  * first middleware of every protected route, so it runs for whatever spelling the router accepts
  * (case, trailing slash, HEAD). Routes are protected unless registered on `publicRouter`, and a
  * request that matches no route at all needs a key too (an unknown path tells an unauthenticated
- * caller nothing). Cross-site requests (a web page the server does not allow) are refused before any
+ * caller nothing). The management routes (`adminRouter`: load, unload, pull) check the key's role the same way: a
+ * user's key gets a 403 on them, whatever the spelling. Cross-site requests (a web page the server does not allow) are refused before any
  * route runs, keys or not (crossSiteMiddleware).
  */
 export function createApp(deps: AppDeps): App {
@@ -99,6 +104,15 @@ export function createApp(deps: AppDeps): App {
     const protectedRoot = new Router();
     if (!deps.metricsPublic)
         protectedRoot.get("/metrics", metricsHandler(deps.metrics));
+    // The model library's management API, in llama-server's router-mode shapes (docs/models.md): anyone with a key lists...
+    protectedRoot.get("/models", libraryListHandler(deps.engines));
+    // ...an administrator loads, unloads and pulls.
+    const adminRouter = new Router();
+    const modelsBody = jsonBody(deps.bodyLimit, deps.bodyMemory);
+    adminRouter.post("/models/load", modelsBody, loadModelHandler(deps.engines));
+    adminRouter.post("/models/unload", modelsBody, unloadModelHandler(deps.engines));
+    if (deps.pullModels != null)
+        adminRouter.post("/models/pull", modelsBody, pullModelHandler(deps.engines, deps.pullModels, deps.ssePingMs));
 
     const v1 = new Router({prefix: "/v1"});
     v1.get("/models", listModelsHandler(deps.engines));
@@ -116,6 +130,10 @@ export function createApp(deps: AppDeps): App {
         for (const layer of router.stack)
             if (layer.methods.length > 0)
                 layer.stack.unshift(auth);
+    const adminAuth = authMiddleware(deps.keys, "admin");
+    for (const layer of adminRouter.stack)
+        if (layer.methods.length > 0)
+            layer.stack.unshift(adminAuth);
 
     const capabilityMappers = deps.capabilities.flatMap((capability) => capability.toApiError ?? []);
     // CORS first: preflights are answered before auth, and every answer (errors too) carries its headers.
@@ -129,15 +147,17 @@ export function createApp(deps: AppDeps): App {
     koa.use(crossSiteMiddleware(deps.corsOrigins, deps.publicUrl));
     koa.use(publicRouter.routes());
     koa.use(protectedRoot.routes());
+    koa.use(adminRouter.routes());
     koa.use(v1.routes());
     // Nothing matched: a key is needed to learn even that (a public path with another method is the exception: its 405 is public).
     koa.use((ctx, next) => publicRouter.match(ctx.path, ctx.method).path.length > 0 ? next() : auth(ctx, next));
     // Not `throw: true`: in that mode the router does not set `Allow`; errorMiddleware shapes the 405.
     koa.use(publicRouter.allowedMethods());
     koa.use(protectedRoot.allowedMethods());
+    koa.use(adminRouter.allowedMethods());
     koa.use(v1.allowedMethods());
     return {
         koa,
-        routes: [...routeTableOf(publicRouter, true), ...routeTableOf(protectedRoot, false), ...routeTableOf(v1, false)]
+        routes: [...routeTableOf(publicRouter, "public"), ...routeTableOf(protectedRoot, "key"), ...routeTableOf(adminRouter, "admin"), ...routeTableOf(v1, "key")]
     };
 }

@@ -24,7 +24,8 @@ export type ModelObject = {
     status: ModelStatus;
 };
 
-function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
+/** One model as `/v1/models` (and the management API) shows it. */
+export function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObject {
     return {
         id: entry.id,
         object: "model",
@@ -44,7 +45,7 @@ function parameterSetOf(entry: ModelEntry) {
     return typeof parameterSet === "string" ? {parameter_set: parameterSet} : {};
 }
 
-/** GET /v1/models: every registered model, loaded or not, with its status in the library. */
+/** GET /v1/models (and the management API's GET /models): every registered model, loaded or not, with its status in the library. */
 export function listModelsHandler(engines: EngineHost): Middleware {
     return (ctx) => {
         ctx.body = {object: "list", data: engines.registry.entries.map((entry) => toModelObject(engines, entry))};

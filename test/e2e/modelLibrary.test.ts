@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ChatEngine } from "../../src/capabilities/chat/ChatEngine.js";
-import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
-import { FakeChatEngine } from "../support/FakeChatEngine.js";
+import { gate, library } from "../support/libraryFakes.js";
 import { ManualClock } from "../support/ManualClock.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
@@ -12,46 +10,6 @@ afterEach(async () => {
     await server?.stop();
     server = undefined;
 });
-
-/** A gate a test opens by hand. */
-function gate() {
-    let open!: () => void;
-    const opened = new Promise<void>((resolve) => open = resolve);
-    return {opened, open};
-}
-
-/**
- * Fake chat models whose loads and disposals are recorded, each load held at `loadGate` when one is set,
- * each generation (after its first piece) at `pieceGate` when one is set for that model.
- */
-function library() {
-    const created: string[] = [];
-    const disposed: string[] = [];
-    const loadGates = new Map<string, Promise<void>>();
-    const pieceGates = new Map<string, Promise<void>>();
-    const failures = new Map<string, Error>();
-    const loadStarted = new Map<string, ReturnType<typeof gate>>();
-    const startedLoading = (id: string) => {
-        const started = loadStarted.get(id) ?? gate();
-        loadStarted.set(id, started);
-        return started;
-    };
-    const factory = async (entry: ModelEntry): Promise<ChatEngine> => {
-        created.push(entry.id);
-        startedLoading(entry.id).open();
-        await loadGates.get(entry.id);
-        const failure = failures.get(entry.id);
-        if (failure != null)
-            throw failure;
-        const engine = new FakeChatEngine(entry.id, {
-            pieces: ["hello", " there"],
-            beforePiece: (index) => index === 0 ? Promise.resolve() : pieceGates.get(entry.id) ?? Promise.resolve()
-        });
-        engine.dispose = async () => void disposed.push(entry.id);
-        return engine;
-    };
-    return {created, disposed, loadGates, pieceGates, failures, factory, loadStarted: (id: string) => startedLoading(id).opened};
-}
 
 const model = (id: string, extra: Record<string, unknown> = {}) => ({id, task: "chat", path: tinyChatModelPath, ...extra});
 const chat = (target: TestServer, name: string, init?: RequestInit) => target.post("/v1/chat/completions", {model: name, messages: [{role: "user", content: "hi"}]}, init);

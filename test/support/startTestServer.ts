@@ -24,6 +24,8 @@ export type TestServerOptions = {
     /** Bytes each model is estimated to take (see estimateModelBytes); default with `factories`: 1 MB each, as fake engines take nothing. */
     estimateBytes?: ServerOptions["estimateBytes"];
     clock?: ServerOptions["clock"];
+    /** POST /models/pull's hub, catalogue and resume delay (the management API's tests: a loopback hub). */
+    pull?: Pick<ServerOptions, "hub" | "catalogue" | "pullRetryDelayMs">;
     waitUntilReady?: boolean;
     /** Receives the server's log lines (at `config.logLevel`, default silent). */
     logLines?: string[];
@@ -51,7 +53,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     let server: RunningServer;
     try {
         server = await startServer(config, logger, {
-            factories: options.factories, capabilities: options.capabilities, clock: options.clock,
+            factories: options.factories, capabilities: options.capabilities, clock: options.clock, ...options.pull,
             estimateBytes: options.estimateBytes ?? (options.factories != null ? async () => 1024 ** 2 : undefined)
         });
     } catch (error) {

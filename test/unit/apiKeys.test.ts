@@ -159,7 +159,7 @@ describe("ApiKeyStore", () => {
         const store = new ApiKeyStore({ plainKeys: [], keysFile });
         expect(store.enabled).toBe(true);
         // Its identity is its hash, as the file stores it (what it owns follows the key, not the name).
-        expect(store.verify(key)).toEqual({ name: "ci", hash: hashApiKey(key) });
+        expect(store.verify(key)).toEqual({ name: "ci", hash: hashApiKey(key), role: "user" });
 
         const last = key.at(-1) === "A" ? "B" : "A";
         for (const wrong of [generateApiKey(), key.slice(0, -1) + last, "X" + key.slice(1), "", key + "x".repeat(10_000), key.slice(0, -1), ` ${key}`])

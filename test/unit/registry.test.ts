@@ -307,6 +307,22 @@ describe("ModelRegistry", () => {
         expect(registry.resolve("tiny-latest")?.id).toBe("tiny-2");
         expect(registry.resolve("tiny-latest")?.path).toBe(path.join(dir, "m/b.gguf"));
     });
+
+    it("add (a pulled model) registers new ids; a taken id is skipped, a taken alias stays its model's; <family>-latest follows the newest", () => {
+        const base = entry("base", {aliases: ["gpt-4o-mini"], family: "tiny", released: "2024-01-01"});
+        const registry = new ModelRegistry([base]);
+        const added = registry.add([
+            entry("pulled", {aliases: ["gpt-4o-mini", "gpt-3.5-turbo"], family: "tiny", released: "2025-01-01"}),
+            entry("base", {path: "/elsewhere.gguf"})
+        ]);
+        expect(added.map((each) => [each.id, each.aliases])).toEqual([["pulled", ["gpt-3.5-turbo"]]]);
+        expect(registry.entries.map((each) => each.id)).toEqual(["base", "pulled"]);
+        expect(registry.resolve("base")).toBe(base);
+        expect(registry.resolve("gpt-4o-mini")).toBe(base);
+        expect(registry.resolve("gpt-3.5-turbo")?.id).toBe("pulled");
+        expect(registry.resolve("tiny-latest")?.id).toBe("pulled");
+        expect(registry.add([entry("pulled")])).toEqual([]);
+    });
 });
 
 function escapeRegExp(text: string) {

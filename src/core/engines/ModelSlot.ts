@@ -1,13 +1,61 @@
+import type { Logger } from "../../logger.js";
 import type { ModelEntry } from "../registry/ModelEntry.js";
+import { formatKeepAlive } from "../../settings/keepAlive.js";
+import type { Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
+import { EngineDisposedError } from "./EngineDisposedError.js";
+import { modelTooLarge } from "./libraryErrors.js";
+import { busyPollMs, type MemoryBudget } from "./MemoryBudget.js";
+import { ModelLoadError } from "./ModelLoadError.js";
 
 /** Where a model of the library is: `unloading` holds its memory until its engine is disposed. */
 export type ModelState = "unloaded" | "loading" | "loaded" | "failed" | "unloading";
 
-/** Why a model was unloaded (`/metrics`' `reason` label, and the log line). */
-export type EvictionReason = "memory" | "idle" | "shutdown";
+/** Why a model was unloaded (`/metrics`' `reason` label, and the log line); `admin`: the management API's unload. */
+export type EvictionReason = "memory" | "idle" | "admin" | "shutdown";
 
-/** The library's record of one registered model: its state, its engine when loaded, and what holds it. */
+/** Per model, what /v1/models reports of its place in the library. */
+export type ModelStatus = {
+    value: ModelState;
+    estimated_bytes: number | null;
+    measured_bytes: number | null;
+    /** Unix seconds of the last request that used it; null = never used. */
+    last_used: number | null;
+    keep_alive: string;
+    pinned: boolean;
+    preload: boolean;
+    /** A failed model: why, and (Unix seconds) when a request will try again. */
+    error?: string;
+    retry_at?: number;
+};
+
+/** What a slot needs of the library around it. */
+export type SlotContext = {
+    readonly clock: Clock;
+    readonly logger: Logger;
+    readonly budget: MemoryBudget;
+    residentBytes(): number;
+    /** Bytes the model will take once loaded (weights, context, worker copies, margin). */
+    estimateBytes(entry: ModelEntry): Promise<number>;
+    createEngine(entry: ModelEntry): Promise<Engine>;
+    /** The library is shutting down: nothing loads, no timer is set. */
+    disposed(): boolean;
+    /** A load ended (`seconds`: how long a successful one took), for /metrics. */
+    loadEnded(id: string, result: "ok" | "failed", seconds?: number): void;
+    /** A model was unloaded, for /metrics. */
+    unloaded(id: string, reason: EvictionReason): void;
+};
+
+/** A model that failed to load is tried again by a request after 5 s, then 10, 20... at most 5 minutes. */
+const firstRetryMs = 5000;
+const maxRetryMs = 300_000;
+
+/**
+ * One registered model's life in the library: unloaded, loading (one load shared by every request that waits for it),
+ * loaded, unloading (its memory held until its engine is disposed), failed (retried after a backoff). It records what
+ * holds it (requests holding or waiting for it), unloads itself after its keep-alive once idle, and is evicted by the
+ * memory budget only when idle and not pinned.
+ */
 export class ModelSlot {
     state: ModelState = "unloaded";
     engine: Engine | null = null;
@@ -28,11 +76,11 @@ export class ModelSlot {
     /** Requests waiting for it to load. */
     waiting = 0;
     /** Its last load's failure, and when a request may try again. */
-    failure: {error: Error, retryAt: number, count: number} | null = null;
+    failure: {error: ModelLoadError, retryAt: number, count: number} | null = null;
     /** Cancels its keep-alive (or retry) timer. */
-    cancelTimer: (() => void) | null = null;
+    private cancelTimer: (() => void) | null = null;
 
-    constructor(readonly entry: ModelEntry, readonly preload: boolean, readonly keepAliveMs: number | null, readonly pinned: boolean) {}
+    constructor(readonly entry: ModelEntry, readonly preload: boolean, readonly keepAliveMs: number | null, readonly pinned: boolean, private readonly context: SlotContext) {}
 
     /** Evicted only when nothing uses it: no request holds it or waits for it, and its engine reports no work. */
     idle(): boolean {
@@ -41,4 +89,210 @@ export class ModelSlot {
         const load = this.engine!.load();
         return load.busy === 0 && load.waiting === 0;
     }
+
+    /** Requests running or waiting on it: the library's count or the engine's own, the larger (a request through the library is both). */
+    requests(): number {
+        const load = this.engine?.load();
+        return Math.max(this.leases + this.waiting, (load?.busy ?? 0) + (load?.waiting ?? 0));
+    }
+
+    /** Why it holds its memory now (for the 503 of a load that found no room). */
+    whyHeld(): string {
+        if (this.state !== "loaded")
+            return this.state;
+        if (this.pinned)
+            return "pinned";
+        const requests = this.requests();
+        return `busy: ${requests} request${requests === 1 ? "" : "s"} running or waiting`;
+    }
+
+    status(): ModelStatus {
+        return {
+            value: this.state,
+            estimated_bytes: this.estimatedBytes,
+            measured_bytes: this.measuredBytes,
+            last_used: this.lastUsed == null ? null : Math.floor(this.lastUsed / 1000),
+            keep_alive: formatKeepAlive(this.keepAliveMs),
+            pinned: this.pinned,
+            preload: this.preload,
+            ...(this.state === "failed" && this.failure != null ? {error: this.failure.error.message, retry_at: Math.ceil(this.failure.retryAt / 1000)} : {})
+        };
+    }
+
+    /**
+     * Its engine, loading it (or joining its load) first. `signal`: the waiter goes away (the load goes on for the
+     * others). A failed model throws its failure until its backoff ends, unless `retryNow` (an administrator's load).
+     */
+    async ensureLoaded(signal?: AbortSignal, retryNow = false): Promise<Engine> {
+        for (;;) {
+            if (this.context.disposed())
+                throw new EngineDisposedError(this.entry.id);
+            if (this.state === "loaded")
+                return this.engine!;
+            if (this.state === "unloading") {
+                await untilAborted(this.unloading!, signal);
+                continue;
+            }
+            if (this.state === "failed" && this.failure != null && this.context.clock.now() < this.failure.retryAt && !(retryNow && !this.failure.error.permanent))
+                throw this.failure.error;
+            this.loading ??= this.load();
+            return await untilAborted(this.loading, signal);
+        }
+    }
+
+    /** Frees its engine (after the requests in flight); the budget's bytes come back once the engine is disposed. */
+    unload(reason: EvictionReason, forModel?: string): Promise<void> {
+        const {context, entry} = this;
+        const engine = this.engine!;
+        this.cancelTimer?.();
+        this.state = "unloading";
+        this.engine = null;
+        context.unloaded(entry.id, reason);
+        const why = reason === "memory" ? `to make room for '${forModel}'`
+            : reason === "idle" ? `idle for ${formatKeepAlive(this.keepAliveMs)} (keep-alive)`
+            : reason === "admin" ? "unloaded by an administrator" : "the server is shutting down";
+        const residentBefore = context.residentBytes();
+        this.unloading = (async () => {
+            try {
+                await engine.dispose();
+            } catch (error) {
+                context.logger.warn(`Unloading '${entry.id}' failed`, {error: (error as Error).message});
+            } finally {
+                if (reason !== "shutdown")
+                    context.logger.info(`Unloaded '${entry.id}': ${why}`, {
+                        reason, estimated_mb: toMb(this.reservedBytes), rss_freed_mb: toMb(residentBefore - context.residentBytes())
+                    });
+                this.reservedBytes = 0;
+                this.state = "unloaded";
+                this.unloading = null;
+                context.budget.notifyChange();
+            }
+        })();
+        return this.unloading;
+    }
+
+    /** A request took the model (it is held until `release`). */
+    hold() {
+        this.leases++;
+    }
+
+    /** A request that held the model ended. */
+    release() {
+        this.leases--;
+        this.lastUsed = this.context.clock.now();
+        this.context.budget.notifyChange();
+        this.settle();
+    }
+
+    /** An idle loaded model gets its keep-alive timer; when it fires on a model still at work, it looks again later. */
+    settle() {
+        const {context} = this;
+        if (context.disposed() || this.state !== "loaded" || this.leases > 0 || this.waiting > 0 || this.keepAliveMs == null)
+            return;
+        this.cancelTimer?.();
+        const check = () => {
+            this.cancelTimer = null;
+            if (context.disposed() || this.state !== "loaded")
+                return;
+            if (this.idle())
+                void this.unload("idle");
+            else if (this.leases === 0 && this.waiting === 0)
+                this.cancelTimer = context.clock.setTimer(Math.max(this.keepAliveMs!, busyPollMs), check);
+        };
+        this.cancelTimer = context.clock.setTimer(this.keepAliveMs, check);
+    }
+
+    /** Stops its timer (shutdown). */
+    stopTimer() {
+        this.cancelTimer?.();
+        this.cancelTimer = null;
+    }
+
+    private load(): Promise<Engine> {
+        const {entry, context} = this;
+        const previous = this.state;
+        this.state = "loading";
+        this.cancelTimer?.();
+        return (async () => {
+            let reserved = false;
+            try {
+                this.estimatedBytes ??= await context.estimateBytes(entry);
+                if (this.estimatedBytes > context.budget.bytes)
+                    throw new ModelLoadError(entry, modelTooLarge(entry.id, this.estimatedBytes, context.budget.bytes), "permanent");
+                await context.budget.reserve(this, this.estimatedBytes, context.disposed);
+                reserved = true;
+                const residentBefore = context.residentBytes();
+                const started = performance.now();
+                let engine: Engine;
+                try {
+                    engine = await context.createEngine(entry);
+                } catch (error) {
+                    throw new ModelLoadError(entry, error);
+                }
+                const seconds = (performance.now() - started) / 1000;
+                if (context.disposed()) {
+                    await engine.dispose();
+                    throw new EngineDisposedError(entry.id);
+                }
+                this.engine = engine;
+                this.state = "loaded";
+                this.failure = null;
+                this.measuredBytes = Math.max(0, context.residentBytes() - residentBefore);
+                context.loadEnded(entry.id, "ok", seconds);
+                context.logger.info(`Loaded '${entry.id}'`, {
+                    ms: Math.round(seconds * 1000), estimated_mb: toMb(this.estimatedBytes), rss_growth_mb: toMb(this.measuredBytes),
+                    budget_used_mb: toMb(context.budget.inUse()), budget_mb: toMb(context.budget.bytes), ...engine.describe?.()
+                });
+                return engine;
+            } catch (error) {
+                if (reserved)
+                    this.reservedBytes = 0;
+                if (error instanceof ModelLoadError) {
+                    const count = (previous === "failed" ? this.failure?.count ?? 0 : 0) + 1;
+                    const retryAt = error.permanent ? Number.POSITIVE_INFINITY : context.clock.now() + Math.min(maxRetryMs, firstRetryMs * 2 ** (count - 1));
+                    this.failure = {error, retryAt, count};
+                    this.state = "failed";
+                    context.loadEnded(entry.id, "failed");
+                    context.logger.error(error.message, error.permanent ? {} : {retry_in_s: Math.round((retryAt - context.clock.now()) / 1000)});
+                    if (this.preload && !error.permanent)
+                        this.retryPreloadAt(retryAt);
+                } else
+                    this.state = previous === "failed" ? "failed" : "unloaded";
+                throw error;
+            } finally {
+                this.loading = null;
+                context.budget.notifyChange();
+            }
+        })();
+    }
+
+    /** A preloaded model that failed is loaded again when its backoff ends, without waiting for a request. */
+    private retryPreloadAt(retryAt: number) {
+        const {context} = this;
+        this.cancelTimer?.();
+        this.cancelTimer = context.clock.setTimer(Math.max(0, retryAt - context.clock.now()), () => {
+            this.cancelTimer = null;
+            if (context.disposed() || this.state !== "failed")
+                return;
+            this.loading ??= this.load();
+            this.loading.then(() => this.settle(), () => {});
+        });
+    }
+}
+
+function toMb(bytes: number | null) {
+    return bytes == null ? null : Math.round(bytes / 2 ** 20);
+}
+
+/** `promise`, unless `signal` aborts first (then its reason): the work behind the promise goes on for the others. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    if (signal == null)
+        return promise;
+    if (signal.aborted)
+        return Promise.reject(signal.reason);
+    return new Promise<T>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, {once: true});
+        promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    });
 }

@@ -27,3 +27,9 @@ export function memoryBusy(id: string, needs: number, free: number, budget: numb
         `and the rest is held by ${holders.length > 0 ? holders.join(", ") : "models being loaded or unloaded"}. Retry later.`,
         {code: "model_memory_busy", headers: {"Retry-After": String(retryAfterSeconds)}});
 }
+
+/** An administrator's unload of a model that requests are using or waiting for (or that is loading): it stays. */
+export function modelInUse(id: string, why: string) {
+    return new ApiError(409, "invalid_request_error", `Model '${id}' ${why}: it is not unloaded. Unload it once it is idle.`,
+        {code: "model_in_use", param: "model"});
+}

@@ -24,6 +24,8 @@ export type RequestState = {
      * Absent on a server without keys.
      */
     keyHash?: string;
+    /** That key's role (docs/security.md "Roles"); absent on a server without keys, where everything is allowed. */
+    keyRole?: "user" | "admin";
     /** performance.now() when the request arrived (time to first token is measured from it). */
     receivedAt: number;
     /** The files of a multipart body, once `RouteContext.multipartBody` parsed it. */

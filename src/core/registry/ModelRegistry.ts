@@ -5,11 +5,37 @@ import type { ModelEntry } from "./ModelEntry.js";
  * model entry. Responses always report `entry.id`, never the name that was asked for.
  */
 export class ModelRegistry {
-    readonly entries: readonly ModelEntry[];
-    private readonly byName = new Map<string, ModelEntry>();
+    private all: readonly ModelEntry[];
+    private byName = new Map<string, ModelEntry>();
 
     constructor(entries: readonly ModelEntry[]) {
-        this.entries = entries;
+        this.all = entries;
+        this.index();
+    }
+
+    get entries(): readonly ModelEntry[] {
+        return this.all;
+    }
+
+    /**
+     * Registers models added while the server runs (pulled from the hub). An entry whose id is taken is skipped; an
+     * alias another model answers to stays that model's. Returns the entries registered.
+     */
+    add(entries: readonly ModelEntry[]): ModelEntry[] {
+        const added: ModelEntry[] = [];
+        for (const entry of entries) {
+            if (this.byName.has(entry.id) || added.some((other) => other.id === entry.id))
+                continue;
+            added.push({...entry, aliases: entry.aliases.filter((alias) => !this.byName.has(alias) && alias !== entry.id)});
+        }
+        this.all = [...this.all, ...added];
+        this.index();
+        return added;
+    }
+
+    private index() {
+        const entries = this.all;
+        this.byName = new Map();
         for (const entry of entries) {
             this.byName.set(entry.id, entry);
             for (const alias of entry.aliases)

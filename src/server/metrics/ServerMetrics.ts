@@ -15,6 +15,8 @@ export type FinishedRequest = {
 };
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** A model's load: milliseconds for a small GGUF, minutes for a large one from a slow disk. */
+const loadBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 /**
  * The server's Prometheus metrics (prom-client: the standard Node client, which also brings the
@@ -76,6 +78,10 @@ export class ServerMetrics {
             }
         });
         // The model library: loads, evictions and the memory budget (docs/models.md "The model library").
+        const loadDuration = new Histogram({
+            name: "los_model_load_duration_seconds", help: "How long models' successful loads took, every load", labelNames: ["model"], buckets: loadBuckets, registers: [this.registry]
+        });
+        engines.onLoad((model, seconds) => loadDuration.observe({model}, seconds));
         new Counter({
             name: "los_model_loads_total", help: "Model loads, by model and result (ok, failed)", labelNames: ["model", "result"], registers: [this.registry],
             collect() {
@@ -87,7 +93,7 @@ export class ServerMetrics {
             }
         });
         new Counter({
-            name: "los_model_evictions_total", help: "Models unloaded, by model and reason (memory: room for another model; idle: keep-alive ended)",
+            name: "los_model_evictions_total", help: "Models unloaded, by model and reason (memory: room for another model; idle: keep-alive ended; admin: POST /models/unload; shutdown)",
             labelNames: ["model", "reason"], registers: [this.registry],
             collect() {
                 this.reset();

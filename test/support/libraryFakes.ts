@@ -1,0 +1,43 @@
+import type { ChatEngine } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
+import { FakeChatEngine } from "./FakeChatEngine.js";
+
+/** A gate a test opens by hand. */
+export function gate() {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => open = resolve);
+    return {opened, open};
+}
+
+/**
+ * Fake chat models whose loads and disposals are recorded, each load held at `loadGate` when one is set,
+ * each generation (after its first piece) at `pieceGate` when one is set for that model.
+ */
+export function library() {
+    const created: string[] = [];
+    const disposed: string[] = [];
+    const loadGates = new Map<string, Promise<void>>();
+    const pieceGates = new Map<string, Promise<void>>();
+    const failures = new Map<string, Error>();
+    const loadStarted = new Map<string, ReturnType<typeof gate>>();
+    const startedLoading = (id: string) => {
+        const started = loadStarted.get(id) ?? gate();
+        loadStarted.set(id, started);
+        return started;
+    };
+    const factory = async (entry: ModelEntry): Promise<ChatEngine> => {
+        created.push(entry.id);
+        startedLoading(entry.id).open();
+        await loadGates.get(entry.id);
+        const failure = failures.get(entry.id);
+        if (failure != null)
+            throw failure;
+        const engine = new FakeChatEngine(entry.id, {
+            pieces: ["hello", " there"],
+            beforePiece: (index) => index === 0 ? Promise.resolve() : pieceGates.get(entry.id) ?? Promise.resolve()
+        });
+        engine.dispose = async () => void disposed.push(entry.id);
+        return engine;
+    };
+    return {created, disposed, loadGates, pieceGates, failures, factory, loadStarted: (id: string) => startedLoading(id).opened};
+}
