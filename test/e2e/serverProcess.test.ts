@@ -24,9 +24,10 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
 
-// The processes below exit at once (no model loads): each test runs its own, all of them side by side. Each case
-// writes its own manifest, and asserts through its test context's `expect` (tests running concurrently).
-describe.concurrent("startup errors end the process with a clear message and exit code 1", () => {
+// The processes below exit at once (no model loads): each test runs its own, all of them side by side (so each is
+// given more time than one alone needs). Each case writes its own manifest, and asserts through its test context's
+// `expect` (tests running concurrently).
+describe.concurrent("startup errors end the process with a clear message and exit code 1", {timeout: 60_000}, () => {
     it.for([
         ["a field of the wrong type", {models: [{id: "x", task: "chat", path: "a.gguf", contextSize: "big"}]}, /Invalid model manifest .*'models\[0\]\.contextSize': expected an integer/],
         ["an unknown task", {models: [{id: "x", task: "video", path: "a.gguf"}]}, /'models\[0\]\.task'/],
@@ -59,7 +60,7 @@ describe.concurrent("startup errors end the process with a clear message and exi
     });
 });
 
-describe.concurrent("--help", () => {
+describe.concurrent("--help", {timeout: 60_000}, () => {
     it("exits 0 and lists every flag and environment variable of src/config.ts's table", async ({expect}) => {
         const {exited, output} = runServerProcess(["--help"]);
         expect(await exited).toBe(0);
@@ -108,11 +109,14 @@ describe("the server process", () => {
         }
     });
 
-    // One process for the tests that only read a plain open server (its banner, its answers): none of them needs a fresh one.
-    describe("open on loopback (one process for these tests)", () => {
+    // One process for these tests: none of them needs a fresh one. It starts open on loopback, its keys file not there
+    // yet; the last test adds a key to that file and revokes it, which leaves the server locked.
+    describe("open on loopback, with a keys file to come (one process for these tests)", () => {
         let open: SpawnedServer;
+        const keysFile = () => path.join(dir, "rule-keys.json");
+        const openArgs = () => ["--models", goodManifest(), "--keys-file", keysFile()];
         beforeAll(async () => {
-            open = await spawnServer(["--models", goodManifest()]);
+            open = await spawnServer(openArgs());
         });
         afterAll(async () => {
             expect(await open?.stop()).toBe(0);
@@ -147,7 +151,7 @@ describe("the server process", () => {
             const a = await ask(open.url);
             // The same configuration again (the restart), and two others: independent processes, started side by side.
             const [b, c, d] = await Promise.all([
-                askFresh(["--models", goodManifest()]),
+                askFresh(openArgs()),
                 askFresh(["--models", goodManifest(), "--threads", "2"]),
                 askFresh(["--models", manifest("ctx.json", {models: [{id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 2}]})])
             ]);
@@ -156,39 +160,35 @@ describe("the server process", () => {
             expect(c.system_fingerprint).not.toBe(a.system_fingerprint);
             expect(d.system_fingerprint).not.toBe(a.system_fingerprint);
         }, 60_000);
+
+        // Last: it leaves the server locked.
+        it("logs when the first key turns auth on and when revoking the last key locks the server, which then says how to add one", async () => {
+            expect(open.output()).toContain("auth off");
+            const out: string[] = [];
+            const io = {stdout: (text: string) => out.push(text), stderr: (text: string) => out.push(text)};
+            expect(await runKeysCli(["--file", keysFile(), "add", "ops"], io)).toBe(0);
+            // The server looks at the keys file about once a second: wait for the log line, not for a time.
+            expect(await eventually(() => open.output().includes("An API key was added: auth is now on"), 1000)).toBe(true);
+            expect((await fetch(`${open.url}/v1/models`)).status).toBe(401);
+
+            expect(await runKeysCli(["--file", keysFile(), "revoke", "ops"], io)).toBe(0);
+            expect(out.join("")).toContain("That was the last key: the server is now locked");
+            expect(await eventually(() => open.output().includes("The last API key was revoked: the server is locked"), 1000)).toBe(true);
+            const locked = await fetch(`${open.url}/v1/models`, {headers: {Authorization: "Bearer anything"}});
+            expect(locked.status).toBe(401);
+            expect((await locked.json() as {error: {message: string}}).error.message).toContain("No API key exists on this server");
+
+            // A restart with the keys file still empty stays locked, and says so.
+            const restarted = await spawnServer(openArgs());
+            expect(restarted.output()).toContain("auth on but LOCKED");
+            expect(await restarted.stop()).toBe(0);
+        });
     });
 
     it("runs with auth on when keys exist", async () => {
         const keyed = await spawnServer(["--models", goodManifest(), "--host", "0.0.0.0"], {API_KEYS: "sk-a"});
         expect(keyed.output()).toContain("auth on");
         expect(await keyed.stop()).toBe(0);
-    });
-
-    it("logs when the first key turns auth on and when revoking the last key locks the server, which then says how to add one", async () => {
-        const keysFile = path.join(dir, "rule-keys.json");
-        const server = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
-        try {
-            expect(server.output()).toContain("auth off");
-            const out: string[] = [];
-            const io = {stdout: (text: string) => out.push(text), stderr: (text: string) => out.push(text)};
-            expect(await runKeysCli(["--file", keysFile, "add", "ops"], io)).toBe(0);
-            // The server looks at the keys file about once a second: wait for the log line, not for a time.
-            expect(await eventually(() => server.output().includes("An API key was added: auth is now on"), 1000)).toBe(true);
-            expect((await fetch(`${server.url}/v1/models`)).status).toBe(401);
-
-            expect(await runKeysCli(["--file", keysFile, "revoke", "ops"], io)).toBe(0);
-            expect(out.join("")).toContain("That was the last key: the server is now locked");
-            expect(await eventually(() => server.output().includes("The last API key was revoked: the server is locked"), 1000)).toBe(true);
-            const locked = await fetch(`${server.url}/v1/models`, {headers: {Authorization: "Bearer anything"}});
-            expect(locked.status).toBe(401);
-            expect((await locked.json() as {error: {message: string}}).error.message).toContain("No API key exists on this server");
-        } finally {
-            expect(await server.stop()).toBe(0);
-        }
-        // A restart with the keys file still empty stays locked, and says so.
-        const restarted = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
-        expect(restarted.output()).toContain("auth on but LOCKED");
-        expect(await restarted.stop()).toBe(0);
     });
 
     it("on SIGTERM finishes in-flight work, then exits 0", async () => {
