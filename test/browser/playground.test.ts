@@ -54,10 +54,21 @@ const thinking = ["<think>", "The user", " greets me.", "</think>", "\n\n", "Hel
 // paragraph: the page shows it all, the links as the text they are.
 const hostile = [...Array.from({length: 20_000}, () => "[a]("), "\n\n**done**"];
 
+// One browser for the file (each test opens its own context in it: its own storage, cookies and pages).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+let browser: any;
+beforeAll(async () => {
+    if (!haveChromium)
+        return;
+    const {chromium} = await import("playwright-core");
+    browser = await chromium.launch({executablePath: chromiumPath, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"]});
+}, 60_000);
+afterAll(async () => {
+    await browser?.close();
+});
+
 describe.skipIf(!haveChromium)("the playground page", () => {
     let server: TestServer;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    let browser: any;
     const slow = chatGate(2);
     const image = new FakeImageEngine("tiny-sd", {sizeBounds: {min: 32, max: 512, multiple: 8}});
     const speech = new FakeSpeechEngine("kokoro", {sampleRate: 24000, hasSpeedInput: true, voices: ["af_heart", "am_echo"], defaultVoice: "af_heart"});
@@ -85,11 +96,8 @@ describe.skipIf(!haveChromium)("the playground page", () => {
                 speech: async () => speech
             }
         });
-        const {chromium} = await import("playwright-core");
-        browser = await chromium.launch({executablePath: chromiumPath, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"]});
     }, 60_000);
     afterAll(async () => {
-        await browser?.close();
         await server?.stop();
     });
 
@@ -320,23 +328,20 @@ describe.skipIf(!haveChromium)("the playground page", () => {
 describe.skipIf(!haveChromium)("the playground with API keys", () => {
     const key = "sk-playground-secret-7f3a";
     let server: TestServer;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    let browser: any;
     beforeAll(async () => {
         server = await startTestServer({
             models: [{id: "thinker", task: "chat", path: tinyChatModelPath}], apiKey: key, config: {apiKeys: [key]},
             factories: {chat: async () => new FakeChatEngine("thinker", {pieces: ["Hi"]})}
         });
-        const {chromium} = await import("playwright-core");
-        browser = await chromium.launch({executablePath: chromiumPath, args: ["--headless", "--no-sandbox", "--disable-gpu"]});
     }, 60_000);
     afterAll(async () => {
-        await browser?.close();
         await server?.stop();
     });
 
     it("asks for a key, keeps it in sessionStorage only, and no served file holds it", async () => {
-        const page = await browser.newPage();
+        // A context of its own: no storage from the other tests' pages.
+        const context = await browser.newContext();
+        const page = await context.newPage();
         await page.goto(`${server.url}/`);
         await page.waitForSelector("#key-form:not([hidden])");
         await page.fill("#key-input", "sk-wrong");
@@ -348,7 +353,7 @@ describe.skipIf(!haveChromium)("the playground with API keys", () => {
         expect(await page.evaluate("JSON.stringify(localStorage)")).not.toContain(key);
         expect(await page.evaluate(`sessionStorage.getItem("playground.apiKey")`)).toBe(key);
         await page.screenshot({path: path.join(screenshots, "keys.png")});
-        await page.close();
+        await context.close();
         const files = ["/", ...fs.readdirSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../playground")).map((name) => `/ui/${name}`)];
         for (const file of files) {
             const response = await fetch(`${server.url}${file}`);

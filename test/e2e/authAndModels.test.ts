@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { runKeysCli } from "../../src/auth/keysCli.js";
+import { eventually } from "../support/eventually.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyBertPath, tinyChatModelPath, tinyPlainModelPath } from "../support/testModels.js";
 
@@ -56,12 +57,14 @@ describe("API keys", () => {
         expect(await runKeysCli(["--file", `${server.dir}/api-keys.json`, "add", "laptop"], io)).toBe(0);
         const key = /sk-local-[A-Za-z0-9_-]{43}/.exec(out.join(""))![0];
         const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0});
-        // The store looks at the file at most once a second.
-        await new Promise((resolve) => setTimeout(resolve, 1100));
+        // The store looks at the file about once a second: wait until the server answers the new key (a state that,
+        // once reached, stays), not for a time.
+        const status = () => fetch(`${server.url}/v1/models`, {headers: {Authorization: `Bearer ${key}`}}).then((response) => response.status);
+        expect(await eventually(async () => await status() === 200, 300, 20)).toBe(true);
         expect((await client.models.list()).data.length).toBeGreaterThan(0);
 
         expect(await runKeysCli(["--file", `${server.dir}/api-keys.json`, "revoke", "laptop"], io)).toBe(0);
-        await new Promise((resolve) => setTimeout(resolve, 1100));
+        expect(await eventually(async () => await status() === 401, 300, 20)).toBe(true);
         const error = await client.models.list().catch((caught) => caught);
         expect(error.status).toBe(401);
     });

@@ -53,7 +53,13 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
         name, port, url: `http://127.0.0.1:${port}`,
         process: runServerProcess(["--port", String(port), "--models", manifest, "--threads", "1", "--drain-seconds", String(drainSeconds), "--metrics-public"])
     });
-    const waitReady = (replica: Replica) => until(`${replica.name} ready`, async () => (await fetch(`${replica.url}/health/ready`)).status === 200, 40_000);
+    /** Resolves once the replica answers ready; fails at once, with its output, if the process ends first. */
+    const waitReady = (replica: Replica) => Promise.race([
+        until(`${replica.name} ready`, async () => (await fetch(`${replica.url}/health/ready`)).status === 200, 40_000),
+        replica.process.exited.then((code) => {
+            throw new Error(`${replica.name} exited with ${code} before it was ready:\n${replica.process.output()}`);
+        })
+    ]);
     /** HAProxy's view of each replica in the affinity backend: UP, DOWN, ... */
     const states = async () => {
         const csv = await (await fetch(`${stats}/stats;csv`)).text();
@@ -228,8 +234,7 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
             `${counts.ok} requests served, ${counts.failed} failed`);
         // Each client has at most one request in flight: those on the killed replica are all that may fail.
         expect(counts.failed).toBeLessThanOrEqual(loops);
-        // Put it back for whoever runs after.
-        replicas[1] = startReplica(victim.name, victim.port);
-        await waitReady(replicas[1]);
     }, 60_000);
+    // The last test leaves its killed replica down: a test added after it would start it again (startReplica, waitReady)
+    // first, as the rolling restart does.
 });

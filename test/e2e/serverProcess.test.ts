@@ -8,7 +8,7 @@ import { readSse } from "../support/startTestServer.js";
 import { gateModel } from "../support/capabilities/gateCapability.js";
 import { eventually } from "../support/eventually.js";
 import { holdWorkers } from "../support/holdWorkers.js";
-import { gatedServerEntry, runServerProcess, spawnServer } from "../support/spawnServer.js";
+import { gatedServerEntry, runServerProcess, spawnServer, type SpawnedServer } from "../support/spawnServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
 let dir: string;
@@ -24,41 +24,44 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
 
-describe("startup errors end the process with a clear message and exit code 1", () => {
-    it.each([
+// The processes below exit at once (no model loads): each test runs its own, all of them side by side (so each is
+// given more time than one alone needs). Each case writes its own manifest, and asserts through its test context's
+// `expect` (tests running concurrently).
+describe.concurrent("startup errors end the process with a clear message and exit code 1", {timeout: 60_000}, () => {
+    it.for([
         ["a field of the wrong type", {models: [{id: "x", task: "chat", path: "a.gguf", contextSize: "big"}]}, /Invalid model manifest .*'models\[0\]\.contextSize': expected an integer/],
         ["an unknown task", {models: [{id: "x", task: "video", path: "a.gguf"}]}, /'models\[0\]\.task'/],
         ["a misspelled field", {models: [{id: "x", task: "chat", path: "a.gguf", contextsize: 5}]}, /Unrecognized parameter: 'models\[0\]\.contextsize'/],
         ["a missing model file", {models: [{id: "x", task: "chat", path: "nothing-here.gguf"}]}, /'models\[0\]\.path' points to .*nothing-here\.gguf, which does not exist/],
         ["a duplicate name", {models: [{id: "x", task: "chat", path: tinyChatModelPath}, {id: "y", task: "chat", path: tinyChatModelPath, aliases: ["x"]}]}, /'models\[1\]\.aliases\[0\]' uses the name 'x'/]
-    ])("%s", async (_name, content, message) => {
-        const {exited, output} = runServerProcess(["--models", manifest("bad.json", content), "--port", "0"]);
+    ] as const)("%s", async ([name, content, message], {expect}) => {
+        const {exited, output} = runServerProcess(["--models", manifest(`bad ${name}.json`, content), "--port", "0"]);
         expect(await exited).toBe(1);
         expect(output()).toMatch(message);
         expect(output()).not.toMatch(/\n\s+at /);
     });
 
-    it("a missing manifest", async () => {
+    it("a missing manifest", async ({expect}) => {
         const {exited, output} = runServerProcess(["--models", path.join(dir, "none.json"), "--port", "0"]);
         expect(await exited).toBe(1);
         expect(output()).toMatch(/Model manifest not found: .*none\.json/);
     });
 
-    it("a bad flag value", async () => {
+    it("a bad flag value", async ({expect}) => {
         const {exited, output} = runServerProcess(["--models", goodManifest(), "--port", "99999"]);
         expect(await exited).toBe(1);
         expect(output()).toContain("port must be an integer from 0 to 65535");
     });
 
-    it("a non-loopback address without any API key", async () => {
+    it("a non-loopback address without any API key", async ({expect}) => {
         const {exited, output} = runServerProcess(["--models", goodManifest(), "--port", "0", "--host", "0.0.0.0"]);
         expect(await exited).toBe(1);
         expect(output()).toContain("Refusing to listen on 0.0.0.0 without API keys");
     });
 });
 
-describe("--help", () => {
-    it("exits 0 and lists every flag and environment variable of src/config.ts's table", async () => {
+describe.concurrent("--help", {timeout: 60_000}, () => {
+    it("exits 0 and lists every flag and environment variable of src/config.ts's table", async ({expect}) => {
         const {exited, output} = runServerProcess(["--help"]);
         expect(await exited).toBe(0);
         const flags = new Set(allSettings.flatMap((setting) => [setting.flag, setting.deprecated?.flag]).filter((flag) => flag != null).map((flag) => `--${flag}`));
@@ -70,11 +73,11 @@ describe("--help", () => {
         expect(output()).not.toMatch(/^error:/m);
     });
 
-    it("-h works too, and a mistyped flag points to --help", async () => {
+    it("-h works too, and a mistyped flag points to --help", async ({expect}) => {
         const short = runServerProcess(["-h"]);
+        const wrong = runServerProcess(["--hepl"]);
         expect(await short.exited).toBe(0);
         expect(short.output()).toContain("Usage: npm start -- [options]");
-        const wrong = runServerProcess(["--hepl"]);
         expect(await wrong.exited).toBe(1);
         expect(wrong.output()).toContain("npm start -- --help");
     });
@@ -106,79 +109,87 @@ describe("the server process", () => {
         }
     });
 
-    it("prints a startup banner without nested parentheses", async () => {
-        const open = await spawnServer(["--models", goodManifest()]);
-        const banner = open.output().split("\n").find((line) => line.includes("listening on"))!;
-        expect(await open.stop()).toBe(0);
-        let depth = 0;
-        for (const char of banner) {
-            depth += char === "(" ? 1 : char === ")" ? -1 : 0;
-            expect(depth, banner).toBeLessThanOrEqual(1);
-        }
-        expect(banner).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+\/v1, auth off: /);
+    // One process for these tests: none of them needs a fresh one. It starts open on loopback, its keys file not there
+    // yet; the last test adds a key to that file and revokes it, which leaves the server locked.
+    describe("open on loopback, with a keys file to come (one process for these tests)", () => {
+        let open: SpawnedServer;
+        const keysFile = () => path.join(dir, "rule-keys.json");
+        const openArgs = () => ["--models", goodManifest(), "--keys-file", keysFile()];
+        beforeAll(async () => {
+            open = await spawnServer(openArgs());
+        });
+        afterAll(async () => {
+            expect(await open?.stop()).toBe(0);
+        });
+
+        it("prints a startup banner without nested parentheses, saying it runs open on loopback", () => {
+            expect(open.output()).toContain("auth off");
+            const banner = open.output().split("\n").find((line) => line.includes("listening on"))!;
+            let depth = 0;
+            for (const char of banner) {
+                depth += char === "(" ? 1 : char === ")" ? -1 : 0;
+                expect(depth, banner).toBeLessThanOrEqual(1);
+            }
+            expect(banner).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+\/v1, auth off: /);
+        });
+
+        it("gives the same output for the same seed across a restart, with a stable fingerprint that tracks the configuration", async () => {
+            const request = {model: "tiny", messages: [{role: "user", content: "Once upon a time"}], max_tokens: 40, temperature: 1, seed: 1234};
+            const ask = async (url: string) => (await fetch(`${url}/v1/chat/completions`, {
+                method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(request)
+            })).json() as Promise<{choices: {message: {content: string}}[], system_fingerprint: string}>;
+            /** A fresh process with `args`: its answer, then it stops. */
+            const askFresh = async (args: string[]) => {
+                const server = await spawnServer(args);
+                try {
+                    return await ask(server.url);
+                } finally {
+                    await server.stop();
+                }
+            };
+
+            const a = await ask(open.url);
+            // The same configuration again (the restart), and two others: independent processes, started side by side.
+            const [b, c, d] = await Promise.all([
+                askFresh(openArgs()),
+                askFresh(["--models", goodManifest(), "--threads", "2"]),
+                askFresh(["--models", manifest("ctx.json", {models: [{id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 2}]})])
+            ]);
+            expect(b.choices[0].message.content).toBe(a.choices[0].message.content);
+            expect(b.system_fingerprint).toBe(a.system_fingerprint);
+            expect(c.system_fingerprint).not.toBe(a.system_fingerprint);
+            expect(d.system_fingerprint).not.toBe(a.system_fingerprint);
+        }, 60_000);
+
+        // Last: it leaves the server locked.
+        it("logs when the first key turns auth on and when revoking the last key locks the server, which then says how to add one", async () => {
+            expect(open.output()).toContain("auth off");
+            const out: string[] = [];
+            const io = {stdout: (text: string) => out.push(text), stderr: (text: string) => out.push(text)};
+            expect(await runKeysCli(["--file", keysFile(), "add", "ops"], io)).toBe(0);
+            // The server looks at the keys file about once a second: wait for the log line, not for a time.
+            expect(await eventually(() => open.output().includes("An API key was added: auth is now on"), 1000)).toBe(true);
+            expect((await fetch(`${open.url}/v1/models`)).status).toBe(401);
+
+            expect(await runKeysCli(["--file", keysFile(), "revoke", "ops"], io)).toBe(0);
+            expect(out.join("")).toContain("That was the last key: the server is now locked");
+            expect(await eventually(() => open.output().includes("The last API key was revoked: the server is locked"), 1000)).toBe(true);
+            const locked = await fetch(`${open.url}/v1/models`, {headers: {Authorization: "Bearer anything"}});
+            expect(locked.status).toBe(401);
+            expect((await locked.json() as {error: {message: string}}).error.message).toContain("No API key exists on this server");
+
+            // A restart with the keys file still empty stays locked, and says so.
+            const restarted = await spawnServer(openArgs());
+            expect(restarted.output()).toContain("auth on but LOCKED");
+            expect(await restarted.stop()).toBe(0);
+        });
     });
 
-    it("says when it runs open on loopback, and runs with auth on when keys exist", async () => {
-        const open = await spawnServer(["--models", goodManifest()]);
-        expect(open.output()).toContain("auth off");
-        expect(await open.stop()).toBe(0);
+    it("runs with auth on when keys exist", async () => {
         const keyed = await spawnServer(["--models", goodManifest(), "--host", "0.0.0.0"], {API_KEYS: "sk-a"});
         expect(keyed.output()).toContain("auth on");
         expect(await keyed.stop()).toBe(0);
     });
-
-    it("logs when the first key turns auth on and when revoking the last key locks the server, which then says how to add one", async () => {
-        const keysFile = path.join(dir, "rule-keys.json");
-        const server = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
-        try {
-            expect(server.output()).toContain("auth off");
-            const out: string[] = [];
-            const io = {stdout: (text: string) => out.push(text), stderr: (text: string) => out.push(text)};
-            expect(await runKeysCli(["--file", keysFile, "add", "ops"], io)).toBe(0);
-            // The server looks at the keys file about once a second: wait for the log line, not for a time.
-            expect(await eventually(() => server.output().includes("An API key was added: auth is now on"), 1000)).toBe(true);
-            expect((await fetch(`${server.url}/v1/models`)).status).toBe(401);
-
-            expect(await runKeysCli(["--file", keysFile, "revoke", "ops"], io)).toBe(0);
-            expect(out.join("")).toContain("That was the last key: the server is now locked");
-            expect(await eventually(() => server.output().includes("The last API key was revoked: the server is locked"), 1000)).toBe(true);
-            const locked = await fetch(`${server.url}/v1/models`, {headers: {Authorization: "Bearer anything"}});
-            expect(locked.status).toBe(401);
-            expect((await locked.json() as {error: {message: string}}).error.message).toContain("No API key exists on this server");
-        } finally {
-            expect(await server.stop()).toBe(0);
-        }
-        // A restart with the keys file still empty stays locked, and says so.
-        const restarted = await spawnServer(["--models", goodManifest(), "--keys-file", keysFile]);
-        expect(restarted.output()).toContain("auth on but LOCKED");
-        expect(await restarted.stop()).toBe(0);
-    });
-
-    it("gives the same output for the same seed across a restart, with a stable fingerprint that tracks the configuration", async () => {
-        const request = {model: "tiny", messages: [{role: "user", content: "Once upon a time"}], max_tokens: 40, temperature: 1, seed: 1234};
-        const ask = async (url: string) => (await fetch(`${url}/v1/chat/completions`, {
-            method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(request)
-        })).json() as Promise<{choices: {message: {content: string}}[], system_fingerprint: string}>;
-
-        const first = await spawnServer(["--models", goodManifest()]);
-        const a = await ask(first.url);
-        await first.stop();
-        const second = await spawnServer(["--models", goodManifest()]);
-        const b = await ask(second.url);
-        await second.stop();
-        expect(b.choices[0].message.content).toBe(a.choices[0].message.content);
-        expect(b.system_fingerprint).toBe(a.system_fingerprint);
-
-        const threads = await spawnServer(["--models", goodManifest(), "--threads", "2"]);
-        const c = await ask(threads.url);
-        await threads.stop();
-        expect(c.system_fingerprint).not.toBe(a.system_fingerprint);
-
-        const bigger = await spawnServer(["--models", manifest("ctx.json", {models: [{id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 2}]})]);
-        const d = await ask(bigger.url);
-        await bigger.stop();
-        expect(d.system_fingerprint).not.toBe(a.system_fingerprint);
-    }, 60_000);
 
     it("on SIGTERM finishes in-flight work, then exits 0", async () => {
         const models = {models: [{id: "tiny", task: "chat", path: tinyChatModelPath, contextSize: 512}, gateModel(tinyChatModelPath)]};

@@ -37,7 +37,12 @@ export function runServerProcess(args: string[], env: Record<string, string> = {
 export async function spawnServer(args: string[], env: Record<string, string> = {}, entry = serverEntry): Promise<SpawnedServer> {
     const {child, exited, output} = runServerProcess(["--port", "0", ...args], env, entry);
     const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`server did not get ready:\n${output()}`)), 20_000);
+        // A bound for a failure, not a wait: it resolves as soon as the server says it is ready. A server that never gets
+        // there is killed, so that it does not outlive the test.
+        const timer = setTimeout(() => {
+            child.kill("SIGKILL");
+            reject(new Error(`server did not get ready:\n${output()}`));
+        }, 20_000);
         const check = () => {
             const match = /listening on (http:\/\/\S+)\/v1/.exec(output());
             if (match != null && output().includes("Ready.")) {
