@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { ManifestError } from "../core/registry/ManifestError.js";
+import { readGgufKeys, type GgufScalar } from "../runtimes/llama/readGgufKeys.js";
 import type { CapabilityManifest } from "./CapabilityManifest.js";
 import { manifestParts } from "./manifestParts.js";
 import { recogniseModel, type ModelFacts } from "./recogniseModel.js";
@@ -153,15 +154,16 @@ function onnxTask(folder: string, parts: readonly CapabilityManifest[]): string 
 }
 
 async function ggufModel(file: string, parts: readonly CapabilityManifest[]): Promise<PathModel> {
-    const {readGgufFileInfo} = await import("node-llama-cpp");
-    let metadata: Record<string, unknown>;
+    let metadata: ReadonlyMap<string, GgufScalar>;
     try {
-        metadata = (await readGgufFileInfo(file, {readTensorInfo: false, logWarnings: false})).metadata as Record<string, unknown>;
+        // Only the two keys recognition asks: general.architecture, then <architecture>.pooling_type.
+        metadata = readGgufKeys(file, (key) => key === "general.architecture" || key.endsWith(".pooling_type"),
+            (found) => found.has("general.architecture") && found.has(`${String(found.get("general.architecture"))}.pooling_type`));
     } catch (error) {
         throw new ManifestError(`${file} is not a readable GGUF file: ${(error as Error).message.split("\n")[0]}`);
     }
-    const architecture = String((metadata.general as {architecture?: unknown} | undefined)?.architecture ?? "");
-    const pooling = (metadata[architecture] as {pooling_type?: unknown} | undefined)?.pooling_type;
+    const architecture = String(metadata.get("general.architecture") ?? "");
+    const pooling = metadata.get(`${architecture}.pooling_type`);
     const recognised = recogniseModel({gguf: true, ggufArchitecture: architecture || undefined, ggufPoolingType: typeof pooling === "number" ? pooling : undefined}, parts);
     if ("refused" in recognised)
         throw new ManifestError(`${file} ${recognised.refused}`);
