@@ -39,6 +39,8 @@ export type RouteContext = {
     linkBase(ctx: Context): string;
     /** The routes that need no API key, outside /v1 (e.g. unguessable image links, as OpenAI's signed URLs): anything else a capability adds is protected. */
     publicRouter: Router;
+    /** Routes outside /v1 that need the API key as /v1's do (another server's own paths, e.g. llama-server's and vLLM's `/tokenize`). */
+    rootRouter: Router;
 };
 
 /**

@@ -30,6 +30,14 @@ class FloodEngine implements ChatEngine {
         return 1;
     }
 
+    async tokenize() {
+        return {tokens: [1]};
+    }
+
+    async detokenize() {
+        return "x";
+    }
+
     async submit(_job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
         const piece = "x".repeat(pieceBytes);
         const done = (async () => {

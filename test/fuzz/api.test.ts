@@ -118,6 +118,8 @@ const responsesFields = ["model", "input", "instructions", "max_output_tokens", 
 const messagesBase = {model: "fake", max_tokens: 5, messages: [{role: "user", content: "hi"}]};
 const messagesFields = ["model", "max_tokens", "messages", "system", "stop_sequences", "temperature", "top_p", "top_k", "tools", "tool_choice",
     "thinking", "metadata", "output_config", "stream", "unknown_field"];
+const tokenizeFields = ["model", "content", "prompt", "messages", "tools", "chat_template_kwargs", "add_special_tokens", "add_special", "parse_special",
+    "with_pieces", "add_generation_prompt", "continue_final_message", "return_token_strs", "unknown_field"];
 const embeddingsBase = {model: "tiny-bert", input: "hello"};
 const embeddingsFields = ["model", "input", "encoding_format", "dimensions", "user", "unknown_field"];
 
@@ -193,6 +195,15 @@ describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
         await check("/v1/messages", {...messagesBase, stream: true}, messagesFields, runsFor(1 / 2));
         await check("/v1/messages", {...messagesBase, model: "real"}, messagesFields, runsFor(1 / 4));
         await check("/v1/messages/count_tokens", {model: "real", messages: messagesBase.messages}, ["model", "messages", "system", "tools", "tool_choice", "unknown_field"], runsFor(1 / 4));
+    }, 600_000);
+
+    it("POST /v1/tokenize and /v1/detokenize (and llama-server's /tokenize, /detokenize)", async () => {
+        await check("/v1/tokenize", {model: "real", content: "Hello world", with_pieces: true}, tokenizeFields, runsFor(1 / 2));
+        await check("/v1/tokenize", {model: "real", messages: messagesBase.messages}, tokenizeFields, runsFor(1 / 4));
+        await check("/v1/tokenize", {model: "fake", prompt: "Hello world"}, tokenizeFields, runsFor(1 / 4));
+        await check("/tokenize", {model: "real", content: "<|im_start|>hi", add_special: true, parse_special: false}, tokenizeFields, runsFor(1 / 4));
+        await check("/v1/detokenize", {model: "real", tokens: [1, 3, 400]}, ["model", "tokens", "unknown_field"], runsFor(1 / 2));
+        await check("/detokenize", {model: "real", tokens: [5]}, ["model", "tokens", "unknown_field"], runsFor(1 / 4));
     }, 600_000);
 
     it("POST /v1/completions", async () => {

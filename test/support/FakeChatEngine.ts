@@ -1,4 +1,4 @@
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenizeInput, Tokenized } from "../../src/capabilities/chat/ChatEngine.js";
 import { ReasoningOutput } from "../../src/capabilities/chat/llama/text/ReasoningOutput.js";
 import type { EngineLoad } from "../../src/core/engines/EngineLoad.js";
 
@@ -28,6 +28,19 @@ export class FakeChatEngine implements ChatEngine {
     /** A word count of the turns: enough for the routes that report it. */
     async countPromptTokens(job: ChatJob): Promise<number> {
         return job.turns.reduce((sum, turn) => sum + turn.content.split(/\s+/).filter((word) => word !== "").length, 0);
+    }
+
+    /** A token per word, its id the word's length (within the vocabulary): the text and the turns' contents alike. */
+    async tokenize(input: TokenizeInput, {withPieces}: {withPieces: boolean}): Promise<Tokenized> {
+        const text = input.kind === "text" ? input.text : input.job.turns.map((turn) => turn.content).join(" ");
+        const words = text.split(/\s+/).filter((word) => word !== "");
+        const tokens = words.map((word) => Math.min(word.length, this.info.vocabularySize - 1));
+        return withPieces ? {tokens, pieces: words} : {tokens};
+    }
+
+    /** A word of `x`s per token, as long as its id. */
+    async detokenize(tokens: readonly number[]): Promise<string> {
+        return tokens.map((token) => "x".repeat(token)).join(" ");
     }
 
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {

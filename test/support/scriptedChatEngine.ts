@@ -11,6 +11,8 @@ export function scriptedChatEngine(script: (hooks: ChatRunHooks) => void, result
         load: () => ({parallel: 1, busy: 0, waiting: 0}),
         countPromptTokens: async () => 0,
         countTextTokens: () => 0,
+        tokenize: async () => ({tokens: []}),
+        detokenize: async () => "",
         dispose: async () => {},
         submit: async (_job, hooks) => ({
             promptTokens,

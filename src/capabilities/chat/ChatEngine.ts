@@ -213,6 +213,20 @@ export type ChatRun = {
     done: Promise<ChoiceResult[]>;
 };
 
+/**
+ * What /v1/tokenize tokenizes: text as it is (llama.cpp's tokenizer: `addSpecial` puts BOS (and EOS) where the model's
+ * vocabulary asks for them, `parseSpecial` reads control-token text as those tokens), or a job's prompt exactly as
+ * `submit` would render it (the chat template, tools, BOS).
+ */
+export type TokenizeInput =
+    | {kind: "text", text: string, addSpecial: boolean, parseSpecial: boolean}
+    | {kind: "prompt", job: ChatJob};
+
+/** A token's text piece (llama-server's `with_pieces`): its text when its bytes are valid UTF-8 on their own, else the bytes. */
+export type TokenPiece = string | number[];
+
+export type Tokenized = {tokens: number[], pieces?: TokenPiece[]};
+
 export interface ChatEngine extends Engine {
     readonly info: ChatEngineInfo;
     /**
@@ -226,5 +240,12 @@ export interface ChatEngine extends Engine {
     countPromptTokens(job: ChatJob): Promise<number>;
     /** Tokens of a piece of generated text (the reasoning part of an answer, for usage). */
     countTextTokens(text: string): number;
+    /**
+     * The tokens of `input` (off the main thread when it is large), with their pieces when asked; needs no sequence,
+     * but is refused as `submit` would be while the model's queue is full (`QueueFullError`).
+     */
+    tokenize(input: TokenizeInput, options: {withPieces: boolean}): Promise<Tokenized>;
+    /** The text of token ids (all in the vocabulary): llama.cpp's detokenizer, control tokens written as their text. */
+    detokenize(tokens: readonly number[]): Promise<string>;
     dispose(): Promise<void>;
 }

@@ -13,12 +13,13 @@ import type { ChatEngine } from "./ChatEngine.js";
 import { chatManifestPart } from "./chatManifestPart.js";
 import type { ChatSettings } from "./chatManifest.js";
 import { speculativeOptions } from "./speculativeOptions.js";
+import { detokenizeHandler, tokenizeHandler } from "./tokenize/tokenizeHandlers.js";
 
 const chatBodyBounds = {maxValues: maxChatJsonValues};
-/** Legacy completions' prompts may be token ids, a value each: a prompt as long as a large context fits. */
+/** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
 const completionsBodyBounds = {maxValues: 1_000_000};
 
-/** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine) on GGUF models through node-llama-cpp, in-process. */
+/** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine), Responses, Messages, tokenize and detokenize on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
     // The draft model (speculative decoding) gets a context of the same shape as the model's (loadDraftModel).
@@ -57,6 +58,14 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         // Anthropic's Messages API on the same engine (its errors in Anthropic's shape: errorShapes below).
         router.post("/messages", chatBody, messagesHandler(context));
         router.post("/messages/count_tokens", chatBody, countTokensHandler(context));
+        // Tokenize and detokenize (llama-server's and vLLM's shapes in one body), also at their own /tokenize and /detokenize.
+        const tokenize = tokenizeHandler(context);
+        const detokenize = detokenizeHandler(context);
+        const tokensBody = context.jsonBodyWithin(completionsBodyBounds);
+        for (const target of [router, context.rootRouter]) {
+            target.post("/tokenize", chatBody, tokenize);
+            target.post("/detokenize", tokensBody, detokenize);
+        }
     },
     toApiError: chatApiError,
     errorShapes: {"/v1/messages": toAnthropicError, "/v1/messages/count_tokens": toAnthropicError}

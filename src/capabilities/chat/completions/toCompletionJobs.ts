@@ -104,7 +104,8 @@ function kindOf(item: unknown): PromptKind | null {
     return null;
 }
 
-function checkTokens(tokens: readonly unknown[], param: string, vocabularySize: number) {
+/** Refuses (400 naming `param[i]`) the first item of `tokens` that is not a token id of the model's vocabulary. */
+export function checkTokens(tokens: readonly unknown[], param: string, vocabularySize: number) {
     tokens.forEach((token, index) => {
         if (!Number.isInteger(token) || (token as number) < 0 || (token as number) >= vocabularySize)
             throw ApiError.invalidRequest(

@@ -46,7 +46,8 @@ export class ChatPromptRenderer {
     private readonly kwargsWrappers = new Map<string, {wrapper: JinjaTemplateChatWrapper, slots: EscapeSlots}>();
     private readonly watches = new WeakMap<JinjaTemplateChatWrapper, RenderWatch>();
     private readonly escaper: ControlTextEscape;
-    private readonly tokenizer: Tokenizer;
+    /** The model's tokenizer, long text with special tokens in pieces (chunkedTokenizer): also /v1/tokenize's (textTokens). */
+    readonly tokenizer: Tokenizer;
     readonly usesTemplate: boolean;
     readonly toolCallFormat: ToolCallFormat | null;
     /** The template has a thinking switch (Qwen3's `enable_thinking`). */

@@ -1,5 +1,5 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, RawPrompt, ReasoningFormat } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, RawPrompt, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -30,6 +30,7 @@ import { isSmallPrompt } from "./isSmallPrompt.js";
 import { measureTemplateFloor } from "./measureTemplateFloor.js";
 import { preparePrompt, type PreparedPrompt, type PromptRequest } from "./preparePrompt.js";
 import { PromptRenderThread } from "./PromptRenderThread.js";
+import { LlamaTokenizer } from "./LlamaTokenizer.js";
 import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
@@ -106,6 +107,8 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly renderThread: PromptRenderThread;
     /** What the engine writes to end a thought over its budget (the model's format: `</think>`, or harmony's end of analysis and final header). */
     private readonly thinkCloseTokens: readonly Token[];
+    /** /v1/tokenize and /v1/detokenize on this model. */
+    private readonly tokenizer: LlamaTokenizer;
 
     private constructor(
         private readonly llama: Llama,
@@ -127,6 +130,8 @@ export class LlamaChatEngine implements ChatEngine {
         this.renderThread = new PromptRenderThread(options.modelPath);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
+        this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
+            prepare: (request) => this.prepare(request), load: () => this.pool.load(), queueSize: options.queueSize});
         this.info = {
             id: options.id,
             contextSize: context.contextSize,
@@ -215,6 +220,15 @@ export class LlamaChatEngine implements ChatEngine {
         if (isSmallPrompt(request, this.renderer))
             return Promise.resolve(preparePrompt(this.model, this.renderer, request));
         return this.renderThread.prepare(request);
+    }
+
+    tokenize(input: TokenizeInput, {withPieces}: {withPieces: boolean}): Promise<Tokenized> {
+        const tools = input.kind === "prompt" && this.renderer.toolCallFormat != null ? input.job.tools?.functions : undefined;
+        return this.tokenizer.tokenize(input.kind === "text" ? input : this.promptRequest(input.job, tools, false), withPieces);
+    }
+
+    detokenize(tokens: readonly number[]): Promise<string> {
+        return this.tokenizer.detokenize(tokens);
     }
 
     countTextTokens(text: string): number {

@@ -8,20 +8,36 @@ import type { RenderThreadMessage, RenderThreadReply } from "./promptRenderThrea
 
 /**
  * The main thread's side of a chat model's render thread (promptRenderThreadMain): prompts too large to render and
- * tokenize on the main thread go there, and their tokens come back (moved, not copied). Started on the first such
- * prompt (loading the vocabulary takes the thread a second or two, and most servers never need it); unref'd while
- * idle, so it never keeps the process alive; started again if it ever fails.
+ * tokenize on the main thread go there, and their tokens come back (moved, not copied); so do long token lists to
+ * detokenize. Started on the first such prompt (loading the vocabulary takes the thread a second or two, and most
+ * servers never need it); unref'd while idle, so it never keeps the process alive; started again if it ever fails.
  */
 export class PromptRenderThread {
     private worker: Worker | null = null;
     private nextId = 0;
-    private readonly pending = new Map<number, {resolve: (prompt: PreparedPrompt) => void, reject: (error: Error) => void}>();
+    private readonly pending = new Map<number, {resolve: (reply: RenderThreadReply) => void, reject: (error: Error) => void}>();
     private closed: Promise<void> | null = null;
 
     constructor(private readonly modelPath: string) {}
 
     /** The prompt's tokens, prepared in the render thread (requests are served one at a time, in order). */
     async prepare(request: PromptRequest): Promise<PreparedPrompt> {
+        const reply = await this.send((id) => ({type: "render", id, request}));
+        if (!("tokens" in reply))
+            throw new Error("The render thread answered a render without tokens");
+        return {tokens: Array.from(reply.tokens) as Token[], start: reply.start, clientStart: reply.clientStart};
+    }
+
+    /** The text of `tokens` (llama.cpp's detokenizer, special tokens as their text), in the render thread. */
+    async detokenize(tokens: readonly number[]): Promise<string> {
+        const moved = Uint32Array.from(tokens);
+        const reply = await this.send((id) => ({type: "detokenize", id, tokens: moved}), [moved.buffer]);
+        if (!("text" in reply))
+            throw new Error("The render thread answered a detokenize without text");
+        return reply.text;
+    }
+
+    private async send(message: (id: number) => RenderThreadMessage, transfer: ArrayBuffer[] = []): Promise<RenderThreadReply> {
         await passOffThreadGate("prompt-render");
         if (this.closed != null)
             throw new Error("The render thread is closed");
@@ -30,7 +46,7 @@ export class PromptRenderThread {
         return new Promise((resolve, reject) => {
             this.pending.set(id, {resolve, reject});
             worker.ref();
-            worker.postMessage({type: "render", id, request} satisfies RenderThreadMessage);
+            worker.postMessage(message(id), transfer);
         });
     }
 
@@ -62,7 +78,7 @@ export class PromptRenderThread {
             if ("error" in reply)
                 waiter?.reject(new Error(reply.error));
             else
-                waiter?.resolve({tokens: Array.from(reply.tokens) as Token[], start: reply.start, clientStart: reply.clientStart});
+                waiter?.resolve(reply);
         });
         const fail = (error: Error) => {
             for (const waiter of this.pending.values())

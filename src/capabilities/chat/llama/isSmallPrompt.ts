@@ -15,6 +15,8 @@ const smallTurns = 32;
  * template variables) and messages are few, and its template variables need no new wrapper.
  */
 export function isSmallPrompt(request: PromptRequest, renderer: ChatPromptRenderer): boolean {
+    if (request.kind === "text")
+        return request.text.length <= smallChars;
     if (request.kind === "raw") {
         const {prompt, suffix} = request.rawPrompt;
         return (typeof prompt === "string" ? prompt.length : 0) + (suffix?.length ?? 0) <= smallChars;

@@ -1,4 +1,5 @@
 import { parentPort, workerData } from "node:worker_threads";
+import type { Token } from "node-llama-cpp";
 import { lowerThreadPriority } from "../../../core/workers/lowerThreadPriority.js";
 import { loadLlamaRuntime } from "../../../runtimes/llama/llamaRuntime.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
@@ -6,14 +7,18 @@ import { preparePrompt, type PromptRequest } from "./preparePrompt.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 
 /** What the main thread sends the render thread (see PromptRenderThread). */
-export type RenderThreadMessage = {type: "render", id: number, request: PromptRequest} | {type: "close"};
+export type RenderThreadMessage =
+    | {type: "render", id: number, request: PromptRequest}
+    | {type: "detokenize", id: number, tokens: Uint32Array}
+    | {type: "close"};
 export type RenderThreadReply =
     | {id: number, tokens: Uint32Array, start: ReasoningStart, clientStart: number}
+    | {id: number, text: string}
     | {id: number, error: string};
 
 /**
  * A chat model's render thread: its own copy of the model's vocabulary (loaded `vocabOnly`) and the same
- * ChatPromptRenderer, rendering and tokenizing the prompts that are too large for the main thread, one at a time,
+ * ChatPromptRenderer, rendering and tokenizing the prompts that are too large for the main thread (and detokenizing long token lists), one at a time,
  * in the order they come. Closed by a `close` message (never terminated: node-llama-cpp's addon must dispose its
  * model before the thread ends).
  */
@@ -45,6 +50,10 @@ async function handle(message: RenderThreadMessage) {
     }
     try {
         const {model, renderer} = await ready;
+        if (message.type === "detokenize") {
+            parentPort!.postMessage({id: message.id, text: model.detokenize(Array.from(message.tokens) as Token[], true)} satisfies RenderThreadReply);
+            return;
+        }
         const {tokens, start, clientStart} = preparePrompt(model, renderer, message.request);
         const moved = Uint32Array.from(tokens);
         parentPort!.postMessage({id: message.id, tokens: moved, start, clientStart} satisfies RenderThreadReply, [moved.buffer]);
