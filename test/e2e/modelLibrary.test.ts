@@ -1,17 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { gate, library } from "../support/libraryFakes.js";
+import { gate, library, libraryModel, mb, startLibraryServer, type LibraryServerOptions } from "../support/libraryFakes.js";
 import { ManualClock } from "../support/ManualClock.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
-const mb = 1024 ** 2;
 let server: TestServer | undefined;
 afterEach(async () => {
     await server?.stop();
     server = undefined;
 });
 
-const model = (id: string, extra: Record<string, unknown> = {}) => ({id, task: "chat", path: tinyChatModelPath, ...extra});
+const model = libraryModel;
 const chat = (target: TestServer, name: string, init?: RequestInit) => target.post("/v1/chat/completions", {model: name, messages: [{role: "user", content: "hi"}]}, init);
 const statusOf = async (target: TestServer, id: string) => (await jsonOf(await fetch(`${target.url}/v1/models/${id}`))).status;
 
@@ -19,16 +18,8 @@ async function metricsOf(target: TestServer) {
     return (await fetch(`${target.url}/metrics`)).text();
 }
 
-type Start = {models: Record<string, unknown>[], estimates?: Record<string, number>, budget?: number, config?: Record<string, unknown>, clock?: ManualClock};
-
-async function start(fakes: ReturnType<typeof library>, options: Start) {
-    return server = await startTestServer({
-        models: options.models,
-        config: {preloadAll: false, memoryBudget: options.budget ?? 1024 * mb, keepAliveSeconds: null, memoryWaitSeconds: 30, ...options.config},
-        factories: {chat: fakes.factory},
-        estimateBytes: async (entry) => options.estimates?.[entry.id] ?? 100 * mb,
-        clock: options.clock
-    });
+async function start(fakes: ReturnType<typeof library>, options: LibraryServerOptions) {
+    return server = await startLibraryServer(fakes, options);
 }
 
 describe("the model library: models load when first asked for", () => {

@@ -1,28 +1,20 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { gate, library } from "../support/libraryFakes.js";
+import { gate, library, libraryModel, mb, startLibraryServer } from "../support/libraryFakes.js";
 import { ManualClock } from "../support/ManualClock.js";
-import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinyChatModelPath } from "../support/testModels.js";
+import { jsonOf, readSse, type TestServer } from "../support/startTestServer.js";
 
 // The management API (docs/models.md "The management API"): GET /models, POST /models/load and /models/unload in
 // llama-server's router-mode shapes, against fake engines (the model does not matter here) and a fake clock.
-const mb = 1024 ** 2;
 let server: TestServer | undefined;
 afterEach(async () => {
     await server?.stop();
     server = undefined;
 });
 
-const model = (id: string, extra: Record<string, unknown> = {}) => ({id, task: "chat", path: tinyChatModelPath, ...extra});
+const model = libraryModel;
 
 async function start(fakes: ReturnType<typeof library>, models: Record<string, unknown>[], options: {budget?: number, clock?: ManualClock, keepAlive?: number | null} = {}) {
-    return server = await startTestServer({
-        models,
-        config: {preloadAll: false, memoryBudget: options.budget ?? 1024 * mb, keepAliveSeconds: options.keepAlive ?? null, memoryWaitSeconds: 30},
-        factories: {chat: fakes.factory},
-        estimateBytes: async () => 100 * mb,
-        clock: options.clock ?? new ManualClock()
-    });
+    return server = await startLibraryServer(fakes, {models, budget: options.budget, clock: options.clock ?? new ManualClock(), config: {keepAliveSeconds: options.keepAlive ?? null}});
 }
 
 const post = (target: TestServer, route: string, body: unknown) => fetch(`${target.url}${route}`, {

@@ -1,6 +1,9 @@
 import type { ChatEngine } from "../../src/capabilities/chat/ChatEngine.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { FakeChatEngine } from "./FakeChatEngine.js";
+import type { ManualClock } from "./ManualClock.js";
+import { startTestServer, type TestServer } from "./startTestServer.js";
+import { tinyChatModelPath } from "./testModels.js";
 
 /** A gate a test opens by hand. */
 export function gate() {
@@ -40,4 +43,29 @@ export function library() {
         return engine;
     };
     return {created, disposed, loadGates, pieceGates, failures, factory, loadStarted: (id: string) => startedLoading(id).opened};
+}
+
+export const mb = 1024 ** 2;
+
+/** A manifest entry of a fake chat model (the file is only read for its name). */
+export const libraryModel = (id: string, extra: Record<string, unknown> = {}) => ({id, task: "chat", path: tinyChatModelPath, ...extra});
+
+export type LibraryServerOptions = {
+    models: Record<string, unknown>[];
+    /** Bytes each model is estimated to take, by id (default 100 MB); the budget (default 1 GB). */
+    estimates?: Record<string, number>;
+    budget?: number;
+    config?: Record<string, unknown>;
+    clock?: ManualClock;
+};
+
+/** A server of `fakes`' models, none preloaded, no keep-alive unless `config` says, waiting for memory at most 30 s. */
+export function startLibraryServer(fakes: ReturnType<typeof library>, options: LibraryServerOptions): Promise<TestServer> {
+    return startTestServer({
+        models: options.models,
+        config: {preloadAll: false, memoryBudget: options.budget ?? 1024 * mb, keepAliveSeconds: null, memoryWaitSeconds: 30, ...options.config},
+        factories: {chat: fakes.factory},
+        estimateBytes: async (entry) => options.estimates?.[entry.id] ?? 100 * mb,
+        clock: options.clock
+    });
 }
