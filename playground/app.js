@@ -3,7 +3,6 @@ import { ApiError, call, element, modelOptions, setApiKey } from "./api.js";
 import { mountChat } from "./chat.js";
 import { mountEmbeddings } from "./embeddings.js";
 import { mountImages } from "./images.js";
-import { mountModels } from "./models.js";
 import { mountSpeech } from "./speech.js";
 import { mountTranscription } from "./transcription.js";
 
@@ -100,10 +99,27 @@ function updateModels(models) {
     nav.replaceChildren(...[...tabs.map((tab) => tab.task), "models"].flatMap((task) => built.get(task)?.button ?? []));
 }
 
+/**
+ * The models tab, its module fetched when the tab is first shown (the page opens without it): then built from the
+ * list the page opened with, and asked for again each time it is shown.
+ * @param {HTMLElement} section
+ * @param {Library} library
+ */
+function modelsTab(section, library) {
+    /** @type {Promise<{shown: () => void}> | null} */
+    let mounted = null;
+    return {
+        shown() {
+            mounted ??= import("./models.js").then(({mountModels}) => mountModels(section, library, updateModels));
+            void mounted.then((tab) => tab.shown(), (error) => section.replaceChildren(element("p", {class: "error"}, [String(error)])));
+        }
+    };
+}
+
 /** @param {Library} library */
 function showTabs(library) {
     nav.replaceChildren();
-    addTab("models", "Models", [], (section) => mountModels(section, library, updateModels));
+    addTab("models", "Models", [], (section) => modelsTab(section, library));
     updateModels(library.data);
     const offered = [...nav.querySelectorAll("button")].map((button) => button.dataset.task ?? "");
     const wanted = location.hash.slice(1);

@@ -35,6 +35,9 @@ async function rowsOf(page: El): Promise<{id: string, status: string, cells: str
     })));
 }
 
+/** The models tab's module is fetched when the tab is first shown: its table is there once it is built. */
+const modelsReady = (page: El) => page.waitForSelector("[data-tab=models] tbody tr");
+
 const statusCell = (id: string, status: string) => `[data-tab=models] tr[data-model="${id}"] [data-status="${status}"]`;
 
 describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone manages models)", () => {
@@ -62,7 +65,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
         const held = gate();
         fakes.loadGates.set("a", held.opened);
         const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside);
-        await page.waitForSelector("body[data-ready=true]");
+        await modelsReady(page);
         expect(await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent))).toEqual(["Chat", "Models"]);
         const before = await rowsOf(page);
         expect(before.map((row) => [row.id, row.status, row.action])).toEqual([["a", "unloaded", "Load"], ["b", "unloaded", "Load"], ["c", "unloaded", "Load"]]);
@@ -123,7 +126,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
 
     it("pulls a catalogue model: progress from the events, each file verified, then listed (unloaded) and in the chat tab's picker", async () => {
         const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside);
-        await page.waitForSelector("body[data-ready=true]");
+        await modelsReady(page);
         await page.fill("[data-tab=models] input[name=pull]", "tiny-chat");
         await page.click("[data-tab=models] form button[type=submit]");
         await page.locator("[data-role=pull-log]", {hasText: "tiny-chat is ready"}).waitFor();
@@ -142,7 +145,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
     it("a pull under way shows its bytes so far; a hub that goes away ends it with the error shown", async () => {
         hub.switches.hangAfter["onnx/model_quantized.onnx"] = 125_000;
         const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside);
-        await page.waitForSelector("body[data-ready=true]");
+        await modelsReady(page);
         await page.fill("[data-tab=models] input[name=pull]", "tiny-embed");
         await page.click("[data-tab=models] form button[type=submit]");
         // The hub has sent half the file and holds the rest: the page shows the bytes it has.
@@ -190,7 +193,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab with API keys", () =
 
     it("a user's key sees the list, no Load, Unload or pull, and why", async () => {
         const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside, withKey(userKey));
-        await page.waitForSelector("body[data-ready=true]");
+        await modelsReady(page);
         expect((await rowsOf(page)).map((row) => [row.id, row.status, row.action])).toEqual([["a", "unloaded", null], ["b", "unloaded", null]]);
         expect(await page.$$eval("[data-tab=models] tbody button", (buttons: El[]) => buttons.length)).toBe(0);
         expect(await page.isVisible("[data-tab=models] input[name=pull]")).toBe(false);
@@ -201,7 +204,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab with API keys", () =
 
     it("an administrator's key gets the controls; a refusal (403, the key now a user's) is shown with the server's message", async () => {
         const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside, withKey(adminKey));
-        await page.waitForSelector("body[data-ready=true]");
+        await modelsReady(page);
         expect((await rowsOf(page)).map((row) => row.action)).toEqual(["Load", "Load"]);
         expect(await page.isVisible("[data-tab=models] input[name=pull]")).toBe(true);
         // The page sends the key the tab holds now: a user's.
