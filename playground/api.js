@@ -52,12 +52,52 @@ async function errorOf(response) {
 
 /**
  * Calls the API. A 503 with Retry-After ("busy") is retried after that many seconds, saying so through
- * `onBusy`; any other error answer throws an ApiError with the server's message.
+ * `onBusy`; any other error answer throws an ApiError with the server's message. `model`: the model the request
+ * names; when it is not loaded (the request waits for its load), `onWait` gets `loading <model>…` until the answer
+ * begins (a streamed answer's headers come once the model is ready), then "".
  * @param {string} path
- * @param {{method?: string, body?: unknown, signal?: AbortSignal, onBusy?: (seconds: number) => void}} [options]
+ * @param {{method?: string, body?: unknown, signal?: AbortSignal, onBusy?: (seconds: number) => void, model?: string, onWait?: (note: string) => void}} [options]
  * @returns {Promise<Response>}
  */
 export async function call(path, options = {}) {
+    const answered = options.model != null && options.onWait != null ? watchLoad(options.model, options.onWait) : null;
+    try {
+        return await send(path, options);
+    } finally {
+        answered?.();
+    }
+}
+
+/**
+ * Asks for the model's status beside the request that names it: when the request has no answer yet and the model
+ * is not loaded, `show` says it is loading. Returns what to call once the answer begins (or failed).
+ * @param {string} model
+ * @param {(note: string) => void} show
+ */
+function watchLoad(model, show) {
+    let answered = false;
+    let shown = false;
+    void send(`/v1/models/${encodeURIComponent(model)}`, {}).then((response) => response.json()).then((/** @type {{status?: {value?: string}}} */ object) => {
+        if (answered || object.status?.value === "loaded")
+            return;
+        shown = true;
+        show(`loading ${model}…`);
+    }, () => {
+        // No status (an older server, a network error): the request itself says what happened.
+    });
+    return () => {
+        answered = true;
+        if (shown)
+            show("");
+    };
+}
+
+/**
+ * @param {string} path
+ * @param {{method?: string, body?: unknown, signal?: AbortSignal, onBusy?: (seconds: number) => void}} options
+ * @returns {Promise<Response>}
+ */
+async function send(path, options) {
     for (let attempt = 0; ; attempt++) {
         /** @type {Record<string, string>} */
         const headers = {};
@@ -155,6 +195,14 @@ export function element(tag, attributes = {}, children = []) {
         node.setAttribute(name, value);
     node.append(...children);
     return node;
+}
+
+/**
+ * A model picker's options: every model given (loaded or not; the first request loads it), aliases shown.
+ * @param {{id: string, aliases: string[]}[]} models
+ */
+export function modelOptions(models) {
+    return models.map((m) => element("option", {value: m.id}, [m.aliases.length > 0 ? `${m.id} (${m.aliases.join(", ")})` : m.id]));
 }
 
 /**

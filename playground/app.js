@@ -1,14 +1,16 @@
 // @ts-check
-import { ApiError, call, element, setApiKey } from "./api.js";
+import { ApiError, call, element, modelOptions, setApiKey } from "./api.js";
 import { mountChat } from "./chat.js";
 import { mountEmbeddings } from "./embeddings.js";
 import { mountImages } from "./images.js";
 import { mountSpeech } from "./speech.js";
 import { mountTranscription } from "./transcription.js";
 
-/** @typedef {{id: string, task: string, aliases: string[], endpoints: string[]}} Model */
+/** @typedef {import("./models.js").Model} Model */
+/** @typedef {import("./models.js").Library} Library */
+/** @typedef {{shown?: () => void} | void} Mounted */
 
-/** The tabs, each offered only when a model serves it; a tab gets only its own models. */
+/** The capability tabs, each offered once a model serves it; a tab gets only its own models, loaded or not. */
 const tabs = [
     {task: "chat", title: "Chat", mount: mountChat},
     {task: "image", title: "Images", mount: mountImages},
@@ -29,49 +31,108 @@ export function setStatus(text) {
     status.textContent = text;
 }
 
-async function loadModels() {
-    const response = await call("/v1/models");
-    /** @type {{data: Model[]}} */
-    const list = await response.json();
-    return list.data;
+/** GET /models: every model with its status, whether this key may manage them, and the memory budget. */
+async function loadLibrary() {
+    const response = await call("/models");
+    /** @type {Library} */
+    const library = await response.json();
+    return library;
 }
 
-/** @param {Model[]} models */
-function showTabs(models) {
-    nav.replaceChildren();
-    /** @type {Map<string, HTMLElement>} */
-    const panels = new Map();
-    const offered = tabs.filter((tab) => models.some((model) => model.task === tab.task));
-    const select = (/** @type {string} */ task) => {
-        for (const button of nav.querySelectorAll("button"))
-            button.setAttribute("aria-selected", String(button.dataset.task === task));
-        for (const [name, section] of panels)
-            section.hidden = name !== task;
-        location.hash = task;
-    };
-    for (const tab of offered) {
-        const section = element("div", {"data-tab": tab.task});
-        panels.set(tab.task, section);
-        panel.append(section);
-        tab.mount(section, models.filter((model) => model.task === tab.task));
-        const button = element("button", {role: "tab", type: "button", "data-task": tab.task}, [tab.title]);
-        button.addEventListener("click", () => select(tab.task));
-        nav.append(button);
+/** The tabs built so far: their panel, button, the models they were given (kept current in place) and what to do when shown. */
+/** @type {Map<string, {section: HTMLElement, button: HTMLElement, models: Model[], mounted: Mounted}>} */
+const built = new Map();
+
+/** @param {string} task */
+function select(task) {
+    for (const button of nav.querySelectorAll("button"))
+        button.setAttribute("aria-selected", String(button.dataset.task === task));
+    for (const [name, {section}] of built)
+        section.hidden = name !== task;
+    location.hash = task;
+    built.get(task)?.mounted?.shown?.();
+}
+
+/**
+ * @param {string} task
+ * @param {string} title
+ * @param {Model[]} models
+ * @param {(section: HTMLElement, models: Model[]) => Mounted} mount
+ */
+function addTab(task, title, models, mount) {
+    const section = element("div", {"data-tab": task, hidden: ""});
+    panel.append(section);
+    const button = element("button", {role: "tab", type: "button", "data-task": task}, [title]);
+    button.addEventListener("click", () => select(task));
+    const entry = {section, button, models, mounted: /** @type {Mounted} */ (undefined)};
+    built.set(task, entry);
+    entry.mounted = mount(section, models);
+}
+
+/**
+ * A fresh list (the models tab asked for it): each tab's model picker lists its models again, keeping the choice;
+ * a task that gained its first model (a pull) gets its tab.
+ * @param {Model[]} models
+ */
+function updateModels(models) {
+    setStatus(`${models.length} model${models.length === 1 ? "" : "s"}`);
+    for (const tab of tabs) {
+        const own = models.filter((model) => model.task === tab.task);
+        const entry = built.get(tab.task);
+        if (entry == null) {
+            if (own.length > 0)
+                addTab(tab.task, tab.title, own, tab.mount);
+            continue;
+        }
+        const picker = entry.section.querySelector("select[name=model]");
+        const names = own.map((model) => `${model.id} ${model.aliases.join(",")}`).join(" ");
+        if (!(picker instanceof HTMLSelectElement) || picker.dataset.names === names)
+            continue;
+        entry.models.splice(0, entry.models.length, ...own);
+        const chosen = picker.value;
+        picker.replaceChildren(...modelOptions(own));
+        picker.dataset.names = names;
+        if (own.some((model) => model.id === chosen))
+            picker.value = chosen;
     }
-    if (offered.length === 0)
-        panel.append(element("p", {}, ["This server has no models yet."]));
-    else
-        select(offered.some((tab) => tab.task === location.hash.slice(1)) ? location.hash.slice(1) : offered[0].task);
+    // Capability tabs in their order, the models tab last.
+    nav.replaceChildren(...[...tabs.map((tab) => tab.task), "models"].flatMap((task) => built.get(task)?.button ?? []));
+}
+
+/**
+ * The models tab, its module fetched when the tab is first shown (the page opens without it): then built from the
+ * list the page opened with, and asked for again each time it is shown.
+ * @param {HTMLElement} section
+ * @param {Library} library
+ */
+function modelsTab(section, library) {
+    /** @type {Promise<{shown: () => void}> | null} */
+    let mounted = null;
+    return {
+        shown() {
+            mounted ??= import("./models.js").then(({mountModels}) => mountModels(section, library, updateModels));
+            void mounted.then((tab) => tab.shown(), (error) => section.replaceChildren(element("p", {class: "error"}, [String(error)])));
+        }
+    };
+}
+
+/** @param {Library} library */
+function showTabs(library) {
+    nav.replaceChildren();
+    addTab("models", "Models", [], (section) => modelsTab(section, library));
+    updateModels(library.data);
+    const offered = [...nav.querySelectorAll("button")].map((button) => button.dataset.task ?? "");
+    const wanted = location.hash.slice(1);
+    select(offered.includes(wanted) ? wanted : offered[0]);
     document.body.dataset.ready = "true";
     performance.mark("playground-ready");
 }
 
 async function start() {
     try {
-        const models = await loadModels();
+        const library = await loadLibrary();
         keyForm.hidden = true;
-        setStatus(`${models.length} model${models.length === 1 ? "" : "s"}`);
-        showTabs(models);
+        showTabs(library);
     } catch (error) {
         if (error instanceof ApiError && error.status === 401) {
             // Keys are on: ask for one (kept in this tab's sessionStorage only).

@@ -1,5 +1,5 @@
 // @ts-check
-import { call, element, labelled, streamMessages } from "./api.js";
+import { call, element, labelled, modelOptions, streamMessages } from "./api.js";
 import { markdownView } from "./markdownStream.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
@@ -15,7 +15,7 @@ const storageKey = "playground.chat";
  * @param {Model[]} models
  */
 export function mountChat(root, models) {
-    const model = element("select", {name: "model"}, models.map((m) => element("option", {value: m.id}, [m.aliases.length > 0 ? `${m.id} (${m.aliases.join(", ")})` : m.id])));
+    const model = element("select", {name: "model"}, modelOptions(models));
     const system = element("textarea", {name: "system", placeholder: "System prompt (optional)", rows: "2"});
     const temperature = element("input", {name: "temperature", type: "number", min: "0", max: "2", step: "0.1", value: "0.7"});
     const topP = element("input", {name: "top_p", type: "number", min: "0", max: "1", step: "0.05", value: "1"});
@@ -84,7 +84,9 @@ export function mountChat(root, models) {
                 ...(seed.value === "" ? {} : {seed: Number(seed.value)}),
                 ...(json.checked ? {response_format: {type: "json_object"}} : {})
             };
-            const response = await call("/v1/chat/completions", {body, signal: running.signal, onBusy: (seconds) => answer.setNote(`busy, retrying in ${seconds} s`)});
+            const response = await call("/v1/chat/completions", {
+                body, signal: running.signal, onBusy: (seconds) => answer.setNote(`busy, retrying in ${seconds} s`), model: body.model, onWait: answer.setNote
+            });
             answer.setNote("");
             /** @type {{completion_tokens: number, prompt_tokens: number, completion_tokens_details?: {reasoning_tokens: number}} | null} */
             let usage = null;

@@ -1,5 +1,5 @@
 // @ts-check
-import { call, element, labelled } from "./api.js";
+import { call, element, labelled, modelOptions } from "./api.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
 
@@ -10,14 +10,15 @@ import { call, element, labelled } from "./api.js";
  * @param {Model[]} models
  */
 export function mountEmbeddings(root, models) {
-    const model = element("select", {name: "model"}, models.map((m) => element("option", {value: m.id}, [m.aliases.length > 0 ? `${m.id} (${m.aliases.join(", ")})` : m.id])));
+    const model = element("select", {name: "model"}, modelOptions(models));
     const texts = element("textarea", {name: "texts", rows: "6"});
     texts.value = ["A cat sleeps on the sofa.", "A kitten naps on the couch.", "The stock market fell today.", "Shares dropped sharply this morning."].join("\n");
     const compare = element("button", {type: "submit"}, ["Compare"]);
     const error = element("p", {class: "error", role: "alert"});
     const heatmap = element("div", {class: "heatmap"});
     const form = element("form", {class: "card"}, [element("div", {class: "row"}, [labelled("Model", model)]), labelled("Texts, one per line", texts), compare]);
-    root.append(form, element("div", {class: "card"}, [error, heatmap]));
+    const note = element("p", {class: "muted"});
+    root.append(form, element("div", {class: "card"}, [note, error, heatmap]));
 
     form.addEventListener("submit", async (event) => {
         event.preventDefault();
@@ -27,7 +28,7 @@ export function mountEmbeddings(root, models) {
             return;
         compare.disabled = true;
         try {
-            const response = await call("/v1/embeddings", {body: {model: model.value, input: inputs}});
+            const response = await call("/v1/embeddings", {body: {model: model.value, input: inputs}, model: model.value, onWait: (text) => note.textContent = text});
             /** @type {{data: {index: number, embedding: number[]}[]}} */
             const result = await response.json();
             const vectors = [...result.data].sort((a, b) => a.index - b.index).map((item) => item.embedding);

@@ -1,5 +1,5 @@
 // @ts-check
-import { call, element, labelled, streamMessages } from "./api.js";
+import { call, element, labelled, modelOptions, streamMessages } from "./api.js";
 
 /** @typedef {{id: string, aliases: string[], parameter_set?: string}} Model */
 
@@ -12,7 +12,7 @@ import { call, element, labelled, streamMessages } from "./api.js";
  * @param {Model[]} models
  */
 export function mountImages(root, models) {
-    const model = element("select", {name: "model"}, models.map((m) => element("option", {value: m.id}, [m.aliases.length > 0 ? `${m.id} (${m.aliases.join(", ")})` : m.id])));
+    const model = element("select", {name: "model"}, modelOptions(models));
     const prompt = element("textarea", {name: "prompt", placeholder: "A lighthouse at dawn, oil painting", rows: "2"});
     const negative = element("textarea", {name: "negative_prompt", placeholder: "Negative prompt (optional)", rows: "1"});
     const size = element("input", {name: "size", placeholder: "model default, e.g. 512x512", size: "14"});
@@ -70,7 +70,10 @@ export function mountImages(root, models) {
         if (sampler.value.trim() !== "" && sampler.closest("label")?.hidden !== true)
             body.sampler = sampler.value.trim();
         try {
-            const response = await call("/v1/images/generations", {body, signal: running.signal, onBusy: (seconds) => progressText.textContent = `busy, retrying in ${seconds} s`});
+            const response = await call("/v1/images/generations", {
+                body, signal: running.signal, onBusy: (seconds) => progressText.textContent = `busy, retrying in ${seconds} s`,
+                model: model.value, onWait: (note) => progressText.textContent = note || "starting"
+            });
             let partialCount = 0;
             for await (const {kind, message} of streamMessages(response)) {
                 if (kind === "image_generation.progress") {

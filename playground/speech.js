@@ -1,5 +1,5 @@
 // @ts-check
-import { call, element, labelled, streamMessages } from "./api.js";
+import { call, element, labelled, modelOptions, streamMessages } from "./api.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
 
@@ -11,12 +11,13 @@ const pcmRate = 24000;
  * with `response_format: "pcm"` and feeds each `speech.audio.delta` to Web Audio as it arrives (chosen over
  * MediaSource, which needs a container format the browser can append; raw PCM plays in every browser, and
  * each sentence's samples arrive whole). The samples are kept to make a WAV file for the player and a
- * download; another format is fetched whole when asked for.
+ * download; another format is fetched whole when asked for. Returns what to do when the tab is shown (the first
+ * time: ask for the model's voices).
  * @param {HTMLElement} root
  * @param {Model[]} models
  */
 export function mountSpeech(root, models) {
-    const model = element("select", {name: "model"}, models.map((m) => element("option", {value: m.id}, [m.aliases.length > 0 ? `${m.id} (${m.aliases.join(", ")})` : m.id])));
+    const model = element("select", {name: "model"}, modelOptions(models));
     const voice = element("select", {name: "voice"});
     const speed = element("input", {name: "speed", type: "number", min: "0.25", max: "4", step: "0.05", value: "1"});
     const format = element("select", {name: "format"}, ["wav", "mp3", "opus", "flac", "aac", "pcm"].map((name) => element("option", {value: name}, [name])));
@@ -37,7 +38,8 @@ export function mountSpeech(root, models) {
 
     const loadVoices = async () => {
         try {
-            const response = await call(`/v1/audio/voices?model=${encodeURIComponent(model.value)}`);
+            // The voices are the model's own: asking for them loads it.
+            const response = await call(`/v1/audio/voices?model=${encodeURIComponent(model.value)}`, {model: model.value, onWait: (note) => state.textContent = note});
             /** @type {{data?: {id: string, name?: string}[], voices?: {id: string, name?: string}[]}} */
             const list = await response.json();
             const voices = list.data ?? list.voices ?? [];
@@ -47,7 +49,6 @@ export function mountSpeech(root, models) {
         }
     };
     model.addEventListener("change", () => void loadVoices());
-    void loadVoices();
 
     /** @type {AbortController | null} */
     let running = null;
@@ -80,7 +81,8 @@ export function mountSpeech(root, models) {
             state.textContent = "asking";
             const response = await call("/v1/audio/speech", {
                 body: {model: model.value, voice: voice.value, input: text.value, speed: Number(speed.value), response_format: "pcm", stream_format: "sse"},
-                signal: running.signal, onBusy: (seconds) => state.textContent = `busy, retrying in ${seconds} s`
+                signal: running.signal, onBusy: (seconds) => state.textContent = `busy, retrying in ${seconds} s`,
+                model: model.value, onWait: (note) => state.textContent = note || "asking"
             });
             for await (const {kind, message} of streamMessages(response)) {
                 if (kind !== "speech.audio.delta")
@@ -139,6 +141,16 @@ export function mountSpeech(root, models) {
             error.textContent = failure instanceof Error ? failure.message : String(failure);
         }
     });
+
+    // The voices are asked for when the tab is first shown, not when the page opens: that loads the speech model.
+    let voicesAsked = false;
+    return {
+        shown() {
+            if (!voicesAsked)
+                void loadVoices();
+            voicesAsked = true;
+        }
+    };
 }
 
 /**

@@ -1,5 +1,5 @@
 // @ts-check
-import { call, element, labelled, streamMessages } from "./api.js";
+import { call, element, labelled, modelOptions, streamMessages } from "./api.js";
 
 /** @typedef {{id: string, aliases: string[]}} Model */
 
@@ -12,7 +12,7 @@ import { call, element, labelled, streamMessages } from "./api.js";
  * @param {Model[]} models
  */
 export function mountTranscription(root, models) {
-    const model = element("select", {name: "model"}, models.map((m) => element("option", {value: m.id}, [m.aliases.length > 0 ? `${m.id} (${m.aliases.join(", ")})` : m.id])));
+    const model = element("select", {name: "model"}, modelOptions(models));
     const file = element("input", {name: "file", type: "file", accept: "audio/*,.wav,.mp3,.flac,.ogg,.opus,.webm"});
     const task = element("select", {name: "task"}, [element("option", {value: "transcriptions"}, ["transcribe"]), element("option", {value: "translations"}, ["translate to English"])]);
     const language = element("input", {name: "language", placeholder: "auto (en)", size: "6"});
@@ -57,7 +57,9 @@ export function mountTranscription(root, models) {
                 for (const granularity of ["segment", "word"])
                     body.append("timestamp_granularities[]", granularity);
             state.textContent = "transcribing";
-            const response = await call(`/v1/audio/${task.value}`, {body, onBusy: (seconds) => state.textContent = `busy, retrying in ${seconds} s`});
+            const response = await call(`/v1/audio/${task.value}`, {
+                body, onBusy: (seconds) => state.textContent = `busy, retrying in ${seconds} s`, model: model.value, onWait: (note) => state.textContent = note || "transcribing"
+            });
             if (streamed) {
                 for await (const {kind, message} of streamMessages(response)) {
                     if (kind === "transcript.text.delta")

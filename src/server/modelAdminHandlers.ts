@@ -15,15 +15,19 @@ const modelRequestSchema = {
 
 /**
  * GET /models (any key): the body of GET /v1/models (llama-server's router mode lists its models here, `{data: [{id,
- * status: {value}}]}`), and `can_manage`: whether this caller may load, unload and pull (an administrator's key, or a
- * server without keys), so a page knows which controls to offer.
+ * status: {value}}]}`), `can_manage`: whether this caller may load, unload and pull (an administrator's key, or a
+ * server without keys), so a page knows which controls to offer, and `memory`: the budget and the bytes of it the
+ * models hold (their estimates; /metrics' `los_memory_budget_bytes` and `los_memory_in_use_bytes`).
  */
 export function libraryListHandler(engines: EngineHost): Middleware {
     const list = listModelsHandler(engines);
     return async (ctx, next) => {
         await list(ctx, next);
         const role = (ctx.state as RequestState).keyRole;
-        ctx.body = {...ctx.body as object, can_manage: role == null || role === "admin"};
+        ctx.body = {
+            ...ctx.body as object, can_manage: role == null || role === "admin",
+            memory: {budget_bytes: engines.memoryBudget, in_use_bytes: engines.memoryInUse()}
+        };
     };
 }
 

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { haveChromium, launchBrowser, openPage, screenshots, type Browser, type El } from "./browserPage.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
 import { FakeImageEngine } from "../support/FakeImageEngine.js";
 import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
@@ -13,14 +14,6 @@ import { encodeFixture, testSignal } from "../support/audioFixtures.js";
 // engines (chat, images, speech) and a tiny generated embeddings model: each tab does its job end to end. Gates in the
 // fakes hold a generation where the test needs it (mid-stream, mid-progress, between two sentences), so nothing here
 // depends on timing. Screenshots of each tab go to test/.screenshots/. Skipped, saying so, without chromium.
-const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveChromium = fs.existsSync(chromiumPath);
-if (!haveChromium)
-    console.warn(`SKIPPING the playground browser tests: no chromium at ${chromiumPath} (apt-get install chromium, or set CHROMIUM_PATH).`);
-/** An element inside the page (the test's own type check has no DOM library). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type El = any;
-const screenshots = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../.screenshots");
 
 /** A chat gate: the piece at `index` waits until released (or the request is aborted). */
 function chatGate(index: number) {
@@ -55,13 +48,10 @@ const thinking = ["<think>", "The user", " greets me.", "</think>", "\n\n", "Hel
 const hostile = [...Array.from({length: 20_000}, () => "[a]("), "\n\n**done**"];
 
 // One browser for the file (each test opens its own context in it: its own storage, cookies and pages).
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-let browser: any;
+let browser: Browser;
 beforeAll(async () => {
-    if (!haveChromium)
-        return;
-    const {chromium} = await import("playwright-core");
-    browser = await chromium.launch({executablePath: chromiumPath, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"]});
+    if (haveChromium)
+        browser = await launchBrowser();
 }, 60_000);
 afterAll(async () => {
     await browser?.close();
@@ -102,21 +92,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
     });
 
     /** A tab on the page, every request it makes checked: anything not addressed to this loopback server is recorded and refused. */
-    async function open(url = server.url) {
-        const context = await browser.newContext({viewport: {width: 1200, height: 900}});
-        await context.route("**/*", (route: {request(): {url(): string}, abort(): Promise<void>, continue(): Promise<void>}) => {
-            const target = new URL(route.request().url());
-            if (target.protocol === "data:" || target.protocol === "blob:" || ["127.0.0.1", "localhost"].includes(target.hostname))
-                return route.continue();
-            outside.push(target.href);
-            return route.abort();
-        });
-        const page = await context.newPage();
-        const errors: string[] = [];
-        page.on("pageerror", (error: Error) => errors.push(error.message));
-        await page.goto(url);
-        return {page, context, errors};
-    }
+    const open = (url = server.url) => openPage(browser, url, outside);
 
     it("is served with its security headers, small, and makes no request beyond this server", async () => {
         const response = await fetch(`${server.url}/`);
@@ -133,7 +109,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         const {page, context, errors} = await open();
         await page.waitForSelector("body[data-ready=true]");
         const tabs = await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent));
-        expect(tabs).toEqual(["Chat", "Images", "Speech", "Transcription", "Embeddings"]);
+        expect(tabs).toEqual(["Chat", "Images", "Speech", "Transcription", "Embeddings", "Models"]);
         // Each tab offers only its own models, aliases shown.
         const chatModels = await page.$$eval("[data-tab=chat] select[name=model] option", (options: El[]) => options.map((option) => option.textContent));
         expect(chatModels).toEqual(["thinker (qwen-thinking)", "slow", "hostile"]);

@@ -28,8 +28,10 @@ describe("GET /models", () => {
         const fakes = library();
         const clock = new ManualClock();
         const target = await start(fakes, [model("a", {aliases: ["gpt-4o-mini"], keepAlive: "10m"}), model("b", {pin: true})], {clock});
-        const {can_manage: canManage, ...list} = await jsonOf(await fetch(`${target.url}/models`));
+        const {can_manage: canManage, memory, ...list} = await jsonOf(await fetch(`${target.url}/models`));
         expect(list).toEqual(await jsonOf(await fetch(`${target.url}/v1/models`)));
+        // The budget and what the models hold of it (nothing loaded yet), for a page's memory bar.
+        expect(memory).toEqual({budget_bytes: 1024 * mb, in_use_bytes: 0});
         // Without keys (loopback only) everyone may manage models.
         expect(canManage).toBe(true);
         expect(list.data.map((each: {id: string, status: unknown}) => [each.id, each.status])).toEqual([
@@ -109,6 +111,7 @@ describe("POST /models/unload", () => {
         const fakes = library();
         const target = await start(fakes, [model("a")]);
         await post(target, "/models/load", {model: "a"});
+        expect((await jsonOf(await fetch(`${target.url}/models`))).memory).toEqual({budget_bytes: 1024 * mb, in_use_bytes: 100 * mb});
         const response = await post(target, "/models/unload", {model: "a"});
         expect(response.status).toBe(200);
         expect(await jsonOf(response)).toMatchObject({success: true, model: {id: "a", status: {value: "unloaded"}}});
