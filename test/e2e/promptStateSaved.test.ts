@@ -114,6 +114,46 @@ describe("the prompt cache survives an unload (saved to disk, restored on reload
         expect(olderAfter.usage!.prompt_tokens_details!.cached_tokens).toBeLessThan(newerAfter.usage!.prompt_tokens_details!.cached_tokens!);
     });
 
+    it("an idle unload (keep-alive 0) saves the cache too: the next turn finds its prompt", async () => {
+        const {first, followUp} = conversation("boats");
+        const server = await start(1024 * mb, {keepAliveSeconds: 0});
+        const one = await ask(server, "a", first);
+        while ((await jsonOf(await fetch(`${server.url}/v1/models/a`))).status.value !== "unloaded")
+            await new Promise((resolve) => setTimeout(resolve, 20));
+        const two = await ask(server, "a", followUp);
+        expect(two.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThanOrEqual(one.usage!.prompt_tokens);
+    });
+
+    it("a state is restored only into the model it was saved from: a model file changed meanwhile starts cold, its files deleted", async () => {
+        const {first, followUp} = conversation("boats");
+        const modelDir = fs.mkdtempSync(path.join(os.tmpdir(), "los-model-"));
+        try {
+            const copy = path.join(modelDir, "a.gguf");
+            fs.copyFileSync(tinyChatModelPath, copy);
+            const server = await startTestServer({
+                models: [
+                    {id: "a", task: "chat", path: copy, contextSize: 256, parallel: 2},
+                    {id: "b", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 2}
+                ],
+                config: {preloadAll: false, memoryBudget: 150 * mb, keepAliveSeconds: null},
+                estimateBytes: async () => 100 * mb
+            });
+            servers.push(server);
+            await ask(server, "a", first);
+            await ask(server, "b", conversation("trains").first);
+            expect(savedFiles(server).filter((file) => file.endsWith(".state"))).toHaveLength(1);
+            // Another file under the same name (here: the same bytes, a new modification time).
+            fs.utimesSync(copy, new Date(), new Date(Date.now() + 60_000));
+            const after = await ask(server, "a", followUp);
+            expect(after.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
+            // `a` is loaded and `b`'s state saved in its place; `a`'s own files are gone.
+            expect(savedFiles(server).filter((file) => file.endsWith(".state"))).toHaveLength(1);
+        } finally {
+            await Promise.all(servers.splice(0).map((server) => server.stop()));
+            fs.rmSync(modelDir, {recursive: true, force: true});
+        }
+    });
+
     it("saves nothing at shutdown and leaves no file behind; a dead run's folder is removed at start, a live one's kept", async () => {
         const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "los-cache-"));
         try {
