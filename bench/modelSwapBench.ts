@@ -36,7 +36,7 @@ const modelIds = ["swap-1", "swap-2", "swap-3"];
 
 const {values: args} = parseArgs({options: {
     turns: {type: "string", default: "5"},
-    "round-robin": {type: "string", default: "12"},
+    "round-robin": {type: "string", default: "20"},
     "skip-peer": {type: "boolean", default: false}
 }});
 const turns = Number(args.turns);
@@ -203,8 +203,11 @@ const sides: Side[] = [
 if (binary != null)
     sides.push(await startPeer(binary, folder));
 try {
-    // ~1,000 tokens of system prompt (bench:peer's filler: about 1.2 tokens a word).
-    const systemWords = 830;
+    // Not measured: each side's first loads (the runtime itself loads with the first model).
+    for (const [step, model] of modelIds.entries())
+        await onEachSide(sides, step, model, () => [{role: "user", content: `warm-up ${Date.now()}`}], () => {});
+    // ~1,000 tokens of system prompt (bench:peer's filler is about 2.4 tokens a word on these models).
+    const systemWords = 420;
     await requests(sides, modelIds.slice(0, 2), "two");
     await requests(sides, modelIds, "three");
     await conversations(sides, modelIds.slice(0, 2), "warm", systemWords);
