@@ -154,6 +154,16 @@ describe("the prompt cache survives an unload (saved to disk, restored on reload
         }
     });
 
+    it("a cache folder that cannot be made costs the cache, not the model: it unloads and loads again, cold", async () => {
+        const {first, followUp} = conversation("boats");
+        const server = await start(150 * mb, {cacheDir: path.join(tinyChatModelPath, "cache")});
+        await ask(server, "a", first);
+        await ask(server, "b", conversation("trains").first);
+        const after = await ask(server, "a", followUp);
+        expect(after.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
+        expect(after.choices[0].message.content).not.toBe("");
+    });
+
     it("saves nothing at shutdown and leaves no file behind; a dead run's folder is removed at start, a live one's kept", async () => {
         const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "los-cache-"));
         try {

@@ -34,9 +34,10 @@ export class RunFolder {
     /** Removes the folder and everything in it; later calls of `path` fail. */
     async remove() {
         this.closed = true;
-        const made = this.made;
-        if (made != null)
-            await fs.rm(await made, {recursive: true, force: true});
+        // A folder that could not be made (its error went to whoever asked for it) has nothing to remove.
+        const folder = await this.made?.catch(() => null);
+        if (folder != null)
+            await fs.rm(folder, {recursive: true, force: true});
     }
 }
 

@@ -85,7 +85,10 @@ export class SavedPromptStates {
     async restore(sequences: readonly LlamaContextSequence[]): Promise<CachedSequenceState[]> {
         if (!this.enabled || this.options.closing.aborted)
             return [];
-        const folder = await this.folder();
+        // A cache folder that cannot be made (read-only, full) costs the cache, never the load.
+        const folder = await this.folder().catch(() => null);
+        if (folder == null)
+            return [];
         try {
             const index = await readIndex(folder);
             if (index == null || index.identity !== this.identity)
@@ -97,14 +100,14 @@ export class SavedPromptStates {
                     await sequence.loadStateFromFile(path.join(folder, saved.file), {acceptRisk: true});
                 } catch {
                     // An unreadable state (a disk error, a truncated file): that sequence starts empty.
-                    await sequence.clearHistory();
+                    await sequence.clearHistory().catch(() => {});
                     continue;
                 }
                 restored.push({sequence, wholeChunkTokens: saved.wholeChunkTokens});
             }
             return restored.reverse();
         } finally {
-            await fs.rm(folder, {recursive: true, force: true});
+            await fs.rm(folder, {recursive: true, force: true}).catch(() => {});
         }
     }
 
