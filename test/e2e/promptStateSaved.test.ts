@@ -55,7 +55,8 @@ function filesUnder(folder: string): string[] {
     return fs.readdirSync(folder, {recursive: true, withFileTypes: true}).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
 }
 
-describe("the prompt cache survives an unload (saved to disk, restored on reload)", () => {
+// Several model loads per test: minutes on a loaded 2-core machine.
+describe("the prompt cache survives an unload (saved to disk, restored on reload)", {timeout: 180_000}, () => {
     it("the follow-up after an eviction reuses as many tokens as without the eviction, with byte-identical output", async () => {
         const {first, followUp} = conversation("boats");
         const warm = await start(1024 * mb);
