@@ -47,8 +47,8 @@ type Message = {role: string, content: string};
 type Side = {
     name: string;
     url: string;
-    /** Makes sure `model` is loaded before a request (llama-server: POST /models/load, timed); null = the request loads it. */
-    preload?: (model: string) => Promise<number>;
+    /** Makes sure `model` is loaded before a request (llama-server: POST /models/load): the seconds it took, null when it was loaded. */
+    preload?: (model: string) => Promise<number | null>;
     /** Seconds the last load of `model` took, if it loaded since `loadsBefore`. */
     lastLoad?: (model: string) => Promise<{loads: number, seconds: number}>;
     stop: () => Promise<void>;
@@ -106,18 +106,21 @@ async function startPeer(binary: string, folder: string): Promise<Side> {
     return {
         name: "llama-server", url: peer.baseUrl,
         preload: async (model) => {
+            const status = async () => {
+                const list = await (await fetch(`${peer.baseUrl}/models`)).json() as {data: {id: string, status?: {value?: string, failed?: boolean}}[]};
+                const found = list.data.find((entry) => entry.id === model)?.status;
+                if (found?.failed === true)
+                    throw new Error(`llama-server failed to load ${model}:\n${peer.log.slice(-3000)}`);
+                return found?.value;
+            };
+            if (await status() === "loaded")
+                return null;
             const start = performance.now();
             const response = await fetch(`${peer.baseUrl}/models/load`, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({model})});
             await response.body?.cancel();
-            for (;;) {
-                const list = await (await fetch(`${peer.baseUrl}/models`)).json() as {data: {id: string, status?: {value?: string}}[]};
-                const status = list.data.find((entry) => entry.id === model)?.status?.value;
-                if (status === "loaded")
-                    return (performance.now() - start) / 1000;
-                if (status === "failed")
-                    throw new Error(`llama-server failed to load ${model}:\n${peer.log.slice(-3000)}`);
+            while (await status() !== "loaded")
                 await new Promise((resolve) => setTimeout(resolve, 10));
-            }
+            return (performance.now() - start) / 1000;
         },
         stop: () => peer.stop()
     };
