@@ -22,6 +22,7 @@ import { BodyMemory } from "./core/http/BodyMemory.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
 import { ServerShutdownError } from "./core/http/ServerShutdownError.js";
 import { WorkerPool } from "./core/workers/WorkerPool.js";
+import { RunFolder } from "./core/files/RunFolder.js";
 import { removeOnnxRuntimeDebugLog } from "./runtimes/onnx/removeOnnxRuntimeDebugLog.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
@@ -98,9 +99,12 @@ export async function startServer(config: Config, logger: Logger, options: Serve
 
     // One worker pool for every capability's ONNX tasks, started when the first model needs it.
     let workers: WorkerPool | null = null;
+    const drain = new AbortController();
+    const runFolder = await RunFolder.open(config.cacheDir);
     const engineContext: EngineContext = {
         config, logger,
-        workers: () => workers ??= new WorkerPool({workers: config.workers})
+        workers: () => workers ??= new WorkerPool({workers: config.workers}),
+        runFiles: {folder: runFolder, closing: drain.signal}
     };
     const engines = new EngineHost(registry, capabilities.map((capability) => ({
         task: capability.task,
@@ -119,7 +123,6 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     });
 
     const shutdown = new AbortController();
-    const drain = new AbortController();
     const bodyMemory = new BodyMemory(config.maxBodyMemory);
     const app = createApp({
         config, capabilities, engines, keys, logger,
@@ -210,6 +213,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         shutdown.abort(new ServerShutdownError(config.shutdownTimeoutMs));
         await ready.catch(() => {});
         await engines.dispose();
+        await runFolder.remove();
         // Engines have drained their requests, so no task is running: closing cannot cut ONNX Runtime short.
         await (workers as WorkerPool | null)?.close();
         if (workers != null)

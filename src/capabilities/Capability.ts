@@ -6,6 +6,7 @@ import type { MultipartLimits } from "../core/http/multipartBody.js";
 import type { Engine } from "../core/engines/Engine.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
+import type { RunFolder } from "../core/files/RunFolder.js";
 import type { WorkerPool } from "../core/workers/WorkerPool.js";
 import type { Logger } from "../logger.js";
 import type { CapabilityConfig } from "./capabilitySettings.js";
@@ -17,6 +18,12 @@ export type EngineContext = {
     logger: Logger;
     /** The one shared worker pool, started on first use. */
     workers(): WorkerPool;
+    /**
+     * This run's folder under `--cache-dir` (files kept across a model's unload, e.g. chat's saved prompt caches;
+     * removed at shutdown), and a signal aborted when the server starts shutting down (an engine disposed then
+     * keeps nothing for a later load). None (an engine made outside a server, in tests): nothing is kept.
+     */
+    runFiles?: {folder: RunFolder, closing: AbortSignal};
 };
 
 /** What a capability's routes get. */

@@ -136,6 +136,13 @@ export const serverSettings = {
         flag: "preload-all", env: "PRELOAD_ALL", help: "load every model at start (/health/ready: 503 until loaded)",
         docs: "load every model at start (a manifest `preload` wins per model); `/health/ready` answers 503 until they are loaded. For replicas behind a balancer"
     }),
+    // Not the temp folder, which may be a RAM disk (tmpfs): the states saved there are meant to free memory.
+    cacheDir: text({
+        flag: "cache-dir", env: "CACHE_DIR", arg: "<dir>", default: defaultCacheDir(), resolve: (dir) => path.resolve(dir),
+        shownDefault: {help: "~/.cache/local-openai-server", docs: "`$XDG_CACHE_HOME/local-openai-server`, else `~/.cache/local-openai-server`"},
+        help: "folder of files a run keeps on disk (saved prompt caches); emptied of earlier runs' files at start",
+        docs: "folder of the files a server run keeps on disk: the prompt caches of unloaded chat models ([docs/models.md](models.md#the-prompt-cache-across-an-unload)). Each run writes only in its own `run-<pid>-*` folder (mode 0700), removed at shutdown; the folders of runs whose process is gone are removed at start"
+    }),
     memoryWaitSeconds: integer({
         flag: "memory-wait-seconds", env: "MEMORY_WAIT_SECONDS", arg: "<n>", default: 30, min: 0, max: 3600,
         help: "a load waits this long for busy models to free memory (then 503)",
@@ -144,6 +151,12 @@ export const serverSettings = {
 };
 
 // #31 settings
+/** The default of --cache-dir: the user's cache folder, as llama.cpp's own (`LLAMA_CACHE`) and most tools. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+    const base = env.XDG_CACHE_HOME != null && env.XDG_CACHE_HOME !== "" ? env.XDG_CACHE_HOME : path.join(os.homedir(), ".cache");
+    return path.join(base, "local-openai-server");
+}
+
 /**
  * The default of --memory-budget: 3/4 of the machine's memory (or of the container's limit, when lower) less
  * 1 GB for the process itself, the request bodies and the system; at least 512 MB. 24 GB -> 17 GB.

@@ -43,6 +43,8 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         port: 0,
         modelsConfig: manifest,
         apiKeysFile: path.join(dir, "api-keys.json"),
+        // Saved prompt caches go to the test's folder, removed with it.
+        cacheDir: path.join(dir, "cache"),
         logLevel: process.env.TEST_LOG_LEVEL as Config["logLevel"] ?? "silent",
         // Most tests are about a loaded model: they get it loaded at start, as before the model library.
         // The library's own tests (modelLibrary.test.ts) turn this off.

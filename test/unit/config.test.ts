@@ -1,6 +1,8 @@
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, defaultBodyMemory, defaultConfig, defaultMemoryBudget, loadConfig, loadStartOptions } from "../../src/config.js";
+import { defaultCacheDir } from "../../src/settings/serverSettings.js";
 
 /** The ConfigError message thrown by loadConfig (fails when nothing or something else is thrown). */
 function configErrorOf(argv: string[], env: NodeJS.ProcessEnv = {}): string {
@@ -49,7 +51,8 @@ describe("loadConfig", () => {
             FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7", UI: "off",
             SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0",
-            MAX_AUDIO_SECONDS: "600", MEMORY_BUDGET: "2gb", KEEP_ALIVE: "90s", PRELOAD_ALL: "yes", MEMORY_WAIT_SECONDS: "5"
+            MAX_AUDIO_SECONDS: "600", MEMORY_BUDGET: "2gb", KEEP_ALIVE: "90s", PRELOAD_ALL: "yes", MEMORY_WAIT_SECONDS: "5",
+            CACHE_DIR: "/var/cache/los", PROMPT_CACHE_DISK: "256mb"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
@@ -60,7 +63,8 @@ describe("loadConfig", () => {
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
             speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
-            maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5
+            maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5,
+            cacheDir: "/var/cache/los", promptCacheDisk: 256 * 1024 ** 2
         });
     });
 
@@ -75,6 +79,16 @@ describe("loadConfig", () => {
             expect(loadConfig([`--keep-alive=${given}`], {}).keepAliveSeconds, given).toBe(seconds);
         expect(configErrorOf(["--keep-alive", "soon"])).toBe('keep-alive must be "forever", a number of seconds, or a duration such as 30s, 5m or 2h; got "soon"');
         expect(configErrorOf(["--memory-budget", "lots"])).toBe('memory-budget must be a size of at least 1kb such as 512mb or 2gb, got "lots"');
+    });
+
+    it("--cache-dir (the user's cache folder) and --prompt-cache-disk (1 GB per model, 0 = nothing saved)", () => {
+        expect(defaultCacheDir({XDG_CACHE_HOME: "/x/cache"})).toBe(path.join("/x/cache", "local-openai-server"));
+        expect(defaultCacheDir({})).toBe(path.join(os.homedir(), ".cache", "local-openai-server"));
+        expect(defaultConfig.promptCacheDisk).toBe(1024 ** 3);
+        expect(loadConfig(["--cache-dir", "rel/dir", "--prompt-cache-disk", "0"], {CACHE_DIR: "/other", PROMPT_CACHE_DISK: "1gb"}))
+            .toMatchObject({cacheDir: path.resolve("rel/dir"), promptCacheDisk: 0});
+        expect(configErrorOf(["--prompt-cache-disk", "lots"])).toBe('prompt-cache-disk must be 0 or a size of at least 1kb such as 512mb or 2gb, got "lots"');
+        expect(configErrorOf([], {PROMPT_CACHE_DISK: "10b"})).toBe('prompt-cache-disk must be 0 or a size of at least 1kb such as 512mb or 2gb, got "10b"');
     });
 
     it("--max-audio-seconds wins over MAX_AUDIO_SECONDS: 2 hours by default, whole seconds from 1 to a day", () => {

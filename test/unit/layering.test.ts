@@ -28,7 +28,7 @@ const layers: [prefix: string, rank: number][] = [
 
 /** core/ inside: worker threads below the HTTP pieces, which every other part of core/ may raise errors through. */
 const coreLayers: [prefix: string, rank: number][] = [
-    ["core/workers/", 0],
+    ["core/workers/", 0], ["core/files/", 0],
     ["core/http/", 1],
     ["core/validation/", 2], ["core/streaming/", 2],
     ["core/registry/", 3],

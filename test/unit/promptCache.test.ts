@@ -56,6 +56,16 @@ describe("SequencePrefixCache", () => {
         expect(cache.take(tokens(...held.slice(0, 8)), 1)[0].kept).toBe(4);
     });
 
+    it("lists the free sequences most recently used first, with what each evaluated in whole chunks (what is saved to disk at an unload)", () => {
+        const [a, b, c] = [sequence("a", 1), sequence("b", 2), sequence("c", 3)];
+        const cache = new SequencePrefixCache([a, b, c], "on", 4);
+        const [taken] = cache.take(tokens(2, 5), 1);
+        expect(taken.sequence).toBe(b);
+        expect(cache.recentFirst().map(({sequence}) => sequence.name)).toEqual(["c", "a"]);
+        cache.giveBack(b, 8);
+        expect(cache.recentFirst()).toEqual([{sequence: b, wholeChunkTokens: 8}, {sequence: c, wholeChunkTokens: 0}, {sequence: a, wholeChunkTokens: 0}]);
+    });
+
     it("counts lookups, hits and tokens for /health", () => {
         const cache = new SequencePrefixCache([sequence("a")], "on", 512);
         cache.record(100, 0);

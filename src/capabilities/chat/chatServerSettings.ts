@@ -1,5 +1,6 @@
 import type { SettingValues } from "../../settings/Setting.js";
-import { integer, oneOf } from "../../settings/settingKinds.js";
+import { ConfigError, type Setting } from "../../settings/Setting.js";
+import { integer, oneOf, parseByteSize } from "../../settings/settingKinds.js";
 
 /** The server-wide settings of chat models (flags and environment variables; a manifest entry may override some per model). */
 export const chatServerSettings = {
@@ -12,6 +13,18 @@ export const chatServerSettings = {
         flag: "prompt-cache", env: "PROMPT_CACHE", arg: "<m>", default: "on", help: "chat models: on, exact (bit-identical outputs only), off",
         docs: "chat models: `on` reuses the KV cache of the longest prefix a prompt shares with a free sequence's last request, `exact` only where outputs stay bit-identical to a miss, `off` never. See [Prompt cache](performance.md#prompt-cache)"
     }),
+    // Two or three long conversations of a small model; a 7B model's 32k-token context takes 4 GB of KV cache, so only part of its sequences.
+    promptCacheDisk: {
+        flag: "prompt-cache-disk", env: "PROMPT_CACHE_DISK", arg: "<size>", default: 1024 ** 3, shownDefault: {help: "1gb", docs: "`1gb`"},
+        parse: (raw, name) => {
+            const bytes = raw.trim() === "0" ? 0 : parseByteSize(raw);
+            if (bytes == null || (bytes > 0 && bytes < 1024))
+                throw new ConfigError(`${name} must be 0 or a size of at least 1kb such as 512mb or 2gb, got "${raw}"`);
+            return bytes;
+        },
+        help: "chat models: prompt cache saved to disk per model when it is unloaded (0 = none)",
+        docs: "chat models: bytes of each model's prompt cache (its sequences' KV state) saved under `--cache-dir` when the model is evicted or idles out, and restored when it loads again, most recently used sequences first; `0` saves nothing. See [docs/models.md](models.md#the-prompt-cache-across-an-unload)"
+    } satisfies Setting<number> as Setting<number>,
     reasoningFormat: oneOf(["parsed", "raw"], {
         flag: "reasoning-format", env: "REASONING_FORMAT", arg: "<f>", default: "parsed", help: "thinking models: parsed (reasoning_content apart), raw (as generated)",
         docs: "thinking models: `parsed` (reasoning apart, `reasoning_content`), `raw` (in the answer, as generated)"

@@ -33,6 +33,7 @@ import { PromptRenderThread } from "./PromptRenderThread.js";
 import { LlamaTokenizer } from "./LlamaTokenizer.js";
 import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
+import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 
 const maxCachedSchemaGrammars = 32;
@@ -60,6 +61,8 @@ export type LlamaChatEngineOptions = {
     gpuLayers?: "auto" | "max" | number;
     /** Speculative decoding; default off. */
     speculative?: SpeculativeOptions;
+    /** Where the prompt cache is kept while the model is unloaded (SavedPromptStates); none = it is lost with the model. */
+    promptStates?: PromptStateOptions;
 };
 
 
@@ -109,6 +112,10 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly thinkCloseTokens: readonly Token[];
     /** /v1/tokenize and /v1/detokenize on this model. */
     private readonly tokenizer: LlamaTokenizer;
+    /** The prompt cache kept on disk while the model is unloaded; null = not kept. */
+    private savedStates: SavedPromptStates | null = null;
+    /** What the last load restored of it, for the "Loaded" log line. */
+    private restoredStates = {sequences: 0, tokens: 0};
 
     private constructor(
         private readonly llama: Llama,
@@ -176,11 +183,27 @@ export class LlamaChatEngine implements ChatEngine {
             const speculation = await ModelSpeculation.load(llama, {context, modelPath: options.modelPath}, options.speculative, {
                 threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
             });
-            return new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation);
+            const engine = new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation);
+            if (options.promptStates != null && options.promptStates.maxBytes > 0 && options.promptCache !== "off") {
+                const identity = await promptStateIdentity({
+                    fingerprint, modelPath: options.modelPath, contextSize: context.contextSize, sequences: context.totalSequences, batchSize: context.batchSize
+                });
+                await engine.restorePromptStates(new SavedPromptStates(options.promptStates, options.id, identity));
+            }
+            return engine;
         } catch (error) {
             await model.dispose();
             throw error;
         }
+    }
+
+    /** Before the first request: the prompt cache the model's last unload saved goes back into its sequences. */
+    private async restorePromptStates(saved: SavedPromptStates) {
+        this.savedStates = saved;
+        const restored = await saved.restore(this.sequences.recentFirst().map(({sequence}) => sequence));
+        for (const {sequence, wholeChunkTokens} of restored)
+            this.sequences.giveBack(sequence, wholeChunkTokens);
+        this.restoredStates = {sequences: restored.length, tokens: restored.reduce((sum, {sequence}) => sum + sequence.contextTokens.length, 0)};
     }
 
     load(): EngineLoad {
@@ -193,7 +216,8 @@ export class LlamaChatEngine implements ChatEngine {
         return {
             context: this.info.contextSize, binary, flashAttention, backend: gpu.backend,
             ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
-            promptCache: this.sequences.mode, speculative: this.speculation.describe()
+            promptCache: this.sequences.mode, speculative: this.speculation.describe(),
+            ...(this.restoredStates.sequences > 0 ? {restored_sequences: this.restoredStates.sequences, restored_tokens: this.restoredStates.tokens} : {})
         };
     }
 
@@ -392,6 +416,8 @@ export class LlamaChatEngine implements ChatEngine {
     async dispose() {
         this.pool.close(new EngineDisposedError(this.info.id));
         await this.pool.drain();
+        // Every request has ended: each sequence is free and holds what its last request left.
+        await this.savedStates?.save(this.sequences.recentFirst()).catch(() => {});
         await this.renderThread.close();
         await this.context.dispose();
         await this.model.dispose();

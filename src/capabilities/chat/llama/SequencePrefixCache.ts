@@ -67,6 +67,12 @@ export class SequencePrefixCache<S extends CachedSequence> {
         this.wholeChunks.set(sequence, wholeChunkTokens);
     }
 
+    /** The free sequences, most recently used first, each with its `wholeChunkTokens` (for saving the cache to disk: SavedPromptStates). */
+    recentFirst(): {sequence: S, wholeChunkTokens: number}[] {
+        return [...this.lastUsed].sort(([, a], [, b]) => b - a)
+            .map(([sequence]) => ({sequence, wholeChunkTokens: this.wholeChunks.get(sequence) ?? 0}));
+    }
+
     /** Counts one choice's prompt: `cached` of its `prompt` tokens were reused. */
     record(prompt: number, cached: number) {
         this.counters.lookups++;

@@ -1,0 +1,132 @@
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { LlamaContextSequence } from "node-llama-cpp";
+
+/** Where, and how much of, a chat model's prompt cache is kept on disk while the model is unloaded. */
+export type PromptStateOptions = {
+    /** The server run's folder (made on first use, removed at shutdown). */
+    folder: () => Promise<string>;
+    /** Bytes of state files kept per model; 0 = nothing is saved. */
+    maxBytes: number;
+    /** Aborted when the server shuts down: an engine disposed then saves nothing (the run folder goes with it). */
+    closing: AbortSignal;
+};
+
+/** A free sequence and what the prefix cache knows of it (SequencePrefixCache.giveBack's `wholeChunkTokens`). */
+export type CachedSequenceState = {sequence: LlamaContextSequence, wholeChunkTokens: number};
+
+type SavedSequence = {file: string, bytes: number, tokens: number, wholeChunkTokens: number};
+/** `sequences`: most recently used first. */
+type SavedIndex = {identity: string, sequences: SavedSequence[]};
+
+const indexName = "index.json";
+
+/**
+ * One chat model's prompt cache across an unload: when the model is evicted or idles out, its free
+ * sequences' KV state (node-llama-cpp's `saveStateToFile`: the cells of that sequence and its tokens) is
+ * written to `<run folder>/prompt-states/<model>/`, most recently used first, until the model's share of
+ * bytes is spent (the oldest sequences are the ones dropped); on the model's next load the states go back
+ * into its sequences and the files are deleted. A state is restored only into the model it was saved from:
+ * same file (size, modification time, first and last MiB: the fingerprint), same context, sequences, batch
+ * and runtime (`identity`), as llama.cpp requires; any other is deleted unread.
+ */
+export class SavedPromptStates {
+    constructor(private readonly options: PromptStateOptions, private readonly modelId: string, private readonly identity: string) {}
+
+    get enabled() {
+        return this.options.maxBytes > 0;
+    }
+
+    /** Saves `sequences` (most recently used first) within the model's share of bytes; what was kept. */
+    async save(sequences: readonly CachedSequenceState[]): Promise<{sequences: number, bytes: number, tokens: number}> {
+        const kept = {sequences: 0, bytes: 0, tokens: 0};
+        if (!this.enabled || this.options.closing.aborted)
+            return kept;
+        const held = sequences.filter(({sequence}) => sequence.contextTokens.length > 0);
+        if (held.length === 0)
+            return kept;
+        const folder = await this.folder();
+        await fs.rm(folder, {recursive: true, force: true});
+        await fs.mkdir(folder, {recursive: true, mode: 0o700});
+        const saved: SavedSequence[] = [];
+        try {
+            for (const [index, {sequence, wholeChunkTokens}] of held.entries()) {
+                if (this.options.closing.aborted)
+                    break;
+                const file = `sequence-${index}.state`;
+                const filePath = path.join(folder, file);
+                const tokens = sequence.contextTokens.length;
+                const {fileSize} = await sequence.saveStateToFile(filePath);
+                // The conversation's content: the owner's only (the folder is 0700 too).
+                await fs.chmod(filePath, 0o600);
+                if (kept.bytes + fileSize > this.options.maxBytes) {
+                    await fs.rm(filePath, {force: true});
+                    break;
+                }
+                saved.push({file, bytes: fileSize, tokens, wholeChunkTokens});
+                kept.sequences++;
+                kept.bytes += fileSize;
+                kept.tokens += tokens;
+            }
+            await fs.writeFile(path.join(folder, indexName), JSON.stringify({identity: this.identity, sequences: saved} satisfies SavedIndex), {mode: 0o600});
+        } catch (error) {
+            await fs.rm(folder, {recursive: true, force: true});
+            throw error;
+        }
+        return kept;
+    }
+
+    /**
+     * Puts the saved states back into `sequences` (free, empty: a model just loaded), the most recently used
+     * into the first; returns those restored, oldest first (the order to give them back to the prefix cache).
+     * The files are deleted whatever happens: a state is restored once.
+     */
+    async restore(sequences: readonly LlamaContextSequence[]): Promise<CachedSequenceState[]> {
+        if (!this.enabled || this.options.closing.aborted)
+            return [];
+        // A cache folder that cannot be made (read-only, full) costs the cache, never the load.
+        const folder = await this.folder().catch(() => null);
+        if (folder == null)
+            return [];
+        try {
+            const index = await readIndex(folder);
+            if (index == null || index.identity !== this.identity)
+                return [];
+            const restored: CachedSequenceState[] = [];
+            for (const [position, saved] of index.sequences.slice(0, sequences.length).entries()) {
+                const sequence = sequences[position];
+                try {
+                    await sequence.loadStateFromFile(path.join(folder, saved.file), {acceptRisk: true});
+                } catch {
+                    // An unreadable state (a disk error, a truncated file): that sequence starts empty.
+                    await sequence.clearHistory().catch(() => {});
+                    continue;
+                }
+                restored.push({sequence, wholeChunkTokens: saved.wholeChunkTokens});
+            }
+            return restored.reverse();
+        } finally {
+            await fs.rm(folder, {recursive: true, force: true}).catch(() => {});
+        }
+    }
+
+    private async folder() {
+        const name = crypto.createHash("sha256").update(this.modelId).digest("hex").slice(0, 16);
+        return path.join(await this.options.folder(), "prompt-states", name);
+    }
+}
+
+async function readIndex(folder: string): Promise<SavedIndex | null> {
+    try {
+        return JSON.parse(await fs.readFile(path.join(folder, indexName), "utf8")) as SavedIndex;
+    } catch {
+        return null;
+    }
+}
+
+/** What a saved state must match to be restored: the model file as it is now and the context it was evaluated in. */
+export async function promptStateIdentity(inputs: {fingerprint: string, modelPath: string, contextSize: number, sequences: number, batchSize: number}) {
+    const stat = await fs.stat(inputs.modelPath);
+    return crypto.createHash("sha256").update(JSON.stringify({...inputs, size: stat.size, modified: stat.mtimeMs})).digest("hex");
+}
