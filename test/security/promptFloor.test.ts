@@ -146,7 +146,7 @@ describe("tool text counts toward the floor", () => {
             {role: "tool", tool_call_id: "call_1", content: "done"}
         ]});
         expect(fits.status).toBe(200);
-    });
+    }, 90_000); // the 14,000-token prompt that fits is evaluated: about 9 s alone, three times that beside another file
 
     it("9 MB tool descriptions on Responses, Messages and count_tokens (which answered 200 with 1.5M tokens)", async () => {
         const responses = await server.post("/v1/responses", {model: "tools", max_output_tokens: 1, input: "hi", tools: [{type: "function", name: "lookup", description: nineMegabytes, parameters: {type: "object", properties: {}}}]});
