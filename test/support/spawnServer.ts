@@ -33,6 +33,12 @@ export function runServerProcess(args: string[], env: Record<string, string> = {
     return {child, exited, output: () => output};
 }
 
+/**
+ * How long a spawned server may take to be ready: about 3 s alone on the 2-core machine, 5-27 s when other test
+ * files and helpers load it. A bound, not a measurement: a server that needs longer fails the test with its output.
+ */
+const readyBoundMs = 45_000;
+
 /** Starts the server process and waits until it is ready (or fails the test with its output). */
 export async function spawnServer(args: string[], env: Record<string, string> = {}, entry = serverEntry): Promise<SpawnedServer> {
     const {child, exited, output} = runServerProcess(["--port", "0", ...args], env, entry);
@@ -42,7 +48,7 @@ export async function spawnServer(args: string[], env: Record<string, string> = 
         const timer = setTimeout(() => {
             child.kill("SIGKILL");
             reject(new Error(`server did not get ready:\n${output()}`));
-        }, 20_000);
+        }, readyBoundMs);
         const check = () => {
             const match = /listening on (http:\/\/\S+)\/v1/.exec(output());
             if (match != null && output().includes("Ready.")) {
