@@ -128,7 +128,7 @@ describe("POST /v1/chat/completions on a generated ChatML model", () => {
             expect(chunk.system_fingerprint).toBe(first.system_fingerprint);
             expect(chunk.object).toBe("chat.completion.chunk");
         }
-        expect(first.choices).toEqual([{index: 0, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null}]);
+        expect(first.choices).toEqual([{index: 0, delta: {role: "assistant", content: null}, logprobs: null, finish_reason: null}]);
         const finish = chunks.at(-2);
         expect(finish.choices).toEqual([{index: 0, delta: {}, logprobs: null, finish_reason: "length"}]);
         const usage = chunks.at(-1);

@@ -84,7 +84,7 @@ export type ChatCompletionChunk = {
     system_fingerprint: string;
     choices: {
         index: number;
-        delta: {role?: "assistant", content?: string, reasoning_content?: string, tool_calls?: WireToolCallDelta[], function_call?: {name?: string, arguments: string}};
+        delta: {role?: "assistant", content?: string | null, reasoning_content?: string, tool_calls?: WireToolCallDelta[], function_call?: {name?: string, arguments: string}};
         logprobs: WireLogprobs | null;
         finish_reason: WireFinishReason | null;
     }[];

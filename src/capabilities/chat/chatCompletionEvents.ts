@@ -28,14 +28,22 @@ export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, op
                 withLogprobs.add(choice.index);
             emit(toChunk(envelope, choice, usageField));
         };
-        // Wait in the writer until the engine took the job; they go first.
+        // Wait in the writer until the engine took the job; they go first. `content: null` as OpenAI's role chunk of a
+        // tool call and llama-server's (openai-node 7 appends any non-null content, so `""` here would fold a call's
+        // content to `""`); a choice that ends with neither text nor a call gets its `""` at the end.
         for (let index = 0; index < n; index++)
-            chunk({index, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null});
+            chunk({index, delta: {role: "assistant", content: null}, logprobs: null, finish_reason: null});
+        /** The choices that sent text or a call. */
+        const answered = new Set<number>();
         return {
             hooks: () => ({
                 onReasoning: (index, text) => chunk({index, delta: {reasoning_content: text}, logprobs: null, finish_reason: null}),
-                onText: (index, text, logprobs) => chunk({index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null}),
+                onText: (index, text, logprobs) => {
+                    answered.add(index);
+                    chunk({index, delta: {content: text}, logprobs: toWireLogprobs(logprobs), finish_reason: null});
+                },
                 onToolCall: (index, event, logprobs) => {
+                    answered.add(index);
                     if (!options.deprecatedFunctions)
                         chunk({index, delta: {tool_calls: [toToolCallDelta(event)]}, logprobs: toWireLogprobs(logprobs), finish_reason: null});
                     else if (event.index === 0) {
@@ -44,8 +52,8 @@ export function chatCompletionEvents(envelope: CompletionEnvelope, n: number, op
                     }
                 },
                 onFinish: (choice) => {
-                    if (options.logprobs && !withLogprobs.has(choice.index))
-                        chunk({index: choice.index, delta: {content: ""}, logprobs: toWireLogprobs([]), finish_reason: null});
+                    if ((options.logprobs && !withLogprobs.has(choice.index)) || !answered.has(choice.index))
+                        chunk({index: choice.index, delta: {content: ""}, logprobs: options.logprobs ? toWireLogprobs([]) : null, finish_reason: null});
                     chunk({index: choice.index, delta: {}, logprobs: null, finish_reason: toFinishReason(choice.finishReason, options.deprecatedFunctions)});
                 }
             }),
