@@ -183,7 +183,7 @@ describe("a chat completion's body is the fold of its stream", () => {
         // Streamed without usage, the chunks fold to no answer (none is needed).
         expect(stream.finish(await done)).toBeUndefined();
         expect(chunks.map((chunk) => chunk.choices[0])).toEqual([
-            {index: 0, delta: {role: "assistant", content: ""}, logprobs: null, finish_reason: null},
+            {index: 0, delta: {role: "assistant", content: null}, logprobs: null, finish_reason: null},
             {index: 0, delta: {content: ""}, logprobs: {content: [], refusal: null}, finish_reason: null},
             {index: 0, delta: {}, logprobs: null, finish_reason: "stop"}
         ]);
