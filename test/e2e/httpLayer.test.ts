@@ -58,7 +58,7 @@ describe("HTTP layer with a fake engine", () => {
         expect(done).toEqual({data: "[DONE]"});
         expect(raw).not.toContain("secret");
         const contents = events.slice(0, -2).map((event) => JSON.parse(event.data).choices[0].delta.content);
-        expect(contents).toEqual(["", "Hel", "lo"]);
+        expect(contents).toEqual([null, "Hel", "lo"]);
     });
 
     it("the official client raises the in-stream error", async () => {

@@ -21,7 +21,7 @@ export class FakeTranscriptionEngine implements TranscriptionEngine {
 
     async transcribe(job: TranscriptionJob, _options: TranscriptionOptions): Promise<TranscriptionResult> {
         this.jobs.push(job);
-        const text = `heard ${job.file.length} bytes`;
+        const text = `heard ${job.file.reduce((sum, part) => sum + part.length, 0)} bytes`;
         return {text, seconds: 1, outputTokens: 3, language: "en", segments: [{
             id: 0, seek: 0, start: 0, end: 1, text, tokens: [1, 2, 3], avgLogprob: 0, compressionRatio: 1, noSpeechProb: 0, temperature: 0
         }]};

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/core/http/ApiError.js";
 import { BodyMemory } from "../../src/core/http/BodyMemory.js";
 import { multipartBody } from "../../src/core/http/multipartBody.js";
+import { joinPieces } from "../../src/core/workers/ownedPieces.js";
 import type { UploadedFile } from "../../src/core/http/UploadedFile.js";
 import { jsonOf } from "../support/startTestServer.js";
 
@@ -55,7 +56,9 @@ describe("multipart/form-data bodies", () => {
         ])});
         expect(response.status).toBe(200);
         expect(seen[0].body).toEqual({model: "whisper-1", language: "en", "timestamp_granularities[]": ["word", "segment"]});
-        expect(seen[0].files).toEqual([{field: "file", name: "speech.wav", mimeType: "audio/wav", bytes: audio}]);
+        const files = seen[0].files as UploadedFile[];
+        expect(files.map(({parts: _, ...file}) => file)).toEqual([{field: "file", name: "speech.wav", mimeType: "audio/wav", size: 1000}]);
+        expect(joinPieces(files[0].parts)).toEqual(audio);
     });
 
     it("refuses a file past the limit with a 413 naming `file` and the limit", async () => {

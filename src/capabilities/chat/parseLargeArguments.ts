@@ -18,8 +18,6 @@ export class ParsedArguments {
     readonly refusals = new WeakMap<object, string>();
 }
 
-const utf8 = new TextEncoder();
-
 /**
  * Parses, off the main thread, the large `arguments` strings of the assistant tool calls in `messages` (a chat
  * completions request's, as the Responses and Messages adapters also build it); toChatJob parses smaller ones itself.
@@ -37,7 +35,7 @@ export async function parseLargeArguments(messages: unknown): Promise<ParsedArgu
             const fn = isObject(call) ? call.function : undefined;
             if (!isObject(fn) || typeof fn.arguments !== "string" || fn.arguments.length < offThreadArgumentsChars)
                 continue;
-            pending.push(parseJsonOffThread(utf8.encode(fn.arguments), argumentBounds).then(
+            pending.push(parseJsonOffThread(fn.arguments, argumentBounds).then(
                 (reply) => "value" in reply ? void parsed.values.set(fn, reply.value) : void parsed.refusals.set(fn, `valid JSON, but it ${describeJsonHazard(reply.hazard, argumentBounds)}`),
                 () => void parsed.refusals.set(fn, "not valid JSON")));
         }

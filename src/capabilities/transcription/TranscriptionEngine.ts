@@ -27,8 +27,8 @@ export type TranscriptSegment = {
 
 /** One request as the engine sees it (the API layer has checked every field). */
 export type TranscriptionJob = {
-    /** The uploaded file's bytes, in any supported container (decoded in a worker). */
-    file: Uint8Array;
+    /** The uploaded file's bytes, in any supported container, in the pieces they arrived in (joined and decoded in a worker). */
+    file: Uint8Array[];
     task: "transcribe" | "translate";
     language: string | null;
     prompt: string | null;

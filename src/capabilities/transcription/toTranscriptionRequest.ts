@@ -26,7 +26,7 @@ export function toTranscriptionRequest(fields: Fields, files: readonly UploadedF
     const file = files.find((candidate) => candidate.field === "file");
     if (file == null)
         throw ApiError.invalidRequest("Missing required parameter: 'file'.", "file");
-    if (file.bytes.length === 0)
+    if (file.size === 0)
         throw ApiError.invalidRequest("The uploaded file is empty.", "file");
 
     const model = text(fields, "model");

@@ -26,9 +26,9 @@ export function transcriptionHandler(context: RouteContext, task: "transcribe" |
         const {request, file} = toTranscriptionRequest(ctx.request.body as Record<string, string | string[]>, state.files ?? [], task);
         const {entry, engine} = await context.engines.engineFor<TranscriptionEngine>(request.model, "transcription");
         checkModel(request, engine);
-        Object.assign(state.logFields, {model: entry.id, task, response_format: request.responseFormat, stream: request.stream, file_bytes: file.bytes.length});
+        Object.assign(state.logFields, {model: entry.id, task, response_format: request.responseFormat, stream: request.stream, file_bytes: file.size});
         const job = {
-            file: file.bytes, task: request.task, language: request.language, prompt: request.prompt, temperature: request.temperature,
+            file: file.parts, task: request.task, language: request.language, prompt: request.prompt, temperature: request.temperature,
             logprobs: request.logprobs, wordTimestamps: request.granularities.word
         };
         const logUsage = (result: TranscriptionResult) => Object.assign(state.logFields, {audio_seconds: result.seconds, completion_tokens: result.outputTokens});

@@ -6,5 +6,11 @@ export type UploadedFile = {
     name: string | null;
     /** The part's Content-Type, if it sent one. */
     mimeType: string | null;
-    bytes: Uint8Array;
+    /**
+     * The file's bytes in the pieces they arrived in (views into the body's chunks): joined where they are used, off
+     * the main thread (see ownedPieces).
+     */
+    parts: Uint8Array[];
+    /** Its length in bytes. */
+    size: number;
 };

@@ -6,7 +6,7 @@ import { continueBody } from "./continueBody.js";
 import { describeJsonHazard, findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
 import type { JsonBounds } from "./jsonParseThreadMain.js";
 import { parseJsonOffThread } from "./parseJsonOffThread.js";
-import { readBody } from "./readBody.js";
+import { joinChunks, readBody, type BodyChunks } from "./readBody.js";
 import type { RequestState } from "./RequestState.js";
 
 declare module "koa" {
@@ -46,15 +46,15 @@ export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?:
             throw ApiError.payloadTooLarge(limit);
         const hold = memory.admit(ctx.req, ctx.res);
         continueBody(ctx.req, ctx.res);
-        let bytes: Uint8Array;
+        let body: BodyChunks;
         try {
-            bytes = await readBody(ctx.req, limitBytes, limit, hold);
+            body = await readBody(ctx.req, limitBytes, limit, hold);
         } finally {
             (ctx.state as RequestState).logFields.body_bytes = hold.total;
         }
-        if (bytes.length === 0)
+        if (body.total === 0)
             throw emptyBody();
-        const value = await parseJson(bytes, shape);
+        const value = await parseJson(body, shape);
         // Strict: an object or an array, never a bare value.
         if (value === null || typeof value !== "object")
             throw notJson();
@@ -71,13 +71,13 @@ const utf8 = new TextDecoder("utf-8", {fatal: true});
  * The body's value, checked for hazards. A large body is decoded, parsed and checked in a worker thread: on
  * the main thread a 10 MB body held every other request ~30 ms (three at once, /health waited over 100 ms).
  */
-async function parseJson(bytes: Uint8Array, bounds: JsonBounds): Promise<unknown> {
+async function parseJson(body: BodyChunks, bounds: JsonBounds): Promise<unknown> {
     let parsed: {value: unknown} | {hazard: JsonHazard};
     try {
-        if (bytes.length > offThreadBytes)
-            parsed = await parseJsonOffThread(bytes, bounds);
+        if (body.total > offThreadBytes)
+            parsed = await parseJsonOffThread(body.chunks, bounds);
         else {
-            const value: unknown = JSON.parse(utf8.decode(bytes));
+            const value: unknown = JSON.parse(utf8.decode(joinChunks(body)));
             const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues);
             parsed = hazard == null ? {value} : {hazard};
         }

@@ -1,20 +1,23 @@
 import type { Worker } from "node:worker_threads";
 import { passOffThreadGate } from "../workers/offThreadGate.js";
 import { siblingModuleUrl } from "../workers/siblingModuleUrl.js";
+import { ownedPieces } from "../workers/ownedPieces.js";
 import { startModuleThread } from "../workers/startModuleThread.js";
 import type { JsonHazard } from "./findJsonHazard.js";
-import type { JsonBounds, ParseReply } from "./jsonParseThreadMain.js";
+import type { JsonBounds, ParseReply, ParseRequest } from "./jsonParseThreadMain.js";
+import { putLongStrings } from "./longStrings.js";
 
 /**
  * JSON.parse in a worker thread, for large request bodies: parsing (and decoding) a 10 MB body took
  * ~30 ms of the main thread, during which every other request waited; in the worker the main thread
- * only moves the bytes there (transferred, not copied) and takes the parsed value back (a structured
+ * only moves the bytes there (transferred, not copied, not even joined) and takes the parsed value back (a structured
  * clone, a few ms for a long string), or only its hazard (findJsonHazard: a body of too many values, too
  * deep, with a prototype key: the clone of a body of many values is slow). One worker (jsonParseThreadMain), started on first use, unref'd so
  * it never keeps the process alive.
  */
 let worker: Worker | null = null;
 let nextId = 0;
+/** Per body waiting: how its reply is taken (a value's long strings come after it, a piece per message). */
 const pending = new Map<number, {resolve: (reply: ParseReply) => void, reject: (error: Error) => void}>();
 
 function workerThread(): Worker {
@@ -42,21 +45,37 @@ function workerThread(): Worker {
 }
 
 /**
- * Parses UTF-8 JSON bytes in the worker: the value, or its first hazard within `bounds`; rejects with a
- * SyntaxError for text that is not JSON (or not UTF-8).
+ * Parses JSON text or UTF-8 JSON bytes (one piece, or the chunks a body arrived in, joined in the worker) in the worker: the
+ * value, or its first hazard within `bounds`; rejects with a SyntaxError for text that is not JSON (or not UTF-8).
+ * The pieces are moved to the worker, not copied: the caller does not use them afterwards.
  */
-export async function parseJsonOffThread(bytes: Uint8Array, bounds: JsonBounds): Promise<{value: unknown} | {hazard: JsonHazard}> {
+export async function parseJsonOffThread(pieces: string | Uint8Array | Uint8Array[], bounds: JsonBounds): Promise<{value: unknown} | {hazard: JsonHazard}> {
     await passOffThreadGate("json-parse");
     const thread = workerThread();
     const id = nextId++;
-    // Own buffer, moved to the worker (the caller does not use the bytes afterwards).
-    const owned = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-    const reply = await new Promise<ParseReply>((resolve, reject) => {
+    const ask = (request: ParseRequest, transfer: ArrayBuffer[] = []) => new Promise<ParseReply>((resolve, reject) => {
         pending.set(id, {resolve, reject});
         thread.ref();
-        thread.postMessage({id, bytes: owned, bounds}, [owned.buffer as ArrayBuffer]);
+        thread.postMessage(request, transfer);
     });
+    // A string is posted as it is (not encoded here first: that would be a second copy in fresh memory).
+    const owned = typeof pieces === "string" ? {pieces, transfer: []} : ownedPieces(Array.isArray(pieces) ? pieces : [pieces]);
+    const reply = await ask({id, pieces: owned.pieces, bounds}, owned.transfer);
     if ("error" in reply)
         throw new SyntaxError(reply.error);
-    return reply;
+    if ("hazard" in reply)
+        return reply;
+    if (!("value" in reply))
+        throw new Error("The JSON parse thread answered out of turn");
+    // The long strings, a piece per message: each received in its own turn of the event loop.
+    const texts: string[] = [];
+    const count = reply.long.reduce((sum, long) => sum + long.pieces, 0);
+    while (texts.length < count) {
+        const next = await ask({id, next: true});
+        if (!("piece" in next))
+            throw new Error("The JSON parse thread answered out of turn");
+        texts.push(next.piece);
+    }
+    putLongStrings(reply.value, reply.long, texts);
+    return {value: reply.value};
 }

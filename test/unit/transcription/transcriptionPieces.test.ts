@@ -158,7 +158,7 @@ describe("byteLevelBytes", () => {
 });
 
 describe("toTranscriptionRequest", () => {
-    const file: UploadedFile = {field: "file", name: "a.wav", mimeType: "audio/wav", bytes: new Uint8Array([1])};
+    const file: UploadedFile = {field: "file", name: "a.wav", mimeType: "audio/wav", parts: [new Uint8Array([1])], size: 1};
 
     it("parses the string fields of a form", () => {
         expect(toTranscriptionRequest({model: "whisper-1", temperature: "0.2", stream: "true", language: "de", prompt: "p",
@@ -184,7 +184,7 @@ describe("toTranscriptionRequest", () => {
             return "accepted";
         };
         expect(param({model: "m"}, [])).toBe("file");
-        expect(param({model: "m"}, [{...file, bytes: new Uint8Array(0)}])).toBe("file");
+        expect(param({model: "m"}, [{...file, parts: [], size: 0}])).toBe("file");
         expect(param({model: "m"}, [{...file, field: "audio"}])).toBe("audio");
         expect(param({})).toBe("model");
         expect(param({model: ["a", "b"]})).toBe("model");

@@ -1,6 +1,7 @@
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
 import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
+import { ownedPieces } from "../../../core/workers/ownedPieces.js";
 import { PlacedModel } from "../../../runtimes/onnx/PlacedModel.js";
 import type { TranscriptionEngine, TranscriptionJob, TranscriptionOptions, TranscriptionResult } from "../TranscriptionEngine.js";
 import { AudioFileRefusedError } from "../TranscriptionEngine.js";
@@ -56,12 +57,12 @@ export class OnnxTranscriptionEngine implements TranscriptionEngine {
     }
 
     private async run(job: TranscriptionJob, {signal, onSegments}: TranscriptionOptions): Promise<TranscriptionResult> {
-        const file = job.file.slice();
+        const file = ownedPieces(job.file);
         const onProgress = ({segments, processedSeconds, totalSeconds}: WindowProgress) => onSegments?.(segments, processedSeconds, totalSeconds);
         const outcome = await this.model.run(transcriptionTaskHandles.transcribe, {
-            model: this.model.spec, file, maxSeconds: this.maxAudioSeconds, task: job.task, language: job.language, prompt: job.prompt,
+            model: this.model.spec, file: file.pieces, maxSeconds: this.maxAudioSeconds, task: job.task, language: job.language, prompt: job.prompt,
             temperature: job.temperature, ...this.decoding, logprobs: job.logprobs, wordTimestamps: job.wordTimestamps
-        }, {signal, onProgress, transfer: [file.buffer]});
+        }, {signal, onProgress, transfer: file.transfer});
         if ("error" in outcome)
             throw new AudioFileRefusedError(outcome.error, outcome.code);
         return outcome;

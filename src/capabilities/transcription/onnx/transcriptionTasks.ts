@@ -8,6 +8,7 @@ import type { TaskContext, TaskModule } from "../../../core/workers/WorkerTask.j
 import { TaskCancelledError } from "../../../core/workers/TaskCancelledError.js";
 import { AudioTooLongError, SampleRateError, UndecodableAudioError } from "../../../media/audio/decode/audioRefusals.js";
 import { decodeAudio } from "../../../media/audio/decodeAudio.js";
+import { joinPieces } from "../../../core/workers/ownedPieces.js";
 import { WorkerModelCache } from "../../../runtimes/onnx/WorkerModelCache.js";
 import type { DecodeFailure, TranscribeOutcome, TranscribeTask, WhisperModelDescription, WhisperModelSpec, WindowProgress } from "./transcriptionWorkerProtocol.js";
 import { WhisperModel, whisperSampleRate } from "./WhisperModel.js";
@@ -24,7 +25,7 @@ export const tasks = {
     transcribe: async (task: TranscribeTask, context: TaskContext<WindowProgress>): Promise<TranscribeOutcome> => {
         let samples: Float32Array;
         try {
-            ({samples} = await decodeAudio(task.file, whisperSampleRate, {maxSeconds: task.maxSeconds, checkpoint: () => context.throwIfCancelled()}));
+            ({samples} = await decodeAudio(joinPieces(task.file), whisperSampleRate, {maxSeconds: task.maxSeconds, checkpoint: () => context.throwIfCancelled()}));
         } catch (error) {
             if (error instanceof TaskCancelledError)
                 throw error;

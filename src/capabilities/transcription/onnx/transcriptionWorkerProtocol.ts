@@ -32,8 +32,8 @@ export type WhisperModelDescription = {
  */
 export type TranscribeTask = {
     model: WhisperModelSpec;
-    /** The uploaded file's bytes, in any supported container (moved to the worker, not copied). */
-    file: Uint8Array;
+    /** The uploaded file's bytes, in any supported container, in pieces (moved to the worker, not copied: see ownedPieces). */
+    file: Uint8Array[];
     /** The longest audio accepted (`--max-audio-seconds`). */
     maxSeconds: number;
     task: "transcribe" | "translate";
