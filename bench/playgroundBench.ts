@@ -44,7 +44,7 @@ try {
         requests.push(bodies.length);
         await context.close();
     }
-    console.log(`playground: ${requests[0]} requests, ${fixed(median(bytes) / 1024, 1)} KiB fetched (page, modules, style, /v1/models), uncompressed`);
+    console.log(`playground: ${requests[0]} requests, ${fixed(median(bytes) / 1024, 1)} KiB fetched (page, modules, style, /models), uncompressed`);
     console.log(`time to interactive (navigation start -> models listed, tabs built): median ${fixed(median(ready), 1)} ms, min ${fixed(Math.min(...ready), 1)}, max ${fixed(Math.max(...ready), 1)} (15 cold loads)`);
     const markdownModule = path.join(root, "playground/markdown.js");
     const {parseMarkdown} = await import(markdownModule) as {parseMarkdown(text: string): unknown};

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 
 // Debian's chromium through playwright-core, for the playground's browser tests: skipped, saying so, where it is absent.
 export const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -17,10 +18,23 @@ export type El = any;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Browser = any;
 
-/** One headless chromium for a test file (each test opens its own context in it: its own storage, cookies and pages). */
-export async function launchBrowser(): Promise<Browser> {
-    const {chromium} = await import("playwright-core");
-    return chromium.launch({executablePath: chromiumPath, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"]});
+/**
+ * One headless chromium for the calling test file, launched before its tests and closed after them (each test opens its
+ * own context in it: its own storage, cookies and pages); call at the file's top level. Gives the browser.
+ */
+export function useBrowser(): () => Browser {
+    let browser: Browser;
+    beforeAll(async () => {
+        if (!haveChromium)
+            return;
+        const {chromium} = await import("playwright-core");
+        browser = await chromium.launch({executablePath: chromiumPath,
+            args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"]});
+    }, 60_000);
+    afterAll(async () => {
+        await browser?.close();
+    });
+    return () => browser;
 }
 
 /**

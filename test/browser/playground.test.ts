@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { haveChromium, launchBrowser, openPage, screenshots, type Browser, type El } from "./browserPage.js";
+import { haveChromium, openPage, screenshots, useBrowser, type El } from "./browserPage.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
 import { FakeImageEngine } from "../support/FakeImageEngine.js";
 import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
@@ -47,15 +47,7 @@ const thinking = ["<think>", "The user", " greets me.", "</think>", "\n\n", "Hel
 // paragraph: the page shows it all, the links as the text they are.
 const hostile = [...Array.from({length: 20_000}, () => "[a]("), "\n\n**done**"];
 
-// One browser for the file (each test opens its own context in it: its own storage, cookies and pages).
-let browser: Browser;
-beforeAll(async () => {
-    if (haveChromium)
-        browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-    await browser?.close();
-});
+const browser = useBrowser();
 
 describe.skipIf(!haveChromium)("the playground page", () => {
     let server: TestServer;
@@ -92,7 +84,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
     });
 
     /** A tab on the page, every request it makes checked: anything not addressed to this loopback server is recorded and refused. */
-    const open = (url = server.url) => openPage(browser, url, outside);
+    const open = (url = server.url) => openPage(browser(), url, outside);
 
     it("is served with its security headers, small, and makes no request beyond this server", async () => {
         const response = await fetch(`${server.url}/`);
@@ -316,7 +308,7 @@ describe.skipIf(!haveChromium)("the playground with API keys", () => {
 
     it("asks for a key, keeps it in sessionStorage only, and no served file holds it", async () => {
         // A context of its own: no storage from the other tests' pages.
-        const context = await browser.newContext();
+        const context = await browser().newContext();
         const page = await context.newPage();
         await page.goto(`${server.url}/`);
         await page.waitForSelector("#key-form:not([hidden])");

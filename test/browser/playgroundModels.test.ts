@@ -9,7 +9,7 @@ import { hubFiles, testCatalogue } from "../download/fixtures.js";
 import { gate, library } from "../support/libraryFakes.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
-import { haveChromium, launchBrowser, openPage, screenshots, type Browser, type El } from "./browserPage.js";
+import { haveChromium, openPage, screenshots, useBrowser, type El } from "./browserPage.js";
 
 // The playground's Models tab and the model library in a real browser: fake chat models whose loads are held at gates
 // (libraryFakes), so "loading" is seen for as long as the test holds it, and pulls from the loopback stand-in hub of the
@@ -17,14 +17,7 @@ import { haveChromium, launchBrowser, openPage, screenshots, type Browser, type 
 const mb = 1024 ** 2;
 const model = (id: string, extra: Record<string, unknown> = {}) => ({id, task: "chat", path: tinyChatModelPath, ...extra});
 
-let browser: Browser;
-beforeAll(async () => {
-    if (haveChromium)
-        browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-    await browser?.close();
-});
+const browser = useBrowser();
 
 /** The rows of the models table: id, status and the text of each cell. */
 async function rowsOf(page: El): Promise<{id: string, status: string, cells: string[], action: string | null}[]> {
@@ -64,7 +57,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
     it("lists every model with its status and memory; Load shows 'loading' while the load is held, then 'loaded'; Unload gives the memory back", async () => {
         const held = gate();
         fakes.loadGates.set("a", held.opened);
-        const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside);
+        const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside);
         await modelsReady(page);
         expect(await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent))).toEqual(["Chat", "Models"]);
         const before = await rowsOf(page);
@@ -102,7 +95,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
     it("chat: a request for an unloaded model shows \"loading b…\" until its answer begins", async () => {
         const held = gate();
         fakes.loadGates.set("b", held.opened);
-        const {page, context, errors} = await openPage(browser, `${server.url}/#chat`, outside);
+        const {page, context, errors} = await openPage(browser(), `${server.url}/#chat`, outside);
         await page.waitForSelector("body[data-ready=true]");
         await page.selectOption("[data-tab=chat] select[name=model]", "b");
         await page.fill("[data-tab=chat] textarea[name=prompt]", "hi");
@@ -125,7 +118,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
     });
 
     it("pulls a catalogue model: progress from the events, each file verified, then listed (unloaded) and in the chat tab's picker", async () => {
-        const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside);
+        const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside);
         await modelsReady(page);
         await page.fill("[data-tab=models] input[name=pull]", "tiny-chat");
         await page.click("[data-tab=models] form button[type=submit]");
@@ -144,7 +137,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
 
     it("a pull under way shows its bytes so far; a hub that goes away ends it with the error shown", async () => {
         hub.switches.hangAfter["onnx/model_quantized.onnx"] = 125_000;
-        const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside);
+        const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside);
         await modelsReady(page);
         await page.fill("[data-tab=models] input[name=pull]", "tiny-embed");
         await page.click("[data-tab=models] form button[type=submit]");
@@ -192,7 +185,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab with API keys", () =
     });
 
     it("a user's key sees the list, no Load, Unload or pull, and why", async () => {
-        const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside, withKey(userKey));
+        const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside, withKey(userKey));
         await modelsReady(page);
         expect((await rowsOf(page)).map((row) => [row.id, row.status, row.action])).toEqual([["a", "unloaded", null], ["b", "unloaded", null]]);
         expect(await page.$$eval("[data-tab=models] tbody button", (buttons: El[]) => buttons.length)).toBe(0);
@@ -203,7 +196,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab with API keys", () =
     });
 
     it("an administrator's key gets the controls; a refusal (403, the key now a user's) is shown with the server's message", async () => {
-        const {page, context, errors} = await openPage(browser, `${server.url}/#models`, outside, withKey(adminKey));
+        const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside, withKey(adminKey));
         await modelsReady(page);
         expect((await rowsOf(page)).map((row) => row.action)).toEqual(["Load", "Load"]);
         expect(await page.isVisible("[data-tab=models] input[name=pull]")).toBe(true);
