@@ -1,12 +1,13 @@
+import { bodyPieceBytes, bodyPieces } from "../../../core/http/bodyPieces.js";
 const comma = Buffer.from(",");
 
-/** Reversed, the items are copied into pieces of about this size, one piece each time the socket wants more. */
-const pieceBytes = 1024 * 1024;
+/** A read is written in pieces of about this size (bodyPieces): reversed, small items are copied into such pieces; a large item and the whole in order are cut into views. */
+const pieceBytes = bodyPieceBytes;
 
 /**
  * A stored response's input items as JSON, serialized once when it is stored: one buffer of the items' JSON joined by
  * commas, in input order, and where each item starts. A read writes it as it is (oldest first), or reversed in
- * pieces of about 1 MB made as the socket takes them, so that no read serializes anything again nor copies
+ * pieces of about 256 KB made as the socket takes them, so that no read serializes anything again nor copies
  * everything at once, whatever the items' number and size.
  */
 export class StoredItemsJson {
@@ -23,10 +24,10 @@ export class StoredItemsJson {
         return new StoredItemsJson(Buffer.from(texts.join(",")), starts);
     }
 
-    /** The items' JSON joined by commas, oldest first or newest first (an item of 1 MB or more as it is, not copied). */
+    /** The items' JSON joined by commas, oldest first or newest first, in pieces of about 256 KB (views of an item of that size or more, not copies). */
     *joined(oldestFirst: boolean): Generator<Buffer> {
         if (oldestFirst) {
-            yield this.bytes;
+            yield* bodyPieces(this.bytes);
             return;
         }
         let piece: Buffer[] = [];
@@ -42,7 +43,11 @@ export class StoredItemsJson {
             piece.push(...parts);
             size += item.length + parts.length - 1;
             if (size >= pieceBytes) {
-                yield* item.length >= pieceBytes ? piece : [Buffer.concat(piece, size)];
+                if (item.length >= pieceBytes)
+                    for (const part of piece)
+                        yield* bodyPieces(part);
+                else
+                    yield Buffer.concat(piece, size);
                 piece = [];
                 size = 0;
             }

@@ -1,5 +1,6 @@
 import type { RouterContext, RouterMiddleware } from "@koa/router";
 import { ApiError } from "../../../core/http/ApiError.js";
+import { piecewiseBody } from "../../../core/http/bodyPieces.js";
 import type { RequestState } from "../../../core/http/RequestState.js";
 import type { ResponseCreateRequest } from "./ResponsesWire.js";
 import { ResponseStore } from "./ResponseStore.js";
@@ -23,12 +24,13 @@ function stored(store: ResponseStore, ctx: RouterContext) {
     return found;
 }
 
-/** GET /v1/responses/{id}: a stored response (only to the key that created it), its JSON as stored. */
+/** GET /v1/responses/{id}: a stored response (only to the key that created it), its JSON as stored, written a piece at a time. */
 export function retrieveResponseHandler(store: ResponseStore): RouterMiddleware {
     return (ctx) => {
         const json = stored(store, ctx).json;
         ctx.type = "application/json";
-        ctx.body = json;
+        ctx.body = piecewiseBody(json);
+        ctx.length = json.length;
     };
 }
 
