@@ -3,6 +3,7 @@ import { ApiError, call, element, modelOptions, setApiKey } from "./api.js";
 import { mountChat } from "./chat.js";
 import { mountEmbeddings } from "./embeddings.js";
 import { mountImages } from "./images.js";
+import { mountRerank } from "./rerank.js";
 import { mountSpeech } from "./speech.js";
 import { mountTranscription } from "./transcription.js";
 
@@ -10,13 +11,17 @@ import { mountTranscription } from "./transcription.js";
 /** @typedef {import("./models.js").Library} Library */
 /** @typedef {{shown?: () => void} | void} Mounted */
 
-/** The capability tabs, each offered once a model serves it; a tab gets only its own models, loaded or not. */
+/**
+ * The capability tabs, each offered once a model serves it; a tab gets only its own models, loaded or not. `with`: a
+ * second task shown in the same tab, below (reranking in the embeddings tab), given its own models.
+ * @type {{task: string, title: string, mount: (section: HTMLElement, models: Model[]) => Mounted, with?: {task: string, mount: (section: HTMLElement, models: Model[]) => void}}[]}
+ */
 const tabs = [
     {task: "chat", title: "Chat", mount: mountChat},
     {task: "image", title: "Images", mount: mountImages},
     {task: "speech", title: "Speech", mount: mountSpeech},
     {task: "transcription", title: "Transcription", mount: mountTranscription},
-    {task: "embeddings", title: "Embeddings", mount: mountEmbeddings}
+    {task: "embeddings", title: "Embeddings", mount: mountEmbeddings, with: {task: "rerank", mount: mountRerank}}
 ];
 
 const status = /** @type {HTMLElement} */ (document.getElementById("status"));
@@ -78,10 +83,17 @@ function updateModels(models) {
     setStatus(`${models.length} model${models.length === 1 ? "" : "s"}`);
     for (const tab of tabs) {
         const own = models.filter((model) => model.task === tab.task);
+        const second = tab.with;
+        const others = second == null ? [] : models.filter((model) => model.task === second.task);
         const entry = built.get(tab.task);
         if (entry == null) {
-            if (own.length > 0)
-                addTab(tab.task, tab.title, own, tab.mount);
+            if (own.length > 0 || others.length > 0)
+                addTab(tab.task, tab.title, own, (section, given) => {
+                    const mounted = own.length > 0 ? tab.mount(section, given) : undefined;
+                    if (second != null && others.length > 0)
+                        second.mount(section, others);
+                    return mounted;
+                });
             continue;
         }
         const picker = entry.section.querySelector("select[name=model]");

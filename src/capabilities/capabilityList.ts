@@ -2,6 +2,7 @@ import type { Capability } from "./Capability.js";
 import { chatManifestPart } from "./chat/chatManifestPart.js";
 import { embeddingsManifestPart } from "./embeddings/embeddingsManifestPart.js";
 import { imagesManifestPart } from "./images/imagesManifestPart.js";
+import { rerankManifestPart } from "./rerank/rerankManifestPart.js";
 import { speechManifestPart } from "./speech/speechManifestPart.js";
 import { transcriptionManifestPart } from "./transcription/transcriptionManifestPart.js";
 
@@ -15,6 +16,7 @@ export const capabilityList = [
     {manifest: chatManifestPart, server: async () => (await import("./chat/chatCapability.js")).chatCapability as Capability},
     {manifest: embeddingsManifestPart, server: async () => (await import("./embeddings/embeddingsCapability.js")).embeddingsCapability as Capability},
     {manifest: imagesManifestPart, server: async () => (await import("./images/imagesCapability.js")).imagesCapability as Capability},
+    {manifest: rerankManifestPart, server: async () => (await import("./rerank/rerankCapability.js")).rerankCapability as Capability},
     {manifest: speechManifestPart, server: async () => (await import("./speech/speechCapability.js")).speechCapability as Capability},
     {manifest: transcriptionManifestPart, server: async () => (await import("./transcription/transcriptionCapability.js")).transcriptionCapability as Capability}
 ] as const;

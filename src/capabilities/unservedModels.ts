@@ -14,17 +14,13 @@ export type UnservedKind = {
 
 /**
  * Models whose broader facts (a `model_type`, a GGUF architecture) a capability claims but that it cannot serve:
- * asked only when no capability claims the more specific fact, so a capability that serves them later (a rerank
- * capability claiming `BertForSequenceClassification`, pooling type 4, `text-ranking`) takes them without an
- * edit here.
+ * asked only when no capability claims the more specific fact, so a capability that serves them later takes them
+ * without an edit here (as rerank took the cross-encoders' architectures, GGUF rank pooling and `text-ranking`).
  */
 export const unservedModels: readonly UnservedKind[] = [{
-    is: "a sequence classifier (a cross-encoder reranker, which scores a query and a document together, or a text classifier), " +
-        "not an embedding model: no capability serves rerank or classification models yet",
+    is: "a sequence classifier (a text classifier, whose architecture no reranker has), not an embedding model: no capability serves classification models yet",
     architectureSuffixes: ["ForSequenceClassification"],
-    // llama.cpp's LLAMA_POOLING_TYPE_RANK: a GGUF reranker (bge-reranker, jina-reranker converted by convert_hf_to_gguf.py).
-    ggufPoolingTypes: [4],
-    pipelineTags: ["text-ranking", "text-classification"]
+    pipelineTags: ["text-classification"]
 }, {
     is: "a multimodal projector (an mmproj file: the image encoder a vision chat model is served with), not a model of its own",
     // llama.cpp's mtmd projectors (mmproj-*.gguf beside a vision model's GGUF): general.architecture "clip".

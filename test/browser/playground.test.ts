@@ -7,7 +7,7 @@ import { FakeChatEngine } from "../support/FakeChatEngine.js";
 import { FakeImageEngine } from "../support/FakeImageEngine.js";
 import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyWhisperPath } from "../support/testModels.js";
+import { tinyBertPath, tinyChatModelPath, tinyCrossEncoderPath, tinyKokoroPath, tinySdPath, tinyWhisperPath } from "../support/testModels.js";
 import { encodeFixture, testSignal } from "../support/audioFixtures.js";
 
 // The playground page in a real browser (Debian's chromium through playwright-core), against the server on scripted
@@ -66,6 +66,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
                 {id: "tiny-sd", task: "image", path: tinySdPath},
                 {id: "kokoro", task: "speech", path: tinyKokoroPath},
                 {id: "bert", task: "embeddings", path: tinyBertPath},
+                {id: "cross", task: "rerank", path: tinyCrossEncoderPath},
                 {id: "whisper", task: "transcription", path: tinyWhisperPath}
             ],
             factories: {
@@ -265,6 +266,27 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         expect([cells[0], cells[4], cells[8]].map((value) => Math.round(value * 1000) / 1000)).toEqual([1, 1, 1]);
         expect(cells[1]).toBeCloseTo(cells[3], 4);
         await page.screenshot({path: path.join(screenshots, "embeddings.png"), fullPage: true});
+        await context.close();
+    });
+
+    it("embeddings tab, rerank: the documents best first, each with the score /v1/rerank gives it and a bar as wide", async () => {
+        const documents = ["the lazy dog", "a red ball in the park", "quick brown fox jumps", "hello world"];
+        const answer = await (await server.post("/v1/rerank", {model: "cross", query: "the quick brown fox", documents})).json() as {results: {index: number, relevance_score: number}[]};
+        const {page, context} = await open(`${server.url}/#embeddings`);
+        await page.waitForSelector("body[data-ready=true]");
+        await page.fill("[data-tab=embeddings] input[name=query]", "the quick brown fox");
+        await page.fill("[data-tab=embeddings] textarea[name=documents]", documents.join("\n"));
+        await page.click("[data-tab=embeddings] form:has(select[name=rerank-model]) button[type=submit]");
+        await page.waitForSelector("[data-tab=embeddings] .ranking li");
+        const shown: [number, number, string][] = await page.$$eval("[data-tab=embeddings] .ranking li", (nodes: El[]) => nodes.map((node) => [Number(node.dataset.index), Number(node.dataset.score), node.textContent]));
+        expect(shown.map(([index]) => index)).toEqual(answer.results.map((result) => result.index));
+        shown.forEach(([index, score, text], position) => {
+            expect(score).toBeCloseTo(answer.results[position].relevance_score, 5);
+            expect(text).toContain(documents[index]);
+        });
+        const widths = await page.$$eval("[data-tab=embeddings] .ranking .bar", (nodes: El[]) => nodes.map((node) => node.style.width));
+        expect(widths[0]).toBe(`${(answer.results[0].relevance_score * 100).toFixed(1)}%`);
+        await page.screenshot({path: path.join(screenshots, "rerank.png"), fullPage: true});
         await context.close();
     });
 

@@ -122,11 +122,16 @@ describe("download-models -- <hub repository>", () => {
         await expect(run("nobody/none")).rejects.toThrow("nobody/none does not exist");
     });
 
-    it("a reranker repository (pipeline_tag text-ranking) is refused before any download, not taken as chat or embeddings", async () => {
+    it("a reranker repository (pipeline_tag text-ranking) is a rerank model; a text classifier's is refused before any download", async () => {
         hub.pipelineTags["someone/embed-onnx"] = "text-ranking";
+        const {entry, modelsDir} = await run("someone/embed-onnx", {allowUnverified: true});
+        expect(entry).toMatchObject({task: "rerank", manifest: {path: "."}});
+        expect(JSON.parse(fs.readFileSync(path.join(modelsDir, "models.json"), "utf8")).models).toEqual([expect.objectContaining({task: "rerank"})]);
+        fs.rmSync(modelsDir, {recursive: true});
+        hub.pipelineTags["someone/embed-onnx"] = "text-classification";
         await expect(run("someone/embed-onnx", {allowUnverified: true})).rejects.toThrow(
-            "someone/embed-onnx is a sequence classifier (a cross-encoder reranker, which scores a query and a document together, or a text classifier), " +
-            "not an embedding model: no capability serves rerank or classification models yet (hub pipeline_tag text-ranking).");
+            "someone/embed-onnx is a sequence classifier (a text classifier, whose architecture no reranker has), " +
+            "not an embedding model: no capability serves classification models yet (hub pipeline_tag text-classification).");
         expect(fs.existsSync(path.join(dir, "models"))).toBe(false);
     });
 });

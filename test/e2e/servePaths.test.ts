@@ -49,7 +49,7 @@ describe("model paths become manifest entries", () => {
         fs.cpSync(tinyBertPath, at("onnx", "bert", "x"), {recursive: true});
         fs.rmSync(path.join(library, "onnx", "bert", "x"), {recursive: true});
         fs.cpSync(tinyBertPath, path.join(library, "onnx", "bert"), {recursive: true});
-        // Not served: too deep, hidden, a link back up (read once), a broken GGUF, a projector, a reranker.
+        // A GGUF reranker (rank pooling) is served as rerank. Not served: too deep, hidden, a link back up (read once), a broken GGUF, a projector.
         fs.copyFileSync(storiesModelPath, at("a", "b", "c", "d", "too-deep.gguf"));
         fs.copyFileSync(storiesModelPath, at(".cache", "hidden.gguf"));
         fs.symlinkSync(library, path.join(library, "publisher", "loop"));
@@ -58,11 +58,10 @@ describe("model paths become manifest entries", () => {
         await makeTestLlamaGguf(at("reranker.gguf"), {seed: 4, poolingType: 4});
 
         const {models, skipped} = await manifestFromPaths([library]);
-        expect(models.map(({id, task}) => [id, task])).toEqual([["embed", "embeddings"], ["bert", "embeddings"], ["coder", "chat"]]);
+        expect(models.map(({id, task}) => [id, task]).sort()).toEqual([["bert", "embeddings"], ["coder", "chat"], ["embed", "embeddings"], ["reranker", "rerank"]]);
         expect(skipped.map((entry) => [path.relative(library, entry.path), entry.reason.split(":")[0]])).toEqual([
             ["broken.gguf", "is not a readable GGUF file"],
-            ["mmproj-vision.gguf", "is a multimodal projector (an mmproj file"],
-            ["reranker.gguf", "is a sequence classifier (a cross-encoder reranker, which scores a query and a document together, or a text classifier), not an embedding model"]
+            ["mmproj-vision.gguf", "is a multimodal projector (an mmproj file"]
         ]);
         // A file given by name is still an error.
         await expect(manifestFromPaths([path.join(library, "mmproj-vision.gguf")])).rejects.toThrow("is a multimodal projector");
@@ -101,19 +100,22 @@ describe("model paths become manifest entries", () => {
         await expect(manifestFromPaths([empty])).rejects.toThrow(`${empty} holds no model`);
     });
 
-    it("a cross-encoder folder (bert / xlm-roberta with a sequence-classification head) is refused, not served as embeddings", async () => {
+    it("a cross-encoder folder (bert / xlm-roberta with a sequence-classification head) is a rerank model, not embeddings; a text classifier is refused", async () => {
         for (const [name, architecture, modelType] of [["bge-reranker", "XLMRobertaForSequenceClassification", "xlm-roberta"], ["ms-marco", "BertForSequenceClassification", "bert"]]) {
             const folder = path.join(dir, name);
             fs.mkdirSync(folder);
             fs.writeFileSync(path.join(folder, "config.json"), JSON.stringify({model_type: modelType, architectures: [architecture], num_labels: 1}));
-            await expect(manifestFromPaths([folder])).rejects.toThrow(`${folder} is a sequence classifier (a cross-encoder reranker, which scores a query and a document together, ` +
-                `or a text classifier), not an embedding model: no capability serves rerank or classification models yet (config.json architectures ${architecture}).`);
+            expect((await manifestFromPaths([folder])).models.map(({id, task}) => [id, task])).toEqual([[name, "rerank"]]);
         }
+        const classifier = path.join(dir, "sentiment");
+        fs.mkdirSync(classifier);
+        fs.writeFileSync(path.join(classifier, "config.json"), JSON.stringify({model_type: "deberta-v2", architectures: ["DebertaV2ForSequenceClassification"], num_labels: 3}));
+        await expect(manifestFromPaths([classifier])).rejects.toThrow(`${classifier} is a sequence classifier (a text classifier, whose architecture no reranker has), ` +
+            "not an embedding model: no capability serves classification models yet (config.json architectures DebertaV2ForSequenceClassification).");
         // A GGUF reranker (llama.cpp's rank pooling) likewise.
         const reranker = path.join(dir, "tiny-rerank.gguf");
         await makeTestLlamaGguf(reranker, {seed: 4, poolingType: 4});
-        await expect(manifestFromPaths([reranker])).rejects.toThrow(`${reranker} is a sequence classifier (a cross-encoder reranker`);
-        await expect(manifestFromPaths([reranker])).rejects.toThrow("(GGUF pooling type 4).");
+        expect((await manifestFromPaths([reranker])).models.map(({task}) => task)).toEqual(["rerank"]);
     });
 
     it("--models takes a manifest, a folder with a models.json, or model paths", () => {

@@ -5,7 +5,7 @@ import { FakeChatEngine } from "../support/FakeChatEngine.js";
 import { FakeImageEngine } from "../support/FakeImageEngine.js";
 import { FakeSpeechEngine } from "../support/FakeSpeechEngine.js";
 import { eventually } from "../support/eventually.js";
-import { tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdPath, tinyToolsModelPath } from "../support/testModels.js";
+import { tinyBertPath, tinyChatModelPath, tinyCrossEncoderPath, tinyKokoroPath, tinyRerankerGgufPath, tinySdPath, tinyToolsModelPath } from "../support/testModels.js";
 import { loadCapabilities } from "../../src/capabilities/capabilities.js";
 import type { Capability } from "../../src/capabilities/Capability.js";
 import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
@@ -48,6 +48,8 @@ beforeAll(async () => {
         models: [
             {id: "fake", task: "chat", path: tinyChatModelPath, aliases: ["gpt-4o-mini"]},
             {id: "tiny-bert", task: "embeddings", path: tinyBertPath, maxInputTokens: 64},
+            {id: "tiny-cross-encoder", task: "rerank", path: tinyCrossEncoderPath},
+            {id: "tiny-reranker", task: "rerank", path: tinyRerankerGgufPath, maxInputTokens: 64},
             // A real engine too: grammars, tool templates and the context check only exist there.
             {id: "real", task: "chat", path: tinyToolsModelPath, contextSize: 256, parallel: 2},
             {id: "fake-speech", task: "speech", path: tinyKokoroPath, aliases: ["tts-1"]},
@@ -122,6 +124,8 @@ const tokenizeFields = ["model", "content", "prompt", "messages", "tools", "chat
     "with_pieces", "add_generation_prompt", "continue_final_message", "return_token_strs", "unknown_field"];
 const embeddingsBase = {model: "tiny-bert", input: "hello"};
 const embeddingsFields = ["model", "input", "encoding_format", "dimensions", "user", "unknown_field"];
+const rerankBase = {model: "tiny-cross-encoder", query: "the quick fox", documents: ["the lazy dog", {text: "a red ball"}], top_n: 1};
+const rerankFields = ["model", "query", "documents", "top_n", "return_documents", "max_tokens_per_doc", "unknown_field"];
 
 const check = async (path: string, base: Record<string, unknown>, fields: string[], numRuns: number) => {
     await fc.assert(property(path, base, fields), {seed, numRuns});
@@ -265,6 +269,13 @@ describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
 
     it("POST /v1/embeddings", async () => {
         await fc.assert(property("/v1/embeddings", embeddingsBase, embeddingsFields), {seed, numRuns: runs});
+    }, 600_000);
+
+    it("POST /v1/rerank (also /rerank, /v2/rerank) on the ONNX and the GGUF reranker", async () => {
+        // 1/2 of FUZZ_RUNS in all: each case runs a real (tiny) reranker.
+        await fc.assert(property("/v1/rerank", rerankBase, rerankFields), {seed, numRuns: runsFor(1 / 4)});
+        await fc.assert(property("/v2/rerank", {...rerankBase, model: "tiny-reranker", return_documents: true}, rerankFields), {seed, numRuns: runsFor(1 / 8)});
+        await fc.assert(property("/rerank", {...rerankBase, documents: ["a", "b", "c"]}, rerankFields), {seed, numRuns: runsFor(1 / 8)});
     }, 600_000);
 
     it("GET /v1/models/{id} and odd methods and paths", async () => {

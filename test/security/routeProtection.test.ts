@@ -50,7 +50,7 @@ describe("routes need a key however their path is spelled", () => {
     it("lists its public routes explicitly, and protects every other route", () => {
         const shown = (route: {methods: readonly string[], path: string}) => route.methods.filter((method) => method !== "HEAD").map((method) => `${method} ${route.path}`);
         expect(server.routes.filter((route) => route.public).flatMap(shown).sort()).toEqual([...publicRoutes].sort());
-        expect(server.routes.filter((route) => !route.public).flatMap(shown)).toEqual(expect.arrayContaining(["GET /v1/models", "POST /v1/chat/completions", "GET /metrics"]));
+        expect(server.routes.filter((route) => !route.public).flatMap(shown)).toEqual(expect.arrayContaining(["GET /v1/models", "POST /v1/chat/completions", "GET /metrics", "POST /v1/rerank", "POST /rerank", "POST /v2/rerank"]));
     });
 
     it("serves the canonical spelling with the key (the requests below would reach the handlers)", async () => {

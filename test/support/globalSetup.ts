@@ -2,13 +2,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "./gguf/makeTestLlamaGguf.js";
+import { makeTestBertRerankerGguf } from "./gguf/makeTestBertRerankerGguf.js";
 import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
 import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
 import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
 import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
 import { makeTestWhisperOnnx } from "./onnx/makeTestWhisperOnnx.js";
 import { writeRealTemplateModels } from "./realTemplateModels.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "./testModels.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyCrossEncoderPath, tinyRerankerGgufPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "./testModels.js";
 
 const debugLogs = () => new Set(fs.readdirSync(os.tmpdir()).filter((name) => /^mat-debug-\d+\.log$/.test(name)));
 
@@ -27,6 +28,8 @@ export default async function globalSetup() {
     await makeTestLlamaGguf(tinyToolsModelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab});
     await writeRealTemplateModels();
     makeTestBertOnnx(tinyBertPath, {seed: 1, hiddenSize: 32, maxPositions: 64});
+    makeTestBertOnnx(tinyCrossEncoderPath, {seed: 2, hiddenSize: 32, maxPositions: 64, crossEncoder: true});
+    await makeTestBertRerankerGguf(tinyRerankerGgufPath, {seed: 1, contextLength: 128});
     makeTestSdModel(tinySdPath, {seed: 1});
     makeTestSdModel(tinySdFloatTimestepPath, {seed: 1, timestep: "float", tokenizerJson: true});
     makeTestSdModel(tinySdFp16Path, {seed: 1, precision: "fp16", timestep: "float", inputIds: "int64", tokenizerJson: true, configs: false});

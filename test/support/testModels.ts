@@ -25,6 +25,10 @@ export const storiesGreedyText =
 
 /** Tiny random-weight BERT-like ONNX embeddings model folder (written by globalSetup). */
 export const tinyBertPath = path.join(testModelsDir, "tiny-bert");
+/** The same encoder as a cross-encoder (BertForSequenceClassification, one relevance logit; written by globalSetup). */
+export const tinyCrossEncoderPath = path.join(testModelsDir, "tiny-cross-encoder");
+/** Tiny random-weight BERT reranker GGUF (rank pooling, a classification head; written by globalSetup). */
+export const tinyRerankerGgufPath = path.join(testModelsDir, "tiny-bert-reranker.gguf");
 
 /** Tiny random-weight Stable Diffusion folders (diffusers/optimum ONNX layout, written by globalSetup): */
 /** fp32, timestep int64 [batch], input_ids int32, only vocab.json + merges.txt (like most real exports). */

@@ -7,7 +7,8 @@ import { base64ToFloat32, float32ToBase64, toEmbeddingsResponse } from "../../sr
 import { toEmbeddingsJob } from "../../src/capabilities/embeddings/toEmbeddingsJob.js";
 import type { EmbeddingsEngineInfo } from "../../src/capabilities/embeddings/EmbeddingsEngine.js";
 import { onnxModelSpec } from "../../src/capabilities/embeddings/onnx/onnxModelSpec.js";
-import { finishVector, l2Normalize, planBatches, poolHiddenStates, splitRows } from "../../src/capabilities/embeddings/onnx/pooling.js";
+import { finishVector, l2Normalize, poolHiddenStates, splitRows } from "../../src/capabilities/embeddings/onnx/pooling.js";
+import { planBatches } from "../../src/runtimes/onnx/planBatches.js";
 import { loadServedManifest } from "../../src/capabilities/loadServedManifest.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
 

@@ -16,12 +16,12 @@ describe("recognising a model's task by the capabilities' own rules", () => {
         expect(taskOf({gguf: false, architectures: ["WhisperForConditionalGeneration"], modelType: "whisper"})).toEqual({task: "transcription"});
     });
 
-    it("a cross-encoder (a bert / xlm-roberta sequence classifier) is not taken as embeddings: refused, saying what it is", () => {
-        for (const [architecture, modelType] of [["BertForSequenceClassification", "bert"], ["XLMRobertaForSequenceClassification", "xlm-roberta"]]) {
-            const recognised = taskOf({gguf: false, architectures: [architecture], modelType});
-            expect(recognised).toEqual({refused: expect.stringContaining(`is a sequence classifier (a cross-encoder reranker`) as unknown});
-            expect((recognised as {refused: string}).refused).toContain(`no capability serves rerank or classification models yet (config.json architectures ${architecture}).`);
-        }
+    it("a cross-encoder (a bert / xlm-roberta sequence classifier) is a reranker, not embeddings; another sequence classifier is refused, saying what it is", () => {
+        for (const [architecture, modelType] of [["BertForSequenceClassification", "bert"], ["XLMRobertaForSequenceClassification", "xlm-roberta"]])
+            expect(taskOf({gguf: false, architectures: [architecture], modelType})).toEqual({task: "rerank"});
+        const recognised = taskOf({gguf: false, architectures: ["DebertaV2ForSequenceClassification"], modelType: "deberta-v2"});
+        expect(recognised).toEqual({refused: expect.stringContaining("is a sequence classifier (a text classifier") as unknown});
+        expect((recognised as {refused: string}).refused).toContain("no capability serves classification models yet (config.json architectures DebertaV2ForSequenceClassification).");
     });
 
     it("GGUFs: pooled (mean, cls, last) and embedding architectures are embeddings, rank pooling a reranker, any other chat", () => {
@@ -29,7 +29,7 @@ describe("recognising a model's task by the capabilities' own rules", () => {
         expect(taskOf({gguf: true, ggufArchitecture: "nomic-bert"})).toEqual({task: "embeddings"});
         expect(taskOf({gguf: true, ggufArchitecture: "llama"})).toEqual({task: "chat"});
         expect(taskOf({gguf: true, ggufArchitecture: "qwen2", ggufPoolingType: 0})).toEqual({task: "chat"});
-        expect(taskOf({gguf: true, ggufArchitecture: "bert", ggufPoolingType: 4})).toEqual({refused: expect.stringContaining("is a sequence classifier (a cross-encoder reranker") as unknown});
+        expect(taskOf({gguf: true, ggufArchitecture: "bert", ggufPoolingType: 4})).toEqual({task: "rerank"});
     });
 
     it("an ONNX folder no capability recognises is refused, listing what each recognises", () => {
@@ -37,7 +37,7 @@ describe("recognising a model's task by the capabilities' own rules", () => {
         expect(recognised).toEqual({refused: expect.stringMatching(/^says config\.json architectures T5ForConditionalGeneration; config\.json model_type t5, which no capability serves \(chat: any other GGUF; pipeline_tag .*\| embeddings: model_type bert, roberta, .*\| image: a model_index\.json; pipeline_tag text-to-image \| .*transcription: model_type whisper; pipeline_tag automatic-speech-recognition\)\. Write a models\.json manifest to name its task\.$/) as unknown});
     });
 
-    it("hub repositories: the pipeline_tag, a top-level model_index.json, an untagged GGUF chat; a reranker's tag refused", () => {
+    it("hub repositories: the pipeline_tag, a top-level model_index.json, an untagged GGUF chat; a reranker's tag rerank, a classifier's refused", () => {
         const hub = (gguf: boolean, pipelineTag: string | null, topFiles: string[] = []) => hubTask("someone/repo", {gguf, topFiles, pipelineTag}, manifestParts);
         expect(hub(false, "feature-extraction")).toBe("embeddings");
         expect(hub(true, "sentence-similarity")).toBe("embeddings");
@@ -50,8 +50,10 @@ describe("recognising a model's task by the capabilities' own rules", () => {
         expect(hub(true, "text-generation")).toBe("chat");
         expect(hub(true, "image-text-to-text")).toBe("chat");
         expect(hub(true, "some-new-tag")).toBe("chat");
-        expect(() => hub(true, "text-ranking")).toThrow("someone/repo is a sequence classifier (a cross-encoder reranker");
-        expect(() => hub(false, "text-ranking")).toThrow("(hub pipeline_tag text-ranking).");
+        expect(hub(true, "text-ranking")).toBe("rerank");
+        expect(hub(false, "text-ranking")).toBe("rerank");
+        expect(() => hub(false, "text-classification")).toThrow("someone/repo is a sequence classifier (a text classifier");
+        expect(() => hub(false, "text-classification")).toThrow("(hub pipeline_tag text-classification).");
         expect(() => hub(false, null, ["config.json"])).toThrow("someone/repo says nothing a capability recognises its models by (chat: any other GGUF;");
     });
 });

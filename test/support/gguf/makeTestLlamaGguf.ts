@@ -385,7 +385,8 @@ function pieceId(vocab: Vocab, piece: string): number {
 }
 
 /** A fill function with deterministic, zero-mean, "normal-ish" (triangular) values of standard deviation `std`. */
-function fillRandom(seed: number, tensorName: string, std: number) {
+/** Fills a tensor with seeded random values of standard deviation `std` (triangular), seeded by its name. */
+export function fillRandom(seed: number, tensorName: string, std: number) {
     return (target: Float32Array) => {
         // Seeded per tensor so a tensor's values don't depend on the size or order of the tensors before it.
         let state = hashString(tensorName, seed);

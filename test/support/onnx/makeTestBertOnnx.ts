@@ -10,6 +10,12 @@ export type TestBertOptions = {
     hiddenSize?: number;
     /** The model's own input limit (config.json `max_position_embeddings`, tokenizer `model_max_length`). */
     maxPositions?: number;
+    /**
+     * A cross-encoder (`BertForSequenceClassification`, one label): the masked mean of the hidden states through a
+     * linear head, output `logits` [batch, 1] instead of `last_hidden_state`. Token types (query 0, document 1) have
+     * their own embeddings, so a pair scores otherwise than its concatenation.
+     */
+    crossEncoder?: boolean;
 };
 
 const specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
@@ -72,6 +78,20 @@ export function makeTestBertOnnx(folder: string, options: TestBertOptions = {}) 
         input: ["input_ids", "attention_mask", "token_type_ids"].map((name) => dynamic(int64, name, ["batch_size", "sequence_length"])),
         output: [dynamic(float, "last_hidden_state", ["batch_size", "sequence_length", hidden])]
     });
+    if (options.crossEncoder === true) {
+        graph.initializer.push(
+            tensor("classifier_weight", [hidden, 1], floats(hidden, 3 / Math.sqrt(hidden)), float),
+            tensor("classifier_bias", [1], floats(1, 0.1), float),
+            tensor("sequence_axis", [1], BigInt64Array.of(1n), int64));
+        const keep = (value: number) => [{name: "keepdims", type: onnx.AttributeProto.AttributeType.INT, i: value}];
+        graph.node.push(
+            node("ReduceSum", ["last_hidden_state", "sequence_axis"], ["summed"], keep(0)),
+            node("ReduceSum", ["mask", "sequence_axis"], ["counted"], keep(0)),
+            node("Div", ["summed", "counted"], ["pooled"]),
+            node("MatMul", ["pooled", "classifier_weight"], ["scaled"]),
+            node("Add", ["scaled", "classifier_bias"], ["logits"]));
+        graph.output = [dynamic(float, "logits", ["batch_size", 1])];
+    }
     const model = onnx.ModelProto.create({
         irVersion: 7,
         producerName: "local-openai-server tests",
@@ -82,7 +102,8 @@ export function makeTestBertOnnx(folder: string, options: TestBertOptions = {}) 
     fs.mkdirSync(path.join(folder, "onnx"), {recursive: true});
     fs.writeFileSync(path.join(folder, "onnx", "model.onnx"), onnx.ModelProto.encode(model).finish());
     fs.writeFileSync(path.join(folder, "config.json"), JSON.stringify({
-        model_type: "bert", architectures: ["BertModel"], hidden_size: hidden, vocab_size: vocabulary.length,
+        model_type: "bert", architectures: [options.crossEncoder === true ? "BertForSequenceClassification" : "BertModel"],
+        ...(options.crossEncoder === true ? {id2label: {0: "LABEL_0"}, label2id: {LABEL_0: 0}} : {}), hidden_size: hidden, vocab_size: vocabulary.length,
         max_position_embeddings: maxPositions, num_attention_heads: 1, num_hidden_layers: 1, type_vocab_size: 2, pad_token_id: 0
     }, null, 2));
     fs.writeFileSync(path.join(folder, "tokenizer_config.json"), JSON.stringify({

@@ -3,7 +3,8 @@ import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
 import { PlacedModel } from "../../../runtimes/onnx/PlacedModel.js";
 import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptions, EmbedResult } from "../EmbeddingsEngine.js";
-import { finishVector, planBatches } from "./pooling.js";
+import { finishVector } from "./pooling.js";
+import { planBatches, runBatches } from "../../../runtimes/onnx/planBatches.js";
 import type { DescribeResult, EmbedTask, OnnxModelSpec, TokenizeTask } from "./workerProtocol.js";
 import { embeddingTaskHandles } from "./embeddingTaskHandles.js";
 
@@ -83,25 +84,12 @@ export class OnnxEmbeddingsEngine implements EmbeddingsEngine {
 
         const vectors: Float32Array[] = new Array(inputs.length);
         const batches = planBatches(lengths, this.options.maxBatchSize ?? 32, this.options.maxBatchTokens ?? 16_384);
-        // One failure stops the batches that have not started; all are awaited, so the request ends
-        // only once none of its tasks is running.
-        const failed = new AbortController();
-        const batchSignal = AbortSignal.any([signal, failed.signal]);
-        const settled = await Promise.allSettled(batches.map(async (batch) => {
-            try {
-                const task: EmbedTask = {model: this.options.spec, ids: batch.map((index) => ids[index])};
-                const result = await this.model.run(embeddingTaskHandles.embed, task, {signal: batchSignal});
-                if (!result.cancelled)
-                    batch.forEach((index, position) => vectors[index] = finishVector(result.vectors[position], {dimensions: options.dimensions, normalize: this.info.normalize}));
-            } catch (error) {
-                failed.abort(error);
-                throw error;
-            }
-        }));
-        signal.throwIfAborted();
-        const failure = settled.find((result) => result.status === "rejected");
-        if (failure != null)
-            throw failure.reason;
+        await runBatches(batches, signal, async (batch, batchSignal) => {
+            const task: EmbedTask = {model: this.options.spec, ids: batch.map((index) => ids[index])};
+            const result = await this.model.run(embeddingTaskHandles.embed, task, {signal: batchSignal});
+            if (!result.cancelled)
+                batch.forEach((index, position) => vectors[index] = finishVector(result.vectors[position], {dimensions: options.dimensions, normalize: this.info.normalize}));
+        });
         return {vectors, promptTokens: lengths.reduce((sum, length) => sum + length, 0)};
     }
 

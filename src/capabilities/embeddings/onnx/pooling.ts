@@ -62,26 +62,3 @@ export function finishVector(vector: Float32Array, options: {dimensions?: number
     const truncated = options.dimensions != null && options.dimensions < vector.length ? vector.subarray(0, options.dimensions) : vector;
     return options.normalize ? l2Normalize(truncated) : Float32Array.from(truncated);
 }
-
-/**
- * Groups inputs into batches for the model: sorted by length (so little padding is computed), at
- * most `maxBatchSize` inputs and at most `maxBatchTokens` padded tokens per batch (one long input
- * may exceed it alone). Returns input indices per batch.
- */
-export function planBatches(lengths: readonly number[], maxBatchSize: number, maxBatchTokens: number): number[][] {
-    const order = lengths.map((_, index) => index).sort((a, b) => lengths[a] - lengths[b] || a - b);
-    const batches: number[][] = [];
-    let current: number[] = [];
-    for (const index of order) {
-        // Sorted ascending: this input is the longest of the batch, so it sets the padded length.
-        const paddedTokens = (current.length + 1) * lengths[index];
-        if (current.length > 0 && (current.length >= maxBatchSize || paddedTokens > maxBatchTokens)) {
-            batches.push(current);
-            current = [];
-        }
-        current.push(index);
-    }
-    if (current.length > 0)
-        batches.push(current);
-    return batches;
-}

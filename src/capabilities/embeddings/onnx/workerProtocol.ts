@@ -1,16 +1,9 @@
+import type { EncoderFiles } from "../../../runtimes/onnx/loadEncoder.js";
 import type { Pooling } from "./pooling.js";
 
 /** Which ONNX model a task is for; workers load each model once (by `key`) and keep it. */
-export type OnnxModelSpec = {
+export type OnnxModelSpec = EncoderFiles & {
     key: string;
-    /** Folder with config.json, tokenizer.json and onnx/model*.onnx. */
-    folder: string;
-    /** transformers.js dtype: picks onnx/model.onnx (fp32), model_quantized.onnx (q8), model_fp16.onnx (fp16), ... */
-    dtype: string;
-    /** Base name of the ONNX file in onnx/ without `.onnx` and dtype suffix; null = "model". */
-    modelFileName: string | null;
-    /** ONNX Runtime intra-op threads of this model's session in each worker. */
-    threads: number;
     pooling: Pooling;
 };
 
