@@ -131,9 +131,9 @@ export class LlamaChatEngine implements ChatEngine {
         const sequences = Array.from({length: context.totalSequences}, () => speculation.createSequence(context));
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
-        this.tokenFloor = new PromptTokenFloor(model, renderer.usesTemplate
+        this.tokenFloor = PromptTokenFloor.forModel(options.modelPath, fingerprint, () => new PromptTokenFloor(model, renderer.usesTemplate
             ? measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
-            : null);
+            : null));
         this.renderThread = new PromptRenderThread(options.modelPath);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
