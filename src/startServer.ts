@@ -226,7 +226,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
 
 /** The manifest of the model files and folders given on the command line; what a folder held but is not served is logged. */
 async function modelsOfPaths(paths: readonly string[], capabilities: readonly Capability[], logger: Logger) {
-    const {models, skipped} = await manifestFromPaths(paths, capabilities);
+    const {models, skipped} = manifestFromPaths(paths, capabilities);
     for (const entry of skipped)
         logger.warn(`Not serving ${entry.path}: ${entry.reason}`);
     logger.info(`${models.length} model${models.length === 1 ? "" : "s"} found (loaded when first asked for, or at start with preload)`);
