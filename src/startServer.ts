@@ -109,7 +109,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const engines = new EngineHost(registry, capabilities.map((capability) => ({
         task: capability.task,
         endpoints: capability.endpoints,
-        createEngine: options.factories?.[capability.task] ?? ((entry) => capability.createEngine(entry, engineContext))
+        createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress) => capability.createEngine(entry, {...engineContext, onLoadProgress}))
     })), logger, {
         memoryBudget: config.memoryBudget,
         keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,

@@ -55,6 +55,8 @@ export type LlamaChatEngineOptions = {
     speculative?: SpeculativeOptions;
     /** Where the prompt cache is kept while the model is unloaded (SavedPromptStates); none = it is lost with the model. */
     promptStates?: PromptStateOptions;
+    /** Hears how far the weights' load is, 0 to 1 (node-llama-cpp's `onLoadProgress`). */
+    onLoadProgress?: (fraction: number) => void;
 };
 
 
@@ -123,7 +125,9 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     static async load(llama: Llama, options: LlamaChatEngineOptions): Promise<LlamaChatEngine> {
-        const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto"});
+        const model = await llama.loadModel({
+            modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto", onLoadProgress: options.onLoadProgress
+        });
         try {
             assertLogitBiasSupported(model);
             // The batching strategy needs the context it belongs to, which exists only after this call.
