@@ -143,7 +143,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         // Pulled models go where `npm run download-models` puts them: the manifest's folder, added to the manifest.
         pullModels: (request) => planPull(request, {
             manifestPath: config.modelsConfig, hub: options.hub ?? loadHubConfig(), catalogue: options.catalogue ?? (() => loadCatalogue()),
-            capabilities, retryDelayMs: options.pullRetryDelayMs
+            capabilities, retryDelayMs: options.pullRetryDelayMs, stop: shutdown.signal
         })
     });
     // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
