@@ -3,7 +3,8 @@ import { call, element, labelled, streamMessages } from "./api.js";
 
 /**
  * @typedef {{value: string, estimated_bytes: number | null, measured_bytes: number | null, last_used: number | null,
- *     keep_alive: string, pinned: boolean, preload: boolean, error?: string, retry_at?: number}} ModelStatus
+ *     keep_alive: string, pinned: boolean, preload: boolean, error?: string, retry_at?: number,
+ *     progress?: {stages: string[], current: string, value: number}}} ModelStatus
  * @typedef {{id: string, task: string, aliases: string[], endpoints: string[], parameter_set?: string, status?: ModelStatus}} Model
  * @typedef {{data: Model[], can_manage?: boolean, memory?: {budget_bytes: number, in_use_bytes: number}}} Library
  */
@@ -80,8 +81,13 @@ export function mountModels(root, initial, onList) {
         const status = model.status;
         const value = status?.value ?? "loaded";
         const state = element("td", {"data-role": "status", "data-status": value}, [value]);
-        if (value === "loading" || value === "unloading")
-            state.append(" ", element("progress", {"aria-label": `${model.id} ${value}`}));
+        if (value === "loading" || value === "unloading") {
+            // A load whose engine tells how far it is (GGUF weights): a bar with its value and the percentage beside it.
+            const fraction = value === "loading" ? status?.progress?.value : undefined;
+            state.append(" ", element("progress", {"aria-label": `${model.id} ${value}`, max: "1", ...fraction != null ? {value: String(fraction)} : {}}));
+            if (fraction != null)
+                state.append(" ", element("span", {"data-role": "load-progress"}, [`${Math.round(fraction * 100)}%`]));
+        }
         if (value === "failed" && status?.error != null)
             state.append(element("div", {class: "error"}, [status.error + (status.retry_at != null ? ` (tried again from ${new Date(status.retry_at * 1000).toLocaleTimeString()})` : "")]));
         const cells = [

@@ -109,7 +109,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const engines = new EngineHost(registry, capabilities.map((capability) => ({
         task: capability.task,
         endpoints: capability.endpoints,
-        createEngine: options.factories?.[capability.task] ?? ((entry) => capability.createEngine(entry, engineContext))
+        createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress) => capability.createEngine(entry, {...engineContext, onLoadProgress}))
     })), logger, {
         memoryBudget: config.memoryBudget,
         keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
@@ -143,7 +143,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         // Pulled models go where `npm run download-models` puts them: the manifest's folder, added to the manifest.
         pullModels: (request) => planPull(request, {
             manifestPath: config.modelsConfig, hub: options.hub ?? loadHubConfig(), catalogue: options.catalogue ?? (() => loadCatalogue()),
-            capabilities, retryDelayMs: options.pullRetryDelayMs
+            capabilities, retryDelayMs: options.pullRetryDelayMs, stop: shutdown.signal
         })
     });
     // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
@@ -226,7 +226,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
 
 /** The manifest of the model files and folders given on the command line; what a folder held but is not served is logged. */
 async function modelsOfPaths(paths: readonly string[], capabilities: readonly Capability[], logger: Logger) {
-    const {models, skipped} = await manifestFromPaths(paths, capabilities);
+    const {models, skipped} = manifestFromPaths(paths, capabilities);
     for (const entry of skipped)
         logger.warn(`Not serving ${entry.path}: ${entry.reason}`);
     logger.info(`${models.length} model${models.length === 1 ? "" : "s"} found (loaded when first asked for, or at start with preload)`);

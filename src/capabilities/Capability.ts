@@ -24,6 +24,8 @@ export type EngineContext = {
      * keeps nothing for a later load). None (an engine made outside a server, in tests): nothing is kept.
      */
     runFiles?: {folder: RunFolder, closing: AbortSignal};
+    /** Hears how far this engine's load is, 0 to 1 (GGUF: node-llama-cpp's `onLoadProgress` of the weights), for `GET /models`. */
+    onLoadProgress?(fraction: number): void;
 };
 
 /** What a capability's routes get. */

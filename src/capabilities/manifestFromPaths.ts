@@ -32,11 +32,11 @@ const maxScannedFolders = 2_000;
  * folder's name. A path given by name that is not a model is an error; one found by scanning is `skipped`, with why.
  * Only headers are read: nothing is loaded.
  */
-export async function manifestFromPaths(paths: readonly string[], parts: readonly CapabilityManifest[] = manifestParts): Promise<{models: PathModel[], skipped: SkippedPath[]}> {
+export function manifestFromPaths(paths: readonly string[], parts: readonly CapabilityManifest[] = manifestParts): {models: PathModel[], skipped: SkippedPath[]} {
     const models: PathModel[] = [];
     const skipped: SkippedPath[] = [];
     for (const given of paths)
-        models.push(...await modelsAt(path.resolve(given), parts, skipped));
+        models.push(...modelsAt(path.resolve(given), parts, skipped));
     // Ids as the manifest allows them: a name's other characters (spaces...) become "-".
     for (const model of models)
         model.id = model.id.replace(/[^A-Za-z0-9._:/+-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "model";
@@ -51,7 +51,7 @@ export async function manifestFromPaths(paths: readonly string[], parts: readonl
 }
 
 /** The models at a path given by name: a GGUF file, an ONNX model folder, or a folder scanned for them. */
-async function modelsAt(target: string, parts: readonly CapabilityManifest[], skipped: SkippedPath[]): Promise<PathModel[]> {
+function modelsAt(target: string, parts: readonly CapabilityManifest[], skipped: SkippedPath[]): PathModel[] {
     let stat: fs.Stats;
     try {
         stat = fs.statSync(target);
@@ -60,14 +60,14 @@ async function modelsAt(target: string, parts: readonly CapabilityManifest[], sk
     }
     if (stat.isFile()) {
         if (target.toLowerCase().endsWith(".gguf"))
-            return [await ggufModel(target, parts)];
+            return [ggufModel(target, parts)];
         throw new ManifestError(`${target} is not a model: expected ${expected(parts)}.`);
     }
     const onnx = onnxTask(target, parts);
     if (onnx != null)
         return [{id: path.basename(target), task: onnx, path: target}];
     const scan = {found: [] as PathModel[], skipped: [] as SkippedPath[], folders: new Set<string>()};
-    await scanFolder(target, 0, parts, scan);
+    scanFolder(target, 0, parts, scan);
     skipped.push(...scan.skipped);
     if (scan.found.length === 0)
         throw new ManifestError(`${target} holds no model: expected ${expected(parts)}` +
@@ -76,7 +76,7 @@ async function modelsAt(target: string, parts: readonly CapabilityManifest[], sk
 }
 
 /** Adds the models in `folder` and in its folders below (depth-first, by name) to `scan`. */
-async function scanFolder(folder: string, depth: number, parts: readonly CapabilityManifest[], scan: {found: PathModel[], skipped: SkippedPath[], folders: Set<string>}) {
+function scanFolder(folder: string, depth: number, parts: readonly CapabilityManifest[], scan: {found: PathModel[], skipped: SkippedPath[], folders: Set<string>}) {
     const real = fs.realpathSync(folder);
     if (scan.folders.has(real))
         return; // a link back to a folder already read
@@ -100,13 +100,13 @@ async function scanFolder(folder: string, depth: number, parts: readonly Capabil
         const kind = entry.isSymbolicLink() ? statKind(child) : entry.isFile() ? "file" : entry.isDirectory() ? "folder" : null;
         try {
             if (kind === "file" && entry.name.toLowerCase().endsWith(".gguf") && !/-0000[2-9]-of-|-000[1-9]\d-of-/.test(entry.name))
-                scan.found.push(await ggufModel(child, parts));
+                scan.found.push(ggufModel(child, parts));
             else if (kind === "folder") {
                 const task = onnxTask(child, parts);
                 if (task != null)
                     scan.found.push({id: entry.name, task, path: child});
                 else if (depth < maxScanDepth)
-                    await scanFolder(child, depth + 1, parts, scan);
+                    scanFolder(child, depth + 1, parts, scan);
             }
         } catch (error) {
             if (!(error instanceof ManifestError))
@@ -153,7 +153,7 @@ function onnxTask(folder: string, parts: readonly CapabilityManifest[]): string 
     return recognised.task;
 }
 
-async function ggufModel(file: string, parts: readonly CapabilityManifest[]): Promise<PathModel> {
+function ggufModel(file: string, parts: readonly CapabilityManifest[]): PathModel {
     let metadata: ReadonlyMap<string, GgufScalar>;
     try {
         // Only the two keys recognition asks: general.architecture, then <architecture>.pooling_type.

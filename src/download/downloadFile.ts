@@ -28,6 +28,8 @@ export type DownloadFileOptions = {
     stallTimeoutMs?: number;
     /** Install a file neither the catalogue nor the hub gives a sha256 for (default: refuse it). */
     allowUnverified?: boolean;
+    /** Stops the download (the server shutting down): the `.part` is kept, and the next download of the file resumes it. */
+    signal?: AbortSignal;
 };
 
 /** `verifiedBy` null: neither the catalogue nor the hub gave a sha256; the computed one is recorded. */
@@ -51,7 +53,13 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
             fetched = await fetchToPart(options, part);
         } catch (error) {
             const expected = options.size;
-            const missing = expected == null ? null : expected - (fs.existsSync(part) ? fs.statSync(part).size : 0);
+            const kept = fs.existsSync(part) ? fs.statSync(part).size : 0;
+            if (options.signal?.aborted) {
+                options.progress.stop();
+                throw new DownloadError("network", `${options.label}: stopped at ${kept} of ${expected ?? "?"} bytes, as the server is shutting down. ` +
+                    "What was fetched is kept (.part): the next pull of this model resumes from there, and checks the whole file's sha256 as always.");
+            }
+            const missing = expected == null ? null : expected - kept;
             const {error: failure, resumable} = errorForFailure(error, new URL(options.url).host, part, missing);
             if (resumable && resumes < (options.maxResumes ?? 5)) {
                 resumes++;
@@ -113,8 +121,12 @@ async function fetchToPart(options: DownloadFileOptions, part: string): Promise<
     if (offset > 0)
         headers.Range = `bytes=${offset}-`;
 
-    // Aborts the request when nothing arrives for stallMs (a connection that hangs without closing).
+    // Aborts the request when nothing arrives for stallMs (a connection that hangs without closing), or when stopped.
     const abort = new AbortController();
+    if (options.signal?.aborted)
+        throw options.signal.reason;
+    const stop = () => abort.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", stop, {once: true});
     const stallMs = options.stallTimeoutMs ?? 60_000;
     let stall: NodeJS.Timeout | undefined;
     const watch = () => {
@@ -173,6 +185,7 @@ async function fetchToPart(options: DownloadFileOptions, part: string): Promise<
         return {size: fs.statSync(part).size, sha256: hash.digest("hex"), hubSha256: linkedSha256, hubSize: linkedSize};
     } finally {
         clearTimeout(stall);
+        options.signal?.removeEventListener("abort", stop);
     }
 }
 

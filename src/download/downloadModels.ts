@@ -31,6 +31,8 @@ export type DownloadModelsOptions = {
     stallTimeoutMs?: number;
     /** Install files no sha256 is known for (the catalogue pins none, the hub announces none); default: refuse them. */
     allowUnverified?: boolean;
+    /** Stops the run (the server shutting down): a file under way keeps its `.part` for the next run to resume. */
+    signal?: AbortSignal;
 };
 
 export type DownloadSummary = {models: string[], downloadedFiles: number, downloadedBytes: number, presentFiles: number};
@@ -106,7 +108,8 @@ export async function downloadModels(options: DownloadModelsOptions): Promise<Do
                     fetch: options.fetch,
                     retryDelayMs: options.retryDelayMs,
                     stallTimeoutMs: options.stallTimeoutMs,
-                    allowUnverified: options.allowUnverified
+                    allowUnverified: options.allowUnverified,
+                    signal: options.signal
                 });
                 summary.downloadedFiles++;
                 summary.downloadedBytes += result.size;

@@ -25,6 +25,8 @@ export type PullSettings = {
     capabilities: readonly CapabilityManifest[];
     fetch?: typeof fetch;
     retryDelayMs?: number;
+    /** The server shutting down: a pull under way stops, its file under way kept (`.part`) for the next pull to resume. */
+    stop?: AbortSignal;
 };
 
 /** What a client asks to pull: the names `npm run download-models` takes (a catalogue id, alias or task; a hub repository). */
@@ -55,7 +57,7 @@ export async function planPull(request: PullRequest, settings: PullSettings): Pr
             try {
                 summary = await downloadModels({
                     catalogue: entries, only: entries.map((entry) => entry.id), modelsDir: path.dirname(manifestPath), manifestPath,
-                    hub: settings.hub, fetch: settings.fetch, retryDelayMs: settings.retryDelayMs, allowUnverified: request.allowUnverified,
+                    hub: settings.hub, fetch: settings.fetch, retryDelayMs: settings.retryDelayMs, allowUnverified: request.allowUnverified, signal: settings.stop,
                     out: {write: (text: string) => text.split("\n").filter((line) => line !== "").forEach(say)},
                     progress: new EventProgress(send, say)
                 });

@@ -57,6 +57,8 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
     it("lists every model with its status and memory; Load shows 'loading' while the load is held, then 'loaded'; Unload gives the memory back", async () => {
         const held = gate();
         fakes.loadGates.set("a", held.opened);
+        // The load tells how far it is (as a GGUF's does), then is held there.
+        fakes.loadProgress.set("a", [0.2, 0.42]);
         const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside);
         await modelsReady(page);
         expect(await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent))).toEqual(["Chat", "Models"]);
@@ -71,7 +73,9 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
 
         await page.click("[data-tab=models] tr[data-model=a] button[data-action=load]");
         await fakes.loadStarted("a");
-        await page.waitForSelector(`${statusCell("a", "loading")} progress`);
+        await page.waitForSelector(`${statusCell("a", "loading")} [data-role=load-progress]`);
+        expect(await page.textContent(`${statusCell("a", "loading")} [data-role=load-progress]`)).toBe("42%");
+        expect(await page.$eval(`${statusCell("a", "loading")} progress`, (bar: El) => bar.value)).toBe(0.42);
         await page.screenshot({path: path.join(screenshots, "models-loading.png"), fullPage: true});
         held.open();
         await page.waitForSelector(statusCell("a", "loaded"));

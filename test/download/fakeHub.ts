@@ -57,6 +57,9 @@ export class FakeHub {
      */
     partFileOf: ((filePath: string) => string) | null = null;
 
+    /** Per file, a hung response (`hangAfter`) that the client has closed (it stopped waiting). */
+    readonly hangsClosed = new Map<string, Promise<void>>();
+
     constructor(readonly files: HubFile[]) {}
 
     async start() {
@@ -159,6 +162,7 @@ export class FakeHub {
         if (hang != null) {
             delete this.switches.hangAfter[file.path];
             log.bytesSent = hang;
+            this.hangsClosed.set(file.path, new Promise((resolve) => res.once("close", () => resolve())));
             res.write(body.subarray(0, hang));
             return;
         }

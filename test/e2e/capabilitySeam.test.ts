@@ -105,7 +105,7 @@ describe("a capability recognises its own models, with nothing else in src/ edit
     afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
 
     it("`npm start -- <folder>` gives its model its task by its rule, and serves it on its route", async () => {
-        expect((await manifestFromPaths([reverser, tinyBertPath], withReverse)).models.map(({id, task}) => [id, task]))
+        expect(manifestFromPaths([reverser, tinyBertPath], withReverse).models.map(({id, task}) => [id, task]))
             .toEqual([["my-reverser", "reverse"], ["tiny-bert", "embeddings"]]);
         const server = await startTestServer({capabilities: withReverse, models: [], config: {modelPaths: [reverser]}});
         try {
@@ -118,8 +118,8 @@ describe("a capability recognises its own models, with nothing else in src/ edit
     });
 
     it("without it in the list, the same folder is refused, naming what the other capabilities recognise", async () => {
-        await expect(manifestFromPaths([reverser])).rejects.toThrow(`${reverser} says config.json model_type reverser, which no capability serves (chat: any other GGUF;`);
-        await expect(manifestFromPaths([reverser])).rejects.toThrow("transcription: model_type whisper;");
+        expect(() => manifestFromPaths([reverser])).toThrow(`${reverser} says config.json model_type reverser, which no capability serves (chat: any other GGUF;`);
+        expect(() => manifestFromPaths([reverser])).toThrow("transcription: model_type whisper;");
     });
 
     it("a hub repository tagged with its pipeline_tag is its model", () => {
@@ -131,8 +131,7 @@ describe("a capability recognises its own models, with nothing else in src/ edit
 
     it("a model it claims that another capability claims too is refused, naming both", async () => {
         const greedy: Capability = {...withReverse.at(-1)!, recognise: {modelTypes: ["bert"]}};
-        await expect(manifestFromPaths([tinyBertPath], [...capabilities, greedy]))
-            .rejects.toThrow(`${tinyBertPath} is claimed by more than one capability (config.json model_type bert): 'embeddings' and 'reverse'.`);
+        expect(() => manifestFromPaths([tinyBertPath], [...capabilities, greedy])).toThrow(`${tinyBertPath} is claimed by more than one capability (config.json model_type bert): 'embeddings' and 'reverse'.`);
     });
 
     it("it needed its folder and one line: its files are these, and nothing in src/ names it", () => {

@@ -42,6 +42,24 @@ describe("GET /models", () => {
     });
 });
 
+describe("GET /models while a model loads", () => {
+    it("shows how far the load is as llama-server's router does (status.progress {stages, current, value}), and none once loaded", async () => {
+        const fakes = library();
+        const loading = gate();
+        fakes.loadGates.set("a", loading.opened);
+        fakes.loadProgress.set("a", [0.1, 0.42]);
+        const target = await start(fakes, [model("a"), model("b")]);
+        const load = post(target, "/models/load", {model: "a"});
+        await fakes.loadStarted("a");
+        expect(await statusOf(target, "a")).toMatchObject({value: "loading", progress: {stages: ["text_model"], current: "text_model", value: 0.42}});
+        // A model not loading has none.
+        expect(await statusOf(target, "b")).not.toHaveProperty("progress");
+        loading.open();
+        expect((await load).status).toBe(200);
+        expect(await statusOf(target, "a")).not.toHaveProperty("progress");
+    });
+});
+
 describe("POST /models/load", () => {
     it("loads the model named (id or alias) and answers once it is loaded, with its status", async () => {
         const fakes = library();

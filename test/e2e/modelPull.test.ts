@@ -23,7 +23,7 @@ afterEach(async () => {
 type PullEvent = {model: string, event: string, data: Record<string, unknown>};
 
 /** A server serving one fake chat model ("base"), pulling from a fresh fake hub with the download tests' catalogue. */
-async function start(options: {factories?: boolean} = {}) {
+async function start(options: {factories?: boolean, config?: Record<string, unknown>} = {}) {
     const catalogue = testCatalogue();
     hub = await new FakeHub([
         ...hubFiles(catalogue),
@@ -37,11 +37,11 @@ async function start(options: {factories?: boolean} = {}) {
     const fakes = library();
     server = await startTestServer({
         models: [{id: "base", task: "chat", path: tinyChatModelPath}],
-        config: {preloadAll: false, memoryBudget: 1024 * mb, keepAliveSeconds: null},
+        config: {preloadAll: false, memoryBudget: 1024 * mb, keepAliveSeconds: null, ...options.config},
         ...(options.factories !== false ? {factories: {chat: fakes.factory}, estimateBytes: async () => 100 * mb} : {}),
         pull: {hub: {hfEndpoint: hub.url, hfToken: null}, catalogue: () => catalogue, pullRetryDelayMs: 0}
     });
-    return {target: server, fakes, hub};
+    return {target: server, fakes, hub, catalogue};
 }
 
 const pull = (target: TestServer, body: unknown) => fetch(`${target.url}/models/pull`, {
@@ -166,6 +166,50 @@ describe("POST /models/pull", () => {
             expect((await jsonOf(response)).error, JSON.stringify(body)).toMatchObject({param, ...(code != null ? {code} : {})});
         }
         expect(fs.existsSync(path.join(target.dir, "tiny-chat"))).toBe(false);
+    });
+});
+
+describe("a pull cut by the server's shutdown", () => {
+    it("stops at the shutdown timeout keeping what was fetched (.part); the next pull after a restart resumes it, verified", async () => {
+        const started = await start({config: {shutdownTimeoutMs: 200}});
+        const first = started.target;
+        const modelsDir = first.dir;
+        try {
+            // 1,000 bytes of the file arrive, then the hub hangs: the pull is under way when the server shuts down.
+            started.hub.switches.hangAfter["tiny-chat.q4.gguf"] = 1000;
+            const response = await pull(first, {model: "tiny-chat"});
+            const part = path.join(modelsDir, "tiny-chat", "tiny-chat.q4.gguf.part");
+            while (!fs.existsSync(part) || fs.statSync(part).size < 1000)
+                await new Promise((resolve) => setTimeout(resolve, 10));
+            // The shutdown waits for in-flight requests (--shutdown-timeout), then stops them: the pull stops too.
+            await first.close();
+            server = undefined;
+            // The download let go of the hub: nothing keeps fetching into the .part after the server stopped.
+            await started.hub.hangsClosed.get("tiny-chat.q4.gguf");
+            const events = await eventsOf(response);
+            // Its stream ends as every stream does at the shutdown timeout: with the shutdown's error.
+            expect(events.at(-1)).toMatchObject({model: "tiny-chat", event: "download_failed", data: {error: {code: "server_shutting_down"}}});
+            expect(fs.statSync(part).size).toBe(1000);
+            expect(fs.existsSync(path.join(modelsDir, "tiny-chat", "tiny-chat.q4.gguf"))).toBe(false);
+
+            // The next start, on the same manifest and folder: the pull asks for the rest only, and checks the whole file.
+            delete started.hub.switches.hangAfter["tiny-chat.q4.gguf"];
+            const requestsBefore = started.hub.contentRequests("tiny-chat.q4.gguf").length;
+            server = await startTestServer({
+                models: [], config: {preloadAll: false, memoryBudget: 1024 * mb, keepAliveSeconds: null, modelsConfig: path.join(modelsDir, "models.json")},
+                factories: {chat: library().factory}, estimateBytes: async () => 100 * mb,
+                pull: {hub: {hfEndpoint: started.hub.url, hfToken: null}, catalogue: () => started.catalogue, pullRetryDelayMs: 0}
+            });
+            const resumed = await eventsOf(await pull(server, {model: "tiny-chat"}));
+            expect(started.hub.contentRequests("tiny-chat.q4.gguf").slice(requestsBefore).map((request) => [request.status, request.range]))
+                .toEqual([[206, "bytes=1000-"]]);
+            expect(resumed).toContainEqual(expect.objectContaining({event: "file_verified", data: expect.objectContaining({bytes: 300000, verification: "sha256 verified (catalogue)"})}));
+            expect(resumed.at(-1)).toMatchObject({model: "tiny-chat", event: "download_finished"});
+            expect(fs.readFileSync(path.join(modelsDir, "tiny-chat", "tiny-chat.q4.gguf")).equals(chatFile.content)).toBe(true);
+            expect(fs.existsSync(part)).toBe(false);
+        } finally {
+            fs.rmSync(modelsDir, {recursive: true, force: true});
+        }
     });
 });
 

@@ -15,8 +15,9 @@ afterEach(async () => {
 });
 
 /** Two chat models (the same generated file under two ids), each estimated at 100 MB; `budget` decides whether both fit. */
-async function start(budget: number, config: Record<string, unknown> = {}) {
+async function start(budget: number, config: Record<string, unknown> = {}, logLines?: string[]) {
     const server = await startTestServer({
+        logLines,
         models: [
             {id: "a", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 2},
             {id: "b", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 2}
@@ -155,11 +156,15 @@ describe("the prompt cache survives an unload (saved to disk, restored on reload
         }
     });
 
-    it("a cache folder that cannot be made costs the cache, not the model: it unloads and loads again, cold", async () => {
+    it("a cache folder that cannot be made costs the cache, not the model: it unloads (one warning) and loads again, cold", async () => {
         const {first, followUp} = conversation("boats");
-        const server = await start(150 * mb, {cacheDir: path.join(tinyChatModelPath, "cache")});
+        const logLines: string[] = [];
+        const server = await start(150 * mb, {cacheDir: path.join(tinyChatModelPath, "cache"), logLevel: "warn"}, logLines);
         await ask(server, "a", first);
         await ask(server, "b", conversation("trains").first);
+        expect(logLines.filter((line) => line.includes("could not be saved"))).toEqual([
+            expect.stringContaining("The prompt cache of 'a' could not be saved: its next load starts cold")
+        ]);
         const after = await ask(server, "a", followUp);
         expect(after.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
         expect(after.choices[0].message.content).not.toBe("");

@@ -22,7 +22,7 @@ afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
 
 describe("model paths become manifest entries", () => {
     it("reads each file's or folder's task: GGUF architecture and pooling, ONNX config.json / model_index.json", async () => {
-        const {models} = await manifestFromPaths([tinyChatModelPath, embeddingGguf, tinyBertPath, tinyKokoroPath, tinyVitsPath, tinySdPath, tinyWhisperPath]);
+        const {models} = manifestFromPaths([tinyChatModelPath, embeddingGguf, tinyBertPath, tinyKokoroPath, tinyVitsPath, tinySdPath, tinyWhisperPath]);
         expect(models.map(({id, task}) => [id, task])).toEqual([
             ["tiny-chatml", "chat"], ["tiny-embed", "embeddings"], ["tiny-bert", "embeddings"], ["tiny-kokoro", "speech"], ["tiny-vits", "speech"], ["tiny-sd", "image"],
             ["tiny-whisper", "transcription"]
@@ -34,7 +34,7 @@ describe("model paths become manifest entries", () => {
         fs.mkdirSync(folder);
         fs.copyFileSync(storiesModelPath, path.join(folder, "stories.gguf"));
         fs.cpSync(tinyBertPath, path.join(folder, "bert"), {recursive: true});
-        expect((await manifestFromPaths([folder])).models.map(({id, task}) => [id, task])).toEqual([["bert", "embeddings"], ["stories", "chat"]]);
+        expect(manifestFromPaths([folder]).models.map(({id, task}) => [id, task])).toEqual([["bert", "embeddings"], ["stories", "chat"]]);
     });
 
     it("a folder is scanned down to maxScanDepth folders below it: what is found there is served, what is not a model is skipped with why", async () => {
@@ -57,14 +57,14 @@ describe("model paths become manifest entries", () => {
         await new GgufWriter().addString("general.architecture", "clip").addUint32("general.file_type", 0).write(at("mmproj-vision.gguf"));
         await makeTestLlamaGguf(at("reranker.gguf"), {seed: 4, poolingType: 4});
 
-        const {models, skipped} = await manifestFromPaths([library]);
+        const {models, skipped} = manifestFromPaths([library]);
         expect(models.map(({id, task}) => [id, task]).sort()).toEqual([["bert", "embeddings"], ["coder", "chat"], ["embed", "embeddings"], ["reranker", "rerank"]]);
         expect(skipped.map((entry) => [path.relative(library, entry.path), entry.reason.split(":")[0]])).toEqual([
             ["broken.gguf", "is not a readable GGUF file"],
             ["mmproj-vision.gguf", "is a multimodal projector (an mmproj file"]
         ]);
         // A file given by name is still an error.
-        await expect(manifestFromPaths([path.join(library, "mmproj-vision.gguf")])).rejects.toThrow("is a multimodal projector");
+        expect(() => manifestFromPaths([path.join(library, "mmproj-vision.gguf")])).toThrow("is a multimodal projector");
     });
 
     it("a folder of 20 models: each registered, none loaded until asked for", async () => {
@@ -90,14 +90,14 @@ describe("model paths become manifest entries", () => {
     it("names the file and what was expected when a path is not a model", async () => {
         const text = path.join(dir, "notes.txt");
         fs.writeFileSync(text, "hello");
-        await expect(manifestFromPaths([text])).rejects.toThrow(`${text} is not a model: expected a .gguf file, an ONNX model folder`);
-        await expect(manifestFromPaths([path.join(dir, "missing.gguf")])).rejects.toThrow("does not exist: expected a .gguf file");
+        expect(() => manifestFromPaths([text])).toThrow(`${text} is not a model: expected a .gguf file, an ONNX model folder`);
+        expect(() => manifestFromPaths([path.join(dir, "missing.gguf")])).toThrow("does not exist: expected a .gguf file");
         const broken = path.join(dir, "broken.gguf");
         fs.writeFileSync(broken, "not a gguf at all");
-        await expect(manifestFromPaths([broken])).rejects.toThrow(`${broken} is not a readable GGUF file`);
+        expect(() => manifestFromPaths([broken])).toThrow(`${broken} is not a readable GGUF file`);
         const empty = path.join(dir, "empty");
         fs.mkdirSync(empty);
-        await expect(manifestFromPaths([empty])).rejects.toThrow(`${empty} holds no model`);
+        expect(() => manifestFromPaths([empty])).toThrow(`${empty} holds no model`);
     });
 
     it("a cross-encoder folder (bert / xlm-roberta with a sequence-classification head) is a rerank model, not embeddings; a text classifier is refused", async () => {
@@ -105,17 +105,17 @@ describe("model paths become manifest entries", () => {
             const folder = path.join(dir, name);
             fs.mkdirSync(folder);
             fs.writeFileSync(path.join(folder, "config.json"), JSON.stringify({model_type: modelType, architectures: [architecture], num_labels: 1}));
-            expect((await manifestFromPaths([folder])).models.map(({id, task}) => [id, task])).toEqual([[name, "rerank"]]);
+            expect(manifestFromPaths([folder]).models.map(({id, task}) => [id, task])).toEqual([[name, "rerank"]]);
         }
         const classifier = path.join(dir, "sentiment");
         fs.mkdirSync(classifier);
         fs.writeFileSync(path.join(classifier, "config.json"), JSON.stringify({model_type: "deberta-v2", architectures: ["DebertaV2ForSequenceClassification"], num_labels: 3}));
-        await expect(manifestFromPaths([classifier])).rejects.toThrow(`${classifier} is a sequence classifier (a text classifier, whose architecture no reranker has), ` +
+        expect(() => manifestFromPaths([classifier])).toThrow(`${classifier} is a sequence classifier (a text classifier, whose architecture no reranker has), ` +
             "not an embedding model: no capability serves classification models yet (config.json architectures DebertaV2ForSequenceClassification).");
         // A GGUF reranker (llama.cpp's rank pooling) likewise.
         const reranker = path.join(dir, "tiny-rerank.gguf");
         await makeTestLlamaGguf(reranker, {seed: 4, poolingType: 4});
-        expect((await manifestFromPaths([reranker])).models.map(({task}) => task)).toEqual(["rerank"]);
+        expect(manifestFromPaths([reranker]).models.map(({task}) => task)).toEqual(["rerank"]);
     });
 
     it("--models takes a manifest, a folder with a models.json, or model paths", () => {

@@ -25,12 +25,14 @@ function job(turns: ChatTurn[], seed: number, temperature: number, n = 1): ChatJ
 
 describe("prompt cache and seeds", () => {
     const engines = new Map<PromptCacheMode, LlamaChatEngine>();
+    const loadProgress: number[] = [];
     beforeAll(async () => {
         await makeTestLlamaGguf(modelPath, {nEmbd: 256, nLayers: 2, nHeads: 4, nKvHeads: 2, nFf: 512, contextLength: 2048, seed: 3, weightStorage: "f16"});
         const llama = await loadLlamaRuntime({gpu: "off"});
         for (const mode of ["off", "on", "exact"] as const)
             engines.set(mode, await LlamaChatEngine.load(llama, {
-                id: mode, modelPath, contextSize: 2048, threads: 1, parallel: 2, queueSize: 4, promptCache: mode, batchSize
+                id: mode, modelPath, contextSize: 2048, threads: 1, parallel: 2, queueSize: 4, promptCache: mode, batchSize,
+                onLoadProgress: (fraction) => loadProgress.push(fraction)
             }));
     }, 60_000);
     afterAll(async () => {
@@ -49,6 +51,12 @@ describe("prompt cache and seeds", () => {
         const followUp: ChatTurn[] = [...first, {role: "assistant", content: text(6, seed + 1)}, {role: "user", content: "second " + seed}];
         return {first, followUp};
     };
+
+    it("each load reports how far its weights are (node-llama-cpp's onLoadProgress, what GET /models shows), up to 1", () => {
+        expect(loadProgress.length).toBeGreaterThanOrEqual(3);
+        expect(loadProgress.filter((fraction) => fraction === 1)).toHaveLength(3);
+        expect(loadProgress.every((fraction) => fraction >= 0 && fraction <= 1)).toBe(true);
+    });
 
     it("exact: a reused prefix or a whole reused prompt gives the output of a miss, greedy and sampled, seed by seed", async () => {
         for (let seed = 1; seed <= 4; seed++) {

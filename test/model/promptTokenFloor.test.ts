@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LlamaModel } from "node-llama-cpp";
@@ -88,5 +91,34 @@ describe("PromptTokenFloor with the Qwen2.5 tool template", () => {
         const description = "word ".repeat(200_000);
         const job = {turns: [{role: "user" as const, content: "hi"}], rawPrompt: null, tools: {functions: [{name: "lookup", description, parameters: {}}], choice: {type: "auto" as const}}};
         expect(floor.of(job)).toBeGreaterThan(1_000_000 / floor.longestPieceBytes! - 3);
+    });
+});
+
+describe("PromptTokenFloor.forModel", () => {
+    let folder: string;
+    let model: LlamaModel;
+    beforeAll(async () => {
+        folder = fs.mkdtempSync(path.join(os.tmpdir(), "los-floor-"));
+        model = await (await loadLlamaRuntime({gpu: "off"})).loadModel({modelPath: gpt2VocabPath, vocabOnly: true});
+        loaded.push(model);
+    });
+    afterAll(() => fs.rmSync(folder, {recursive: true, force: true}));
+
+    it("measures a model file once across reloads, and again once the file is replaced", () => {
+        const file = path.join(folder, "model.gguf");
+        fs.copyFileSync(gpt2VocabPath, file);
+        let measured = 0;
+        const measure = () => {
+            measured++;
+            return new PromptTokenFloor(model);
+        };
+        const first = PromptTokenFloor.forModel(file, "fp_a", measure);
+        expect(PromptTokenFloor.forModel(file, "fp_a", measure)).toBe(first);
+        expect(measured).toBe(1);
+        // Another runtime or context (another fingerprint), then the file replaced (a new modification time).
+        expect(PromptTokenFloor.forModel(file, "fp_b", measure)).not.toBe(first);
+        fs.utimesSync(file, new Date(), new Date(Date.now() + 60_000));
+        PromptTokenFloor.forModel(file, "fp_a", measure);
+        expect(measured).toBe(3);
     });
 });

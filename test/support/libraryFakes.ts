@@ -13,7 +13,8 @@ export function gate() {
 }
 
 /**
- * Fake chat models whose loads and disposals are recorded, each load held at `loadGate` when one is set,
+ * Fake chat models whose loads and disposals are recorded, each load held at `loadGate` when one is set (having
+ * reported the fractions of `loadProgress` for that model first, as node-llama-cpp's `onLoadProgress` would),
  * each generation (after its first piece) at `pieceGate` when one is set for that model.
  */
 export function library() {
@@ -22,14 +23,17 @@ export function library() {
     const loadGates = new Map<string, Promise<void>>();
     const pieceGates = new Map<string, Promise<void>>();
     const failures = new Map<string, Error>();
+    const loadProgress = new Map<string, number[]>();
     const loadStarted = new Map<string, ReturnType<typeof gate>>();
     const startedLoading = (id: string) => {
         const started = loadStarted.get(id) ?? gate();
         loadStarted.set(id, started);
         return started;
     };
-    const factory = async (entry: ModelEntry): Promise<ChatEngine> => {
+    const factory = async (entry: ModelEntry, onLoadProgress?: (fraction: number) => void): Promise<ChatEngine> => {
         created.push(entry.id);
+        for (const fraction of loadProgress.get(entry.id) ?? [])
+            onLoadProgress?.(fraction);
         startedLoading(entry.id).open();
         await loadGates.get(entry.id);
         const failure = failures.get(entry.id);
@@ -42,7 +46,7 @@ export function library() {
         engine.dispose = async () => void disposed.push(entry.id);
         return engine;
     };
-    return {created, disposed, loadGates, pieceGates, failures, factory, loadStarted: (id: string) => startedLoading(id).opened};
+    return {created, disposed, loadGates, pieceGates, failures, loadProgress, factory, loadStarted: (id: string) => startedLoading(id).opened};
 }
 
 export const mb = 1024 ** 2;

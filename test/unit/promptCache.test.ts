@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Token } from "node-llama-cpp";
 import { SequencePrefixCache } from "../../src/capabilities/chat/llama/SequencePrefixCache.js";
@@ -123,5 +126,22 @@ describe("system_fingerprint follows flash attention and the llama.cpp binary", 
         expect(systemFingerprint({...inputs, flashAttention: false})).not.toBe(base);
         expect(systemFingerprint({...inputs, binary: "native cpu (native)", backend: "cpu:localBuild"})).not.toBe(base);
         expect(systemFingerprint({...inputs, binary: "prebuilt cpu (haswell)"})).not.toBe(base);
+    });
+
+    it("follows the model file's content: a file rewritten in place (same size, a new modification time) gets another", () => {
+        const folder = fs.mkdtempSync(path.join(os.tmpdir(), "los-fingerprint-"));
+        try {
+            const modelPath = path.join(folder, "model.gguf");
+            fs.copyFileSync(tinyChatModelPath, modelPath);
+            const before = systemFingerprint({...inputs, modelPath});
+            expect(systemFingerprint({...inputs, modelPath})).toBe(before);
+            const bytes = fs.readFileSync(modelPath);
+            bytes[bytes.length - 1] ^= 0xff;
+            fs.writeFileSync(modelPath, bytes);
+            fs.utimesSync(modelPath, new Date(), new Date(Date.now() + 60_000));
+            expect(systemFingerprint({...inputs, modelPath})).not.toBe(before);
+        } finally {
+            fs.rmSync(folder, {recursive: true, force: true});
+        }
     });
 });

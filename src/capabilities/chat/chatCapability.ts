@@ -28,7 +28,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null)
     }),
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
-    async createEngine(entry, {config, runFiles}) {
+    async createEngine(entry, {config, logger, runFiles, onLoadProgress}) {
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
         const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
         return LlamaChatEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
@@ -43,7 +43,8 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
             reasoning: config.reasoningFormat === "raw" ? "none" : entry.settings.reasoning,
             flashAttention: config.flashAttention === "auto" ? "auto" : config.flashAttention === "on",
             speculative: speculativeOptions(entry.settings, config),
-            promptStates: runFiles == null ? undefined : {folder: () => runFiles.folder.path(), maxBytes: config.promptCacheDisk, closing: runFiles.closing}
+            onLoadProgress,
+            promptStates: runFiles == null ? undefined : {folder: () => runFiles.folder.path(), maxBytes: config.promptCacheDisk, closing: runFiles.closing, logger}
         });
     },
     routes(router, context) {

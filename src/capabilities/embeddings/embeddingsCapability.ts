@@ -15,7 +15,7 @@ export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSetting
         const contextSize = Math.min(entry.settings.maxInputTokens ?? trainContextSize ?? 2048, trainContextSize ?? 2048) + 1;
         return {contextSize, sequences: 1, batchSize: contextSize, isEmbeddingContext: true};
     },
-    async createEngine(entry, {config, logger, workers}) {
+    async createEngine(entry, {config, logger, workers, onLoadProgress}) {
         const settings = entry.settings;
         if (entry.path.toLowerCase().endsWith(".gguf")) {
             const {LlamaEmbeddingsEngine} = await import("./llama/LlamaEmbeddingsEngine.js");
@@ -23,7 +23,7 @@ export const embeddingsCapability: Capability<EmbeddingsEngine, EmbeddingSetting
             return LlamaEmbeddingsEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
                 id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
                 matryoshka: settings.matryoshka, normalize: settings.normalize,
-                threads: entry.threads ?? config.threads, queueSize: config.queueSize
+                threads: entry.threads ?? config.threads, queueSize: config.queueSize, onLoadProgress
             });
         }
         const {OnnxEmbeddingsEngine} = await import("./onnx/OnnxEmbeddingsEngine.js");

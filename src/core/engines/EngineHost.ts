@@ -12,8 +12,11 @@ import { currentRequestLease, withRequestLease } from "./requestLease.js";
 
 export type { ModelStatus } from "./ModelSlot.js";
 
-/** Loads the engine of one manifest entry. Injectable, so tests run the HTTP layer against fakes. */
-export type EngineFactory = (entry: ModelEntry) => Promise<Engine>;
+/**
+ * Loads the engine of one manifest entry; `onLoadProgress` hears how far the load is (0 to 1), when the engine can tell.
+ * Injectable, so tests run the HTTP layer against fakes.
+ */
+export type EngineFactory = (entry: ModelEntry, onLoadProgress?: (fraction: number) => void) => Promise<Engine>;
 
 /** A task the host serves: its endpoints (for messages and /v1/models) and how its engines are made. */
 export type HostedTask = {task: string, endpoints: readonly string[], createEngine: EngineFactory};
@@ -68,7 +71,7 @@ export class EngineHost {
             clock: this.clock, logger, budget: this.budget,
             residentBytes: options.residentBytes ?? (() => process.memoryUsage.rss()),
             estimateBytes: (entry) => options.estimateBytes(entry),
-            createEngine: (entry) => this.tasks.get(entry.task)!.createEngine(entry),
+            createEngine: (entry, onLoadProgress) => this.tasks.get(entry.task)!.createEngine(entry, onLoadProgress),
             disposed: () => this.disposed,
             loadEnded: (id, result, seconds) => this.countLoad(id, result, seconds),
             unloaded: (id, reason) => {

@@ -27,7 +27,12 @@ export type ModelStatus = {
     /** A failed model: why, and (Unix seconds) when a request will try again. */
     error?: string;
     retry_at?: number;
+    /** A loading model whose engine tells how far it is: llama-server's router shape (`value` 0 to 1 of the weights' load). */
+    progress?: LoadProgress;
 };
+
+/** llama-server's `status.progress` of a loading model: the stages, the one loading, how far it is (0 to 1). */
+export type LoadProgress = {stages: string[], current: string, value: number};
 
 /** What a slot needs of the library around it. */
 export type SlotContext = {
@@ -37,7 +42,7 @@ export type SlotContext = {
     residentBytes(): number;
     /** Bytes the model will take once loaded (weights, context, worker copies, margin). */
     estimateBytes(entry: ModelEntry): Promise<number>;
-    createEngine(entry: ModelEntry): Promise<Engine>;
+    createEngine(entry: ModelEntry, onLoadProgress: (fraction: number) => void): Promise<Engine>;
     /** The library is shutting down: nothing loads, no timer is set. */
     disposed(): boolean;
     /** A load ended (`seconds`: how long a successful one took), for /metrics. */
@@ -75,6 +80,8 @@ export class ModelSlot {
     leases = 0;
     /** Requests waiting for it to load. */
     waiting = 0;
+    /** How far its load in progress is (0 to 1), once its engine told; null otherwise. */
+    loadProgress: number | null = null;
     /** Its last load's failure, and when a request may try again. */
     failure: {error: ModelLoadError, retryAt: number, count: number} | null = null;
     /** Cancels its keep-alive (or retry) timer. */
@@ -115,7 +122,8 @@ export class ModelSlot {
             keep_alive: formatKeepAlive(this.keepAliveMs),
             pinned: this.pinned,
             preload: this.preload,
-            ...(this.state === "failed" && this.failure != null ? {error: this.failure.error.message, retry_at: Math.ceil(this.failure.retryAt / 1000)} : {})
+            ...(this.state === "failed" && this.failure != null ? {error: this.failure.error.message, retry_at: Math.ceil(this.failure.retryAt / 1000)} : {}),
+            ...(this.state === "loading" && this.loadProgress != null ? {progress: {stages: ["text_model"], current: "text_model", value: this.loadProgress}} : {})
         };
     }
 
@@ -225,7 +233,10 @@ export class ModelSlot {
                 const started = performance.now();
                 let engine: Engine;
                 try {
-                    engine = await context.createEngine(entry);
+                    engine = await context.createEngine(entry, (fraction) => {
+                        if (this.state === "loading")
+                            this.loadProgress = Math.min(1, Math.max(0, fraction));
+                    });
                 } catch (error) {
                     throw new ModelLoadError(entry, error);
                 }
@@ -261,6 +272,7 @@ export class ModelSlot {
                 throw error;
             } finally {
                 this.loading = null;
+                this.loadProgress = null;
                 context.budget.notifyChange();
             }
         })();

@@ -2,6 +2,10 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 
 const sampleBytes = 1 << 20;
+/** Model files whose identity is remembered (the least recently used forgotten first). */
+const rememberedFiles = 64;
+/** modelFileIdentity's hashes by path, size and modification time: a model loaded again (the library's swaps) reads nothing. */
+const identities = new Map<string, Buffer>();
 
 export type FingerprintInputs = {
     serverVersion: string;
@@ -33,6 +37,17 @@ export function systemFingerprint(inputs: FingerprintInputs): string {
 }
 
 function modelFileIdentity(filePath: string) {
+    const stat = fs.statSync(filePath);
+    const key = JSON.stringify([filePath, stat.size, stat.mtimeMs]);
+    const known = identities.get(key) ?? readFileIdentity(filePath);
+    identities.delete(key);
+    identities.set(key, known);
+    if (identities.size > rememberedFiles)
+        identities.delete(identities.keys().next().value!);
+    return known;
+}
+
+function readFileIdentity(filePath: string) {
     const fd = fs.openSync(filePath, "r");
     try {
         const size = fs.fstatSync(fd).size;

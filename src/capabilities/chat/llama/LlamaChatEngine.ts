@@ -1,25 +1,20 @@
-import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, RawPrompt, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
-import { EmptyPromptError } from "../errors/EmptyPromptError.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
-import { InvalidJsonSchemaError } from "../errors/InvalidJsonSchemaError.js";
-import { TooManyChoicesError } from "../errors/TooManyChoicesError.js";
 import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
-import { assertLogitBiasSupported, createLogitBias } from "./createLogitBias.js";
+import { assertLogitBiasSupported } from "./createLogitBias.js";
 import { choiceSeed } from "./choiceSeed.js";
-import { generateChoice, type ChoiceSettings } from "./generateChoice.js";
+import { generateChoice } from "./generateChoice.js";
 import { RawDistributionTap } from "./RawDistributionTap.js";
 import { TokenBytes } from "./TokenBytes.js";
 import { PromptTokenFloor } from "./PromptTokenFloor.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
-import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
 import { promptEcho } from "./promptEcho.js";
-import { ChoiceOutput, type ToolCallPlan } from "./ChoiceOutput.js";
-import { toolCallGrammarText } from "./toolCallGrammar.js";
+import { ChoiceOutput } from "./ChoiceOutput.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
@@ -33,12 +28,9 @@ import { PromptRenderThread } from "./PromptRenderThread.js";
 import { LlamaTokenizer } from "./LlamaTokenizer.js";
 import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
+import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Turn } from "./TurnPlanner.js";
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
-
-const maxCachedSchemaGrammars = 32;
-/** What ends a harmony model's analysis and opens its final answer. */
-const harmonyFinalHeader = "<|end|><|start|>assistant<|channel|>final<|message|>";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -63,30 +55,10 @@ export type LlamaChatEngineOptions = {
     speculative?: SpeculativeOptions;
     /** Where the prompt cache is kept while the model is unloaded (SavedPromptStates); none = it is lost with the model. */
     promptStates?: PromptStateOptions;
+    /** Hears how far the weights' load is, 0 to 1 (node-llama-cpp's `onLoadProgress`). */
+    onLoadProgress?: (fraction: number) => void;
 };
 
-
-/** A legacy completions prompt: the client's text or tokens as they are (no template, no reasoning split), maybe echoed back. */
-type RawTurnPrompt = {kind: "raw", tokens: Token[], rawPrompt: RawPrompt, clientStart: number};
-/** A job's prompt tokens and what they were made from: a raw prompt, or a conversation (to a thinking model: its reasoning settings). */
-type TurnPrompt = RawTurnPrompt | {kind: "conversation", tokens: Token[], reasoning: ChoiceSettings["reasoning"]};
-
-/** What every choice of a job shares, decided before the job waits for sequences. */
-type Turn = {
-    prompt: TurnPrompt;
-    /** Already clamped to what fits beside the prompt. */
-    maxTokens: number;
-    tokenBias: TokenBias | undefined;
-    grammar: LlamaGrammar | undefined;
-    calls: ToolCallPlan | null;
-    /** The choices may draft (speculative decoding). */
-    speculate: boolean;
-};
-
-/** A thinking model's reasoning settings; undefined for a raw prompt or a model that does not think. */
-function reasoningOf(prompt: TurnPrompt): ChoiceSettings["reasoning"] {
-    return prompt.kind === "conversation" ? prompt.reasoning : undefined;
-}
 
 /**
  * One GGUF chat model: one context with `parallel` sequences that node-llama-cpp decodes in shared
@@ -102,14 +74,13 @@ export class LlamaChatEngine implements ChatEngine {
     /** Requests that got their sequences so far: tells a request whether another one ran beside it. */
     private leasesGranted = 0;
     private readonly stepBarrier = new DecodeStepBarrier();
-    private readonly schemaGrammars = new Map<string, LlamaGrammar>();
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
     private readonly tokenFloor: PromptTokenFloor;
     /** Where prompts too large for the main thread are rendered and tokenized. */
     private readonly renderThread: PromptRenderThread;
-    /** What the engine writes to end a thought over its budget (the model's format: `</think>`, or harmony's end of analysis and final header). */
-    private readonly thinkCloseTokens: readonly Token[];
+    /** Each job's turn, decided before it waits for sequences. */
+    private readonly planner: TurnPlanner;
     /** /v1/tokenize and /v1/detokenize on this model. */
     private readonly tokenizer: LlamaTokenizer;
     /** The prompt cache kept on disk while the model is unloaded; null = not kept. */
@@ -122,7 +93,7 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly model: LlamaModel,
         private readonly context: LlamaContext,
         private readonly renderer: ChatPromptRenderer,
-        private readonly jsonGrammar: LlamaGrammar,
+        jsonGrammar: LlamaGrammar,
         options: LlamaChatEngineOptions,
         fingerprint: string,
         private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription},
@@ -131,9 +102,9 @@ export class LlamaChatEngine implements ChatEngine {
         const sequences = Array.from({length: context.totalSequences}, () => speculation.createSequence(context));
         this.distributionTap = RawDistributionTap.install(context, model);
         this.tokenBytes = new TokenBytes(model);
-        this.tokenFloor = new PromptTokenFloor(model, renderer.usesTemplate
+        this.tokenFloor = PromptTokenFloor.forModel(options.modelPath, fingerprint, () => new PromptTokenFloor(model, renderer.usesTemplate
             ? measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
-            : null);
+            : null));
         this.renderThread = new PromptRenderThread(options.modelPath);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
@@ -148,12 +119,15 @@ export class LlamaChatEngine implements ChatEngine {
             fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null,
             reasoningFormat: options.reasoning == null || options.reasoning === "auto" ? detectReasoningFormat(model) : options.reasoning === "none" ? null : options.reasoning
         };
-        // The markup alone (a SentencePiece vocabulary would put a space piece before each text around it); the model writes what follows.
-        this.thinkCloseTokens = model.tokenize(this.info.reasoningFormat === "harmony" ? harmonyFinalHeader : "</think>", true, "trimLeadingSpace");
+        this.planner = new TurnPlanner({
+            llama, model, renderer, info: this.info, capacity: this.pool.capacity, tokenFloor: this.tokenFloor, jsonGrammar, prepare: (request) => this.prepare(request)
+        });
     }
 
     static async load(llama: Llama, options: LlamaChatEngineOptions): Promise<LlamaChatEngine> {
-        const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto"});
+        const model = await llama.loadModel({
+            modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto", onLoadProgress: options.onLoadProgress
+        });
         try {
             assertLogitBiasSupported(model);
             // The batching strategy needs the context it belongs to, which exists only after this call.
@@ -226,17 +200,7 @@ export class LlamaChatEngine implements ChatEngine {
         if (floor >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
         const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
-        return (await this.prepare(this.promptRequest(job, tools, false))).tokens.length;
-    }
-
-    /** What the prompt of `job` is made of (a raw prompt, or the conversation and what its rendering depends on). */
-    private promptRequest(job: ChatJob, functions: ChatToolFunction[] | undefined, constrained: boolean): PromptRequest {
-        return job.rawPrompt != null
-            ? {kind: "raw", rawPrompt: job.rawPrompt}
-            : {
-                kind: "conversation", format: this.info.reasoningFormat ?? null, functions, constrained,
-                job: {turns: job.turns, templateKwargs: job.templateKwargs, reasoning: job.reasoning}
-            };
+        return (await this.prepare(promptRequestOf(job, this.info.reasoningFormat, tools, false))).tokens.length;
     }
 
     /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise. */
@@ -248,7 +212,7 @@ export class LlamaChatEngine implements ChatEngine {
 
     tokenize(input: TokenizeInput, {withPieces}: {withPieces: boolean}): Promise<Tokenized> {
         const tools = input.kind === "prompt" && this.renderer.toolCallFormat != null ? input.job.tools?.functions : undefined;
-        return this.tokenizer.tokenize(input.kind === "text" ? input : this.promptRequest(input.job, tools, false), withPieces);
+        return this.tokenizer.tokenize(input.kind === "text" ? input : promptRequestOf(input.job, this.info.reasoningFormat, tools, false), withPieces);
     }
 
     detokenize(tokens: readonly number[]): Promise<string> {
@@ -260,57 +224,11 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
-        const turn = await this.planTurn(job);
+        const turn = await this.planner.plan(job);
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
         const done = lease.then(({release}) => this.runTurn(job, hooks, turn, release));
         return {promptTokens: turn.prompt.tokens.length, done};
-    }
-
-    /** Everything a job's choices share, decided before it waits for sequences (a request refused here never queues). */
-    private async planTurn(job: ChatJob): Promise<Turn> {
-        if (job.n > this.pool.capacity)
-            throw new TooManyChoicesError(this.info.id, job.n, this.pool.capacity);
-        const tools = job.tools ?? null;
-        const toolCallFormat = this.renderer.toolCallFormat;
-        if (tools != null && tools.functions.length > 0 && toolCallFormat == null)
-            throw new Error(`Model '${this.info.id}' has no tool support; the request should have been refused`);
-        const contextSize = this.info.contextSize;
-        // Refused before rendering and tokenizing when what it holds says it cannot fit.
-        const floor = this.tokenFloor.of(job);
-        if (floor >= contextSize)
-            throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
-        const forced = tools?.choice.type === "forced" ? tools.choice : null;
-        const constrained = forced != null || job.jsonSchema != null || job.jsonObject;
-        const prepared = await this.prepare(this.promptRequest(job, tools?.functions, constrained));
-        if (prepared.tokens.length === 0)
-            throw new EmptyPromptError();
-        if (prepared.tokens.length >= contextSize)
-            throw new ContextLengthExceededError(contextSize, prepared.tokens.length);
-
-        const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - prepared.tokens.length);
-        const tokenBias = createLogitBias(this.model, job.sampling.logitBias);
-        const calls: ToolCallPlan | null = tools != null && tools.choice.type !== "none" && toolCallFormat != null
-            ? {format: toolCallFormat, names: new Set(tools.functions.map((fn) => fn.name)), forced: forced != null}
-            : null;
-        const grammar = forced != null && calls != null
-            ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => toolCallGrammarText(this.llama, calls.format, forced.functions, forced.parallel))
-            : job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.jsonGrammar : undefined;
-        // A raw prompt (legacy completions) replaces the rendered conversation and is text as it is; a conversation
-        // to a thinking model: where its output starts, its budget, the closing tag the engine writes.
-        const reasoningFormat = this.info.reasoningFormat ?? null;
-        const prompt: TurnPrompt = job.rawPrompt != null
-            ? {kind: "raw", tokens: prepared.tokens, rawPrompt: job.rawPrompt, clientStart: prepared.clientStart}
-            : {
-                kind: "conversation", tokens: prepared.tokens, reasoning: reasoningFormat == null ? undefined : {
-                    format: reasoningFormat, start: prepared.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
-                }
-            };
-        // Drafts are verified as the model's own picks, which holds unless a choice's sampling changes between a
-        // draft's positions in ways node-llama-cpp cannot follow: penalties counted over the tokens generated so
-        // far, and a grammar that starts only after a thinking model's thought.
-        const speculate = job.sampling.frequencyPenalty === 0 && job.sampling.presencePenalty === 0 && !(reasoningOf(prompt) != null && grammar != null);
-        return {prompt, maxTokens, tokenBias, grammar, calls, speculate};
     }
 
     /** The job on its leased sequences: the prompt echoed if asked, then its choices side by side; the sequences go back at the end. */
@@ -417,34 +335,13 @@ export class LlamaChatEngine implements ChatEngine {
         this.pool.close(new EngineDisposedError(this.info.id));
         await this.pool.drain();
         // Every request has ended: each sequence is free and holds what its last request left.
-        await this.savedStates?.save(this.sequences.recentFirst()).catch(() => {});
+        await this.savedStates?.saveOrWarn(this.sequences.recentFirst());
         await this.renderThread.close();
         await this.context.dispose();
         await this.model.dispose();
         await this.speculation.dispose();
     }
 
-    /** Compiled once per distinct schema: clients tend to send the same few schemas again and again. */
-    private schemaGrammar(schema: Record<string, unknown>) {
-        return this.cachedGrammar(JSON.stringify(schema), () => createJsonSchemaGrammar(this.llama, schema));
-    }
-
-    private cachedGrammar(key: string, create: () => LlamaGrammar | string) {
-        let grammar = this.schemaGrammars.get(key);
-        if (grammar == null) {
-            try {
-                const created = create();
-                grammar = typeof created === "string" ? new LlamaGrammar(this.llama, {grammar: created}) : created;
-            } catch (error) {
-                throw new InvalidJsonSchemaError((error as Error).message);
-            }
-            if (this.schemaGrammars.size >= maxCachedSchemaGrammars)
-                this.schemaGrammars.delete(this.schemaGrammars.keys().next().value!);
-        } else
-            this.schemaGrammars.delete(key);
-        this.schemaGrammars.set(key, grammar);
-        return grammar;
-    }
 }
 
 /** What `flashAttention: "auto"` became: llama.cpp turns it on where the backend runs the op, which the CPU always does. */

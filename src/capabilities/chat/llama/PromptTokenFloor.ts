@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { longStringChars } from "../../../core/http/longStrings.js";
 import type { LlamaModel } from "node-llama-cpp";
 import type { ChatJob, ChatTurn } from "../ChatEngine.js";
@@ -5,6 +6,8 @@ import type { TemplateFloor } from "./measureTemplateFloor.js";
 
 const controlTokenType = 3;
 const utf8 = new TextEncoder();
+/** Model files whose floor is remembered across unloads (the least recently loaded is forgotten first). */
+const rememberedFloors = 64;
 
 /**
  * A lower bound on a prompt's token count from what it holds, before anything is rendered or tokenized, so a prompt
@@ -45,6 +48,24 @@ export class PromptTokenFloor {
         this.longestPieceBytes = longest;
     }
 
+    /**
+     * The floor of the model at `modelPath`, measured once per file: a model loaded again after an unload (the library's
+     * swaps) reuses it, as measuring the template costs 50-150 ms of every load. The file is known by its path, size
+     * and modification time and by `fingerprint` (systemFingerprint: its first and last MiB), so a replaced file is
+     * measured again.
+     */
+    static forModel(modelPath: string, fingerprint: string, measure: () => PromptTokenFloor): PromptTokenFloor {
+        const stat = fs.statSync(modelPath);
+        const key = JSON.stringify([modelPath, stat.size, stat.mtimeMs, fingerprint]);
+        let floor = measuredFloors.get(key);
+        measuredFloors.delete(key);
+        floor ??= measure();
+        measuredFloors.set(key, floor);
+        if (measuredFloors.size > rememberedFloors)
+            measuredFloors.delete(measuredFloors.keys().next().value!);
+        return floor;
+    }
+
     /** At least this many tokens, whatever the template adds. */
     of(job: Pick<ChatJob, "turns" | "rawPrompt" | "tools">): number {
         if (job.rawPrompt != null && typeof job.rawPrompt.prompt !== "string")
@@ -82,6 +103,9 @@ export class PromptTokenFloor {
         return tokens;
     }
 }
+
+/** PromptTokenFloor.forModel's floors, least recently loaded first. */
+const measuredFloors = new Map<string, PromptTokenFloor>();
 
 /**
  * The messages a template writes for these turns, as node-llama-cpp gives them to it: assistant turns in a row are

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { LlamaContextSequence } from "node-llama-cpp";
+import type { Logger } from "../../../logger.js";
 
 /** Where, and how much of, a chat model's prompt cache is kept on disk while the model is unloaded. */
 export type PromptStateOptions = {
@@ -11,6 +12,8 @@ export type PromptStateOptions = {
     maxBytes: number;
     /** Aborted when the server shuts down: an engine disposed then saves nothing (the run folder goes with it). */
     closing: AbortSignal;
+    /** Where a state that could not be saved or restored is told (it costs the cache, never the load or the unload). */
+    logger?: Logger;
 };
 
 /** A free sequence and what the prefix cache knows of it (SequencePrefixCache.giveBack's `wholeChunkTokens`). */
@@ -77,6 +80,16 @@ export class SavedPromptStates {
         return kept;
     }
 
+    /** `save`, a failure (a full disk, a folder removed meanwhile) logged as one warning: the unload goes on without the cache. */
+    async saveOrWarn(sequences: readonly CachedSequenceState[]) {
+        try {
+            return await this.save(sequences);
+        } catch (error) {
+            this.options.logger?.warn(`The prompt cache of '${this.modelId}' could not be saved: its next load starts cold`, {error: (error as Error).message});
+            return null;
+        }
+    }
+
     /**
      * Puts the saved states back into `sequences` (free, empty: a model just loaded), the most recently used
      * into the first; returns those restored, oldest first (the order to give them back to the prefix cache).
@@ -98,8 +111,9 @@ export class SavedPromptStates {
                 const sequence = sequences[position];
                 try {
                     await sequence.loadStateFromFile(path.join(folder, saved.file), {acceptRisk: true});
-                } catch {
+                } catch (error) {
                     // An unreadable state (a disk error, a truncated file): that sequence starts empty.
+                    this.options.logger?.warn(`A saved prompt cache of '${this.modelId}' could not be restored: that conversation starts cold`, {error: (error as Error).message});
                     await sequence.clearHistory().catch(() => {});
                     continue;
                 }

@@ -16,6 +16,8 @@ export type LlamaEmbeddingsOptions = {
     /** CPU threads of the embedding context (1 by default: see README "Why threads default to 1"). */
     threads: number;
     queueSize: number;
+    /** Hears how far the weights' load is, 0 to 1 (node-llama-cpp's `onLoadProgress`). */
+    onLoadProgress?: (fraction: number) => void;
 };
 
 /**
@@ -34,7 +36,7 @@ export class LlamaEmbeddingsEngine implements EmbeddingsEngine {
     }
 
     static async load(llama: Llama, options: LlamaEmbeddingsOptions): Promise<LlamaEmbeddingsEngine> {
-        const model = await llama.loadModel({modelPath: options.modelPath});
+        const model = await llama.loadModel({modelPath: options.modelPath, onLoadProgress: options.onLoadProgress});
         try {
             const maxInputTokens = Math.min(options.maxInputTokens ?? model.trainContextSize, model.trainContextSize);
             // getEmbeddingFor needs the input to be shorter than the context.
