@@ -103,24 +103,47 @@ export class ServerMetrics {
             }
         });
         new Gauge({
-            name: "los_model_memory_bytes", help: "Bytes of the memory budget each model holds (its estimate) while loading, loaded or unloading",
+            name: "los_model_memory_bytes", help: "Bytes of the RAM budget each model holds (its estimate) while loading, loaded or unloading",
             labelNames: ["model"], registers: [this.registry],
             collect() {
                 this.reset();
                 for (const [model, bytes] of engines.memoryByModel())
-                    this.set({model}, bytes);
+                    this.set({model}, bytes.ram);
             }
         });
         new Gauge({
-            name: "los_memory_in_use_bytes", help: "Bytes of the memory budget the models hold together (their estimates)", registers: [this.registry],
+            name: "los_memory_in_use_bytes", help: "Bytes of the RAM budget the models hold together (their estimates)", registers: [this.registry],
             collect() {
-                this.set(engines.memoryInUse());
+                this.set(engines.memoryInUse().ram);
             }
         });
         new Gauge({
-            name: "los_memory_budget_bytes", help: "The memory budget (--memory-budget): past it idle models are evicted", registers: [this.registry],
+            name: "los_memory_budget_bytes", help: "The RAM budget (--memory-budget): past it idle models are evicted", registers: [this.registry],
             collect() {
                 this.set(engines.memoryBudget);
+            }
+        });
+        // The GPU's side of the budget: models whose GGUF layers are offloaded (0 on a server without a GPU).
+        new Gauge({
+            name: "los_model_vram_bytes", help: "Bytes of the VRAM budget each model holds (the GPU part of its estimate) while loading, loaded or unloading",
+            labelNames: ["model"], registers: [this.registry],
+            collect() {
+                this.reset();
+                for (const [model, bytes] of engines.memoryByModel())
+                    if (bytes.vram > 0)
+                        this.set({model}, bytes.vram);
+            }
+        });
+        new Gauge({
+            name: "los_vram_in_use_bytes", help: "Bytes of the VRAM budget the models hold together (their estimates)", registers: [this.registry],
+            collect() {
+                this.set(engines.memoryInUse().vram);
+            }
+        });
+        new Gauge({
+            name: "los_vram_budget_bytes", help: "The VRAM budget (--vram-budget; 0 without a GPU, or while its size has not been asked for yet)", registers: [this.registry],
+            collect() {
+                this.set(engines.vramBudget ?? 0);
             }
         });
         new Gauge({
