@@ -114,7 +114,8 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress) => capability.createEngine(entry, {...engineContext, onLoadProgress}))
     })), logger, {
         memoryBudget: config.memoryBudget,
-        vramBudget: config.vramBudget === "auto" ? () => gpuVramBudget(config) : config.vramBudget,
+        // Without a GPU the VRAM budget is 0 (every estimate is RAM); `auto` asks the GPU's size once a model needs VRAM.
+        vramBudget: config.vramBudget !== "auto" ? config.vramBudget : config.gpu === "off" ? 0 : () => gpuVramBudget(config),
         keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
         preloadAll: config.preloadAll,
         memoryWaitMs: config.memoryWaitSeconds * 1000,
