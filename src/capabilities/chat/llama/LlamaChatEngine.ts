@@ -120,7 +120,7 @@ export class LlamaChatEngine implements ChatEngine {
             reasoningFormat: options.reasoning == null || options.reasoning === "auto" ? detectReasoningFormat(model) : options.reasoning === "none" ? null : options.reasoning
         };
         this.planner = new TurnPlanner({
-            llama, model, renderer, info: this.info, capacity: this.pool.capacity, tokenFloor: this.tokenFloor, jsonGrammar, prepare: (request) => this.prepare(request)
+            llama, model, renderer, info: this.info, capacity: this.pool.capacity, tokenFloor: this.tokenFloor, jsonGrammar, prepare: (request, signal) => this.prepare(request, signal)
         });
     }
 
@@ -203,11 +203,11 @@ export class LlamaChatEngine implements ChatEngine {
         return (await this.prepare(promptRequestOf(job, this.info.reasoningFormat, tools, false))).tokens.length;
     }
 
-    /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise. */
-    private prepare(request: PromptRequest): Promise<PreparedPrompt> {
+    /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise (stopped when `signal` aborts). */
+    private prepare(request: PromptRequest, signal?: AbortSignal): Promise<PreparedPrompt> {
         if (isSmallPrompt(request, this.renderer))
             return Promise.resolve(preparePrompt(this.model, this.renderer, request));
-        return this.renderThread.prepare(request);
+        return this.renderThread.prepare(request, signal);
     }
 
     tokenize(input: TokenizeInput, {withPieces}: {withPieces: boolean}): Promise<Tokenized> {
@@ -224,7 +224,7 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
-        const turn = await this.planner.plan(job);
+        const turn = await this.planner.plan(job, hooks.signal);
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
         const done = lease.then(({release}) => this.runTurn(job, hooks, turn, release));
