@@ -1,5 +1,5 @@
 import { LlamaGrammar, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token, type TokenBias } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, RawPrompt, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, DecisionJob, DecisionOutcome, ChatRun, ChatRunHooks, ChatToolFunction, ChoiceResult, RawPrompt, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "../errors/EmptyPromptError.js";
@@ -35,6 +35,8 @@ import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
+import { decideQuestions } from "./decideQuestions.js";
+import { decisionLabels, type DecisionLabel } from "./decisionLabels.js";
 
 const maxCachedSchemaGrammars = 32;
 /** What ends a harmony model's analysis and opens its final answer. */
@@ -116,6 +118,8 @@ export class LlamaChatEngine implements ChatEngine {
     private savedStates: SavedPromptStates | null = null;
     /** What the last load restored of it, for the "Loaded" log line. */
     private restoredStates = {sequences: 0, tokens: 0};
+    /** The single-token labels decision questions' options get (decisionLabels). */
+    private readonly decisionLabels: DecisionLabel[];
 
     private constructor(
         private readonly llama: Llama,
@@ -139,8 +143,10 @@ export class LlamaChatEngine implements ChatEngine {
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
             prepare: (request) => this.prepare(request), load: () => this.pool.load(), queueSize: options.queueSize});
+        this.decisionLabels = decisionLabels(model);
         this.info = {
             id: options.id,
+            decisionOptions: this.decisionLabels.length,
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
             fingerprint,
@@ -253,6 +259,13 @@ export class LlamaChatEngine implements ChatEngine {
 
     detokenize(tokens: readonly number[]): Promise<string> {
         return this.tokenizer.detokenize(tokens);
+    }
+
+    decide(job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
+        return decideQuestions({
+            model: this.model, renderer: this.renderer, format: this.info.reasoningFormat ?? null, labels: this.decisionLabels,
+            pool: this.pool, sequences: this.sequences, contextSize: this.info.contextSize, batchSize: this.context.batchSize
+        }, job, signal);
     }
 
     countTextTokens(text: string): number {
