@@ -1,6 +1,7 @@
 // @ts-check
 import { ApiError, call, element, modelOptions, setApiKey } from "./api.js";
 import { mountChat } from "./chat.js";
+import { mountDecide } from "./decide.js";
 import { mountEmbeddings } from "./embeddings.js";
 import { mountImages } from "./images.js";
 import { mountSpeech } from "./speech.js";
@@ -10,9 +11,14 @@ import { mountTranscription } from "./transcription.js";
 /** @typedef {import("./models.js").Library} Library */
 /** @typedef {{shown?: () => void} | void} Mounted */
 
-/** The capability tabs, each offered once a model serves it; a tab gets only its own models, loaded or not. */
+/**
+ * The capability tabs, each offered once a model serves it; a tab gets only its own models, loaded or not. `key` names a
+ * tab whose models are another tab's task (Decide asks the chat models).
+ * @type {{task: string, key?: string, title: string, mount: (section: HTMLElement, models: Model[]) => Mounted}[]}
+ */
 const tabs = [
     {task: "chat", title: "Chat", mount: mountChat},
+    {task: "chat", key: "decide", title: "Decide", mount: mountDecide},
     {task: "image", title: "Images", mount: mountImages},
     {task: "speech", title: "Speech", mount: mountSpeech},
     {task: "transcription", title: "Transcription", mount: mountTranscription},
@@ -78,10 +84,10 @@ function updateModels(models) {
     setStatus(`${models.length} model${models.length === 1 ? "" : "s"}`);
     for (const tab of tabs) {
         const own = models.filter((model) => model.task === tab.task);
-        const entry = built.get(tab.task);
+        const entry = built.get(tab.key ?? tab.task);
         if (entry == null) {
             if (own.length > 0)
-                addTab(tab.task, tab.title, own, tab.mount);
+                addTab(tab.key ?? tab.task, tab.title, own, tab.mount);
             continue;
         }
         const picker = entry.section.querySelector("select[name=model]");
@@ -96,7 +102,7 @@ function updateModels(models) {
             picker.value = chosen;
     }
     // Capability tabs in their order, the models tab last.
-    nav.replaceChildren(...[...tabs.map((tab) => tab.task), "models"].flatMap((task) => built.get(task)?.button ?? []));
+    nav.replaceChildren(...[...tabs.map((tab) => tab.key ?? tab.task), "models"].flatMap((task) => built.get(task)?.button ?? []));
 }
 
 /**
