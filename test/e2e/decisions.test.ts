@@ -1,4 +1,5 @@
 import path from "node:path";
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
@@ -160,6 +161,17 @@ describe("/v1/decisions and /v1/systemone", () => {
         expect(await errorOf("/v1/systemone", {model: "split", state: "x", questions: {tone: {type: "score", instructions: "b", criteria: {a: 1}}}}))
             .toMatchObject({status: 400, error: {param: "questions.tone.criteria"}});
         expect(await load("split")).toMatchObject({busy: 0, waiting: 0});
+    });
+
+    it("/metrics counts the requests and their input tokens by route", async () => {
+        const families = parsePrometheusTextFormat(await (await fetch(`${server.url}/metrics`)).text());
+        const sum = (name: string, labels: Record<string, string>) => families.find((family) => family.name === name)!.metrics
+            .filter((metric) => "labels" in metric && Object.entries(labels).every(([key, value]) => metric.labels![key] === value))
+            .reduce((total, metric) => total + Number((metric as {value: string}).value), 0);
+        expect(sum("los_requests_total", {endpoint: "/v1/decisions", status: "200"})).toBeGreaterThanOrEqual(3);
+        expect(sum("los_requests_total", {endpoint: "/v1/decisions", status: "400"})).toBeGreaterThanOrEqual(7);
+        expect(sum("los_requests_total", {endpoint: "/v1/systemone", status: "200"})).toBeGreaterThanOrEqual(1);
+        expect(sum("los_tokens_total", {endpoint: "/v1/decisions", direction: "prompt"})).toBeGreaterThan(100);
     });
 
     it("a client that disconnects stops its questions and frees the sequences", async () => {
