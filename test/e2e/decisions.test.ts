@@ -98,6 +98,22 @@ describe("/v1/decisions and /v1/systemone", () => {
         expect(await load("split")).toMatchObject({busy: 0, waiting: 0});
     });
 
+    it("takes tool calls and their outputs, JSON parts and developer messages as input", async () => {
+        const decision = await server.client.decisions.create({
+            model: "split",
+            input: [
+                {role: "developer", content: [{type: "input_text", text: "Check the agent's step."}]},
+                {role: "user", content: [{type: "input_json", data: {order: 4411, charged: 2}}]},
+                {type: "function_call", call_id: "c1", name: "refund", arguments: "{\"order\":4411}"},
+                {type: "function_call_output", call_id: "c1", output: "refunded"},
+                {type: "custom_tool_call", call_id: "c2", name: "shell", input: "ls"},
+                {type: "custom_tool_call_output", call_id: "c2", output: [{type: "input_text", text: "orders.csv"}]}
+            ],
+            questions: [{type: "predicate", instructions: "The refund was the right step."}]
+        });
+        expect(decision.answers).toEqual([{type: "predicate", name: null, probability: expect.closeTo(0.5, 6)}]);
+    });
+
     it("averages out position bias: a model that always answers label A gets a flat answer", async () => {
         const decision = await server.client.decisions.create({
             model: "certain", input: "The sky is green.",

@@ -11,20 +11,27 @@ const questionSlot = "\u0001question\u0002";
 export type DecisionPrompt = {prefix: Token[], suffixOf: (questionText: string) => Token[]};
 
 /**
- * The input rendered once through the model's chat template, with a last user turn holding the question and thinking off
+ * The input rendered once through the model's chat template, with the question at the end of its last user turn (after a
+ * blank line; a user turn of its own when the input ends otherwise) and thinking off
  * (the template's switch, or an empty think block after the generation prompt: a reasoning model answers at once). The
  * text is cut where the question goes: before it, the shared prefix every question's sequence keeps; after it, the
  * end of the user turn and the generation prompt, which follow each question's text. Without a template (a base model)
  * the turns' text, a blank line, the question and a line break.
  */
 export function decisionPrompt(model: LlamaModel, renderer: ChatPromptRenderer, format: ReasoningFormat | null, input: readonly ChatTurn[]): DecisionPrompt {
-    const turns: ChatTurn[] = [...input.map((turn) => ({...turn, content: turn.content.replaceAll(questionSlot, "")})), {role: "user", content: questionSlot}];
+    const turns: ChatTurn[] = input.map((turn) => ({...turn, content: turn.content.replaceAll(questionSlot, "")}));
+    // After a user turn, the question closes that turn (templates that want roles to alternate refuse two user turns in a row).
+    const last = turns.at(-1);
+    if (last?.role === "user" && last.toolCalls == null)
+        turns[turns.length - 1] = {...last, content: last.content + "\n\n" + questionSlot};
+    else
+        turns.push({role: "user", content: questionSlot});
     const job = {turns, reasoning: {enabled: false, budgetTokens: null}};
     const rendered = renderer.renderTemplate(turns, undefined, conversationKwargs(renderer, format, job));
     if (rendered == null) {
         const prefixText = input.map((turn) => turn.content).join("\n\n");
         return {
-            prefix: model.tokenize(prefixText === "" ? "" : prefixText + "\n\n"),
+            prefix: renderer.tokensOf(null, [{role: "user", content: prefixText === "" ? "" : prefixText + "\n\n"}]),
             suffixOf: (questionText) => model.tokenize(questionText + "\n", false, "trimLeadingSpace")
         };
     }
