@@ -62,8 +62,14 @@ describe("decisionPrompt", () => {
         const model = await load(tinyChatModelPath);
         const labels = decisionLabels(model);
         expect(labels.slice(0, 3).map((label) => label.text)).toEqual(["A", "B", "C"]);
-        for (const label of labels)
+        for (const label of labels) {
             expect(model.tokenize(label.text, false, "trimLeadingSpace")).toEqual([label.token]);
-        expect(new Set(labels.map((label) => label.token)).size).toBe(labels.length);
+            // Its spellings: the label alone, and with the leading space a SentencePiece answer starts with (`▁A`).
+            for (const token of label.tokens)
+                expect(model.detokenize([token]).trim()).toBe(label.text);
+        }
+        expect(labels[0].tokens).toEqual([labels[0].token, ...model.tokenize("A", false)]);
+        const all = labels.flatMap((label) => label.tokens);
+        expect(new Set(all).size).toBe(all.length);
     });
 });

@@ -90,5 +90,5 @@ async function labelProbabilities(sequence: LlamaContextSequence, evaluation: Ev
     const distribution = results.at(-1)?.next.probabilities;
     if (distribution == null)
         throw new Error("node-llama-cpp returned no next-token probabilities");
-    return evaluation.order.map((_, index) => distribution.get(labels[index].token) ?? 0);
+    return evaluation.order.map((_, index) => labels[index].tokens.reduce((sum, token) => sum + (distribution.get(token) ?? 0), 0));
 }
