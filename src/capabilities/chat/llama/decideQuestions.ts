@@ -28,10 +28,11 @@ type Evaluation = {question: number, order: number[], tokens: Token[], labels: n
  * Answers `job`'s questions on this model. The input is rendered once (decisionPrompt) as the shared prefix; each
  * question, in each option order (decisionOrders), is a short suffix evaluated over it, and the next-token
  * distribution after it (node-llama-cpp's `controlledEvaluate` with `probabilities`: the model's softmax, no sampling
- * transformation) is read at the label tokens only. The request takes one sequence through admission (like a chat
- * request's choice), the one that keeps the most of the prefix (SequencePrefixCache); it evaluates the rest of the prefix
- * in batch-size chunks (the request's signal is checked between them and between questions), then the suffixes one after
- * another, erasing each after it. The sequence is given back holding the prefix, so the next request about the same
+ * transformation) is read at the label tokens only. The request takes sequences through admission (like a chat
+ * request's choices): one, or more when its suffixes outweigh the prefix; the prompt cache picks those that keep the most
+ * of the prefix (SequencePrefixCache). Each evaluates the rest of the prefix in batch-size chunks (the request's signal is
+ * checked between them and between questions), then takes suffixes one after another, erasing each after it; the
+ * sequences' suffixes share batches. Each sequence is given back holding the prefix, so the next request about the same
  * input starts from it.
  */
 export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
@@ -44,32 +45,43 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
     if (prefix.length + longest >= parts.contextSize)
         throw new ContextLengthExceededError(parts.contextSize, prefix.length + longest);
 
-    // One sequence: the one the prompt cache says keeps the most of the prefix. A second sequence would evaluate the prefix
-    // again (node-llama-cpp cannot copy a sequence's KV cache to another), which on a CPU costs more than its suffixes gain
-    // from sharing batches (bench:decisions); other requests run on the other sequences meanwhile.
-    const {release} = await parts.pool.acquire(1, signal);
-    const [{sequence, kept}] = parts.sequences.take(prefix, 1);
-    try {
-        await reusePromptPrefix(sequence, kept);
-        parts.sequences.record(prefix.length, kept);
-        for (let start = kept; start < prefix.length; start += parts.batchSize) {
-            signal.throwIfAborted();
-            await sequence.evaluateWithoutGeneratingNewTokens(prefix.slice(start, start + parts.batchSize));
+    // Sequences: as many as the suffixes pay for. A sequence that does not hold the prefix evaluates it again (node-llama-cpp
+    // cannot copy a sequence's KV cache to another), which is worth it only when its share of the suffixes is at least as
+    // many tokens; the suffixes of several sequences then share batches (bench:decisions).
+    const suffixTokens = evaluations.reduce((sum, evaluation) => sum + evaluation.tokens.length, 0);
+    const count = Math.max(1, Math.min(parts.pool.capacity, evaluations.length, Math.floor(suffixTokens / Math.max(1, prefix.length))));
+    const {release} = await parts.pool.acquire(count, signal);
+    const taken = parts.sequences.take(prefix, count);
+    const stopAll = new AbortController();
+    const stop = AbortSignal.any([signal, stopAll.signal]);
+    let next = 0;
+    const outcomes = await Promise.allSettled(taken.map(async ({sequence, kept}) => {
+        try {
+            await reusePromptPrefix(sequence, kept);
+            parts.sequences.record(prefix.length, kept);
+            for (let start = kept; start < prefix.length; start += parts.batchSize) {
+                stop.throwIfAborted();
+                await sequence.evaluateWithoutGeneratingNewTokens(prefix.slice(start, start + parts.batchSize));
+            }
+            while (next < evaluations.length) {
+                stop.throwIfAborted();
+                const evaluation = evaluations[next++];
+                evaluation.labels = await labelProbabilities(sequence, evaluation, parts.labels);
+                await sequence.eraseContextTokenRanges([{start: prefix.length, end: sequence.nextTokenIndex}]);
+            }
+            parts.sequences.giveBack(sequence, 0);
+        } catch (error) {
+            stopAll.abort(error);
+            // What a stopped evaluation left in the sequence is not worth trusting for the next prompt.
+            await sequence.clearHistory().catch(() => {});
+            parts.sequences.giveBack(sequence, 0);
+            throw error;
         }
-        for (const evaluation of evaluations) {
-            signal.throwIfAborted();
-            evaluation.labels = await labelProbabilities(sequence, evaluation, parts.labels);
-            await sequence.eraseContextTokenRanges([{start: prefix.length, end: sequence.nextTokenIndex}]);
-        }
-        parts.sequences.giveBack(sequence, 0);
-    } catch (error) {
-        // What a stopped evaluation left in the sequence is not worth trusting for the next prompt.
-        await sequence.clearHistory().catch(() => {});
-        parts.sequences.giveBack(sequence, 0);
-        throw signal.aborted ? signal.reason : error;
-    } finally {
-        release();
-    }
+    }));
+    release();
+    const failed = outcomes.find((outcome) => outcome.status === "rejected");
+    if (failed != null)
+        throw signal.aborted ? signal.reason : failed.reason;
 
     const probabilities = job.questions.map((_, index) => {
         const own = evaluations.filter((evaluation) => evaluation.question === index);
@@ -78,8 +90,8 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
     return {
         probabilities,
         prefixTokens: prefix.length,
-        suffixTokens: evaluations.reduce((sum, evaluation) => sum + evaluation.tokens.length, 0),
-        cachedTokens: kept
+        suffixTokens,
+        cachedTokens: Math.max(...taken.map(({kept}) => kept))
     };
 }
 
