@@ -1,6 +1,7 @@
 // @ts-check
 import { ApiError, call, element, modelOptions, setApiKey } from "./api.js";
 import { mountChat } from "./chat.js";
+import { mountDecide } from "./decide.js";
 import { mountEmbeddings } from "./embeddings.js";
 import { mountImages } from "./images.js";
 import { mountRerank } from "./rerank.js";
@@ -12,12 +13,14 @@ import { mountTranscription } from "./transcription.js";
 /** @typedef {{shown?: () => void} | void} Mounted */
 
 /**
- * The capability tabs, each offered once a model serves it; a tab gets only its own models, loaded or not. `with`: a
- * second task shown in the same tab, below (reranking in the embeddings tab), given its own models.
- * @type {{task: string, title: string, mount: (section: HTMLElement, models: Model[]) => Mounted, with?: {task: string, mount: (section: HTMLElement, models: Model[]) => void}}[]}
+ * The capability tabs, each offered once a model serves it; a tab gets only its own models, loaded or not. `key` names a
+ * tab whose models are another tab's task (Decide asks the chat models). `with`: a second task shown in the same tab,
+ * below (reranking in the embeddings tab), given its own models.
+ * @type {{task: string, key?: string, title: string, mount: (section: HTMLElement, models: Model[]) => Mounted, with?: {task: string, mount: (section: HTMLElement, models: Model[]) => void}}[]}
  */
 const tabs = [
     {task: "chat", title: "Chat", mount: mountChat},
+    {task: "chat", key: "decide", title: "Decide", mount: mountDecide},
     {task: "image", title: "Images", mount: mountImages},
     {task: "speech", title: "Speech", mount: mountSpeech},
     {task: "transcription", title: "Transcription", mount: mountTranscription},
@@ -85,10 +88,10 @@ function updateModels(models) {
         const own = models.filter((model) => model.task === tab.task);
         const second = tab.with;
         const others = second == null ? [] : models.filter((model) => model.task === second.task);
-        const entry = built.get(tab.task);
+        const entry = built.get(tab.key ?? tab.task);
         if (entry == null) {
             if (own.length > 0 || others.length > 0)
-                addTab(tab.task, tab.title, own, (section, given) => {
+                addTab(tab.key ?? tab.task, tab.title, own, (section, given) => {
                     const mounted = own.length > 0 ? tab.mount(section, given) : undefined;
                     if (second != null && others.length > 0)
                         second.mount(section, others);
@@ -108,7 +111,7 @@ function updateModels(models) {
             picker.value = chosen;
     }
     // Capability tabs in their order, the models tab last.
-    nav.replaceChildren(...[...tabs.map((tab) => tab.task), "models"].flatMap((task) => built.get(task)?.button ?? []));
+    nav.replaceChildren(...[...tabs.map((tab) => tab.key ?? tab.task), "models"].flatMap((task) => built.get(task)?.button ?? []));
 }
 
 /**

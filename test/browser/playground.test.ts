@@ -102,7 +102,7 @@ describe.skipIf(!haveChromium)("the playground page", () => {
         const {page, context, errors} = await open();
         await page.waitForSelector("body[data-ready=true]");
         const tabs = await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent));
-        expect(tabs).toEqual(["Chat", "Images", "Speech", "Transcription", "Embeddings", "Models"]);
+        expect(tabs).toEqual(["Chat", "Decide", "Images", "Speech", "Transcription", "Embeddings", "Models"]);
         // Each tab offers only its own models, aliases shown.
         const chatModels = await page.$$eval("[data-tab=chat] select[name=model] option", (options: El[]) => options.map((option) => option.textContent));
         expect(chatModels).toEqual(["thinker (qwen-thinking)", "slow", "hostile"]);

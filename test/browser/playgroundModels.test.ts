@@ -61,7 +61,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
         fakes.loadProgress.set("a", [0.2, 0.42]);
         const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside);
         await modelsReady(page);
-        expect(await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent))).toEqual(["Chat", "Models"]);
+        expect(await page.$$eval("nav button", (buttons: El[]) => buttons.map((button) => button.textContent))).toEqual(["Chat", "Decide", "Models"]);
         const before = await rowsOf(page);
         expect(before.map((row) => [row.id, row.status, row.action])).toEqual([["a", "unloaded", "Load"], ["b", "unloaded", "Load"], ["c", "unloaded", "Load"]]);
         // id with aliases, task, status, memory (none known before a load), last used, keep-alive, pinned.

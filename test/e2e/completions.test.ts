@@ -319,6 +319,6 @@ describe("/v1/completions on stories260K (real weights, models/demo)", () => {
     it("/v1/models lists /v1/completions for chat models", async () => {
         const models = await server.client.models.list();
         const entry = models.data.find((model) => model.id === "stories-260k") as unknown as {endpoints: string[]};
-        expect(entry.endpoints).toEqual(["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/tokenize", "/v1/detokenize"]);
+        expect(entry.endpoints).toEqual(["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/tokenize", "/v1/detokenize", "/v1/decisions", "/v1/systemone"]);
     });
 });

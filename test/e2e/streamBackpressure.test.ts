@@ -34,6 +34,10 @@ class FloodEngine implements ChatEngine {
         return {tokens: [1]};
     }
 
+    async decide(): Promise<never> {
+        throw new Error("not used");
+    }
+
     async detokenize() {
         return "x";
     }

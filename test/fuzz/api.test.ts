@@ -122,6 +122,9 @@ const messagesFields = ["model", "max_tokens", "messages", "system", "stop_seque
     "thinking", "metadata", "output_config", "stream", "unknown_field"];
 const tokenizeFields = ["model", "content", "prompt", "messages", "tools", "chat_template_kwargs", "add_special_tokens", "add_special", "parse_special",
     "with_pieces", "add_generation_prompt", "continue_final_message", "return_token_strs", "unknown_field"];
+const decisionsBase = {model: "real", input: "hi", questions: [{type: "predicate", instructions: "Is it a greeting?"}, {type: "choice", instructions: "Which?", choices: [{value: "a"}, {value: true}]}]};
+const decisionsFields = ["model", "input", "questions", "prompt_cache_key", "prompt_cache_options", "safety_identifier", "unknown_field"];
+const systemOneBase = {model: "real", state: {text: "hi"}, questions: {greeting: {type: "noul", instructions: "Is it a greeting?"}, level: {type: "score", instructions: "How warm?", criteria: ["cold", "warm"]}}};
 const embeddingsBase = {model: "tiny-bert", input: "hello"};
 const embeddingsFields = ["model", "input", "encoding_format", "dimensions", "user", "unknown_field"];
 const rerankBase = {model: "tiny-cross-encoder", query: "the quick fox", documents: ["the lazy dog", {text: "a red ball"}], top_n: 1};
@@ -209,6 +212,13 @@ describe(`fuzz (${runs} cases per endpoint, seed ${seed})`, () => {
         await check("/tokenize", {model: "real", content: "<|im_start|>hi", add_special: true, parse_special: false}, tokenizeFields, runsFor(1 / 16));
         await check("/v1/detokenize", {model: "real", tokens: [1, 3, 400]}, ["model", "tokens", "unknown_field"], runsFor(1 / 8));
         await check("/detokenize", {model: "real", tokens: [5]}, ["model", "tokens", "unknown_field"], runsFor(1 / 16));
+    }, 600_000);
+
+    it("POST /v1/decisions and /v1/systemone", async () => {
+        // 1/4 of FUZZ_RUNS in all on the real engine (each case evaluates its questions), the rest on the fake one.
+        await check("/v1/decisions", decisionsBase, decisionsFields, runsFor(1 / 8));
+        await check("/v1/decisions", {...decisionsBase, model: "fake", input: [{role: "user", content: [{type: "input_text", text: "hi"}]}]}, decisionsFields, runsFor(1 / 4));
+        await check("/v1/systemone", systemOneBase, ["model", "state", "questions", "unknown_field"], runsFor(1 / 8));
     }, 600_000);
 
     it("POST /v1/completions", async () => {

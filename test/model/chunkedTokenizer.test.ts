@@ -2,6 +2,7 @@ import fc from "fast-check";
 import type { LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chunkedTokenizer } from "../../src/capabilities/chat/llama/chunkedTokenizer.js";
+import { PromptRenderThread } from "../../src/capabilities/chat/llama/PromptRenderThread.js";
 import { SpecialTokenTexts } from "../../src/capabilities/chat/llama/SpecialTokenTexts.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { gpt2VocabPath, storiesModelPath, tinyToolsModelPath } from "../support/testModels.js";
@@ -31,10 +32,41 @@ describe.each(models)("chunkedTokenizer on %s", (_, modelPath) => {
         }), {numRuns: 60, seed: 20261125});
     });
 
+    it("calls its checkpoint before each piece, and stops when the checkpoint throws (a cancelled render)", () => {
+        let calls = 0;
+        // Each model's own special tokens among them.
+        const text = "<|im_start|>user\nhi<|im_end|>\n<s> x</s><|endoftext|>".repeat(1000);
+        expect(chunkedTokenizer(model, SpecialTokenTexts.of(model), () => calls++)(text, true)).toEqual(model.tokenizer(text, true));
+        const pieces = calls;
+        expect(pieces).toBeGreaterThan(2);
+        calls = 0;
+        const stopAtSecond = () => {
+            if (++calls === 2)
+                throw new Error("cancelled");
+        };
+        expect(() => chunkedTokenizer(model, SpecialTokenTexts.of(model), stopAtSecond)(text, true)).toThrow("cancelled");
+        expect(calls).toBe(2);
+    });
+
     it("leaves plain text to the model's tokenizer", () => {
         const tokenize = chunkedTokenizer(model, SpecialTokenTexts.of(model));
         const text = "<|im_start|>user\n".repeat(1000);
         expect(tokenize(text, false)).toEqual(model.tokenizer(text, false));
+    });
+});
+
+describe("PromptRenderThread", () => {
+    const thread = new PromptRenderThread(tinyToolsModelPath);
+    afterAll(() => thread.close());
+    const request = {kind: "text" as const, text: "<|im_start|>user\nhi<|im_end|>\n".repeat(500), addSpecial: false, parseSpecial: true};
+
+    it("skips a render whose client left before the thread began it, rejecting with the signal's reason, and serves the next", async () => {
+        const left = new AbortController();
+        left.abort(new Error("the client left"));
+        await expect(thread.prepare(request, left.signal)).rejects.toThrow("the client left");
+        const prepared = await thread.prepare(request, new AbortController().signal);
+        expect(prepared.tokens.length).toBeGreaterThan(1000);
+        expect(await thread.prepare(request)).toEqual(prepared);
     });
 });
 

@@ -1,4 +1,4 @@
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, TokenizeInput, Tokenized } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, TokenizeInput, Tokenized } from "../../src/capabilities/chat/ChatEngine.js";
 import { ReasoningOutput } from "../../src/capabilities/chat/llama/text/ReasoningOutput.js";
 import type { EngineLoad } from "../../src/core/engines/EngineLoad.js";
 
@@ -14,7 +14,7 @@ export class FakeChatEngine implements ChatEngine {
 
     /** `cachedPromptTokens`: of its 3 prompt tokens, how many the "prompt cache" serves (reported through onPromptCache and the result). */
     constructor(id: string, private readonly script: {pieces: string[], beforePiece?: (index: number, signal: AbortSignal) => Promise<void>, failWith?: Error, info?: Partial<ChatEngineInfo>, cachedPromptTokens?: number}) {
-        this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake", ...script.info};
+        this.info = {id, contextSize: 1000, vocabularySize: 100, fingerprint: "fp_fake", decisionOptions: 62, ...script.info};
     }
 
     load(): EngineLoad {
@@ -41,6 +41,19 @@ export class FakeChatEngine implements ChatEngine {
     /** A word of `x`s per token, as long as its id. */
     async detokenize(tokens: readonly number[]): Promise<string> {
         return tokens.map((token) => "x".repeat(token)).join(" ");
+    }
+
+    readonly decisionJobs: DecisionJob[] = [];
+
+    /** Every option of a question equally likely; a word per turn and per question as tokens. */
+    async decide(job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
+        this.decisionJobs.push(job);
+        await this.script.beforePiece?.(0, signal);
+        signal.throwIfAborted();
+        return {
+            probabilities: job.questions.map((question) => question.options.map(() => 1 / question.options.length)),
+            prefixTokens: job.turns.length, suffixTokens: job.questions.length * 2, cachedTokens: this.script.cachedPromptTokens ?? 0
+        };
     }
 
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {

@@ -13,6 +13,7 @@ export function scriptedChatEngine(script: (hooks: ChatRunHooks) => void, result
         countTextTokens: () => 0,
         tokenize: async () => ({tokens: []}),
         detokenize: async () => "",
+        decide: async () => { throw new Error("not scripted"); },
         dispose: async () => {},
         submit: async (_job, hooks) => ({
             promptTokens,

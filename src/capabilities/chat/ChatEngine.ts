@@ -167,6 +167,8 @@ export type ChatEngineInfo = {
     fillInTheMiddle?: boolean;
     /** How the model writes its reasoning, when its answers are to be split (`--reasoning-format parsed`); absent or null = not split. */
     reasoningFormat?: ReasoningFormat | null;
+    /** Most options a decision question may have on this model: its single-token answer labels (absent = decisions not supported). */
+    decisionOptions?: number;
 };
 
 /**
@@ -227,6 +229,22 @@ export type TokenPiece = string | number[];
 
 export type Tokenized = {tokens: number[], pieces?: TokenPiece[]};
 
+/** A question the model answers by picking one of `options` (their text as shown to it), read from its next-token distribution. */
+export type DecisionQuestion = {instructions: string, options: string[]};
+
+/** Questions about one input (`turns`), each answered over the input's prompt as a shared prefix (thinking off). */
+export type DecisionJob = {turns: ChatTurn[], questions: DecisionQuestion[]};
+
+export type DecisionOutcome = {
+    /** Per question, per option: its probability (summing to 1), averaged over the options shown in their given and in reversed order. */
+    probabilities: number[][];
+    /** The shared prefix's tokens, and every question suffix's tokens as evaluated (each question twice: both orders). */
+    prefixTokens: number;
+    suffixTokens: number;
+    /** Prefix tokens the prompt cache served on the sequence that kept the most of it. */
+    cachedTokens: number;
+};
+
 export interface ChatEngine extends Engine {
     readonly info: ChatEngineInfo;
     /**
@@ -247,5 +265,11 @@ export interface ChatEngine extends Engine {
     tokenize(input: TokenizeInput, options: {withPieces: boolean}): Promise<Tokenized>;
     /** The text of token ids (all in the vocabulary): llama.cpp's detokenizer, control tokens written as their text. */
     detokenize(tokens: readonly number[]): Promise<string>;
+    /**
+     * Answers decision questions from the model's next-token distribution at the answer position (no sampling): the job
+     * waits for sequences through admission (`QueueFullError` when the queue is full) and stops when `signal` aborts.
+     * A question may have at most `info.decisionOptions` options.
+     */
+    decide(job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome>;
     dispose(): Promise<void>;
 }

@@ -14,6 +14,7 @@ import { chatManifestPart } from "./chatManifestPart.js";
 import type { ChatSettings } from "./chatManifest.js";
 import { speculativeOptions } from "./speculativeOptions.js";
 import { detokenizeHandler, tokenizeHandler } from "./tokenize/tokenizeHandlers.js";
+import { decisionsHandler, systemOneHandler } from "./decisions/decisionsHandlers.js";
 
 const chatBodyBounds = {maxValues: maxChatJsonValues};
 /** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
@@ -68,6 +69,9 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
             target.post("/tokenize", chatBody, tokenize);
             target.post("/detokenize", tokensBody, detokenize);
         }
+        // Decision questions answered from the next-token distribution: OpenAI's Decisions API and TypeSafe's System One format.
+        router.post("/decisions", chatBody, decisionsHandler(context));
+        router.post("/systemone", chatBody, systemOneHandler(context));
     },
     toApiError: chatApiError,
     errorShapes: {"/v1/messages": toAnthropicError, "/v1/messages/count_tokens": toAnthropicError}

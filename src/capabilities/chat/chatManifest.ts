@@ -13,6 +13,8 @@ export type ChatSettings = {
     draftModel: string | null;
     /** Most tokens per draft; null = `--draft-max`. */
     draftMax: number | null;
+    /** Whether the model answers /v1/decisions and /v1/systemone (docs/decisions.md); every chat model does unless this is false. */
+    decisions: boolean;
 };
 
 /** The manifest fields only chat models have. */
@@ -21,7 +23,8 @@ export const chatManifest: ManifestSettings<ChatSettings> = {
         reasoning: {enum: ["auto", "think-tags", "harmony", "none"]},
         speculative: {enum: ["off", "lookup", "draft"]},
         draftModel: {type: "string", minLength: 1},
-        draftMax: {type: "integer", minimum: chatServerSettings.draftMax.min, maximum: chatServerSettings.draftMax.max}
+        draftMax: {type: "integer", minimum: chatServerSettings.draftMax.min, maximum: chatServerSettings.draftMax.max},
+        decisions: {type: "boolean"}
     },
     parse(fields, entry) {
         const draftModel = fields.draftModel == null ? null : path.resolve(entry.folder, fields.draftModel as string);
@@ -34,7 +37,8 @@ export const chatManifest: ManifestSettings<ChatSettings> = {
             reasoning: (fields.reasoning as ChatSettings["reasoning"] | undefined) ?? "auto",
             speculative,
             draftModel,
-            draftMax: (fields.draftMax as number | undefined) ?? null
+            draftMax: (fields.draftMax as number | undefined) ?? null,
+            decisions: (fields.decisions as boolean | undefined) ?? true
         };
     }
 };

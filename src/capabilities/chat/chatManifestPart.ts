@@ -5,7 +5,7 @@ import { chatServerSettings } from "./chatServerSettings.js";
 /** The chat task (chat completions, completions, the Responses and Messages APIs, tokenize and detokenize on GGUF models): what the manifest loader and the downloader know of it. */
 export const chatManifestPart = {
     task: "chat" as const,
-    endpoints: ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/tokenize", "/v1/detokenize"],
+    endpoints: ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/tokenize", "/v1/detokenize", "/v1/decisions", "/v1/systemone"],
     manifest: chatManifest,
     settings: chatServerSettings,
     // Any causal language model llama.cpp loads: every GGUF that no other capability claims.

@@ -57,10 +57,11 @@ export class ChatPromptRenderer {
     /** The template's generation prompt opens a think block (DeepSeek-R1, QwQ, Qwen3-2507 thinking). */
     readonly opensThinkingOnResponseStart: boolean;
 
-    constructor(private readonly model: LlamaModel) {
+    /** `checkpoint`: called between the pieces of long template text (chunkedTokenizer); throws to stop a render. */
+    constructor(private readonly model: LlamaModel, {checkpoint}: {checkpoint?: () => void} = {}) {
         const specials = SpecialTokenTexts.of(model);
         this.escaper = new ControlTextEscape(specials);
-        this.tokenizer = chunkedTokenizer(model, specials);
+        this.tokenizer = chunkedTokenizer(model, specials, checkpoint);
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;

@@ -1,5 +1,5 @@
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
@@ -31,6 +31,8 @@ import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Turn } from "./TurnPlanner.js";
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
+import { decideQuestions } from "./decideQuestions.js";
+import { decisionLabels, type DecisionLabel } from "./decisionLabels.js";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -87,6 +89,8 @@ export class LlamaChatEngine implements ChatEngine {
     private savedStates: SavedPromptStates | null = null;
     /** What the last load restored of it, for the "Loaded" log line. */
     private restoredStates = {sequences: 0, tokens: 0};
+    /** The single-token labels decision questions' options get (decisionLabels). */
+    private readonly decisionLabels: DecisionLabel[];
 
     private constructor(
         private readonly llama: Llama,
@@ -110,8 +114,10 @@ export class LlamaChatEngine implements ChatEngine {
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
             prepare: (request) => this.prepare(request), load: () => this.pool.load(), queueSize: options.queueSize});
+        this.decisionLabels = decisionLabels(model);
         this.info = {
             id: options.id,
+            decisionOptions: this.decisionLabels.length,
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
             fingerprint,
@@ -120,7 +126,7 @@ export class LlamaChatEngine implements ChatEngine {
             reasoningFormat: options.reasoning == null || options.reasoning === "auto" ? detectReasoningFormat(model) : options.reasoning === "none" ? null : options.reasoning
         };
         this.planner = new TurnPlanner({
-            llama, model, renderer, info: this.info, capacity: this.pool.capacity, tokenFloor: this.tokenFloor, jsonGrammar, prepare: (request) => this.prepare(request)
+            llama, model, renderer, info: this.info, capacity: this.pool.capacity, tokenFloor: this.tokenFloor, jsonGrammar, prepare: (request, signal) => this.prepare(request, signal)
         });
     }
 
@@ -203,11 +209,11 @@ export class LlamaChatEngine implements ChatEngine {
         return (await this.prepare(promptRequestOf(job, this.info.reasoningFormat, tools, false))).tokens.length;
     }
 
-    /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise. */
-    private prepare(request: PromptRequest): Promise<PreparedPrompt> {
+    /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise (stopped when `signal` aborts). */
+    private prepare(request: PromptRequest, signal?: AbortSignal): Promise<PreparedPrompt> {
         if (isSmallPrompt(request, this.renderer))
             return Promise.resolve(preparePrompt(this.model, this.renderer, request));
-        return this.renderThread.prepare(request);
+        return this.renderThread.prepare(request, signal);
     }
 
     tokenize(input: TokenizeInput, {withPieces}: {withPieces: boolean}): Promise<Tokenized> {
@@ -219,12 +225,19 @@ export class LlamaChatEngine implements ChatEngine {
         return this.tokenizer.detokenize(tokens);
     }
 
+    decide(job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
+        return decideQuestions({
+            model: this.model, renderer: this.renderer, format: this.info.reasoningFormat ?? null, labels: this.decisionLabels,
+            pool: this.pool, sequences: this.sequences, contextSize: this.info.contextSize, batchSize: this.context.batchSize
+        }, job, signal);
+    }
+
     countTextTokens(text: string): number {
         return text === "" ? 0 : this.model.tokenize(text, false, "trimLeadingSpace").length;
     }
 
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
-        const turn = await this.planner.plan(job);
+        const turn = await this.planner.plan(job, hooks.signal);
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
         const done = lease.then(({release}) => this.runTurn(job, hooks, turn, release));

@@ -20,9 +20,25 @@ export class PromptRenderThread {
 
     constructor(private readonly modelPath: string) {}
 
-    /** The prompt's tokens, prepared in the render thread (requests are served one at a time, in order). */
-    async prepare(request: PromptRequest): Promise<PreparedPrompt> {
-        const reply = await this.send((id) => ({type: "render", id, request}));
+    /**
+     * The prompt's tokens, prepared in the render thread (requests are served one at a time, in order). When `signal`
+     * aborts (the client left), the thread skips the render if it has not begun it, or stops between the pieces of its
+     * template text, and this rejects with the signal's reason.
+     */
+    async prepare(request: PromptRequest, signal?: AbortSignal): Promise<PreparedPrompt> {
+        const cancel = signal == null ? undefined : new Int32Array(new SharedArrayBuffer(4));
+        const onAbort = () => Atomics.store(cancel!, 0, 1);
+        if (signal?.aborted)
+            onAbort();
+        signal?.addEventListener("abort", onAbort, {once: true});
+        let reply: RenderThreadReply;
+        try {
+            reply = await this.send((id) => ({type: "render", id, request, cancel}));
+        } finally {
+            signal?.removeEventListener("abort", onAbort);
+        }
+        if ("cancelled" in reply)
+            throw signal?.reason ?? new Error("The render was cancelled");
         if (!("tokens" in reply))
             throw new Error("The render thread answered a render without tokens");
         return {tokens: toArray(reply.tokens), start: reply.start, clientStart: reply.clientStart};

@@ -50,8 +50,8 @@ export type TurnPlannerModel = {
     tokenFloor: PromptTokenFloor;
     /** The grammar of `response_format: json_object`, compiled at load. */
     jsonGrammar: LlamaGrammar;
-    /** The prompt's tokens (on the main thread or the render thread). */
-    prepare(request: PromptRequest): Promise<PreparedPrompt>;
+    /** The prompt's tokens (on the main thread or the render thread, which stops when `signal` aborts). */
+    prepare(request: PromptRequest, signal?: AbortSignal): Promise<PreparedPrompt>;
 };
 
 /** What the prompt of `job` is made of (a raw prompt, or the conversation and what its rendering depends on). */
@@ -79,7 +79,7 @@ export class TurnPlanner {
         this.thinkCloseTokens = of.model.tokenize(of.info.reasoningFormat === "harmony" ? harmonyFinalHeader : "</think>", true, "trimLeadingSpace");
     }
 
-    async plan(job: ChatJob): Promise<Turn> {
+    async plan(job: ChatJob, signal?: AbortSignal): Promise<Turn> {
         const {info, renderer, model} = this.of;
         if (job.n > this.of.capacity)
             throw new TooManyChoicesError(info.id, job.n, this.of.capacity);
@@ -94,7 +94,7 @@ export class TurnPlanner {
             throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
         const forced = tools?.choice.type === "forced" ? tools.choice : null;
         const constrained = forced != null || job.jsonSchema != null || job.jsonObject;
-        const prepared = await this.of.prepare(promptRequestOf(job, info.reasoningFormat, tools?.functions, constrained));
+        const prepared = await this.of.prepare(promptRequestOf(job, info.reasoningFormat, tools?.functions, constrained), signal);
         if (prepared.tokens.length === 0)
             throw new EmptyPromptError();
         if (prepared.tokens.length >= contextSize)

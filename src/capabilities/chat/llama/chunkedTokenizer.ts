@@ -9,8 +9,9 @@ const pieceChars = 4096;
  * pieces of about 4 KB cut where SpecialTokenTexts.cuts allows, with the same tokens. llama.cpp's special-token pass
  * over one text is quadratic in the special tokens it finds (it searches the whole rest of the text for each token
  * kind in each piece found so far): the template text of 16,000 empty messages took 14 s in one call, 0.6 s in pieces.
+ * `checkpoint` is called before each piece: it throws to stop (the render thread's request was cancelled).
  */
-export function chunkedTokenizer(model: LlamaModel, specials: SpecialTokenTexts): Tokenizer {
+export function chunkedTokenizer(model: LlamaModel, specials: SpecialTokenTexts, checkpoint: () => void = () => {}): Tokenizer {
     const whole = model.tokenizer;
     const tokenize = (text: string, specialTokens?: boolean | "builtin", options?: "trimLeadingSpace"): Token[] => {
         if (specialTokens !== true || text.length <= pieceChars)
@@ -20,9 +21,11 @@ export function chunkedTokenizer(model: LlamaModel, specials: SpecialTokenTexts)
             return whole(text, true, options);
         const tokens = whole(text.slice(0, cuts[0]), true, options);
         // Each later piece starts with a special token: no leading space to trim.
-        for (const [index, cut] of cuts.entries())
+        for (const [index, cut] of cuts.entries()) {
+            checkpoint();
             for (const token of model.tokenize(text.slice(cut, cuts[index + 1] ?? text.length), true))
                 tokens.push(token);
+        }
         return tokens;
     };
     return Object.assign(tokenize as Tokenizer, {

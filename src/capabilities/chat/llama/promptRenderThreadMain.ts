@@ -8,26 +8,35 @@ import type { ReasoningStart } from "./ReasoningPhase.js";
 
 /** What the main thread sends the render thread (see PromptRenderThread). */
 export type RenderThreadMessage =
-    | {type: "render", id: number, request: PromptRequest}
+    | {type: "render", id: number, request: PromptRequest, cancel?: Int32Array}
     | {type: "detokenize", id: number, tokens: Uint32Array}
     | {type: "close"};
 export type RenderThreadReply =
     | {id: number, tokens: Uint32Array, start: ReasoningStart, clientStart: number}
     | {id: number, text: string}
-    | {id: number, error: string};
+    | {id: number, error: string}
+    | {id: number, cancelled: true};
 
 /**
  * A chat model's render thread: its own copy of the model's vocabulary (loaded `vocabOnly`) and the same
  * ChatPromptRenderer, rendering and tokenizing the prompts that are too large for the main thread (and detokenizing long token lists), one at a time,
  * in the order they come. Closed by a `close` message (never terminated: node-llama-cpp's addon must dispose its
- * model before the thread ends).
+ * model before the thread ends). A render's `cancel` flag (shared memory the main thread sets when the client leaves)
+ * is read before it starts and between the pieces of its template text: a cancelled render stops there.
  */
 lowerThreadPriority();
 const {modelPath} = workerData as {modelPath: string};
+/** The cancel flag of the render under way. */
+let cancel: Int32Array | null = null;
+class RenderCancelled extends Error {}
+const checkpoint = () => {
+    if (cancel != null && Atomics.load(cancel, 0) !== 0)
+        throw new RenderCancelled();
+};
 const ready = (async () => {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath, vocabOnly: true});
-    return {llama, model, renderer: new ChatPromptRenderer(model)};
+    return {llama, model, renderer: new ChatPromptRenderer(model, {checkpoint})};
 })();
 // Kept as a rejection for each request rather than an unhandled one.
 ready.catch(() => {});
@@ -54,10 +63,15 @@ async function handle(message: RenderThreadMessage) {
             parentPort!.postMessage({id: message.id, text: model.detokenize(Array.from(message.tokens) as Token[], true)} satisfies RenderThreadReply);
             return;
         }
+        cancel = message.cancel ?? null;
+        checkpoint();
         const {tokens, start, clientStart} = preparePrompt(model, renderer, message.request);
         const moved = Uint32Array.from(tokens);
         parentPort!.postMessage({id: message.id, tokens: moved, start, clientStart} satisfies RenderThreadReply, [moved.buffer]);
     } catch (error) {
-        parentPort!.postMessage({id: message.id, error: String((error as Error)?.message ?? error)} satisfies RenderThreadReply);
+        parentPort!.postMessage((error instanceof RenderCancelled ? {id: message.id, cancelled: true}
+            : {id: message.id, error: String((error as Error)?.message ?? error)}) satisfies RenderThreadReply);
+    } finally {
+        cancel = null;
     }
 }

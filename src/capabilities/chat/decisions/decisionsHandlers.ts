@@ -1,0 +1,59 @@
+import type { Context, Middleware } from "koa";
+import { ApiError } from "../../../core/http/ApiError.js";
+import type { RequestState } from "../../../core/http/RequestState.js";
+import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
+import type { RouteContext } from "../../Capability.js";
+import type { ChatEngine } from "../ChatEngine.js";
+import { chatManifestPart } from "../chatManifestPart.js";
+import type { ChatSettings } from "../chatManifest.js";
+import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
+import { decisionAnswers, decisionUsage } from "./decisionAnswers.js";
+import type { DecisionRequest, DecisionResponse, SystemOneRequest, SystemOneResponse } from "./DecisionsWire.js";
+import { decisionsSchema, systemOneSchema } from "./decisionsSchema.js";
+import { toDecisionJob } from "./toDecisionJob.js";
+import { toSystemOneAnswers, toSystemOneRequest } from "./toSystemOneRequest.js";
+
+/** POST /v1/decisions: OpenAI's Decisions API on a chat model (docs/decisions.md). */
+export function decisionsHandler(context: RouteContext): Middleware {
+    const validate = compileRequestValidator<DecisionRequest>(decisionsSchema);
+    return async (ctx) => {
+        const request = validate(ctx.request.body);
+        const {response} = await decide(ctx, context, request);
+        ctx.body = response;
+    };
+}
+
+/** POST /v1/systemone: TypeSafe's System One format, as the /v1/decisions request it converts to. */
+export function systemOneHandler(context: RouteContext): Middleware {
+    const validate = compileRequestValidator<SystemOneRequest>(systemOneSchema);
+    return async (ctx) => {
+        const request = validate(ctx.request.body);
+        const {response} = await decide(ctx, context, request, (engine) => toSystemOneRequest(request, engine.info.decisionOptions ?? 0));
+        ctx.body = {
+            model: response.model,
+            answers: toSystemOneAnswers(request, response.answers),
+            usage: {input_tokens: response.usage.input_tokens, output_tokens: 0}
+        } satisfies SystemOneResponse;
+    };
+}
+
+/** The request's model (a chat model whose manifest entry does not say `decisions: false`) answers it; the request's end cancels it. */
+async function decide(ctx: Context, context: RouteContext, body: {model: string}, convert?: (engine: ChatEngine) => DecisionRequest): Promise<{response: DecisionResponse}> {
+    const {entry, engine} = await context.engines.engineFor<ChatEngine>(body.model, chatManifestPart.task);
+    (ctx.state as RequestState).logFields.model = entry.id;
+    if ((entry.settings as ChatSettings).decisions === false || engine.info.decisionOptions == null || engine.info.decisionOptions < 2)
+        throw ApiError.invalidRequest(`The model '${entry.id}' does not answer decisions.`, "model", "model_not_supported");
+    const request = convert?.(engine) ?? body as DecisionRequest;
+    const job = toDecisionJob(request, engine.info.decisionOptions);
+    const state = ctx.state as RequestState;
+    try {
+        const outcome = await engine.decide(job, state.signal);
+        state.logFields.prompt_tokens = outcome.prefixTokens + outcome.suffixTokens;
+        state.logFields.completion_tokens = 0;
+        return {response: {model: entry.id, answers: decisionAnswers(request.questions, outcome), usage: decisionUsage(outcome)}};
+    } catch (error) {
+        if (error instanceof ContextLengthExceededError)
+            throw ApiError.invalidRequest(error.message, "input", "context_length_exceeded");
+        throw error;
+    }
+}

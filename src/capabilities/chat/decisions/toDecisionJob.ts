@@ -1,0 +1,117 @@
+import { ApiError } from "../../../core/http/ApiError.js";
+import type { ChatTurn, DecisionJob, DecisionQuestion } from "../ChatEngine.js";
+import type { DecisionContentPart, DecisionInputItem, DecisionInstructions, DecisionQuestionParam, DecisionRequest } from "./DecisionsWire.js";
+
+/** What the model reads for a predicate: is the statement true or false (the answer's probability is the first option's). */
+export const predicateOptions = ["Yes, true", "No, false"];
+
+/**
+ * A /v1/decisions request as the engine's job: the input as chat turns (developer and system messages as system turns,
+ * JSON parts as JSON text, a function or custom tool call with its output as an assistant turn's call and result), each
+ * question as its instructions and the text of its options (a predicate: yes / no; a choice: its value, with its
+ * description after a colon; a score: its levels in order). Refused with a 400 naming the field in OpenAI's words: an
+ * image (no vision model yet), repeated choices, a tool output without its call, more options than `maxOptions`.
+ */
+export function toDecisionJob(request: DecisionRequest, maxOptions: number): DecisionJob {
+    return {turns: toTurns(request.input), questions: request.questions.map((question, index) => toQuestion(question, `questions[${index}]`, maxOptions))};
+}
+
+function toQuestion(question: DecisionQuestionParam, field: string, maxOptions: number): DecisionQuestion {
+    const instructions = partsText(question.instructions, `${field}.instructions`);
+    if (question.type === "predicate")
+        return {instructions, options: predicateOptions};
+    const options = question.type === "choice"
+        ? question.choices.map((choice) => describe(typeof choice.value === "string" ? choice.value : String(choice.value), choice.description))
+        : question.levels.map((level) => describe(level.label, level.description));
+    const listField = `${field}.${question.type === "choice" ? "choices" : "levels"}`;
+    if (options.length > maxOptions)
+        throw ApiError.invalidRequest(`Invalid '${listField}': this model can answer at most ${maxOptions} options (its single-token labels); got ${options.length}.`, listField);
+    if (question.type === "choice") {
+        const seen = new Set<string>();
+        for (const [index, choice] of question.choices.entries()) {
+            const key = JSON.stringify(choice.value);
+            if (seen.has(key))
+                throw ApiError.invalidRequest(`Invalid '${listField}[${index}].value': each choice must be unique; ${key} is repeated.`, `${listField}[${index}].value`);
+            seen.add(key);
+        }
+    }
+    return {instructions, options};
+}
+
+function describe(text: string, description: string | undefined) {
+    return description == null || description === "" ? text : `${text}: ${description}`;
+}
+
+function toTurns(input: DecisionRequest["input"]): ChatTurn[] {
+    if (typeof input === "string")
+        return [{role: "user", content: input}];
+    const outputs = new Map<string, string>();
+    for (const [index, item] of input.entries())
+        if (item.type === "function_call_output" || item.type === "custom_tool_call_output") {
+            const calls = input.some((other) => (other.type === "function_call" || other.type === "custom_tool_call") && other.call_id === item.call_id);
+            if (!calls)
+                throw ApiError.invalidRequest(`Invalid 'input[${index}].call_id': no call in the input has call_id '${item.call_id}'.`, `input[${index}].call_id`);
+            outputs.set(item.call_id, partsText(item.output, `input[${index}].output`));
+        }
+    const turns: ChatTurn[] = [];
+    for (const [index, item] of input.entries()) {
+        const field = `input[${index}]`;
+        if (item.type === "function_call_output" || item.type === "custom_tool_call_output")
+            continue;
+        if (item.type === "function_call" || item.type === "custom_tool_call") {
+            for (const key of ["call_id", "name", item.type === "function_call" ? "arguments" : "input"] as const)
+                if (typeof (item as Record<string, unknown>)[key] !== "string")
+                    throw ApiError.invalidRequest(`Missing required parameter: '${field}.${key}'.`, `${field}.${key}`);
+            const args = item.type === "function_call" ? parseArguments(item.arguments) : {input: item.input};
+            const call = {name: item.name, arguments: args, result: outputs.get(item.call_id) ?? ""};
+            const last = turns.at(-1);
+            if (last?.role === "assistant" && last.toolCalls != null && last.content === "")
+                last.toolCalls.push(call);
+            else
+                turns.push({role: "assistant", content: "", toolCalls: [call]});
+            continue;
+        }
+        const message = item as Extract<DecisionInputItem, {role: unknown}>;
+        if (message.role == null)
+            throw ApiError.invalidRequest(`Missing required parameter: '${field}.role'.`, `${field}.role`);
+        if (message.content == null)
+            throw ApiError.invalidRequest(`Missing required parameter: '${field}.content'.`, `${field}.content`);
+        turns.push({role: message.role === "developer" || message.role === "system" ? "system" : message.role, content: partsText(message.content, `${field}.content`)});
+    }
+    return turns;
+}
+
+function parseArguments(text: string): unknown {
+    try {
+        return JSON.parse(text);
+    } catch {
+        return text;
+    }
+}
+
+/** Text parts as they are, JSON parts as JSON text, joined by a line break; an image is refused naming its part. */
+function partsText(content: DecisionInstructions, field: string): string {
+    if (typeof content === "string")
+        return content;
+    return content.map((part: DecisionContentPart, index) => {
+        switch (part.type) {
+            case "input_text":
+            case "output_text":
+                return textOf(part.text, `${field}[${index}].text`);
+            case "refusal":
+                return textOf(part.refusal, `${field}[${index}].refusal`);
+            case "input_json":
+                if (part.data == null)
+                    throw ApiError.invalidRequest(`Missing required parameter: '${field}[${index}].data'.`, `${field}[${index}].data`);
+                return JSON.stringify(part.data);
+            case "input_image":
+                throw ApiError.invalidRequest(`Invalid '${field}[${index}]': image input is not supported by this server's decision models (no vision model).`, `${field}[${index}]`);
+        }
+    }).join("\n");
+}
+
+function textOf(value: unknown, field: string): string {
+    if (typeof value !== "string")
+        throw ApiError.invalidRequest(`Missing required parameter: '${field}'.`, field);
+    return value;
+}

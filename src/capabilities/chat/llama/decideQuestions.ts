@@ -1,0 +1,106 @@
+import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import type { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
+import type { DecisionJob, DecisionOutcome, ReasoningFormat } from "../ChatEngine.js";
+import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
+import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
+import type { DecisionLabel } from "./decisionLabels.js";
+import { decisionPrompt } from "./decisionPrompt.js";
+import { combineOrders, decisionOrders, decisionQuestionText } from "./decisionQuestionText.js";
+import { reusePromptPrefix } from "./reusePromptPrefix.js";
+import type { SequencePrefixCache } from "./SequencePrefixCache.js";
+
+/** What of a chat engine decisions run on. */
+export type DecisionEngineParts = {
+    model: LlamaModel;
+    renderer: ChatPromptRenderer;
+    format: ReasoningFormat | null;
+    labels: readonly DecisionLabel[];
+    pool: AdmissionQueue;
+    sequences: SequencePrefixCache<LlamaContextSequence>;
+    contextSize: number;
+    batchSize: number;
+};
+
+/** One question in one option order: its suffix tokens, and the label tokens' probabilities once evaluated. */
+type Evaluation = {question: number, order: number[], tokens: Token[], labels: number[] | null};
+
+/**
+ * Answers `job`'s questions on this model. The input is rendered once (decisionPrompt) as the shared prefix; each
+ * question, in each option order (decisionOrders), is a short suffix evaluated over it, and the next-token
+ * distribution after it (node-llama-cpp's `controlledEvaluate` with `probabilities`: the model's softmax, no sampling
+ * transformation) is read at the label tokens only. The request takes sequences through admission (like a chat
+ * request's choices): one, or more when its suffixes outweigh the prefix; the prompt cache picks those that keep the most
+ * of the prefix (SequencePrefixCache). Each evaluates the rest of the prefix in batch-size chunks (the request's signal is
+ * checked between them and between questions), then takes suffixes one after another, erasing each after it; the
+ * sequences' suffixes share batches. Each sequence is given back holding the prefix, so the next request about the same
+ * input starts from it.
+ */
+export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
+    const {prefix, suffixOf} = decisionPrompt(parts.model, parts.renderer, parts.format, job.turns);
+    const labelTexts = parts.labels.map((label) => label.text);
+    const evaluations: Evaluation[] = job.questions.flatMap((question, index) => decisionOrders(question.options.length).map((order) => ({
+        question: index, order, tokens: suffixOf(decisionQuestionText(question, labelTexts, order)), labels: null
+    })));
+    const longest = Math.max(...evaluations.map((evaluation) => evaluation.tokens.length));
+    if (prefix.length + longest >= parts.contextSize)
+        throw new ContextLengthExceededError(parts.contextSize, prefix.length + longest);
+
+    // Sequences: as many as the suffixes pay for. A sequence that does not hold the prefix evaluates it again (node-llama-cpp
+    // cannot copy a sequence's KV cache to another), which is worth it only when its share of the suffixes is at least as
+    // many tokens; the suffixes of several sequences then share batches (bench:decisions).
+    const suffixTokens = evaluations.reduce((sum, evaluation) => sum + evaluation.tokens.length, 0);
+    const count = Math.max(1, Math.min(parts.pool.capacity, evaluations.length, Math.floor(suffixTokens / Math.max(1, prefix.length))));
+    const {release} = await parts.pool.acquire(count, signal);
+    const taken = parts.sequences.take(prefix, count);
+    const stopAll = new AbortController();
+    const stop = AbortSignal.any([signal, stopAll.signal]);
+    let next = 0;
+    const outcomes = await Promise.allSettled(taken.map(async ({sequence, kept}) => {
+        try {
+            await reusePromptPrefix(sequence, kept);
+            parts.sequences.record(prefix.length, kept);
+            for (let start = kept; start < prefix.length; start += parts.batchSize) {
+                stop.throwIfAborted();
+                await sequence.evaluateWithoutGeneratingNewTokens(prefix.slice(start, start + parts.batchSize));
+            }
+            while (next < evaluations.length) {
+                stop.throwIfAborted();
+                const evaluation = evaluations[next++];
+                evaluation.labels = await labelProbabilities(sequence, evaluation, parts.labels);
+                await sequence.eraseContextTokenRanges([{start: prefix.length, end: sequence.nextTokenIndex}]);
+            }
+            parts.sequences.giveBack(sequence, 0);
+        } catch (error) {
+            stopAll.abort(error);
+            // What a stopped evaluation left in the sequence is not worth trusting for the next prompt.
+            await sequence.clearHistory().catch(() => {});
+            parts.sequences.giveBack(sequence, 0);
+            throw error;
+        }
+    }));
+    release();
+    const failed = outcomes.find((outcome) => outcome.status === "rejected");
+    if (failed != null)
+        throw signal.aborted ? signal.reason : failed.reason;
+
+    const probabilities = job.questions.map((_, index) => {
+        const own = evaluations.filter((evaluation) => evaluation.question === index);
+        return combineOrders(own.map((evaluation) => evaluation.order), own.map((evaluation) => evaluation.labels!));
+    });
+    return {
+        probabilities,
+        prefixTokens: prefix.length,
+        suffixTokens,
+        cachedTokens: Math.max(...taken.map(({kept}) => kept))
+    };
+}
+
+/** The suffix evaluated after the prefix; the probabilities of the first labels (as many as the question has options) as the next token. */
+async function labelProbabilities(sequence: LlamaContextSequence, evaluation: Evaluation, labels: readonly DecisionLabel[]): Promise<number[]> {
+    const {tokens} = evaluation;
+    const results = await sequence.controlledEvaluate([...tokens.slice(0, -1), [tokens.at(-1)!, {generateNext: {probabilities: true}}]]);
+    const distribution = results.at(-1)?.next.probabilities;
+    if (distribution == null)
+        throw new Error("node-llama-cpp returned no next-token probabilities");
+    return evaluation.order.map((_, index) => labels[index].tokens.reduce((sum, token) => sum + (distribution.get(token) ?? 0), 0));
+}

@@ -1,0 +1,33 @@
+import type { DecisionQuestion } from "../ChatEngine.js";
+
+/**
+ * The text of a question as the model reads it, after the input (the last user turn): the instructions, the options
+ * each after its label, and the request to answer with a label alone. `order` says which option each label stands for.
+ */
+export function decisionQuestionText(question: DecisionQuestion, labels: readonly string[], order: readonly number[]): string {
+    const options = order.map((option, index) => `${labels[index]}. ${question.options[option]}`);
+    return `${question.instructions}\n\nOptions:\n${options.join("\n")}\n\nAnswer with the label of one option (${labels.slice(0, order.length).join(", ")}) and nothing else.`;
+}
+
+/** The option orders every question is asked in: as given, and reversed (position bias is averaged out over the two). */
+export function decisionOrders(optionCount: number): number[][] {
+    const given = Array.from({length: optionCount}, (_, index) => index);
+    return [given, [...given].reverse()];
+}
+
+/**
+ * A question's answer from its evaluations: per order, the label tokens' probabilities (in label order), each
+ * normalised over the labels shown, then each option's probability averaged over the orders. Labels that got no mass
+ * at all (every probability underflowed) count as a flat answer for that order.
+ */
+export function combineOrders(orders: readonly (readonly number[])[], labelProbabilities: readonly (readonly number[])[]): number[] {
+    const optionCount = orders[0].length;
+    const combined = new Array<number>(optionCount).fill(0);
+    for (const [index, order] of orders.entries()) {
+        const raw = labelProbabilities[index];
+        const total = raw.reduce((sum, value) => sum + value, 0);
+        for (const [label, option] of order.entries())
+            combined[option] += (total > 0 ? raw[label] / total : 1 / optionCount) / orders.length;
+    }
+    return combined;
+}

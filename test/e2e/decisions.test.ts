@@ -1,0 +1,235 @@
+import path from "node:path";
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../support/eventually.js";
+import { FakeChatEngine } from "../support/FakeChatEngine.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { pathSpellings } from "../support/pathSpellings.js";
+import { rawRequest } from "../support/rawRequest.js";
+import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// /v1/decisions and /v1/systemone on generated models whose next-token distribution after the generation prompt is
+// known: scripted (makeTestLlamaGguf's `script`), so the next token depends on the last token only, and the last token
+// of every question's prompt is the generation prompt's line break. "certain" puts all the mass on label A after it;
+// "split" gives labels A and B nearly all of it between them. The reference distribution is the same model's own
+// logprobs after a line break, from /v1/completions. "split" has one sequence, so each of its batches computes one row of
+// logits as the reference's does (with two sequences side by side llama.cpp's output matmul over two rows differs from
+// the one-row result by about 1e-6: the position-bias and disconnect cases run on two sequences).
+const certainPath = path.join(testModelsDir, "decide-certain.gguf");
+const splitPath = path.join(testModelsDir, "decide-split.gguf");
+const vocab = ["\n", "A", "B", "C"];
+
+describe("/v1/decisions and /v1/systemone", () => {
+    let server: TestServer;
+    beforeAll(async () => {
+        await makeTestLlamaGguf(certainPath, {seed: 3, extraVocab: vocab, script: [["\n", "A"]]});
+        await makeTestLlamaGguf(splitPath, {seed: 3, extraVocab: vocab, script: [["\n", "A"], ["\n", "B"]]});
+        server = await startTestServer({
+            models: [
+                {id: "certain", task: "chat", path: certainPath, contextSize: 1024, parallel: 2},
+                {id: "split", task: "chat", path: splitPath, contextSize: 1024, parallel: 1},
+                {id: "no-decisions", task: "chat", path: certainPath, contextSize: 256, parallel: 1, decisions: false}
+            ]
+        });
+    });
+    afterAll(() => server?.stop());
+
+    /** The model's probabilities of labels A, B, C after a line break, normalised over them (its top 5 logprobs: C's share is far below 1e-6). */
+    const reference = async (model: string) => {
+        const completion = await server.client.completions.create({model, prompt: "x\n", max_tokens: 1, logprobs: 5, temperature: 0});
+        const top = completion.choices[0].logprobs!.top_logprobs![0] as Record<string, number>;
+        const raw = ["A", "B", "C"].map((label) => top[label] == null ? 0 : Math.exp(top[label]));
+        return (count: number) => {
+            const shown = raw.slice(0, count);
+            const total = shown.reduce((sum, p) => sum + p, 0);
+            return shown.map((p) => p / total);
+        };
+    };
+    const load = async (model: string) => (await jsonOf(await fetch(`${server.url}/health`))).models[model];
+
+    it("answers all three question types through the official client, exact to 1e-6 against the model's own distribution", async () => {
+        const labels = await reference("split");
+        const [a2, b2] = labels(2);
+        const [a3, b3, c3] = labels(3);
+        expect(a2).toBeGreaterThan(0.01);
+        expect(b2).toBeGreaterThan(0.01);
+        const decision = await server.client.decisions.create({
+            model: "split",
+            input: [{role: "system", content: "You classify support tickets."}, {role: "user", content: "I was charged twice for order 4411."}],
+            questions: [
+                {type: "predicate", name: "refund", instructions: "The customer asks for a refund."},
+                {type: "choice", name: "urgency", instructions: "How urgent is it?", choices: [{value: "low", description: "can wait"}, {value: "medium"}, {value: "high"}]},
+                {type: "score", instructions: "How frustrated is the customer?", levels: [{label: "calm"}, {label: "annoyed"}, {label: "angry"}]},
+                {type: "choice", instructions: "Is it about billing?", choices: [{value: true}, {value: "true"}]}
+            ]
+        });
+        expect(decision.model).toBe("split");
+        expect(decision.answers.map((answer) => answer.type)).toEqual(["predicate", "choice", "score", "choice"]);
+        const [refund, urgency, frustration, billing] = decision.answers;
+        // Given order: option i is label i; reversed: the last option is label A. Each option averages its two labels.
+        const expected3 = [(a3 + c3) / 2, b3, (c3 + a3) / 2];
+        if (refund.type !== "predicate" || urgency.type !== "choice" || frustration.type !== "score" || billing.type !== "choice")
+            throw new Error("wrong answer types");
+        expect(refund.name).toBe("refund");
+        expect(refund.probability).toBeCloseTo((a2 + b2) / 2, 6);
+        expect(urgency.probabilities.map((option) => option.value)).toEqual(["low", "medium", "high"]);
+        urgency.probabilities.forEach((option, index) => expect(option.probability).toBeCloseTo(expected3[index], 6));
+        expect(urgency.probabilities.reduce((sum, option) => sum + option.probability, 0)).toBeCloseTo(1, 9);
+        expect(urgency.choice).toBe(b3 > a3 / 2 ? "medium" : "low");
+        const entropy = -expected3.reduce((sum, p) => p > 0 ? sum + p * Math.log(p) : sum, 0);
+        expect(urgency.confidence).toBeCloseTo(1 - entropy / Math.log(3), 6);
+        expect(frustration.name).toBeNull();
+        expect(frustration.probabilities).toEqual(["calm", "annoyed", "angry"].map((label, index) => ({label, value: index / 2, probability: expect.closeTo(expected3[index], 6)})));
+        expect(frustration.score).toBeCloseTo(0.5 * expected3[1] + expected3[2], 6);
+        // Typed choices: the boolean and the string stay apart.
+        expect(billing.probabilities.map((option) => option.value)).toEqual([true, "true"]);
+        expect(billing.probabilities[0].probability + billing.probabilities[1].probability).toBeCloseTo(1, 9);
+        expect(decision.usage.output_tokens).toBe(0);
+        expect(decision.usage.input_tokens).toBe(decision.usage.total_tokens);
+        expect(decision.usage.input_tokens_details.cached_tokens + decision.usage.input_tokens_details.cache_write_tokens).toBeLessThan(decision.usage.input_tokens);
+
+        // The same input again: its prefix comes from the prompt cache, the answers are the same.
+        const again = await server.client.decisions.create({model: "split", input: [{role: "system", content: "You classify support tickets."}, {role: "user", content: "I was charged twice for order 4411."}],
+            questions: [{type: "predicate", name: "refund", instructions: "The customer asks for a refund."}]});
+        expect(again.usage.input_tokens_details.cached_tokens).toBeGreaterThan(20);
+        expect(again.usage.input_tokens_details.cache_write_tokens).toBe(1);
+        expect((again.answers[0] as {probability: number}).probability).toBeCloseTo(refund.probability, 6);
+        expect(await load("split")).toMatchObject({busy: 0, waiting: 0});
+    });
+
+    it("takes tool calls and their outputs, JSON parts and developer messages as input", async () => {
+        const decision = await server.client.decisions.create({
+            model: "split",
+            input: [
+                {role: "developer", content: [{type: "input_text", text: "Check the agent's step."}]},
+                {role: "user", content: [{type: "input_json", data: {order: 4411, charged: 2}}]},
+                {type: "function_call", call_id: "c1", name: "refund", arguments: "{\"order\":4411}"},
+                {type: "function_call_output", call_id: "c1", output: "refunded"},
+                {type: "custom_tool_call", call_id: "c2", name: "shell", input: "ls"},
+                {type: "custom_tool_call_output", call_id: "c2", output: [{type: "input_text", text: "orders.csv"}]}
+            ],
+            questions: [{type: "predicate", instructions: "The refund was the right step."}]
+        });
+        expect(decision.answers).toEqual([{type: "predicate", name: null, probability: expect.closeTo(0.5, 6)}]);
+    });
+
+    it("averages out position bias: a model that always answers label A gets a flat answer", async () => {
+        const decision = await server.client.decisions.create({
+            model: "certain", input: "The sky is green.",
+            questions: [
+                {type: "predicate", instructions: "The statement is true."},
+                {type: "choice", instructions: "Which?", choices: [{value: "x"}, {value: "y"}]},
+                {type: "choice", instructions: "Which?", choices: [{value: "x"}, {value: "y"}, {value: "z"}]}
+            ]
+        });
+        const [predicate, two, three] = decision.answers as unknown as [{probability: number}, {confidence: number, probabilities: {probability: number}[]}, {probabilities: {probability: number}[]}];
+        expect(predicate.probability).toBeCloseTo(0.5, 6);
+        expect(two.probabilities.map((option) => option.probability)).toEqual([expect.closeTo(0.5, 6), expect.closeTo(0.5, 6)]);
+        expect(two.confidence).toBeCloseTo(0, 6);
+        // Three options: A is the first option in the given order and the last in the reversed one.
+        expect(three.probabilities.map((option) => option.probability)).toEqual([expect.closeTo(0.5, 6), expect.closeTo(0, 6), expect.closeTo(0.5, 6)]);
+    });
+
+    it("answers System One's format over raw HTTP, keyed by question name", async () => {
+        const labels = (await reference("split"))(3);
+        const response = await rawRequest(server.url, {method: "POST", target: "/v1/systemone", headers: {"Content-Type": "application/json"}, body: JSON.stringify({
+            model: "split",
+            state: {message: "I was charged twice and want a refund today."},
+            questions: {
+                is_refund: {type: "noul", instructions: "Is the customer asking for a refund?"},
+                urgency: {type: "choice", instructions: "How urgent is this?", criteria: {low: "can wait a week", high: "needs action today"}},
+                frustration: {type: "score", instructions: "How frustrated is the customer?", criteria: ["calm", "mildly annoyed", "angry"]}
+            }
+        })});
+        expect(response.status, response.body).toBe(200);
+        const body = JSON.parse(response.body);
+        expect(Object.keys(body.answers)).toEqual(["is_refund", "urgency", "frustration"]);
+        expect(body.answers.is_refund).toEqual({type: "noul", noul: expect.closeTo(0.5, 6)});
+        expect(body.answers.urgency).toMatchObject({type: "choice", probabilities: {low: expect.closeTo(0.5, 6), high: expect.closeTo(0.5, 6)}});
+        const expected = [(labels[0] + labels[2]) / 2, labels[1], (labels[0] + labels[2]) / 2];
+        expect(body.answers.frustration).toMatchObject({type: "score", score: expect.closeTo(expected[1] + 2 * expected[2], 6),
+            probabilities: {"calm": expect.closeTo(expected[0], 6), "mildly annoyed": expect.closeTo(expected[1], 6), "angry": expect.closeTo(expected[2], 6)}});
+        expect(body.usage).toEqual({input_tokens: expect.any(Number), output_tokens: 0});
+        expect(body.model).toBe("split");
+    });
+
+    it("refuses bad requests with a 400 naming the field in OpenAI's words", async () => {
+        const errorOf = async (target: string, body: Record<string, unknown>) => {
+            const response = await server.post(target, body);
+            return {status: response.status, error: (await jsonOf(response)).error};
+        };
+        const predicate = {type: "predicate", instructions: "a"};
+        const base = {model: "split", input: "x"};
+        expect(await errorOf("/v1/decisions", {...base, questions: [predicate, predicate, predicate, {type: "choice", instructions: "b", choices: [{value: "only"}]}]}))
+            .toMatchObject({status: 400, error: {type: "invalid_request_error", param: "questions[3].choices"}});
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: [{value: "x"}, {value: "x"}]}]}))
+            .toMatchObject({status: 400, error: {param: "questions[0].choices[1].value"}});
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: Array.from({length: 80}, (_, index) => ({value: `v${index}`}))}]}))
+            .toMatchObject({status: 400, error: {param: "questions[0].choices"}});
+        expect(await errorOf("/v1/decisions", {...base, questions: []})).toMatchObject({status: 400, error: {param: "questions"}});
+        expect(await errorOf("/v1/decisions", {...base, questions: Array.from({length: 401}, () => predicate)})).toMatchObject({status: 400, error: {param: "questions"}});
+        expect(await errorOf("/v1/decisions", {model: "split", input: [{role: "user", content: [{type: "input_image", image_url: "data:image/png;base64,AA=="}]}], questions: [predicate]}))
+            .toMatchObject({status: 400, error: {param: "input[0].content[0]"}});
+        expect(await errorOf("/v1/decisions", {...base, input: "word ".repeat(1200), questions: [predicate]}))
+            .toMatchObject({status: 400, error: {param: "input", code: "context_length_exceeded"}});
+        expect(await errorOf("/v1/decisions", {...base, model: "no-decisions", questions: [predicate]})).toMatchObject({status: 400, error: {param: "model"}});
+        expect(await errorOf("/v1/systemone", {model: "split", state: "x", questions: {tone: {type: "score", instructions: "b", criteria: {a: 1}}}}))
+            .toMatchObject({status: 400, error: {param: "questions.tone.criteria"}});
+        expect(await load("split")).toMatchObject({busy: 0, waiting: 0});
+    });
+
+    it("/metrics counts the requests and their input tokens by route", async () => {
+        const families = parsePrometheusTextFormat(await (await fetch(`${server.url}/metrics`)).text());
+        const sum = (name: string, labels: Record<string, string>) => families.find((family) => family.name === name)!.metrics
+            .filter((metric) => "labels" in metric && Object.entries(labels).every(([key, value]) => metric.labels![key] === value))
+            .reduce((total, metric) => total + Number((metric as {value: string}).value), 0);
+        expect(sum("los_requests_total", {endpoint: "/v1/decisions", status: "200"})).toBeGreaterThanOrEqual(3);
+        expect(sum("los_requests_total", {endpoint: "/v1/decisions", status: "400"})).toBeGreaterThanOrEqual(7);
+        expect(sum("los_requests_total", {endpoint: "/v1/systemone", status: "200"})).toBeGreaterThanOrEqual(1);
+        expect(sum("los_tokens_total", {endpoint: "/v1/decisions", direction: "prompt"})).toBeGreaterThan(100);
+    });
+
+    it("a client that disconnects stops its questions and frees the sequences", async () => {
+        const controller = new AbortController();
+        const questions = Array.from({length: 400}, (_, index) => ({type: "choice", instructions: `Question ${index}?`, choices: [{value: "x"}, {value: "y"}, {value: "z"}]}));
+        const pending = server.post("/v1/decisions", {model: "certain", input: "Some input.", questions}, {signal: controller.signal}).catch((error: Error) => error);
+        expect(await eventually(async () => (await load("certain")).busy > 0)).toBe(true);
+        controller.abort();
+        expect(await pending).toBeInstanceOf(Error);
+        expect(await eventually(async () => (await load("certain")).busy === 0)).toBe(true);
+        const after = await server.client.decisions.create({model: "certain", input: "Some input.", questions: [{type: "predicate", instructions: "x"}]});
+        expect((after.answers[0] as {probability: number}).probability).toBeCloseTo(0.5, 6);
+    });
+});
+
+describe("the decision routes behind the API key", () => {
+    let server: TestServer;
+    const key = {Authorization: "Bearer sk-decide-1", "Content-Type": "application/json"};
+    beforeAll(async () => {
+        server = await startTestServer({models: [{id: "fake", task: "chat", path: certainPath}], config: {apiKeys: ["sk-decide-1"]},
+            factories: {chat: async () => new FakeChatEngine("fake", {pieces: []})}});
+    });
+    afterAll(() => server?.stop());
+
+    it("a user key calls them, however their path is spelled; no key or a wrong one cannot", async () => {
+        const bodies: Record<string, string> = {
+            "/v1/decisions": JSON.stringify({model: "fake", input: "x", questions: [{type: "predicate", instructions: "y"}]}),
+            "/v1/systemone": JSON.stringify({model: "fake", state: "x", questions: {y: {type: "noul", instructions: "y"}}})
+        };
+        for (const [route, body] of Object.entries(bodies))
+            for (const target of pathSpellings(route)) {
+                // A spelling the router takes answers with the key and is 401 without it; any other is refused either way.
+                const withKey = await rawRequest(server.url, {method: "POST", target, headers: key, body});
+                expect([200, 400, 404], `${target}: ${withKey.body}`).toContain(withKey.status);
+                const without = await rawRequest(server.url, {method: "POST", target, headers: {"Content-Type": "application/json"}, body});
+                const wrong = await rawRequest(server.url, {method: "POST", target, headers: {...key, Authorization: "Bearer sk-decide-2"}, body});
+                for (const refused of [without, wrong])
+                    expect(withKey.status === 200 ? [401] : [400, 401, 404], target).toContain(refused.status);
+                if (withKey.status === 200)
+                    expect(JSON.parse(withKey.body).answers, target).toBeDefined();
+            }
+        const answered = await rawRequest(server.url, {method: "POST", target: "/v1/decisions", headers: key, body: bodies["/v1/decisions"]});
+        expect(JSON.parse(answered.body).answers).toEqual([{type: "predicate", name: null, probability: 0.5}]);
+    });
+});

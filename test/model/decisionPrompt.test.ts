@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getLlama, LlamaLogLevel, type Llama, type LlamaModel } from "node-llama-cpp";
+import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { decisionLabels } from "../../src/capabilities/chat/llama/decisionLabels.js";
+import { decisionPrompt } from "../../src/capabilities/chat/llama/decisionPrompt.js";
+import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
+import { realTemplateModels } from "../support/realTemplateModels.js";
+import { tinyChatModelPath, tinyPlainModelPath } from "../support/testModels.js";
+
+// A decision job's prompt: the shared prefix and a question's suffix are, together, the conversation with the question
+// at the end of its last user turn, as the template renders it (thinking off for a thinking model).
+let llama: Llama;
+const models: LlamaModel[] = [];
+const load = async (modelPath: string) => {
+    const model = await llama.loadModel({modelPath});
+    models.push(model);
+    return model;
+};
+
+beforeAll(async () => {
+    llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
+});
+afterAll(async () => {
+    for (const model of models)
+        await model.dispose();
+});
+
+describe("decisionPrompt", () => {
+    it("cuts the rendered conversation where the question goes", async () => {
+        const model = await load(tinyChatModelPath);
+        const renderer = new ChatPromptRenderer(model);
+        const turns = [{role: "system" as const, content: "Be strict."}, {role: "user" as const, content: "Charged twice."}];
+        const {prefix, suffixOf} = decisionPrompt(model, renderer, null, turns);
+        const suffix = suffixOf("Refund?");
+        // The same tokens as the chat prompt of that conversation.
+        expect([...prefix, ...suffix]).toEqual(renderer.render([turns[0], {role: "user", content: "Charged twice.\n\nRefund?"}]));
+        // The prefix is the same for every question: only the suffix changes.
+        expect(decisionPrompt(model, renderer, null, turns).prefix).toEqual(prefix);
+        // After an assistant turn the question is a user turn of its own.
+        const after = decisionPrompt(model, renderer, null, [...turns, {role: "assistant", content: "Noted."}]);
+        expect([...after.prefix, ...after.suffixOf("Refund?")]).toEqual(renderer.render([...turns, {role: "assistant", content: "Noted."}, {role: "user", content: "Refund?"}]));
+    });
+
+    it("turns thinking off for a thinking model (Qwen3's template)", async () => {
+        const qwen3 = realTemplateModels.find((entry) => entry.id === "qwen3")!;
+        const model = await load(qwen3.path);
+        const renderer = new ChatPromptRenderer(model);
+        const {prefix, suffixOf} = decisionPrompt(model, renderer, "think-tags", [{role: "user", content: "Charged twice."}]);
+        // The tokens chat renders for that conversation with thinking off (Qwen3's template closes an empty think block).
+        const chat = conversationPrompt(renderer, "think-tags", {turns: [{role: "user", content: "Charged twice.\n\nRefund?"}], reasoning: {enabled: false, budgetTokens: null}}, undefined, false);
+        expect([...prefix, ...suffixOf("Refund?")]).toEqual(chat.tokens);
+        expect(model.detokenize(chat.tokens, true)).toMatch(/<think>\s*<\/think>\s*$/);
+    });
+
+    it("without a template: the turns' text, a blank line, the question and a line break", async () => {
+        const model = await load(tinyPlainModelPath);
+        const {prefix, suffixOf} = decisionPrompt(model, new ChatPromptRenderer(model), null, [{role: "user", content: "Charged twice."}]);
+        expect(model.detokenize([...prefix, ...suffixOf("Refund?")], true)).toBe("<s> Charged twice.\n\nRefund?\n");
+    });
+
+    it("labels are single tokens, one character each, capitals first", async () => {
+        const model = await load(tinyChatModelPath);
+        const labels = decisionLabels(model);
+        expect(labels.slice(0, 3).map((label) => label.text)).toEqual(["A", "B", "C"]);
+        for (const label of labels) {
+            expect(model.tokenize(label.text, false, "trimLeadingSpace")).toEqual([label.token]);
+            // Its spellings: the label alone, and with the leading space a SentencePiece answer starts with (`▁A`).
+            for (const token of label.tokens)
+                expect(model.detokenize([token]).trim()).toBe(label.text);
+        }
+        expect(labels[0].tokens).toEqual([labels[0].token, ...model.tokenize("A", false)]);
+        const all = labels.flatMap((label) => label.tokens);
+        expect(new Set(all).size).toBe(all.length);
+    });
+});
