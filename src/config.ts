@@ -8,7 +8,7 @@ import { httpUrl, onOff, text } from "./settings/settingKinds.js";
 import { serverSettings } from "./settings/serverSettings.js";
 
 export { ConfigError } from "./settings/Setting.js";
-export { defaultBodyMemory, defaultMemoryBudget } from "./settings/serverSettings.js";
+export { defaultBodyMemory, defaultMemoryBudget, defaultVramBudget } from "./settings/serverSettings.js";
 
 /**
  * Every setting the server reads from the outside world (flags and environment, both read only through

@@ -17,7 +17,9 @@ import { planPull } from "./download/pullModel.js";
 import type { Clock } from "./core/engines/Clock.js";
 import { EngineHost, type EngineFactory } from "./core/engines/EngineHost.js";
 import type { ModelEntry } from "./core/registry/ModelEntry.js";
+import type { MemoryEstimate } from "./core/engines/MemoryEstimate.js";
 import { estimateModelBytes } from "./runtimes/estimateModelBytes.js";
+import { gpuVramBudget } from "./runtimes/llama/gpuVramBudget.js";
 import { BodyMemory } from "./core/http/BodyMemory.js";
 import { ModelRegistry } from "./core/registry/ModelRegistry.js";
 import { ServerShutdownError } from "./core/http/ServerShutdownError.js";
@@ -46,8 +48,8 @@ export type ServerOptions = {
     /** What the server does; default: every capability of `capabilityList.ts`. */
     capabilities?: readonly Capability[];
     factories?: EngineFactories;
-    /** Bytes a model will take once loaded; default: estimateModelBytes (tests: fixed figures for fake engines). */
-    estimateBytes?: (entry: ModelEntry) => Promise<number>;
+    /** Bytes a model will take once loaded, per device (a number: all RAM); default: estimateModelBytes (tests: fixed figures for fake engines). */
+    estimateBytes?: (entry: ModelEntry) => Promise<number | MemoryEstimate>;
     /** The model library's time (keep-alive, load backoff, the wait for memory); tests move it by hand. */
     clock?: Clock;
     /** Where POST /models/pull fetches from; default: HF_ENDPOINT and HF_TOKEN, read at each pull (tests: a loopback hub). */
@@ -112,6 +114,8 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress) => capability.createEngine(entry, {...engineContext, onLoadProgress}))
     })), logger, {
         memoryBudget: config.memoryBudget,
+        // Without a GPU the VRAM budget is 0 (every estimate is RAM); `auto` asks the GPU's size once a model needs VRAM.
+        vramBudget: config.vramBudget !== "auto" ? config.vramBudget : config.gpu === "off" ? 0 : () => gpuVramBudget(config),
         keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
         preloadAll: config.preloadAll,
         memoryWaitMs: config.memoryWaitSeconds * 1000,

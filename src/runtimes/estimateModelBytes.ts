@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import type { MemoryEstimate } from "../core/engines/MemoryEstimate.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
 import type { GpuSetting, LlamaBuildSetting } from "../settings/serverSettings.js";
 
@@ -10,13 +11,27 @@ export type EstimateSettings = {
     flashAttention: "on" | "off" | "auto";
     llamaBuild: LlamaBuildSetting;
     gpu: GpuSetting;
+    /** Layers the engines offload to a GPU (`--gpu-layers`): `auto` (what fits), `max`, or a number. */
+    gpuLayers: "auto" | "max" | number;
+    /**
+     * The GPU the estimate plans for; default: the llama.cpp runtime's own (none on the CPU). Tests give a made-up one,
+     * so the split between RAM and VRAM is tested without a GPU stack.
+     */
+    gpuReport?: GpuReport | null;
 };
+
+/** A GPU as node-llama-cpp reports it: its backend and its VRAM (`getVramState`). */
+export type GpuReport = {backend: "cuda" | "vulkan" | "metal", vram: {total: number, free: number, unifiedSize: number}};
 
 /**
  * The context a GGUF model's engine will create (its capability says: a chat context, an embedding context), and the
  * other GGUF files it loads beside the model, each with a context of the same shape (a chat model's draft model).
  */
-export type GgufContextShape = {contextSize: number, sequences: number, batchSize?: number, isEmbeddingContext?: boolean, companions?: readonly string[]};
+export type GgufContextShape = {
+    contextSize: number, sequences: number, batchSize?: number, isEmbeddingContext?: boolean, companions?: readonly string[],
+    /** Layers its engine asks to offload (a chat model: `--gpu-layers`); default node-llama-cpp's `auto`. */
+    gpuLayers?: "auto" | "max" | number
+};
 
 /** A GGUF model's context shape, from its entry and the context size it was trained for (when its file says). */
 export type GgufContextOf = (entry: ModelEntry, trainContextSize: number | undefined) => GgufContextShape;
@@ -36,45 +51,55 @@ const marginShare = 0.1;
 const onnxWeightFile = /\.onnx(_data|\.data)?$|\.onnx_data_\d+$/i;
 
 /**
- * Bytes a model will take in RAM once loaded, estimated before loading it:
+ * Bytes a model will take once loaded, in RAM and in a GPU's VRAM, estimated before loading it:
  * - GGUF: node-llama-cpp's own estimator (GgufInsights) for the weights and for the context the engine will
  *   create (`contextOf`: the model's capability says its shape; flash attention as the server sets it), and the same
- *   for the files it loads beside it (a draft model, with a context of the same shape). Every layer
- *   is counted in RAM: exact on the CPU, an upper bound when layers go to a GPU.
+ *   for the files it loads beside it (a draft model, with a context of the same shape). With a GPU, the layers
+ *   offloaded are those node-llama-cpp resolves for the load (`gpuLayers`: a number and `max` as given, `auto` by its
+ *   resolver against the VRAM free now); their weights and their part of the context are VRAM, the rest RAM. Without
+ *   a GPU everything is RAM.
  * - ONNX: the weight files' sizes times the copies the worker
- *   placement makes (manifest `workers`, default every worker of the pool).
- * Both plus a margin. A GGUF whose header cannot be read is estimated from its file size (its load will say what is wrong).
+ *   placement makes (manifest `workers`, default every worker of the pool); all RAM (ONNX runs on the CPU).
+ * Each device plus a margin (RAM: a fixed part and a share; VRAM: the share). A GGUF whose header cannot be read is
+ * estimated from its file size, in RAM (its load will say what is wrong).
  */
-export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf = defaultGgufContext): Promise<number> {
+export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf = defaultGgufContext): Promise<MemoryEstimate> {
     const raw = entry.path.toLowerCase().endsWith(".gguf")
-        ? await estimateGguf(entry, config, contextOf).catch(() => fileBytes(entry.path))
-        : onnxFilesBytes(entry.path) * Math.min(entry.workers ?? config.workers, config.workers);
-    return Math.round(raw * (1 + marginShare) + marginBytes);
+        ? await estimateGguf(entry, config, contextOf).catch(() => ({ram: fileBytes(entry.path), vram: 0}))
+        : {ram: onnxFilesBytes(entry.path) * Math.min(entry.workers ?? config.workers, config.workers), vram: 0};
+    return {ram: Math.round(raw.ram * (1 + marginShare) + marginBytes), vram: Math.round(raw.vram * (1 + marginShare))};
 }
 
-async function estimateGguf(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf): Promise<number> {
+async function estimateGguf(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf): Promise<MemoryEstimate> {
     const {insights, bytes} = await ggufInsights(entry.path, config);
     const shape = contextOf(entry, insights.trainContextSize);
-    let total = bytes(shape);
-    for (const companion of shape.companions ?? [])
-        total += await ggufInsights(companion, config).then(({bytes: companionBytes}) => companionBytes(shape), () => fileBytes(companion));
+    const total = await bytes(shape);
+    for (const companion of shape.companions ?? []) {
+        const part = await ggufInsights(companion, config).then(({bytes: companionBytes}) => companionBytes(shape), () => ({ram: fileBytes(companion), vram: 0}));
+        total.ram += part.ram;
+        total.vram += part.vram;
+    }
     return total;
 }
 
-/** A GGUF file's insights, and the bytes its weights and a context of a given shape take (every layer in RAM). */
+/** A GGUF file's insights, and the bytes its weights and a context of a given shape take, in RAM and in VRAM. */
 async function ggufInsights(file: string, config: EstimateSettings) {
     const {readGgufFileInfo, GgufInsights} = await import("node-llama-cpp");
     const {loadLlamaRuntime} = await import("./llama/llamaRuntime.js");
     const info = await readGgufFileInfo(file, {logWarnings: false});
-    const insights = await GgufInsights.from(info, await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}));
-    const bytes = ({companions: _companions, ...shape}: GgufContextShape) => {
-        const weights = insights.estimateModelResourceRequirements({gpuLayers: 0});
-        const context = insights.estimateContextResourceRequirements({
-            ...shape,
-            modelGpuLayers: 0,
-            flashAttention: config.flashAttention !== "off" && insights.flashAttentionSupported
-        });
-        return weights.cpuRam + weights.gpuVram + context.cpuRam + context.gpuVram;
+    const llama = await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu});
+    const insights = await GgufInsights.from(info, llama);
+    const gpu = config.gpuReport !== undefined ? config.gpuReport
+        : llama.gpu === false ? null : {backend: llama.gpu, vram: await llama.getVramState()};
+    const bytes = async ({companions: _companions, gpuLayers: asked, ...shape}: GgufContextShape) => {
+        const flashAttention = config.flashAttention !== "off" && insights.flashAttentionSupported;
+        // As LlamaModel.load resolves them: node-llama-cpp's resolver, told of the GPU the load will use.
+        const gpuLayers = gpu == null ? 0 : (await insights.configurationResolver.resolveModelGpuLayersV2(asked ?? "auto", {
+            getVramState: async () => gpu.vram, llamaGpu: gpu.backend, llamaSupportsGpuOffloading: true, defaultContextFlashAttention: flashAttention
+        })).gpuLayers;
+        const weights = insights.estimateModelResourceRequirements({gpuLayers});
+        const context = insights.estimateContextResourceRequirements({...shape, modelGpuLayers: gpuLayers, flashAttention});
+        return {ram: weights.cpuRam + context.cpuRam, vram: weights.gpuVram + context.gpuVram};
     };
     return {insights, bytes};
 }

@@ -17,7 +17,7 @@ const modelRequestSchema = {
  * GET /models (any key): the body of GET /v1/models (llama-server's router mode lists its models here, `{data: [{id,
  * status: {value}}]}`), `can_manage`: whether this caller may load, unload and pull (an administrator's key, or a
  * server without keys), so a page knows which controls to offer, and `memory`: the budget and the bytes of it the
- * models hold (their estimates; /metrics' `los_memory_budget_bytes` and `los_memory_in_use_bytes`).
+ * models hold (their estimates; /metrics' `los_memory_budget_bytes` and `los_memory_in_use_bytes`), in RAM and in VRAM.
  */
 export function libraryListHandler(engines: EngineHost): Middleware {
     const list = listModelsHandler(engines);
@@ -26,9 +26,18 @@ export function libraryListHandler(engines: EngineHost): Middleware {
         const role = (ctx.state as RequestState).keyRole;
         ctx.body = {
             ...ctx.body as object, can_manage: role == null || role === "admin",
-            memory: {budget_bytes: engines.memoryBudget, in_use_bytes: engines.memoryInUse()}
+            memory: memoryFigures(engines)
         };
     };
+}
+
+/**
+ * The budget and the bytes of it the models hold, per device: RAM, and a GPU's VRAM (`vram_budget_bytes` null while
+ * not known: no model has needed VRAM yet; 0 without a GPU).
+ */
+function memoryFigures(engines: EngineHost) {
+    const inUse = engines.memoryInUse();
+    return {budget_bytes: engines.memoryBudget, in_use_bytes: inUse.ram, vram_budget_bytes: engines.vramBudget, vram_in_use_bytes: inUse.vram};
 }
 
 /**

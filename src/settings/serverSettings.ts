@@ -1,8 +1,8 @@
 import os from "node:os";
 import path from "node:path";
 import { keepAlive } from "./keepAlive.js";
-import type { Setting } from "./Setting.js";
-import { byteSize, httpUrl, integer, integerFrom, list, oneOf, onOff, text } from "./settingKinds.js";
+import { ConfigError, type Setting } from "./Setting.js";
+import { byteSize, httpUrl, integer, integerFrom, list, oneOf, onOff, parseByteSize, text } from "./settingKinds.js";
 
 export const logLevels = ["silent", "error", "warn", "info", "debug"] as const;
 export type LogLevel = typeof logLevels[number];
@@ -126,6 +126,18 @@ export const serverSettings = {
         help: "memory the loaded models may take together (3/4 of RAM less 1 GB); beyond it idle models are evicted",
         docs: "memory the loaded models may take together, by their estimates (`512mb`, `12gb`); a load that does not fit evicts idle models, least recently used first (see [docs/models.md](models.md#the-model-library))"
     }),
+    vramBudget: {
+        flag: "vram-budget", env: "VRAM_BUDGET", arg: "<size>", default: "auto",
+        parse(raw, name) {
+            const bytes = raw === "auto" ? raw : parseByteSize(raw);
+            if (bytes == null || bytes !== "auto" && bytes < 1024)
+                throw new ConfigError(`${name} must be auto or a size of at least 1kb such as 512mb or 8gb, got "${raw}"`);
+            return bytes;
+        },
+        shownDefault: {help: "auto", docs: "`auto`: 85% of the GPU's VRAM as node-llama-cpp reports it; 0 without a GPU"},
+        help: "GPU memory the GGUF layers offloaded may take together (auto: 85% of the VRAM); meaningless without a GPU",
+        docs: "GPU memory (VRAM) the loaded models' offloaded GGUF layers and contexts may take together, by their estimates; a load that does not fit evicts idle models holding VRAM, least recently used first. Meaningless without a GPU (`--gpu off`, or none found): every model is then in RAM ([docs/models.md](models.md#the-model-library))"
+    } satisfies Setting<"auto" | number> as Setting<"auto" | number>,
     // As Ollama: a desktop user switching models gets the memory back within minutes, a conversation stays warm.
     keepAliveSeconds: keepAlive({
         flag: "keep-alive", env: "KEEP_ALIVE", arg: "<d>", default: 300, shownDefault: {help: "5m", docs: "`5m`"},
@@ -164,6 +176,14 @@ export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 export function defaultMemoryBudget(total = os.totalmem(), constrained = process.constrainedMemory?.() ?? 0): number {
     const memory = constrained > 0 && constrained < total ? constrained : total;
     return Math.max(512 * 1024 ** 2, Math.floor(memory * 0.75) - 1024 ** 3);
+}
+
+/**
+ * The VRAM budget of `--vram-budget auto`: 85% of the GPU's VRAM (node-llama-cpp's `getVramState().total`); the rest
+ * is left to the display, the driver and what llama.cpp allocates beyond the estimate (compute buffers it sizes at load).
+ */
+export function defaultVramBudget(totalVram: number): number {
+    return Math.floor(totalVram * 0.85);
 }
 
 /**

@@ -31,12 +31,12 @@ describe("GET /models", () => {
         const {can_manage: canManage, memory, ...list} = await jsonOf(await fetch(`${target.url}/models`));
         expect(list).toEqual(await jsonOf(await fetch(`${target.url}/v1/models`)));
         // The budget and what the models hold of it (nothing loaded yet), for a page's memory bar.
-        expect(memory).toEqual({budget_bytes: 1024 * mb, in_use_bytes: 0});
+        expect(memory).toEqual({budget_bytes: 1024 * mb, in_use_bytes: 0, vram_budget_bytes: 0, vram_in_use_bytes: 0});
         // Without keys (loopback only) everyone may manage models.
         expect(canManage).toBe(true);
         expect(list.data.map((each: {id: string, status: unknown}) => [each.id, each.status])).toEqual([
-            ["a", {value: "unloaded", estimated_bytes: null, measured_bytes: null, last_used: null, keep_alive: "10m", pinned: false, preload: false}],
-            ["b", {value: "unloaded", estimated_bytes: null, measured_bytes: null, last_used: null, keep_alive: "forever", pinned: true, preload: false}]
+            ["a", {value: "unloaded", estimated_bytes: null, estimated_vram_bytes: null, measured_bytes: null, last_used: null, keep_alive: "10m", pinned: false, preload: false}],
+            ["b", {value: "unloaded", estimated_bytes: null, estimated_vram_bytes: null, measured_bytes: null, last_used: null, keep_alive: "forever", pinned: true, preload: false}]
         ]);
         expect(fakes.created).toEqual([]);
     });
@@ -129,7 +129,7 @@ describe("POST /models/unload", () => {
         const fakes = library();
         const target = await start(fakes, [model("a")]);
         await post(target, "/models/load", {model: "a"});
-        expect((await jsonOf(await fetch(`${target.url}/models`))).memory).toEqual({budget_bytes: 1024 * mb, in_use_bytes: 100 * mb});
+        expect((await jsonOf(await fetch(`${target.url}/models`))).memory).toEqual({budget_bytes: 1024 * mb, in_use_bytes: 100 * mb, vram_budget_bytes: 0, vram_in_use_bytes: 0});
         const response = await post(target, "/models/unload", {model: "a"});
         expect(response.status).toBe(200);
         expect(await jsonOf(response)).toMatchObject({success: true, model: {id: "a", status: {value: "unloaded"}}});
@@ -197,5 +197,82 @@ describe("POST /models/unload", () => {
         expect((await jsonOf(refused)).error.message).toBe("Model 'a' is loading: it is not unloaded. Unload it once it is idle.");
         loadGate.open();
         expect((await request).status).toBe(200);
+    });
+});
+
+// The VRAM side of the budget (docs/models.md "The model library"): estimates that put bytes on a GPU (made up here, as
+// the fake engines take nothing; this machine has no GPU and the test asks no GPU runtime), a VRAM budget of 1 GB.
+describe("the VRAM budget, through the management API", () => {
+    const estimates = {
+        "cpu": {ram: 100 * mb, vram: 0},
+        "gpu-a": {ram: 100 * mb, vram: 600 * mb},
+        "gpu-b": {ram: 100 * mb, vram: 500 * mb},
+        "huge": {ram: 50 * mb, vram: 2048 * mb}
+    };
+    const startGpu = async (fakes: ReturnType<typeof library>, clock: ManualClock) => server = await startLibraryServer(fakes, {
+        models: Object.keys(estimates).map((id) => model(id)), estimates, clock, config: {vramBudget: 1024 * mb, memoryWaitSeconds: 0}
+    });
+
+    it("a load short of VRAM evicts the least recently used model holding VRAM, not an older CPU one; /models and /metrics per device", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const target = await startGpu(fakes, clock);
+        for (const id of ["cpu", "gpu-a"]) {
+            expect((await post(target, "/models/load", {model: id})).status).toBe(200);
+            clock.advance(1000);
+        }
+        expect((await jsonOf(await fetch(`${target.url}/models`))).memory)
+            .toEqual({budget_bytes: 1024 * mb, in_use_bytes: 200 * mb, vram_budget_bytes: 1024 * mb, vram_in_use_bytes: 600 * mb});
+        expect(await statusOf(target, "gpu-a")).toMatchObject({value: "loaded", estimated_bytes: 100 * mb, estimated_vram_bytes: 600 * mb});
+        expect(await statusOf(target, "cpu")).toMatchObject({value: "loaded", estimated_bytes: 100 * mb, estimated_vram_bytes: 0});
+        // 600 + 500 MB of VRAM do not fit 1 GB; RAM has room. `cpu` is the least recently used but holds no VRAM: it stays.
+        expect((await post(target, "/models/load", {model: "gpu-b"})).status).toBe(200);
+        expect(fakes.disposed).toEqual(["gpu-a"]);
+        expect((await jsonOf(await fetch(`${target.url}/models`))).memory)
+            .toEqual({budget_bytes: 1024 * mb, in_use_bytes: 200 * mb, vram_budget_bytes: 1024 * mb, vram_in_use_bytes: 500 * mb});
+        const metrics = await (await fetch(`${target.url}/metrics`)).text();
+        expect(metrics).toMatch(new RegExp(`^los_vram_budget_bytes ${1024 * mb}$`, "m"));
+        expect(metrics).toMatch(new RegExp(`^los_vram_in_use_bytes ${500 * mb}$`, "m"));
+        expect(metrics).toMatch(new RegExp(`^los_model_vram_bytes\\{model="gpu-b"\\} ${500 * mb}$`, "m"));
+        expect(metrics).not.toMatch(/^los_model_vram_bytes\{model="cpu"\}/m);
+        expect(metrics).toMatch(new RegExp(`^los_memory_in_use_bytes ${200 * mb}$`, "m"));
+        expect(metrics).toMatch(/^los_model_evictions_total\{model="gpu-a",reason="memory"\} 1$/m);
+    });
+
+    it("a model larger than the whole VRAM budget is refused at once, naming VRAM, what it needs and what there is", async () => {
+        const fakes = library();
+        const target = await startGpu(fakes, new ManualClock());
+        await post(target, "/models/load", {model: "gpu-a"});
+        const refused = await post(target, "/models/load", {model: "huge"});
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get("retry-after")).toBeNull();
+        expect((await jsonOf(refused)).error).toMatchObject({
+            code: "model_too_large",
+            message: "Model 'huge' needs about 2.00 GB of GPU memory (VRAM), more than the server's whole VRAM budget of 1.00 GB (--vram-budget)."
+        });
+        // Nothing was evicted for it, nothing loaded.
+        expect([fakes.created, fakes.disposed]).toEqual([["gpu-a"], []]);
+    });
+
+    it("VRAM held by a busy model is not taken: the load gets 503 naming VRAM and the holder", async () => {
+        const fakes = library();
+        const release = gate();
+        fakes.pieceGates.set("gpu-a", release.opened);
+        const target = await startGpu(fakes, new ManualClock());
+        const streamed = await target.post("/v1/chat/completions", {model: "gpu-a", stream: true, messages: [{role: "user", content: "hi"}]});
+        expect(streamed.status).toBe(200);
+        const refused = await post(target, "/models/load", {model: "gpu-b"});
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get("retry-after")).toBe("5");
+        expect((await jsonOf(refused)).error).toMatchObject({
+            code: "model_memory_busy",
+            message: "Model 'gpu-b' needs about 500 MB of GPU memory (VRAM); 424 MB of the 1.00 GB VRAM budget is free, " +
+                "and the rest is held by 'gpu-a' (600 MB, busy: 1 request running or waiting). Retry later."
+        });
+        release.open();
+        await readSse(streamed);
+        // Once it is idle, the same load evicts it.
+        expect((await post(target, "/models/load", {model: "gpu-b"})).status).toBe(200);
+        expect(fakes.disposed).toEqual(["gpu-a"]);
     });
 });

@@ -69,19 +69,47 @@ describe("memory estimates", () => {
         const config = {...defaultConfig, workers: 2};
         const all = await estimateModelBytes(entry({id: "bert", task: "embeddings", path: tinyBertPath}), config);
         const one = await estimateModelBytes(entry({id: "bert", task: "embeddings", path: tinyBertPath, workers: 1}), config);
-        expect(one).toBe(Math.round(weights * 1.1 + 32 * mb));
-        expect(all).toBe(Math.round(2 * weights * 1.1 + 32 * mb));
+        expect(one).toEqual({ram: Math.round(weights * 1.1 + 32 * mb), vram: 0});
+        expect(all).toEqual({ram: Math.round(2 * weights * 1.1 + 32 * mb), vram: 0});
     });
 
     it("a chat model with a draft model: the draft's weights and its context of the same shape are added", async () => {
         const chat = entry({id: "big", task: "chat", path: bigModel, contextSize: 512, parallel: 2, settings: {draftModel: tinyChatModelPath, speculative: "draft"}});
         const shape = chatCapability.ggufContext!(chat as ModelEntry<ChatSettings>, defaultConfig, undefined);
-        expect(shape).toEqual({contextSize: 512, sequences: 2, companions: [tinyChatModelPath]});
+        expect(shape).toEqual({contextSize: 512, sequences: 2, companions: [tinyChatModelPath], gpuLayers: "auto"});
         const alone = await estimateModelBytes(chat, defaultConfig, () => ({...shape, companions: []}));
         const draft = await estimateModelBytes(entry({id: "draft", task: "chat", path: tinyChatModelPath}), defaultConfig, () => ({...shape, companions: []}));
         const both = await estimateModelBytes(chat, defaultConfig, () => shape);
         // (a + b) * 1.1 + margin = (a * 1.1 + margin) + (b * 1.1 + margin) - margin, to rounding.
-        expect(Math.abs(both - (alone + draft - 32 * mb))).toBeLessThanOrEqual(2);
-        expect(draft - 32 * mb).toBeGreaterThan(fs.statSync(tinyChatModelPath).size);
+        expect(Math.abs(both.ram - (alone.ram + draft.ram - 32 * mb))).toBeLessThanOrEqual(2);
+        expect(draft.ram - 32 * mb).toBeGreaterThan(fs.statSync(tinyChatModelPath).size);
+        expect([alone.vram, draft.vram, both.vram]).toEqual([0, 0, 0]);
+    });
+
+    // A made-up GPU (node-llama-cpp's resolver and estimator are told of it; the runtime stays the CPU one), so the split
+    // is tested without a GPU stack.
+    const gpu = (totalMb: number, freeMb = totalMb) => ({backend: "cuda" as const, vram: {total: totalMb * mb, free: freeMb * mb, unifiedSize: 0}});
+    const onGpu = (gpuLayers: "auto" | "max" | number, gpuReport: ReturnType<typeof gpu> | null) =>
+        estimateModelBytes(entry({id: "big", task: "chat", path: bigModel, contextSize: 512, parallel: 1}), {...defaultConfig, gpu: "off", gpuLayers, gpuReport},
+            (model, trained) => chatCapability.ggufContext!(model as ModelEntry<ChatSettings>, {...defaultConfig, gpuLayers}, trained));
+
+    it("a GGUF model with a GPU: the layers offloaded and their context are VRAM, the rest RAM; without a GPU all is RAM", async () => {
+        const cpu = await onGpu("max", null);
+        const none = await onGpu(0, gpu(8192));
+        const all = await onGpu("max", gpu(8192));
+        const auto = await onGpu("auto", gpu(8192));
+        const some = await onGpu(4, gpu(8192));
+        const figures = JSON.stringify({cpu, none, all, auto, some});
+        expect(cpu.vram, figures).toBe(0);
+        expect(none, figures).toEqual(cpu);
+        // Every layer on the GPU: the weights are VRAM (the file is mostly f32 weights), little stays in RAM.
+        expect(all.vram, figures).toBeGreaterThan(fs.statSync(bigModel).size);
+        expect(all.ram, figures).toBeLessThan(cpu.ram - 40 * mb);
+        // `auto` on an 8 GB device fits every layer of a 75 MB model; half of the layers puts about half of them there.
+        expect(auto, figures).toEqual(all);
+        expect(some.vram, figures).toBeGreaterThan(0);
+        expect(some.vram, figures).toBeLessThan(all.vram);
+        expect(some.ram, figures).toBeGreaterThan(all.ram);
+        expect(some.ram, figures).toBeLessThan(cpu.ram);
     });
 });

@@ -1,4 +1,5 @@
 import type { ChatEngine } from "../../src/capabilities/chat/ChatEngine.js";
+import type { MemoryEstimate } from "../../src/core/engines/MemoryEstimate.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { FakeChatEngine } from "./FakeChatEngine.js";
 import type { ManualClock } from "./ManualClock.js";
@@ -56,8 +57,8 @@ export const libraryModel = (id: string, extra: Record<string, unknown> = {}) =>
 
 export type LibraryServerOptions = {
     models: Record<string, unknown>[];
-    /** Bytes each model is estimated to take, by id (default 100 MB); the budget (default 1 GB). */
-    estimates?: Record<string, number>;
+    /** Bytes each model is estimated to take, by id (default 100 MB; a number is all RAM, else per device); the budget (default 1 GB). */
+    estimates?: Record<string, number | MemoryEstimate>;
     budget?: number;
     config?: Record<string, unknown>;
     clock?: ManualClock;

@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, defaultBodyMemory, defaultConfig, defaultMemoryBudget, loadConfig, loadStartOptions } from "../../src/config.js";
+import { ConfigError, defaultBodyMemory, defaultConfig, defaultMemoryBudget, defaultVramBudget, loadConfig, loadStartOptions } from "../../src/config.js";
 import { defaultCacheDir } from "../../src/settings/serverSettings.js";
 
 /** The ConfigError message thrown by loadConfig (fails when nothing or something else is thrown). */
@@ -51,7 +51,7 @@ describe("loadConfig", () => {
             FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7", UI: "off",
             SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0",
-            MAX_AUDIO_SECONDS: "600", MEMORY_BUDGET: "2gb", KEEP_ALIVE: "90s", PRELOAD_ALL: "yes", MEMORY_WAIT_SECONDS: "5",
+            MAX_AUDIO_SECONDS: "600", MEMORY_BUDGET: "2gb", VRAM_BUDGET: "3gb", KEEP_ALIVE: "90s", PRELOAD_ALL: "yes", MEMORY_WAIT_SECONDS: "5",
             CACHE_DIR: "/var/cache/los", PROMPT_CACHE_DISK: "256mb"
         });
         expect(config).toEqual({
@@ -63,7 +63,7 @@ describe("loadConfig", () => {
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
             speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
-            maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5,
+            maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, vramBudget: 3 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5,
             cacheDir: "/var/cache/los", promptCacheDisk: 256 * 1024 ** 2
         });
     });
@@ -79,6 +79,15 @@ describe("loadConfig", () => {
             expect(loadConfig([`--keep-alive=${given}`], {}).keepAliveSeconds, given).toBe(seconds);
         expect(configErrorOf(["--keep-alive", "soon"])).toBe('keep-alive must be "forever", a number of seconds, or a duration such as 30s, 5m or 2h; got "soon"');
         expect(configErrorOf(["--memory-budget", "lots"])).toBe('memory-budget must be a size of at least 1kb such as 512mb or 2gb, got "lots"');
+    });
+
+    it("--vram-budget: auto (85% of the GPU's VRAM, asked for once a model needs VRAM) or a size", () => {
+        expect(defaultConfig.vramBudget).toBe("auto");
+        expect(defaultVramBudget(8 * 1024 ** 3)).toBe(Math.floor(8 * 1024 ** 3 * 0.85));
+        expect(loadConfig(["--vram-budget", "6gb"], {VRAM_BUDGET: "1gb"}).vramBudget).toBe(6 * 1024 ** 3);
+        expect(loadConfig([], {VRAM_BUDGET: "512mb"}).vramBudget).toBe(512 * 1024 ** 2);
+        expect(loadConfig(["--vram-budget=auto"], {}).vramBudget).toBe("auto");
+        expect(configErrorOf(["--vram-budget", "most"])).toBe('vram-budget must be auto or a size of at least 1kb such as 512mb or 8gb, got "most"');
     });
 
     it("--cache-dir (the user's cache folder) and --prompt-cache-disk (1 GB per model, 0 = nothing saved)", () => {

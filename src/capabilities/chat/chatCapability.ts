@@ -25,7 +25,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
     // The draft model (speculative decoding) gets a context of the same shape as the model's (loadDraftModel).
     ggufContext: (entry, config, trainContextSize) => ({
-        contextSize: entry.contextSize ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel,
+        contextSize: entry.contextSize ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
         companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null)
     }),
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.

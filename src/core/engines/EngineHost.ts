@@ -5,7 +5,8 @@ import type { ModelRegistry } from "../registry/ModelRegistry.js";
 import { systemClock, type Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
 import { modelInUse, modelLoadFailed } from "./libraryErrors.js";
-import { MemoryBudget } from "./MemoryBudget.js";
+import { MemoryBudget, type VramBudget } from "./MemoryBudget.js";
+import type { MemoryEstimate } from "./MemoryEstimate.js";
 import { ModelLoadError } from "./ModelLoadError.js";
 import { ModelSlot, type EvictionReason, type ModelStatus, type SlotContext } from "./ModelSlot.js";
 import { currentRequestLease, withRequestLease } from "./requestLease.js";
@@ -26,16 +27,18 @@ export type HostState = "loading" | "ready" | "failed" | "disposed";
 
 /** How the library keeps its models (see docs/models.md "The model library"). */
 export type LibraryOptions = {
-    /** Bytes every loaded model's estimate must fit in together. */
+    /** Bytes of RAM every loaded model's estimate must fit in together. */
     memoryBudget: number;
+    /** Bytes of VRAM the models' GPU parts must fit in together, or how to learn them; default 0 (no GPU). */
+    vramBudget?: VramBudget;
     /** Idle time before a model is unloaded, unless its manifest entry says otherwise; null = never. */
     keepAliveMs: number | null;
     /** Load every model at start (a manifest entry's `preload` wins). */
     preloadAll: boolean;
     /** How long a load waits for busy models to free the memory it needs before its requests get 503. */
     memoryWaitMs: number;
-    /** Bytes a model will take once loaded (weights, context, worker copies, margin). */
-    estimateBytes(entry: ModelEntry): Promise<number>;
+    /** Bytes a model will take once loaded (weights, context, worker copies, margin), per device (a number: all RAM). */
+    estimateBytes(entry: ModelEntry): Promise<number | MemoryEstimate>;
     clock?: Clock;
     /** The process' resident memory, measured around loads and unloads for the log. */
     residentBytes?: () => number;
@@ -66,7 +69,7 @@ export class EngineHost {
     constructor(readonly registry: ModelRegistry, tasks: readonly HostedTask[], logger: Logger, readonly options: LibraryOptions) {
         this.tasks = new Map(tasks.map((task) => [task.task, task]));
         this.clock = options.clock ?? systemClock;
-        this.budget = new MemoryBudget(options.memoryBudget, () => this.slots.values(), this.clock, options.memoryWaitMs);
+        this.budget = new MemoryBudget(options.memoryBudget, options.vramBudget ?? 0, () => this.slots.values(), this.clock, options.memoryWaitMs);
         this.slotContext = {
             clock: this.clock, logger, budget: this.budget,
             residentBytes: options.residentBytes ?? (() => process.memoryUsage.rss()),
@@ -91,17 +94,23 @@ export class EngineHost {
         return [...this.slots.values()].some((slot) => slot.preload && slot.state === "failed") ? "failed" : "ready";
     }
 
+    /** The RAM budget. */
     get memoryBudget() {
-        return this.budget.bytes;
+        return this.budget.ramBytes;
     }
 
-    /** Bytes of the budget held by models loaded, loading or being unloaded. */
-    memoryInUse(): number {
+    /** The VRAM budget; null while not known (a GPU's is learnt when a model first needs VRAM; 0 without a GPU). */
+    get vramBudget() {
+        return this.budget.vramBudget;
+    }
+
+    /** Bytes of the budget held by models loaded, loading or being unloaded, per device. */
+    memoryInUse(): MemoryEstimate {
         return this.budget.inUse();
     }
 
-    /** Per model holding memory: the bytes of the budget it holds (its estimate). */
-    memoryByModel(): ReadonlyMap<string, number> {
+    /** Per model holding memory: the bytes of the budget it holds (its estimate), per device. */
+    memoryByModel(): ReadonlyMap<string, MemoryEstimate> {
         return this.budget.byModel();
     }
 

@@ -1,6 +1,8 @@
 import type { Clock } from "./Clock.js";
+import { chooseEvictions } from "./chooseEvictions.js";
 import { EngineDisposedError } from "./EngineDisposedError.js";
-import { formatBytes, memoryBusy } from "./libraryErrors.js";
+import { formatBytes, memoryBusy, modelTooLarge } from "./libraryErrors.js";
+import { memoryDevices, noMemory, type MemoryDevice, type MemoryEstimate } from "./MemoryEstimate.js";
 import type { ModelSlot } from "./ModelSlot.js";
 
 /** While a load waits for memory, engines' own load (which has no event) is looked at this often. */
@@ -9,63 +11,92 @@ export const busyPollMs = 1000;
 const memoryRetryAfterSeconds = 5;
 
 /**
- * The library's byte budget: what the models hold of it (each its estimate, from the start of its load to the end of
- * its unload), and the room a load makes by evicting idle models, least recently used first (never a pinned one,
- * never one a request holds or waits for), or waits for, up to `waitMs`.
+ * The VRAM budget: bytes, or how to learn them (the GPU's size, asked for only once a model needs VRAM: a server whose
+ * models all run on the CPU never asks the GPU runtime).
+ */
+export type VramBudget = number | (() => Promise<number>);
+
+/**
+ * The library's byte budget, per device (RAM, and a GPU's VRAM): what the models hold of it (each its estimate, from
+ * the start of its load to the end of its unload), and the room a load makes by evicting idle models that hold memory
+ * on the device it lacks, least recently used first (never a pinned one, never one a request holds or waits for), or
+ * waits for, up to `waitMs`.
  */
 export class MemoryBudget {
     private changeWaiters = new Set<() => void>();
+    private vramBytes: number | null;
+    private vramAsked: Promise<number> | null = null;
 
     constructor(
-        /** Bytes every loaded model's estimate must fit in together. */
-        readonly bytes: number,
+        /** Bytes of RAM every loaded model's estimate must fit in together. */
+        readonly ramBytes: number,
+        private readonly vram: VramBudget,
         private readonly slots: () => Iterable<ModelSlot>,
         private readonly clock: Clock,
         private readonly waitMs: number
-    ) {}
+    ) {
+        this.vramBytes = typeof vram === "number" ? vram : null;
+    }
 
-    /** Bytes of the budget held by models loaded, loading or being unloaded. */
-    inUse(): number {
-        let bytes = 0;
+    /** The VRAM budget; null while not known yet (no model has needed VRAM). */
+    get vramBudget(): number | null {
+        return this.vramBytes;
+    }
+
+    /** Bytes of the budget held by models loaded, loading or being unloaded, per device. */
+    inUse(): MemoryEstimate {
+        const bytes = {...noMemory};
         for (const slot of this.slots())
-            bytes += slot.reservedBytes;
+            for (const device of memoryDevices)
+                bytes[device] += slot.reserved[device];
         return bytes;
     }
 
-    /** Per model holding memory: the bytes of the budget it holds (its estimate). */
-    byModel(): ReadonlyMap<string, number> {
-        return new Map([...this.slots()].filter((slot) => slot.reservedBytes > 0).map((slot) => [slot.entry.id, slot.reservedBytes]));
+    /** Per model holding memory: the bytes of the budget it holds (its estimate), per device. */
+    byModel(): ReadonlyMap<string, MemoryEstimate> {
+        return new Map([...this.slots()].filter((slot) => slot.reserved.ram > 0 || slot.reserved.vram > 0).map((slot) => [slot.entry.id, slot.reserved]));
+    }
+
+    /** The budget per device for a model that needs `needs` (the VRAM budget is learnt when a model first needs VRAM). */
+    async budgetFor(needs: MemoryEstimate): Promise<MemoryEstimate> {
+        if (needs.vram > 0 && this.vramBytes == null && typeof this.vram === "function")
+            this.vramBytes = await (this.vramAsked ??= this.vram());
+        return {ram: this.ramBytes, vram: this.vramBytes ?? 0};
+    }
+
+    /** The 503 for a model larger than a device's whole budget, or null when each device could hold it. */
+    async tooLarge(id: string, needs: MemoryEstimate) {
+        const budget = await this.budgetFor(needs);
+        const device = memoryDevices.find((candidate) => needs[candidate] > budget[candidate]);
+        return device == null ? null : modelTooLarge(id, device, needs[device], budget[device]);
     }
 
     /**
-     * Holds `bytes` of the budget for the model, evicting idle models (least recently used first) when they
-     * free enough; otherwise waits for models to become idle, at most `waitMs`, then 503 naming the holders.
+     * Holds `needs` of the budget for the model, evicting idle models (least recently used first, those holding memory
+     * on a device it lacks) when they free enough; otherwise waits for models to become idle, at most `waitMs`, then
+     * 503 naming the device it lacks and the models holding it.
      */
-    async reserve(slot: ModelSlot, bytes: number, disposed: () => boolean) {
+    async reserve(slot: ModelSlot, needs: MemoryEstimate, disposed: () => boolean) {
+        const budget = await this.budgetFor(needs);
         const deadline = this.clock.now() + this.waitMs;
         for (;;) {
             if (disposed())
                 throw new EngineDisposedError(slot.entry.id);
-            const free = this.bytes - this.inUse();
-            if (bytes <= free) {
-                slot.reservedBytes = bytes;
+            const used = this.inUse();
+            const free = {ram: budget.ram - used.ram, vram: budget.vram - used.vram};
+            const lacking = memoryDevices.find((device) => needs[device] > free[device]);
+            if (lacking == null) {
+                slot.reserved = needs;
                 return;
             }
-            const victims: ModelSlot[] = [];
-            let freed = 0;
-            for (const candidate of this.evictionOrder()) {
-                if (free + freed >= bytes)
-                    break;
-                victims.push(candidate);
-                freed += candidate.reservedBytes;
-            }
-            if (free + freed >= bytes) {
+            const victims = chooseEvictions(needs, free, this.evictionOrder());
+            if (victims != null) {
                 await Promise.all(victims.map((victim) => victim.unload("memory", slot.entry.id)));
                 continue;
             }
             const now = this.clock.now();
             if (now >= deadline)
-                throw memoryBusy(slot.entry.id, bytes, free, this.bytes, this.holders(), memoryRetryAfterSeconds);
+                throw memoryBusy(slot.entry.id, lacking, needs[lacking], free[lacking], budget[lacking], this.holders(lacking), memoryRetryAfterSeconds);
             await this.nextChange(Math.min(deadline - now, busyPollMs));
         }
     }
@@ -85,10 +116,10 @@ export class MemoryBudget {
             .sort((a, b) => (a.lastUsed ?? 0) - (b.lastUsed ?? 0));
     }
 
-    /** The models holding memory, and why each cannot go (for the 503 of a load that found no room). */
-    private holders(): string[] {
-        return [...this.slots()].filter((slot) => slot.reservedBytes > 0)
-            .map((slot) => `'${slot.entry.id}' (${formatBytes(slot.reservedBytes)}, ${slot.whyHeld()})`);
+    /** The models holding memory on a device, and why each cannot go (for the 503 of a load that found no room). */
+    private holders(device: MemoryDevice): string[] {
+        return [...this.slots()].filter((slot) => slot.reserved[device] > 0)
+            .map((slot) => `'${slot.entry.id}' (${formatBytes(slot.reserved[device])}, ${slot.whyHeld()})`);
     }
 
     /** Resolves at the next change (see notifyChange) or after `ms`. */

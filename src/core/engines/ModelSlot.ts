@@ -4,8 +4,8 @@ import { formatKeepAlive } from "../../settings/keepAlive.js";
 import type { Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
 import { EngineDisposedError } from "./EngineDisposedError.js";
-import { modelTooLarge } from "./libraryErrors.js";
 import { busyPollMs, type MemoryBudget } from "./MemoryBudget.js";
+import { memoryEstimateOf, noMemory, type MemoryEstimate } from "./MemoryEstimate.js";
 import { ModelLoadError } from "./ModelLoadError.js";
 
 /** Where a model of the library is: `unloading` holds its memory until its engine is disposed. */
@@ -17,7 +17,9 @@ export type EvictionReason = "memory" | "idle" | "admin" | "shutdown";
 /** Per model, what /v1/models reports of its place in the library. */
 export type ModelStatus = {
     value: ModelState;
+    /** Its estimate in RAM, and in a GPU's VRAM (0 on the CPU); null until first estimated. */
     estimated_bytes: number | null;
+    estimated_vram_bytes: number | null;
     measured_bytes: number | null;
     /** Unix seconds of the last request that used it; null = never used. */
     last_used: number | null;
@@ -40,8 +42,8 @@ export type SlotContext = {
     readonly logger: Logger;
     readonly budget: MemoryBudget;
     residentBytes(): number;
-    /** Bytes the model will take once loaded (weights, context, worker copies, margin). */
-    estimateBytes(entry: ModelEntry): Promise<number>;
+    /** Bytes the model will take once loaded (weights, context, worker copies, margin), per device (a number: all RAM). */
+    estimateBytes(entry: ModelEntry): Promise<number | MemoryEstimate>;
     createEngine(entry: ModelEntry, onLoadProgress: (fraction: number) => void): Promise<Engine>;
     /** The library is shutting down: nothing loads, no timer is set. */
     disposed(): boolean;
@@ -68,10 +70,10 @@ export class ModelSlot {
     loading: Promise<Engine> | null = null;
     /** The dispose in progress. */
     unloading: Promise<void> | null = null;
-    /** Bytes of the budget it holds (its estimate), from the start of its load to the end of its unload. */
-    reservedBytes = 0;
+    /** Bytes of the budget it holds (its estimate) per device, from the start of its load to the end of its unload. */
+    reserved: MemoryEstimate = noMemory;
     /** Estimated once, before its first load. */
-    estimatedBytes: number | null = null;
+    estimated: MemoryEstimate | null = null;
     /** What the process' resident memory grew by while it loaded (other loads at the same time blur it). */
     measuredBytes: number | null = null;
     /** When a request last resolved or released it (ms since the epoch). */
@@ -116,7 +118,8 @@ export class ModelSlot {
     status(): ModelStatus {
         return {
             value: this.state,
-            estimated_bytes: this.estimatedBytes,
+            estimated_bytes: this.estimated?.ram ?? null,
+            estimated_vram_bytes: this.estimated?.vram ?? null,
             measured_bytes: this.measuredBytes,
             last_used: this.lastUsed == null ? null : Math.floor(this.lastUsed / 1000),
             keep_alive: formatKeepAlive(this.keepAliveMs),
@@ -168,9 +171,9 @@ export class ModelSlot {
             } finally {
                 if (reason !== "shutdown")
                     context.logger.info(`Unloaded '${entry.id}': ${why}`, {
-                        reason, estimated_mb: toMb(this.reservedBytes), rss_freed_mb: toMb(residentBefore - context.residentBytes())
+                        reason, estimated_mb: toMb(this.reserved.ram), ...vramMb(this.reserved), rss_freed_mb: toMb(residentBefore - context.residentBytes())
                     });
-                this.reservedBytes = 0;
+                this.reserved = noMemory;
                 this.state = "unloaded";
                 this.unloading = null;
                 context.budget.notifyChange();
@@ -224,10 +227,11 @@ export class ModelSlot {
         return (async () => {
             let reserved = false;
             try {
-                this.estimatedBytes ??= await context.estimateBytes(entry);
-                if (this.estimatedBytes > context.budget.bytes)
-                    throw new ModelLoadError(entry, modelTooLarge(entry.id, this.estimatedBytes, context.budget.bytes), "permanent");
-                await context.budget.reserve(this, this.estimatedBytes, context.disposed);
+                const estimated = this.estimated ??= memoryEstimateOf(await context.estimateBytes(entry));
+                const tooLarge = await context.budget.tooLarge(entry.id, estimated);
+                if (tooLarge != null)
+                    throw new ModelLoadError(entry, tooLarge, "permanent");
+                await context.budget.reserve(this, estimated, context.disposed);
                 reserved = true;
                 const residentBefore = context.residentBytes();
                 const started = performance.now();
@@ -250,14 +254,17 @@ export class ModelSlot {
                 this.failure = null;
                 this.measuredBytes = Math.max(0, context.residentBytes() - residentBefore);
                 context.loadEnded(entry.id, "ok", seconds);
+                const inUse = context.budget.inUse();
                 context.logger.info(`Loaded '${entry.id}'`, {
-                    ms: Math.round(seconds * 1000), estimated_mb: toMb(this.estimatedBytes), rss_growth_mb: toMb(this.measuredBytes),
-                    budget_used_mb: toMb(context.budget.inUse()), budget_mb: toMb(context.budget.bytes), ...engine.describe?.()
+                    ms: Math.round(seconds * 1000), estimated_mb: toMb(estimated.ram), rss_growth_mb: toMb(this.measuredBytes),
+                    budget_used_mb: toMb(inUse.ram), budget_mb: toMb(context.budget.ramBytes),
+                    ...(estimated.vram > 0 ? {estimated_vram_mb: toMb(estimated.vram), vram_budget_used_mb: toMb(inUse.vram), vram_budget_mb: toMb(context.budget.vramBudget)} : {}),
+                    ...engine.describe?.()
                 });
                 return engine;
             } catch (error) {
                 if (reserved)
-                    this.reservedBytes = 0;
+                    this.reserved = noMemory;
                 if (error instanceof ModelLoadError) {
                     const count = (previous === "failed" ? this.failure?.count ?? 0 : 0) + 1;
                     const retryAt = error.permanent ? Number.POSITIVE_INFINITY : context.clock.now() + Math.min(maxRetryMs, firstRetryMs * 2 ** (count - 1));
@@ -294,6 +301,11 @@ export class ModelSlot {
 
 function toMb(bytes: number | null) {
     return bytes == null ? null : Math.round(bytes / 2 ** 20);
+}
+
+/** The VRAM part of an unload's log line, for a model that held VRAM. */
+function vramMb(reserved: MemoryEstimate) {
+    return reserved.vram > 0 ? {estimated_vram_mb: toMb(reserved.vram)} : {};
 }
 
 /** `promise`, unless `signal` aborts first (then its reason): the work behind the promise goes on for the others. */

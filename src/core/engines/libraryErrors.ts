@@ -1,4 +1,5 @@
 import { ApiError } from "../http/ApiError.js";
+import type { MemoryDevice } from "./MemoryEstimate.js";
 
 /** Bytes as a person reads them: MB below a GB, GB with two decimals above. */
 export function formatBytes(bytes: number): string {
@@ -13,17 +14,25 @@ export function modelLoadFailed(message: string, retryAfterSeconds: number) {
     });
 }
 
-/** A model the whole memory budget cannot hold: no wait helps, so no Retry-After. */
-export function modelTooLarge(id: string, needs: number, budget: number) {
+/** How errors name a device's memory, and the flag of its budget. */
+const deviceWords: Record<MemoryDevice, {memory: string, budget: string, flag: string}> = {
+    ram: {memory: "memory", budget: "budget", flag: "--memory-budget"},
+    vram: {memory: "GPU memory (VRAM)", budget: "VRAM budget", flag: "--vram-budget"}
+};
+
+/** A model the whole memory budget of a device cannot hold: no wait helps, so no Retry-After. */
+export function modelTooLarge(id: string, device: MemoryDevice, needs: number, budget: number) {
+    const words = deviceWords[device];
     return new ApiError(503, "service_unavailable_error",
-        `Model '${id}' needs about ${formatBytes(needs)} of memory, more than the server's whole budget of ${formatBytes(budget)} (--memory-budget).`,
+        `Model '${id}' needs about ${formatBytes(needs)} of ${words.memory}, more than the server's whole ${words.budget} of ${formatBytes(budget)} (${words.flag}).`,
         {code: "model_too_large"});
 }
 
-/** The memory a model needs is held by models that may not be evicted (busy or pinned) past the wait. */
-export function memoryBusy(id: string, needs: number, free: number, budget: number, holders: readonly string[], retryAfterSeconds: number) {
+/** The memory a model needs on a device is held by models that may not be evicted (busy or pinned) past the wait. */
+export function memoryBusy(id: string, device: MemoryDevice, needs: number, free: number, budget: number, holders: readonly string[], retryAfterSeconds: number) {
+    const words = deviceWords[device];
     return new ApiError(503, "service_unavailable_error",
-        `Model '${id}' needs about ${formatBytes(needs)} of memory; ${formatBytes(free)} of the ${formatBytes(budget)} budget is free, ` +
+        `Model '${id}' needs about ${formatBytes(needs)} of ${words.memory}; ${formatBytes(free)} of the ${formatBytes(budget)} ${words.budget} is free, ` +
         `and the rest is held by ${holders.length > 0 ? holders.join(", ") : "models being loaded or unloaded"}. Retry later.`,
         {code: "model_memory_busy", headers: {"Retry-After": String(retryAfterSeconds)}});
 }

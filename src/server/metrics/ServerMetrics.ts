@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { EngineHost } from "../../core/engines/EngineHost.js";
+import type { MemoryDevice } from "../../core/engines/MemoryEstimate.js";
 import type { BodyMemory } from "../../core/http/BodyMemory.js";
 
 /** What the request-context middleware knows when a request ends, whatever the endpoint. */
@@ -13,6 +14,13 @@ export type FinishedRequest = {
     /** Handlers' log fields: `prompt_tokens`, `completion_tokens`, `ttft_ms` are counted when present. */
     logFields: Record<string, unknown>;
 };
+
+/** The memory gauges' names per device: RAM's came first and keep theirs. */
+const deviceMetrics: readonly {device: MemoryDevice, names: {model: string, inUse: string, budget: string, words: string}, budgetFlag: string}[] = [
+    {device: "ram", budgetFlag: "--memory-budget", names: {model: "los_model_memory_bytes", inUse: "los_memory_in_use_bytes", budget: "los_memory_budget_bytes", words: "RAM budget"}},
+    {device: "vram", budgetFlag: "--vram-budget; 0 without a GPU, or while its size has not been asked for yet",
+        names: {model: "los_model_vram_bytes", inUse: "los_vram_in_use_bytes", budget: "los_vram_budget_bytes", words: "VRAM budget"}}
+];
 
 const latencyBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 /** A model's load: milliseconds for a small GGUF, minutes for a large one from a slow disk. */
@@ -102,27 +110,31 @@ export class ServerMetrics {
                         this.inc({model, reason}, count);
             }
         });
-        new Gauge({
-            name: "los_model_memory_bytes", help: "Bytes of the memory budget each model holds (its estimate) while loading, loaded or unloading",
-            labelNames: ["model"], registers: [this.registry],
-            collect() {
-                this.reset();
-                for (const [model, bytes] of engines.memoryByModel())
-                    this.set({model}, bytes);
-            }
-        });
-        new Gauge({
-            name: "los_memory_in_use_bytes", help: "Bytes of the memory budget the models hold together (their estimates)", registers: [this.registry],
-            collect() {
-                this.set(engines.memoryInUse());
-            }
-        });
-        new Gauge({
-            name: "los_memory_budget_bytes", help: "The memory budget (--memory-budget): past it idle models are evicted", registers: [this.registry],
-            collect() {
-                this.set(engines.memoryBudget);
-            }
-        });
+        // Per device, what the models hold of the budget and the budget (RAM; a GPU's VRAM, 0 without one).
+        for (const {device, names, budgetFlag} of deviceMetrics) {
+            new Gauge({
+                name: names.model, help: `Bytes of the ${names.words} each model holds (its estimate) while loading, loaded or unloading`,
+                labelNames: ["model"], registers: [this.registry],
+                collect() {
+                    this.reset();
+                    for (const [model, bytes] of engines.memoryByModel())
+                        if (bytes[device] > 0)
+                            this.set({model}, bytes[device]);
+                }
+            });
+            new Gauge({
+                name: names.inUse, help: `Bytes of the ${names.words} the models hold together (their estimates)`, registers: [this.registry],
+                collect() {
+                    this.set(engines.memoryInUse()[device]);
+                }
+            });
+            new Gauge({
+                name: names.budget, help: `The ${names.words} (${budgetFlag}): past it idle models holding it are evicted`, registers: [this.registry],
+                collect() {
+                    this.set(device === "ram" ? engines.memoryBudget : engines.vramBudget ?? 0);
+                }
+            });
+        }
         new Gauge({
             name: "los_request_body_memory_bytes", help: "Bytes of request bodies (JSON and uploads) held in memory while they arrive",
             registers: [this.registry],

@@ -1,0 +1,14 @@
+/** The two devices a model's memory is on: the machine's RAM, and a GPU's VRAM (GGUF layers offloaded to it). */
+export type MemoryDevice = "ram" | "vram";
+
+/** Bytes per device: a model's estimate, what the models hold of the budget, the budget itself. */
+export type MemoryEstimate = Readonly<Record<MemoryDevice, number>>;
+
+export const memoryDevices: readonly MemoryDevice[] = ["ram", "vram"];
+
+export const noMemory: MemoryEstimate = {ram: 0, vram: 0};
+
+/** An estimate given as one number is all RAM (a model with nothing on a GPU). */
+export function memoryEstimateOf(estimate: number | MemoryEstimate): MemoryEstimate {
+    return typeof estimate === "number" ? {ram: estimate, vram: 0} : estimate;
+}
