@@ -1,3 +1,4 @@
+import type { EncoderPoolOptions } from "../../../runtimes/onnx/EncoderPoolOptions.js";
 import { InputTooLongError } from "../InputTooLongError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
@@ -8,23 +9,12 @@ import { planBatches, runBatches } from "../../../runtimes/onnx/planBatches.js";
 import type { DescribeResult, EmbedTask, OnnxModelSpec, TokenizeTask } from "./workerProtocol.js";
 import { embeddingTaskHandles } from "./embeddingTaskHandles.js";
 
-export type OnnxEmbeddingsOptions = {
+export type OnnxEmbeddingsOptions = EncoderPoolOptions & {
     spec: OnnxModelSpec;
     /** The manifest's `maxInputTokens`; null = the model's own limit. */
     maxInputTokens: number | null;
     matryoshka: boolean | number[];
     normalize: boolean;
-    /** Requests served at once (their batches share the pool fairly). */
-    parallel: number;
-    /** Requests that may wait beyond those; more: QueueFullError. */
-    queueSize: number;
-    /** Inputs per forward pass. */
-    maxBatchSize?: number;
-    /** Padded tokens per forward pass (bounds a batch's memory). */
-    maxBatchTokens?: number;
-    onWarning?: (message: string) => void;
-    /** How many of the pool's workers load the model (manifest `workers`); default all. */
-    workers?: number;
 };
 
 /** Texts per tokenize task: tokenizing is cheap, but a 2048-item request should not hold one worker for long. */

@@ -1,3 +1,4 @@
+import type { EncoderPoolOptions } from "../../../runtimes/onnx/EncoderPoolOptions.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { WorkerPool } from "../../../core/workers/WorkerPool.js";
 import { PlacedModel } from "../../../runtimes/onnx/PlacedModel.js";
@@ -7,21 +8,10 @@ import type { RankOptions, RankResult, RerankEngine, RerankEngineInfo } from "..
 import { rerankTaskHandles } from "./rerankTaskHandles.js";
 import type { CrossEncoderDescription, CrossEncoderSpec, ScoreTask } from "./rerankWorkerProtocol.js";
 
-export type OnnxRerankOptions = {
+export type OnnxRerankOptions = EncoderPoolOptions & {
     spec: CrossEncoderSpec;
     /** The manifest's `maxInputTokens`; null = the model's own limit. */
     maxInputTokens: number | null;
-    /** Requests served at once (their batches share the pool fairly). */
-    parallel: number;
-    /** Requests that may wait beyond those; more: QueueFullError. */
-    queueSize: number;
-    /** Pairs per forward pass. */
-    maxBatchSize?: number;
-    /** Padded tokens per forward pass (bounds a batch's memory). */
-    maxBatchTokens?: number;
-    onWarning?: (message: string) => void;
-    /** How many of the pool's workers load the model (manifest `workers`); default all. */
-    workers?: number;
 };
 
 /** Pairs per tokenize task: a 1,000-document request should not hold one worker for long. */
