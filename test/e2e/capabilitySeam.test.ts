@@ -64,7 +64,7 @@ describe("a capability added by one line: its folder's route, manifest settings,
         expect((await jsonOf(await fetch(`${server.url}/health`))).models.rev).toEqual({parallel: 1, busy: 0, waiting: 0});
         const wrongTask = await server.post("/v1/reverse", {model: "tiny-chat", text: "abc"});
         expect(wrongTask.status).toBe(400);
-        expect((await jsonOf(wrongTask)).error.message).toContain("serves /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages, /v1/tokenize, /v1/detokenize, not /v1/reverse");
+        expect((await jsonOf(wrongTask)).error.message).toContain("serves /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages, /v1/tokenize, /v1/detokenize, /v1/decisions, /v1/systemone, not /v1/reverse");
     });
 });
 
