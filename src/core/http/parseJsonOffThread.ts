@@ -5,7 +5,6 @@ import { ownedPieces } from "../workers/ownedPieces.js";
 import { startModuleThread } from "../workers/startModuleThread.js";
 import type { JsonHazard } from "./findJsonHazard.js";
 import type { JsonBounds, ParseReply, ParseRequest } from "./jsonParseThreadMain.js";
-import { putLongStrings } from "./longStrings.js";
 
 /**
  * JSON.parse in a worker thread, for large request bodies: parsing (and decoding) a 10 MB body took
@@ -17,7 +16,6 @@ import { putLongStrings } from "./longStrings.js";
  */
 let worker: Worker | null = null;
 let nextId = 0;
-/** Per body waiting: how its reply is taken (a value's long strings come after it, a piece per message). */
 const pending = new Map<number, {resolve: (reply: ParseReply) => void, reject: (error: Error) => void}>();
 
 function workerThread(): Worker {
@@ -63,19 +61,5 @@ export async function parseJsonOffThread(pieces: string | Uint8Array | Uint8Arra
     const reply = await ask({id, pieces: owned.pieces, bounds}, owned.transfer);
     if ("error" in reply)
         throw new SyntaxError(reply.error);
-    if ("hazard" in reply)
-        return reply;
-    if (!("value" in reply))
-        throw new Error("The JSON parse thread answered out of turn");
-    // The long strings, a piece per message: each received in its own turn of the event loop.
-    const texts: string[] = [];
-    const count = reply.long.reduce((sum, long) => sum + long.pieces, 0);
-    while (texts.length < count) {
-        const next = await ask({id, next: true});
-        if (!("piece" in next))
-            throw new Error("The JSON parse thread answered out of turn");
-        texts.push(next.piece);
-    }
-    putLongStrings(reply.value, reply.long, texts);
-    return {value: reply.value};
+    return "hazard" in reply ? {hazard: reply.hazard} : {value: reply.value};
 }

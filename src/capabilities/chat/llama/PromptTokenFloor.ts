@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import { longStringChars } from "../../../core/http/longStrings.js";
 import type { LlamaModel } from "node-llama-cpp";
 import type { ChatJob, ChatTurn } from "../ChatEngine.js";
 import type { TemplateFloor } from "./measureTemplateFloor.js";
@@ -72,10 +71,10 @@ export class PromptTokenFloor {
             return job.rawPrompt.prompt.length;
         const longest = this.longestPieceBytes;
         if (job.rawPrompt != null)
-            return longest == null ? 0 : Math.ceil((utf8Bytes(job.rawPrompt.prompt as string) + utf8Bytes(job.rawPrompt.suffix ?? "")) / longest);
+            return longest == null ? 0 : Math.ceil((Buffer.byteLength(job.rawPrompt.prompt as string) + Buffer.byteLength(job.rawPrompt.suffix ?? "")) / longest);
         let bytes = 0;
         for (const turn of job.turns)
-            bytes += utf8Bytes(turn.content);
+            bytes += Buffer.byteLength(turn.content);
         if (this.template == null)
             return longest == null ? 0 : Math.ceil((bytes + 2 * Math.max(0, job.turns.length - 1)) / longest);
         let tokens = this.template.perMessageTokens * Math.max(0, renderedMessages(job.turns) - 1);
@@ -85,7 +84,7 @@ export class PromptTokenFloor {
         const {renders} = this.template;
         const toolText = (value: unknown) => {
             for (const text of stringsOf(value))
-                tokens += Math.max(0, Math.floor(utf8Bytes(text) / longest) - 2);
+                tokens += Math.max(0, Math.floor(Buffer.byteLength(text) / longest) - 2);
         };
         for (const fn of job.tools?.functions ?? []) {
             if (renders.descriptions)
@@ -121,15 +120,6 @@ function renderedMessages(turns: readonly ChatTurn[]): number {
         if (turns[index].role !== "assistant" || turns[index - 1]?.role !== "assistant")
             messages++;
     return messages;
-}
-
-/**
- * The UTF-8 length of a text, or for a long one a lower bound that does not read it: its UTF-16 length (every code unit
- * is at least one UTF-8 byte; a surrogate pair two units for four bytes). A long body string is a rope of the pieces
- * it crossed from the parse thread in (see longStrings.ts); counting its bytes would flatten it into fresh memory.
- */
-function utf8Bytes(text: string): number {
-    return text.length >= longStringChars ? text.length : Buffer.byteLength(text);
 }
 
 /** Every string of a JSON value, object keys included. */

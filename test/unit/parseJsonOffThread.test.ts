@@ -1,33 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { longStringChars, putLongStrings, takeLongStrings } from "../../src/core/http/longStrings.js";
 import { parseJsonOffThread } from "../../src/core/http/parseJsonOffThread.js";
 import { joinPieces, ownedPieces } from "../../src/core/workers/ownedPieces.js";
 
 const long = (chars: number, unit = "ab") => unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
 
-describe("long strings cross between threads in pieces", () => {
-    it("takes every long string out of a value (in objects and arrays, at any depth) and puts it back the same", () => {
-        const value = {
-            model: "m", short: long(longStringChars - 1),
-            messages: [{role: "user", content: long(longStringChars)}, {role: "assistant", content: [{text: long(2 * longStringChars + 5)}]}],
-            [long(longStringChars, "k")]: 1
-        };
-        const original = structuredClone(value);
-        const {strings, pieces} = takeLongStrings(value);
-        expect(strings).toEqual([
-            {path: ["messages", 1, "content", 0, "text"], pieces: 3},
-            {path: ["messages", 0, "content"], pieces: 1}
-        ]);
-        expect(pieces.map((piece) => piece.length)).toEqual([longStringChars, longStringChars, 5, longStringChars]);
-        expect(value.messages[0].content).toBe("");
-        // A key is not a value: it stays (the body's hazard check bounds keys apart).
-        expect(value.short).toBe(original.short);
-        putLongStrings(value, strings, pieces);
-        expect(value).toEqual(original);
-    });
+const longStringChars = 256 * 1024;
 
-    it("parses a body off the main thread and gives it back whole: long strings (a surrogate pair cut between two pieces) and the rest", async () => {
-        // "😀" is two UTF-16 units: a piece boundary falls inside one of them.
+describe("parseJsonOffThread", () => {
+    it("parses a body from the chunks it arrived in, moved to the parse thread (not joined on the main thread), and gives it back whole", async () => {
+        // "😀" is two UTF-16 units and four UTF-8 bytes: chunk boundaries fall inside some of them.
         const emoji = "x" + long(longStringChars + 10, "😀");
         const body = {messages: [{role: "user", content: emoji}, {role: "user", content: long(3 * longStringChars)}], n: 1, nested: {deep: [long(10)]}};
         const bytes = new TextEncoder().encode(JSON.stringify(body));
@@ -39,9 +20,9 @@ describe("long strings cross between threads in pieces", () => {
         expect(chunks.every((chunk) => chunk.byteLength === 0)).toBe(true);
     });
 
-    it("parses a long JSON string as it is, and refuses a body past its bounds there", async () => {
+    it("parses JSON text as it is, and refuses a body past its bounds there", async () => {
         expect(await parseJsonOffThread(JSON.stringify({query: long(longStringChars + 1)}), {maxDepth: 128, maxValues: 10})).toEqual({value: {query: long(longStringChars + 1)}});
-        const reply = await parseJsonOffThread(JSON.stringify({list: Array(20).fill(long(longStringChars))}), {maxDepth: 128, maxValues: 10});
+        const reply = await parseJsonOffThread(JSON.stringify({list: Array(20).fill(long(10))}), {maxDepth: 128, maxValues: 10});
         expect(reply).toMatchObject({hazard: {problem: "too_many_values"}});
         await expect(parseJsonOffThread("{not json", {maxDepth: 128, maxValues: 10})).rejects.toThrow(SyntaxError);
     });
