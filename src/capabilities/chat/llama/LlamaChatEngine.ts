@@ -113,7 +113,7 @@ export class LlamaChatEngine implements ChatEngine {
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
-            prepare: (request) => this.prepare(request), load: () => this.pool.load(), queueSize: options.queueSize});
+            prepare: (request, signal) => this.prepare(request, signal), load: () => this.pool.load(), queueSize: options.queueSize});
         this.decisionLabels = decisionLabels(model);
         this.info = {
             id: options.id,
@@ -201,12 +201,12 @@ export class LlamaChatEngine implements ChatEngine {
         };
     }
 
-    async countPromptTokens(job: ChatJob): Promise<number> {
+    async countPromptTokens(job: ChatJob, signal?: AbortSignal): Promise<number> {
         const floor = this.tokenFloor.of(job);
         if (floor >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
         const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
-        return (await this.prepare(promptRequestOf(job, this.info.reasoningFormat, tools, false))).tokens.length;
+        return (await this.prepare(promptRequestOf(job, this.info.reasoningFormat, tools, false), signal)).tokens.length;
     }
 
     /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise (stopped when `signal` aborts). */
@@ -216,9 +216,9 @@ export class LlamaChatEngine implements ChatEngine {
         return this.renderThread.prepare(request, signal);
     }
 
-    tokenize(input: TokenizeInput, {withPieces}: {withPieces: boolean}): Promise<Tokenized> {
+    tokenize(input: TokenizeInput, {withPieces, signal}: {withPieces: boolean, signal?: AbortSignal}): Promise<Tokenized> {
         const tools = input.kind === "prompt" && this.renderer.toolCallFormat != null ? input.job.tools?.functions : undefined;
-        return this.tokenizer.tokenize(input.kind === "text" ? input : promptRequestOf(input.job, this.info.reasoningFormat, tools, false), withPieces);
+        return this.tokenizer.tokenize(input.kind === "text" ? input : promptRequestOf(input.job, this.info.reasoningFormat, tools, false), withPieces, signal);
     }
 
     detokenize(tokens: readonly number[]): Promise<string> {

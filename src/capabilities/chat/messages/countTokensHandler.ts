@@ -19,6 +19,6 @@ export function countTokensHandler(context: RouteContext): Middleware {
         state.logFields.model = entry.id;
         const mapped = toChatRequest(request);
         const job = await jobOf(request, mapped, engine, state);
-        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(job))};
+        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(job, state.signal))};
     };
 }
