@@ -60,7 +60,7 @@ describe("decisionPrompt", () => {
 
     it("labels are single tokens, one character each, capitals first", async () => {
         const model = await load(tinyChatModelPath);
-        const labels = decisionLabels(model);
+        const {singles: labels} = decisionLabels(model);
         expect(labels.slice(0, 3).map((label) => label.text)).toEqual(["A", "B", "C"]);
         for (const label of labels) {
             expect(model.tokenize(label.text, false, "trimLeadingSpace")).toEqual([label.token]);
@@ -71,5 +71,17 @@ describe("decisionPrompt", () => {
         expect(labels[0].tokens).toEqual([labels[0].token, ...model.tokenize("A", false)]);
         const all = labels.flatMap((label) => label.tokens);
         expect(new Set(all).size).toBe(all.length);
+    });
+
+    it("beyond the single labels, pairs of a letter and a digit written as exactly those two tokens, letter by letter", async () => {
+        for (const path of [tinyChatModelPath, tinyPlainModelPath]) {
+            const model = await load(path);
+            const {singles, pairs} = decisionLabels(model);
+            expect(pairs.length).toBeGreaterThan(singles.length);
+            expect(pairs.slice(0, 3).map((pair) => pair.text)).toEqual(["A0", "A1", "A2"]);
+            for (const pair of pairs)
+                expect(model.tokenize(pair.text, false, "trimLeadingSpace")).toEqual([pair.first.token, pair.second]);
+            expect(new Set(pairs.map((pair) => pair.text)).size).toBe(pairs.length);
+        }
     });
 });

@@ -167,7 +167,7 @@ export type ChatEngineInfo = {
     fillInTheMiddle?: boolean;
     /** How the model writes its reasoning, when its answers are to be split (`--reasoning-format parsed`); absent or null = not split. */
     reasoningFormat?: ReasoningFormat | null;
-    /** Most options a decision question may have on this model: its single-token answer labels (absent = decisions not supported). */
+    /** Most options a decision question may have on this model: its answer labels (absent = decisions not supported). */
     decisionOptions?: number;
 };
 

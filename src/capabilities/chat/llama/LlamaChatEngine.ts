@@ -32,7 +32,7 @@ import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Tur
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
-import { decisionLabels, type DecisionLabel } from "./decisionLabels.js";
+import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "./decisionLabels.js";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -89,8 +89,8 @@ export class LlamaChatEngine implements ChatEngine {
     private savedStates: SavedPromptStates | null = null;
     /** What the last load restored of it, for the "Loaded" log line. */
     private restoredStates = {sequences: 0, tokens: 0};
-    /** The single-token labels decision questions' options get (decisionLabels). */
-    private readonly decisionLabels: DecisionLabel[];
+    /** The labels decision questions' options get (decisionLabels). */
+    private readonly decisionLabels: DecisionLabels;
 
     private constructor(
         private readonly llama: Llama,
@@ -117,7 +117,7 @@ export class LlamaChatEngine implements ChatEngine {
         this.decisionLabels = decisionLabels(model);
         this.info = {
             id: options.id,
-            decisionOptions: this.decisionLabels.length,
+            decisionOptions: mostDecisionOptions(this.decisionLabels),
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
             fingerprint,
