@@ -33,6 +33,7 @@ import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from 
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
 import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "./decisionLabels.js";
+import { decisionTokens, isSmallDecision } from "./decisionPrompt.js";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -226,8 +227,12 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     decide(job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
+        const format = this.info.reasoningFormat ?? null;
         return decideQuestions({
-            model: this.model, renderer: this.renderer, format: this.info.reasoningFormat ?? null, labels: this.decisionLabels,
+            prepare: (turns, texts, prepareSignal) => isSmallDecision(this.renderer, format, turns, texts)
+                ? Promise.resolve(decisionTokens(this.model, this.renderer, format, turns, texts))
+                : this.renderThread.decisionTokens(format, turns, texts, prepareSignal),
+            labels: this.decisionLabels,
             pool: this.pool, sequences: this.sequences, contextSize: this.info.contextSize, batchSize: this.context.batchSize
         }, job, signal);
     }

@@ -1,19 +1,17 @@
-import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
-import type { DecisionJob, DecisionOutcome, ReasoningFormat } from "../ChatEngine.js";
+import type { ChatTurn, DecisionJob, DecisionOutcome } from "../ChatEngine.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
-import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { labelsFor, type DecisionLabel, type DecisionLabelPair, type DecisionLabels } from "./decisionLabels.js";
-import { decisionPrompt } from "./decisionPrompt.js";
+import type { DecisionTokens } from "./decisionPrompt.js";
 import { combineOrders, decisionOrders, decisionQuestionText } from "./decisionQuestionText.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
 import type { SequencePrefixCache } from "./SequencePrefixCache.js";
 
 /** What of a chat engine decisions run on. */
 export type DecisionEngineParts = {
-    model: LlamaModel;
-    renderer: ChatPromptRenderer;
-    format: ReasoningFormat | null;
+    /** The prefix and question suffixes (decisionTokens): on the main thread when small, in the render thread otherwise. */
+    prepare(turns: ChatTurn[], questionTexts: string[], signal: AbortSignal): Promise<DecisionTokens>;
     labels: DecisionLabels;
     pool: AdmissionQueue;
     sequences: SequencePrefixCache<LlamaContextSequence>;
@@ -36,14 +34,13 @@ type Evaluation = {question: number, order: number[], tokens: Token[], shown: re
  * input starts from it.
  */
 export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
-    const {prefix, suffixOf} = decisionPrompt(parts.model, parts.renderer, parts.format, job.turns);
-    const evaluations: Evaluation[] = job.questions.flatMap((question, index) => {
+    const asked = job.questions.flatMap((question, index) => {
         const shown = labelsFor(parts.labels, question.options.length);
         const texts = shown.map((label) => label.text);
-        return decisionOrders(question.options.length).map((order) => ({
-            question: index, order, tokens: suffixOf(decisionQuestionText(question, texts, order)), shown, labels: null
-        }));
+        return decisionOrders(question.options.length).map((order) => ({question: index, order, shown, text: decisionQuestionText(question, texts, order)}));
     });
+    const {prefix, suffixes} = await parts.prepare(job.turns, asked.map((evaluation) => evaluation.text), signal);
+    const evaluations: Evaluation[] = asked.map(({question, order, shown}, index) => ({question, order, shown, tokens: suffixes[index], labels: null}));
     const longest = Math.max(...evaluations.map((evaluation) => evaluation.tokens.length));
     if (prefix.length + longest >= parts.contextSize)
         throw new ContextLengthExceededError(parts.contextSize, prefix.length + longest);
