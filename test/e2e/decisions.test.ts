@@ -224,6 +224,34 @@ describe("/v1/decisions and /v1/systemone", () => {
     });
 });
 
+describe("a model whose sequences are all taken and whose queue is full", () => {
+    let server: TestServer;
+    beforeAll(async () => {
+        server = await startTestServer({models: [{id: "certain", task: "chat", path: certainPath, contextSize: 1024, parallel: 2}], config: {queueSize: 0}});
+    });
+    afterAll(() => server?.stop());
+
+    it("answers a decision 503 with Retry-After, in OpenAI's shape, and the next one once the first has gone", async () => {
+        // 400 questions of 60 options outweigh their short input: the request takes both sequences (decideQuestions) and
+        // holds them for 800 suffixes of ~250 tokens (minutes on this model), until the test lets it go.
+        const controller = new AbortController();
+        const choices = Array.from({length: 60}, (_, index) => ({value: `option ${index}`}));
+        const questions = Array.from({length: 400}, (_, index) => ({type: "choice", instructions: `Question ${index}?`, choices}));
+        const pending = server.post("/v1/decisions", {model: "certain", input: "Some input.", questions}, {signal: controller.signal}).catch((error: Error) => error);
+        // A bound, not a measurement: the 800 suffixes are tokenized (in the render thread, started for it) before the sequences are taken.
+        expect(await eventually(async () => (await jsonOf(await fetch(`${server.url}/health`))).models.certain.busy === 2, 60_000)).toBe(true);
+        const refused = await server.post("/v1/decisions", {model: "certain", input: "x", questions: [{type: "predicate", instructions: "y"}]});
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+        expect((await jsonOf(refused)).error).toMatchObject({type: expect.any(String), message: expect.stringContaining("certain")});
+        controller.abort();
+        await pending;
+        expect(await eventually(async () => (await jsonOf(await fetch(`${server.url}/health`))).models.certain.busy === 0)).toBe(true);
+        const after = await server.client.decisions.create({model: "certain", input: "x", questions: [{type: "predicate", instructions: "y"}]});
+        expect(after.answers).toHaveLength(1);
+    });
+});
+
 describe("the decision routes behind the API key", () => {
     let server: TestServer;
     const key = {Authorization: "Bearer sk-decide-1", "Content-Type": "application/json"};
