@@ -1,6 +1,7 @@
 import { ApiError } from "../../core/http/ApiError.js";
 import { ContextLengthExceededError } from "./errors/ContextLengthExceededError.js";
 import { EmptyPromptError } from "./errors/EmptyPromptError.js";
+import { ImageInputError } from "./errors/ImageInputError.js";
 import { InvalidJsonSchemaError } from "./errors/InvalidJsonSchemaError.js";
 import { TooManyChoicesError } from "./errors/TooManyChoicesError.js";
 
@@ -10,6 +11,8 @@ export function chatApiError(error: unknown): ApiError | undefined {
         return ApiError.invalidRequest(error.message, "messages", "context_length_exceeded");
     if (error instanceof EmptyPromptError)
         return ApiError.invalidRequest(error.message, "messages");
+    if (error instanceof ImageInputError)
+        return ApiError.invalidRequest(`Invalid '${error.source}': ${error.message}.`, error.source, error.reason === "pixels" ? "image_too_large" : "invalid_image");
     if (error instanceof TooManyChoicesError)
         return ApiError.invalidRequest(error.message, "n");
     if (error instanceof InvalidJsonSchemaError)

@@ -7,6 +7,7 @@ import type { ChatEngine } from "../ChatEngine.js";
 import { chatManifestPart } from "../chatManifestPart.js";
 import { checkTokens } from "../completions/toCompletionJobs.js";
 import { toTokenizeInput } from "./toTokenizeInput.js";
+import { visionModelIds } from "../images/visionModels.js";
 import type { DetokenizeRequest, DetokenizeResponse, TokenizeRequest, TokenizeResponse } from "./TokenizeWire.js";
 import { detokenizeSchema, tokenizeSchema } from "./tokenizeSchema.js";
 
@@ -16,7 +17,7 @@ export function tokenizeHandler(context: RouteContext): Middleware {
     return async (ctx) => {
         const request = validate(ctx.request.body);
         const engine = await chatEngine(context, ctx.state as RequestState, request.model);
-        const input = await toTokenizeInput(request, engine.info);
+        const input = await toTokenizeInput(request, engine.info, visionModelIds(context.engines.registry));
         const {tokens, pieces} = await engine.tokenize(input, {withPieces: request.with_pieces === true});
         ctx.body = {
             tokens: pieces == null ? tokens : tokens.map((id, index) => ({id, piece: pieces[index]})),
