@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { ChatImage } from "../../src/capabilities/chat/ChatEngine.js";
 import { ImageInputError } from "../../src/capabilities/chat/errors/ImageInputError.js";
-import { decodeChatImages } from "../../src/capabilities/chat/images/decodeChatImages.js";
-import { imageLimits } from "../../src/capabilities/chat/images/imageLimits.js";
+import { decodeChatImages } from "../../src/capabilities/chat/vision/decodeChatImages.js";
+import { imageLimits } from "../../src/capabilities/chat/vision/imageLimits.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 import { pngHeaderOnly, twoColourImage } from "../support/imageFixtures.js";
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ChatCompletionRequest } from "../../src/capabilities/chat/ChatCompletionWire.js";
 import type { ChatEngineInfo } from "../../src/capabilities/chat/ChatEngine.js";
-import { imageLimits } from "../../src/capabilities/chat/images/imageLimits.js";
-import { sniffImageType } from "../../src/capabilities/chat/images/toChatImage.js";
+import { imageLimits } from "../../src/capabilities/chat/vision/imageLimits.js";
+import { sniffImageType } from "../../src/capabilities/chat/vision/toChatImage.js";
 import { toChatJob } from "../../src/capabilities/chat/toChatJob.js";
 import { ApiError } from "../../src/core/http/ApiError.js";
 import { tinyPngBase64 } from "../support/imageFixtures.js";

@@ -7,7 +7,7 @@ import { chatCompletionEvents } from "./chatCompletionEvents.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
 import { parseLargeArguments } from "./parseLargeArguments.js";
 import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
-import { visionModelIds } from "./images/visionModels.js";
+import { visionModelIds } from "./vision/visionModels.js";
 import { chatTurnHandler } from "./turn/chatTurnHandler.js";
 import { runJob } from "./turn/runJob.js";
 

@@ -11,7 +11,7 @@ import { decisionAnswers, decisionUsage } from "./decisionAnswers.js";
 import type { DecisionRequest, DecisionResponse, SystemOneRequest, SystemOneResponse } from "./DecisionsWire.js";
 import { decisionsSchema, systemOneSchema } from "./decisionsSchema.js";
 import { toDecisionJob } from "./toDecisionJob.js";
-import { visionModelIds } from "../images/visionModels.js";
+import { visionModelIds } from "../vision/visionModels.js";
 import { toSystemOneAnswers, toSystemOneRequest } from "./toSystemOneRequest.js";
 
 /** POST /v1/decisions: OpenAI's Decisions API on a chat model (docs/decisions.md). */

@@ -1,7 +1,7 @@
 import { ApiError } from "../../../core/http/ApiError.js";
 import type { ChatTurn, DecisionJob, DecisionQuestion, TurnImage } from "../ChatEngine.js";
-import { imageLimits } from "../images/imageLimits.js";
-import { imageFromUrl } from "../images/toChatImage.js";
+import { imageLimits } from "../vision/imageLimits.js";
+import { imageFromUrl } from "../vision/toChatImage.js";
 import type { DecisionContentPart, DecisionInputItem, DecisionInstructions, DecisionQuestionParam, DecisionRequest } from "./DecisionsWire.js";
 
 /** What the model reads for a predicate: is the statement true or false (the answer's probability is the first option's). */

@@ -8,7 +8,7 @@ import { jobOf, toClient } from "./messagesHandler.js";
 import type { CountTokensRequest } from "./MessagesWire.js";
 import { countTokensSchema } from "./messagesSchema.js";
 import { toChatRequest } from "./toChatRequest.js";
-import { visionModelIds } from "../images/visionModels.js";
+import { visionModelIds } from "../vision/visionModels.js";
 
 /** POST /v1/messages/count_tokens: the prompt tokens a Messages request would take, template and tools included. */
 export function countTokensHandler(context: RouteContext): Middleware {

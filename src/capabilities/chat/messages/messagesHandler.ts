@@ -4,7 +4,7 @@ import type { RequestState } from "../../../core/http/RequestState.js";
 import type { RouteContext } from "../../Capability.js";
 import type { ChatEngine, ChatJob } from "../ChatEngine.js";
 import { toChatJob } from "../toChatJob.js";
-import { visionModelIds } from "../images/visionModels.js";
+import { visionModelIds } from "../vision/visionModels.js";
 import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
 import { runJob } from "../turn/runJob.js";

@@ -15,7 +15,7 @@ import { inputItems, toChatRequest } from "./toChatRequest.js";
 import { toResponse, type OutputOptions } from "./toResponse.js";
 import { toResponsesError } from "./toResponsesError.js";
 import { ownerOf, previousOf } from "./storedResponseHandlers.js";
-import { visionModelIds } from "../images/visionModels.js";
+import { visionModelIds } from "../vision/visionModels.js";
 
 /**
  * POST /v1/responses: OpenAI's Responses API over the chat engine (stateless per request; `store` keeps

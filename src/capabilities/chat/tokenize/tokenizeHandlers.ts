@@ -7,7 +7,7 @@ import type { ChatEngine } from "../ChatEngine.js";
 import { chatManifestPart } from "../chatManifestPart.js";
 import { checkTokens } from "../completions/toCompletionJobs.js";
 import { toTokenizeInput } from "./toTokenizeInput.js";
-import { visionModelIds } from "../images/visionModels.js";
+import { visionModelIds } from "../vision/visionModels.js";
 import type { DetokenizeRequest, DetokenizeResponse, TokenizeRequest, TokenizeResponse } from "./TokenizeWire.js";
 import { detokenizeSchema, tokenizeSchema } from "./tokenizeSchema.js";
 
