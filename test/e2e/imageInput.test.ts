@@ -57,7 +57,7 @@ afterAll(async () => {
 });
 
 const lastImages = (engine: FakeChatEngine): TurnImage[] => engine.jobs.at(-1)!.turns.flatMap((turn) => turn.images ?? []);
-const bytesOf = (image: TurnImage) => Buffer.from(image.image.bytes);
+const bytesOf = (image: TurnImage) => Buffer.from(image.image.base64, "base64");
 
 describe("chat completions: image_url parts (openai client)", () => {
     it("reach a model that sees as the turn's images, where they stand in its text, decoded in a worker", async () => {
@@ -145,7 +145,7 @@ describe("Messages: image blocks (@anthropic-ai/sdk)", () => {
         expect((blind as Error).message).toContain("messages.0.content.1: The model 'text' does not take images");
         expect((await ask("eyes", {type: "url", url: "https://example.com/a.png"}) as Error).message).toContain("messages.0.content.1.source: Invalid 'messages.0.content.1.source': image URLs are not fetched");
         expect((await ask("eyes", {type: "base64", media_type: "image/png", data: bomb.toString("base64")}) as Error).message).toContain("messages.0.content.1: Invalid 'messages.0.content.1': the image is 10000x10000 pixels");
-        expect((await ask("eyes", {type: "base64", media_type: "image/gif", data: png.toString("base64")}) as Error).message).toContain("messages.0.content.1.source: ");
+        expect((await ask("eyes", {type: "base64", media_type: "image/gif", data: png.toString("base64")}) as Error).message).toContain("messages.0.content.1: Invalid 'messages.0.content.1': the data is a 'image/png' image, not 'image/gif'");
         expect((await ask("eyes", {type: "base64", media_type: "image/bmp" as never, data: png.toString("base64")}) as Error).message).toContain("messages.0.content.1.source.media_type");
     });
 

@@ -4,12 +4,13 @@ import { ImageInputError } from "../../src/capabilities/chat/errors/ImageInputEr
 import { decodeChatImages } from "../../src/capabilities/chat/vision/decodeChatImages.js";
 import { imageLimits } from "../../src/capabilities/chat/vision/imageLimits.js";
 import { WorkerPool } from "../../src/core/workers/WorkerPool.js";
-import { pngHeaderOnly, twoColourImage } from "../support/imageFixtures.js";
+import { pngHeaderOnly, tinyPngBase64, twoColourImage } from "../support/imageFixtures.js";
 
 const pool = new WorkerPool({workers: 1});
 afterAll(() => pool.close());
 
-const chatImage = (bytes: Uint8Array, type: ChatImage["type"], detail: ChatImage["detail"] = "auto"): ChatImage => ({type, bytes, detail, source: "messages[0].content[1]"});
+const chatImage = (bytes: Uint8Array, type: ChatImage["type"], detail: ChatImage["detail"] = "auto"): ChatImage =>
+    ({type, base64: Buffer.from(bytes).toString("base64"), detail, source: "messages[0].content[1]"});
 
 /** The RGB of pixel (x, y). */
 const pixel = (image: {rgb: Uint8Array, width: number}, x: number, y: number) => [...image.rgb.subarray((y * image.width + x) * 3, (y * image.width + x) * 3 + 3)];
@@ -38,6 +39,18 @@ describe("decodeChatImages (in the worker pool)", () => {
         expect(failure).toBeInstanceOf(ImageInputError);
         expect(failure).toMatchObject({source: "messages[0].content[1]", reason: "pixels"});
         expect((failure as Error).message).toContain("20000x20000");
+    });
+
+    it.each([
+        ["bad base64", {type: "image/png", base64: "iVBOR!!w0KGgo=", detail: "auto"}, "base64", "not valid base64"],
+        ["base64 with a padding inside", {type: "image/png", base64: "iV=BORw0KGgo", detail: "auto"}, "base64", "not valid base64"],
+        ["bytes that are no image", {type: "image/png", base64: Buffer.from("hello world!").toString("base64"), detail: "auto"}, "format", "not a PNG, JPEG, WebP or GIF"],
+        ["a PNG said to be a JPEG", {type: "image/jpeg", base64: tinyPngBase64, detail: "auto"}, "format", "'image/png' image, not 'image/jpeg'"]
+    ] as const)("refuses %s, naming the part", async (_name, image, reason, words) => {
+        const failure = await decodeChatImages(pool, [{...image, source: "messages[0].content[1]"}], new AbortController().signal).catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(ImageInputError);
+        expect(failure).toMatchObject({reason, source: "messages[0].content[1]"});
+        expect((failure as Error).message).toContain(words);
     });
 
     it("refuses a truncated image as undecodable", async () => {

@@ -22,12 +22,12 @@ export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCal
 export type ChatImageType = "image/png" | "image/jpeg" | "image/webp" | "image/gif";
 
 /**
- * An image a client sent, still encoded (its format checked against its first bytes, its size within the limits):
- * a vision engine decodes it in a worker (decodeChatImages). `source` names the part it came from in the chat
- * request (`messages[2].content[1]`), for an error about it that each format turns into the client's field.
- * `detail`: the client's hint (OpenAI's `low`/`high`/`auto`/`original`), accepted; `low` asks for the smallest encoding.
+ * An image a client sent, still in its base64 (its type one of the four, its size within the limit): a vision engine
+ * decodes it in a worker (decodeChatImages), where its bytes are checked to be the type said. `source` names the part
+ * it came from in the chat request (`messages[2].content[1]`), for an error about it that each format turns into the
+ * client's field. `detail`: the client's hint (OpenAI's `low`/`high`/`auto`/`original`); `low` scales it smaller.
  */
-export type ChatImage = {type: ChatImageType, bytes: Uint8Array, detail: ImageDetail, source: string};
+export type ChatImage = {type: ChatImageType, base64: string, detail: ImageDetail, source: string};
 
 export type ImageDetail = "auto" | "low" | "high" | "original";
 

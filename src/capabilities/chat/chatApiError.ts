@@ -5,6 +5,8 @@ import { ImageInputError } from "./errors/ImageInputError.js";
 import { InvalidJsonSchemaError } from "./errors/InvalidJsonSchemaError.js";
 import { TooManyChoicesError } from "./errors/TooManyChoicesError.js";
 
+const imageErrorCodes = {base64: "invalid_image_url", format: "invalid_image_format", pixels: "image_too_large", undecodable: "invalid_image"} as const;
+
 /** The chat engine's errors as the client sees them. */
 export function chatApiError(error: unknown): ApiError | undefined {
     if (error instanceof ContextLengthExceededError)
@@ -12,7 +14,7 @@ export function chatApiError(error: unknown): ApiError | undefined {
     if (error instanceof EmptyPromptError)
         return ApiError.invalidRequest(error.message, "messages");
     if (error instanceof ImageInputError)
-        return ApiError.invalidRequest(`Invalid '${error.source}': ${error.message}.`, error.source, error.reason === "pixels" ? "image_too_large" : "invalid_image");
+        return ApiError.invalidRequest(`Invalid '${error.source}': ${error.message}.`, error.source, imageErrorCodes[error.reason]);
     if (error instanceof TooManyChoicesError)
         return ApiError.invalidRequest(error.message, "n");
     if (error instanceof InvalidJsonSchemaError)

@@ -1,24 +1,10 @@
 import { ApiError } from "../../../core/http/ApiError.js";
+import { base64Bytes, base64Padding } from "../../../media/images/decodeBase64.js";
 import type { ChatImage, ChatImageType, ImageDetail } from "../ChatEngine.js";
 import { imageLimits } from "./imageLimits.js";
 
 const imageTypes: readonly ChatImageType[] = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 const details: readonly ImageDetail[] = ["auto", "low", "high", "original"];
-const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-/** What an image's first bytes say it is (PNG, JPEG, WebP, GIF signatures); null for anything else. */
-export function sniffImageType(bytes: Uint8Array): ChatImageType | null {
-    const starts = (...signature: number[]) => signature.every((byte, index) => bytes[index] === byte);
-    if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a))
-        return "image/png";
-    if (starts(0xff, 0xd8, 0xff))
-        return "image/jpeg";
-    if (starts(0x47, 0x49, 0x46, 0x38))
-        return "image/gif";
-    if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50)
-        return "image/webp";
-    return null;
-}
 
 /**
  * An image given as a URL (chat `image_url.url`, Responses and Decisions `image_url`): only a `data:` URL of base64
@@ -26,11 +12,11 @@ export function sniffImageType(bytes: Uint8Array): ChatImageType | null {
  * caller names would make it a request-forgery path. `field` is the URL's chat field, `source` the part's.
  */
 export function imageFromUrl(url: string, detail: unknown, field: string, source: string): ChatImage {
-    if (/^https?:/i.test(url))
+    if (/^https?:/i.test(url.slice(0, 8)))
         throw ApiError.invalidRequest(
             `Invalid '${field}': image URLs are not fetched by this server (it works offline and fetches nothing a request names); send the image inline as a base64 'data:' URL.`,
             field, "image_url_not_supported");
-    const match = /^data:([^;,]*)((?:;[^;,]*)*),/i.exec(url);
+    const match = /^data:([^;,]*)((?:;[^;,]*)*),/i.exec(url.slice(0, 256));
     if (match == null)
         throw ApiError.invalidRequest(`Invalid '${field}': expected a 'data:' URL of a base64 image ('data:image/png;base64,...').`, field, "invalid_image_url");
     if (!match[2].toLowerCase().split(";").includes("base64"))
@@ -40,8 +26,9 @@ export function imageFromUrl(url: string, detail: unknown, field: string, source
 
 /**
  * An image given as base64 with its media type (Anthropic's `source: {type: "base64", media_type, data}`, and a data
- * URL's parts): the type one of the four, the data valid base64 within `maxImageBytes`, whose first bytes are an image
- * of the type it says. `fields` name the type's and the data's fields for errors.
+ * URL's parts): the type one of the four, the data within `maxImageBytes` (a 413) and of a length base64 can have.
+ * Only cheap checks here, on the main thread: the base64 is decoded and the bytes checked to be the type said in the
+ * worker that decodes the image (decodeChatImages). `fields` name the type's and the data's fields for errors.
  */
 export function imageFromBase64(mediaType: string, data: string, detail: unknown, fields: {type: string, data: string}, source: string): ChatImage {
     const type = imageTypes.find((known) => known === mediaType);
@@ -49,22 +36,11 @@ export function imageFromBase64(mediaType: string, data: string, detail: unknown
         throw ApiError.invalidRequest(
             `Invalid '${fields.type}': image type '${mediaType}' is not supported; supported are ${imageTypes.map((known) => `'${known}'`).join(", ")}.`,
             fields.type, "invalid_image_format");
-    const encodedLimit = Math.ceil(imageLimits.maxImageBytes / 3) * 4;
-    if (data.length > encodedLimit + 4)
+    if (base64Bytes(data.length, base64Padding(data)) > imageLimits.maxImageBytes)
         throw new ApiError(413, "invalid_request_error",
-            `Invalid '${fields.data}': the image is larger than the server's limit of ${imageLimits.maxImageBytes / 1024 / 1024} MB.`,
+            `Invalid '${fields.data}': the image is larger than the server's limit of ${imageLimits.maxImageBytes / 1024 / 1024} MiB.`,
             {param: fields.data, code: "image_too_large"});
-    if (data.length % 4 === 1 || !base64.test(data))
+    if (data.length === 0 || data.length % 4 === 1)
         throw ApiError.invalidRequest(`Invalid '${fields.data}': the image data is not valid base64.`, fields.data, "invalid_image_url");
-    const bytes = new Uint8Array(Buffer.from(data, "base64"));
-    if (bytes.length > imageLimits.maxImageBytes)
-        throw new ApiError(413, "invalid_request_error",
-            `Invalid '${fields.data}': the image is larger than the server's limit of ${imageLimits.maxImageBytes / 1024 / 1024} MB.`,
-            {param: fields.data, code: "image_too_large"});
-    const sniffed = sniffImageType(bytes);
-    if (sniffed == null)
-        throw ApiError.invalidRequest(`Invalid '${fields.data}': the data is not a PNG, JPEG, WebP or GIF image.`, fields.data, "invalid_image_format");
-    if (sniffed !== type)
-        throw ApiError.invalidRequest(`Invalid '${fields.data}': the data is a '${sniffed}' image, not '${type}' as '${fields.type}' says.`, fields.data, "invalid_image_format");
-    return {type, bytes, detail: details.find((known) => known === detail) ?? "auto", source};
+    return {type, base64: data, detail: details.find((known) => known === detail) ?? "auto", source};
 }
