@@ -2,6 +2,7 @@ import { AutoModelForImageTextToText, AutoProcessor, RawImage, type PreTrainedMo
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { offlineTransformers } from "../../src/runtimes/onnx/offlineTransformers.js";
+import { transformersInternals } from "../../src/runtimes/onnx/transformersInternals.js";
 import { tinySmolVlmPath } from "../support/testModels.js";
 
 /**
@@ -43,6 +44,10 @@ describe("the generated SmolVLM-shaped test model in transformers.js", () => {
         expect(ids.filter((token) => token === imageToken)).toHaveLength(4);
         expect(ids).toHaveLength(38);
         expect((inputs.pixel_values as Tensor).dims).toEqual([1, 1, 3, 32, 32]);
+    });
+
+    it("transformersInternals.eosTokenIds reads generation_config.json's ends (<end_of_utterance>, <|endoftext|>)", () => {
+        expect(transformersInternals.eosTokenIds(model)).toEqual([258, 256]);
     });
 
     it("generate() answers greedily, the same tokens each time, and another image changes them", async () => {
