@@ -5,8 +5,9 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { offlineTransformers } from "../../src/runtimes/onnx/offlineTransformers.js";
 import { dataUrl, twoColourImage } from "../support/imageFixtures.js";
-import { startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinySmolVlmPath } from "../support/testModels.js";
+import { eventually } from "../support/eventually.js";
+import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
+import { tinySmolVlmEndlessPath, tinySmolVlmPath } from "../support/testModels.js";
 
 // The vision engine on the generated SmolVLM-shaped model (test/support/onnx/makeTestSmolVlmOnnx.ts), through the
 // official clients: its greedy answer is transformers.js's own generate() on the same image and prompt.
@@ -17,7 +18,7 @@ let blue: Buffer;
 
 beforeAll(async () => {
     [red, blue] = await Promise.all([twoColourImage("png", 40, 20), sharp({create: {width: 30, height: 30, channels: 3, background: {r: 0, g: 0, b: 255}}}).png().toBuffer()]);
-    server = await startTestServer({models: [{id: "smolvlm", task: "chat", path: tinySmolVlmPath}], config: {workers: 1}});
+    server = await startTestServer({models: [{id: "smolvlm", task: "chat", path: tinySmolVlmPath}, {id: "endless", task: "chat", path: tinySmolVlmEndlessPath}], config: {workers: 1}});
     openai = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
 });
 afterAll(() => server?.stop());
@@ -67,6 +68,21 @@ describe("the vision engine on a generated SmolVLM-shaped model", () => {
     it("samples the same text for the same seed", async () => {
         const sampled = (seed: number) => ask(red, {temperature: 1, seed}).then((completion) => completion.choices[0].message.content);
         expect(await sampled(7)).toBe(await sampled(7));
+    });
+
+    it("a client that goes away mid-stream stops the generation between tokens; the engine is free again", async () => {
+        const abort = new AbortController();
+        const response = await fetch(`${server.url}/v1/chat/completions`, {method: "POST", signal: abort.signal, headers: {"Content-Type": "application/json"},
+            // A model that never ends, asked for 900,000 tokens: only the cancel ends this generation within the test's time.
+            body: JSON.stringify({model: "endless", stream: true, temperature: 1, seed: 3, max_tokens: 900_000,
+                messages: [{role: "user", content: [{type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "Tell a long story."}]}]})});
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        expect(new TextDecoder().decode((await reader.read()).value)).toContain("chat.completion.chunk");
+        abort.abort();
+        expect(await eventually(async () => (await jsonOf(await fetch(`${server.url}/health`))).models.endless?.busy === 0, 2000, 5)).toBe(true);
+        // The pool's one worker is free again: the other model answers.
+        expect((await ask(red)).choices[0].message.content).toBe(await reference(red, 12));
     });
 
     it("refuses what it cannot do, naming the field", async () => {

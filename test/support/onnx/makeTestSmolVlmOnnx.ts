@@ -11,6 +11,8 @@ export type TestSmolVlmOptions = {
     imageSeqLen?: number;
     /** The processor's square tile (`max_image_size.longest_edge`, also `size.longest_edge`: no splitting). */
     imageSize?: number;
+    /** Never ends its answer (<end_of_utterance> impossible) and has a context of a million positions: a generation only a cancel stops. */
+    endless?: boolean;
 };
 
 /** GPT-2's byte-to-character table of byte-level BPE: printable bytes map to themselves, the others to U+0100 on. */
@@ -88,7 +90,7 @@ export function makeTestSmolVlmOnnx(folder: string, options: TestSmolVlmOptions 
             // Bytes other than lower-case letters, space and full stop, and the special tokens but <end_of_utterance>, are
             // pushed down, so the random text is readable and ends now and then.
             tensor("output_bias", [vocabSize], Float32Array.from(tokens, (token, index) =>
-                index < 256 ? (/^[a-z.Ġ]$/u.test(token) ? 0 : -8) : token === "<end_of_utterance>" ? -2 : -20)),
+                index < 256 ? (/^[a-z.Ġ]$/u.test(token) ? 0 : -8) : token === "<end_of_utterance>" ? (options.endless === true ? -1000 : -2) : -20)),
             tensor("head_axis", [1], BigInt64Array.of(1n))
         ],
         node: [
@@ -127,7 +129,7 @@ export function makeTestSmolVlmOnnx(folder: string, options: TestSmolVlmOptions 
         model_type: "smolvlm", architectures: ["SmolVLMForConditionalGeneration"], image_token_id: id("<image>"), scale_factor: 1,
         text_config: {
             model_type: "llama", hidden_size: hidden, num_hidden_layers: 1, num_attention_heads: 1, num_key_value_heads: 1, head_dim: hidden,
-            vocab_size: vocabSize, max_position_embeddings: 2048
+            vocab_size: vocabSize, max_position_embeddings: options.endless === true ? 1_000_000 : 2048
         },
         vision_config: {model_type: "smolvlm_vision", hidden_size: hidden, image_size: imageSize, patch_size: imageSize / 2},
         vocab_size: vocabSize, bos_token_id: id("<|im_start|>"), eos_token_id: endOfUtterance, pad_token_id: endOfText
