@@ -3,6 +3,7 @@ import { AutoModelForImageTextToText, AutoProcessor, RawImage, type Tensor } fro
 import OpenAI from "openai";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { manifestFromPaths } from "../../src/capabilities/manifestFromPaths.js";
 import { offlineTransformers } from "../../src/runtimes/onnx/offlineTransformers.js";
 import { dataUrl, twoColourImage } from "../support/imageFixtures.js";
 import { eventually } from "../support/eventually.js";
@@ -47,6 +48,10 @@ const ask = (png: Buffer, extra: Record<string, unknown> = {}) => openai.chat.co
 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
 
 describe("the vision engine on a generated SmolVLM-shaped model", () => {
+    it("is a chat model when its folder is served (`npm start -- <folder>`): config.json's SmolVLM architecture", () => {
+        expect(manifestFromPaths([tinySmolVlmPath]).models.map(({task}) => task)).toEqual(["chat"]);
+    });
+
     it("answers greedily what transformers.js's generate() answers, the image's tokens counted in prompt_tokens", async () => {
         const completion = await ask(red);
         expect(completion.choices[0].message.content).toBe(await reference(red, 12));
