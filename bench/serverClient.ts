@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import { readSseEvents } from "./readSseEvents.js";
+import { serverEnvironment } from "./serverEnvironment.js";
 import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
 
 const requestTimeoutMs = 120_000;
@@ -53,7 +54,7 @@ export class BenchServer {
 
     static async start(options: ServerOptions): Promise<BenchServer> {
         installExitHooks();
-        const env: NodeJS.ProcessEnv = {...process.env, LOG_LEVEL: "warn"};
+        const env = serverEnvironment({LOG_LEVEL: "warn"});
         delete env.API_KEYS;
         delete env.API_KEYS_FILE;
         const child = spawn(process.execPath, [

@@ -6,7 +6,7 @@ import { call, element, labelled, streamMessages } from "./api.js";
  *     keep_alive: string, pinned: boolean, preload: boolean, error?: string, retry_at?: number,
  *     progress?: {stages: string[], current: string, value: number}}} ModelStatus
  * @typedef {{id: string, task: string, aliases: string[], endpoints: string[], parameter_set?: string, status?: ModelStatus}} Model
- * @typedef {{data: Model[], can_manage?: boolean, memory?: {budget_bytes: number, in_use_bytes: number}}} Library
+ * @typedef {{data: Model[], can_manage?: boolean, memory?: {budget_bytes: number, in_use_bytes: number, vram_budget_bytes?: number | null, vram_in_use_bytes?: number}}} Library
  */
 
 /** How often the list is asked for while a model loads or unloads or a pull runs; never while all is still. */
@@ -25,7 +25,11 @@ const pollMs = 1000;
 export function mountModels(root, initial, onList) {
     const meter = element("meter", {min: "0", value: "0", "data-role": "memory-bar"});
     const memoryText = element("span", {"data-role": "memory"});
-    const memoryCard = element("div", {class: "card"}, [element("div", {class: "row"}, [element("strong", {}, ["Memory"]), memoryText]), meter]);
+    // A GPU's VRAM beside it, once the server knows a VRAM budget (none without a GPU).
+    const vramMeter = element("meter", {min: "0", value: "0", "data-role": "vram-bar"});
+    const vramText = element("span", {"data-role": "vram"});
+    const vramRow = element("div", {hidden: ""}, [element("div", {class: "row"}, [element("strong", {}, ["VRAM"]), vramText]), vramMeter]);
+    const memoryCard = element("div", {class: "card"}, [element("div", {class: "row"}, [element("strong", {}, ["Memory"]), memoryText]), meter, vramRow]);
     const head = element("tr");
     const rows = element("tbody");
     const note = element("p", {class: "muted", "data-role": "models-note"});
@@ -63,6 +67,15 @@ export function mountModels(root, initial, onList) {
             meter.high = memory.budget_bytes * 0.9;
             meter.value = memory.in_use_bytes;
             memoryText.textContent = `${formatBytes(memory.in_use_bytes)} of ${formatBytes(memory.budget_bytes)} in use (the models' estimates)`;
+            const vramBudget = memory.vram_budget_bytes ?? 0;
+            vramRow.hidden = vramBudget <= 0;
+            if (vramBudget > 0) {
+                const inUse = memory.vram_in_use_bytes ?? 0;
+                vramMeter.max = vramBudget;
+                vramMeter.high = vramBudget * 0.9;
+                vramMeter.value = inUse;
+                vramText.textContent = `${formatBytes(inUse)} of ${formatBytes(vramBudget)} in use (the models' estimates)`;
+            }
         }
         head.replaceChildren(...["Model", "Task", "Status", "Memory (estimated · measured)", "Last used", "Keep-alive", "Pinned", ...(manage ? [""] : [])]
             .map((title) => element("th", {}, [title])));

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
+import { serverEnvironment } from "../serverEnvironment.js";
 
 /** llama.cpp's llama-server as a child process on a free loopback port. */
 export class LlamaServerProcess {
@@ -13,7 +14,7 @@ export class LlamaServerProcess {
     static async start(binary: string, args: string[], timeoutMs = 300_000): Promise<LlamaServerProcess> {
         const port = await freePort();
         const fullArgs = [...args, "--host", "127.0.0.1", "--port", String(port)];
-        const child = spawn(binary, fullArgs, {stdio: ["ignore", "pipe", "pipe"]});
+        const child = spawn(binary, fullArgs, {env: serverEnvironment(), stdio: ["ignore", "pipe", "pipe"]});
         process.on("exit", () => child.kill("SIGKILL"));
         let output = "";
         child.stdout!.setEncoding("utf8").on("data", (text: string) => output = (output + text).slice(-20_000));

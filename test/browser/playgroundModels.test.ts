@@ -44,8 +44,9 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
         hub = await new FakeHub(hubFiles(catalogue)).start();
         server = await startTestServer({
             models: [model("a", {aliases: ["gpt-4o-mini"]}), model("b"), model("c", {pin: true, keepAlive: "10m"})],
-            config: {preloadAll: false, memoryBudget: 1024 * mb, keepAliveSeconds: null},
-            factories: {chat: fakes.factory}, estimateBytes: async () => 100 * mb,
+            // Model a is estimated to put 300 MB on a GPU too (the VRAM bar).
+            config: {preloadAll: false, memoryBudget: 1024 * mb, vramBudget: 2048 * mb, keepAliveSeconds: null},
+            factories: {chat: fakes.factory}, estimateBytes: async (entry) => entry.id === "a" ? {ram: 100 * mb, vram: 300 * mb} : 100 * mb,
             pull: {hub: {hfEndpoint: hub.url, hfToken: null}, catalogue: () => catalogue, pullRetryDelayMs: 0}
         });
     }, 60_000);
@@ -68,6 +69,7 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
         expect(before[0].cells.slice(0, 7)).toEqual(["agpt-4o-mini", "chat", "unloaded", "— · —", "never", "forever", ""]);
         expect(before[2].cells.slice(5, 7)).toEqual(["10m", "pinned"]);
         expect(await page.textContent("[data-role=memory]")).toBe("0 B of 1.0 GB in use (the models' estimates)");
+        expect(await page.textContent("[data-role=vram]")).toBe("0 B of 2.0 GB in use (the models' estimates)");
         // The chat tab's picker lists every model, loaded or not.
         expect(await page.$$eval("[data-tab=chat] select[name=model] option", (options: El[]) => options.map((option) => option.value))).toEqual(["a", "b", "c"]);
 
@@ -85,6 +87,9 @@ describe.skipIf(!haveChromium)("the playground's Models tab (no keys: everyone m
         expect(loaded.cells[4]).not.toBe("never");
         expect(await page.textContent("[data-role=memory]")).toBe("100 MB of 1.0 GB in use (the models' estimates)");
         expect(await page.$eval("[data-role=memory-bar]", (meter: El) => [meter.value, meter.max])).toEqual([100 * mb, 1024 * mb]);
+        expect(await page.textContent("[data-role=vram]")).toBe("300 MB of 2.0 GB in use (the models' estimates)");
+        expect(await page.$eval("[data-role=vram-bar]", (meter: El) => [meter.value, meter.max])).toEqual([300 * mb, 2048 * mb]);
+        expect(await page.isVisible("[data-role=vram-bar]")).toBe(true);
         await page.screenshot({path: path.join(screenshots, "models.png"), fullPage: true});
 
         await page.click("[data-tab=models] tr[data-model=a] button[data-action=unload]");
@@ -192,6 +197,8 @@ describe.skipIf(!haveChromium)("the playground's Models tab with API keys", () =
         const {page, context, errors} = await openPage(browser(), `${server.url}/#models`, outside, withKey(userKey));
         await modelsReady(page);
         expect((await rowsOf(page)).map((row) => [row.id, row.status, row.action])).toEqual([["a", "unloaded", null], ["b", "unloaded", null]]);
+        // No GPU, no VRAM budget: no VRAM bar.
+        expect(await page.isHidden("[data-role=vram-bar]")).toBe(true);
         expect(await page.$$eval("[data-tab=models] tbody button", (buttons: El[]) => buttons.length)).toBe(0);
         expect(await page.isVisible("[data-tab=models] input[name=pull]")).toBe(false);
         expect(await page.textContent("[data-role=models-note]")).toBe("Loading, unloading and pulling models needs an administrator's key.");

@@ -18,6 +18,8 @@ import { testModelsDir } from "../support/testModels.js";
 // the one-row result by about 1e-6: the position-bias and disconnect cases run on two sequences).
 const certainPath = path.join(testModelsDir, "decide-certain.gguf");
 const splitPath = path.join(testModelsDir, "decide-split.gguf");
+// Puts all the mass on `B` after the line break, and on `7` after `B`: the two-token label B7 (questions with more options than single-token labels).
+const pairedPath = path.join(testModelsDir, "decide-paired.gguf");
 const vocab = ["\n", "A", "B", "C"];
 
 describe("/v1/decisions and /v1/systemone", () => {
@@ -25,10 +27,12 @@ describe("/v1/decisions and /v1/systemone", () => {
     beforeAll(async () => {
         await makeTestLlamaGguf(certainPath, {seed: 3, extraVocab: vocab, script: [["\n", "A"]]});
         await makeTestLlamaGguf(splitPath, {seed: 3, extraVocab: vocab, script: [["\n", "A"], ["\n", "B"]]});
+        await makeTestLlamaGguf(pairedPath, {seed: 3, extraVocab: vocab, script: [["\n", "B"], ["B", "7"]]});
         server = await startTestServer({
             models: [
                 {id: "certain", task: "chat", path: certainPath, contextSize: 1024, parallel: 2},
                 {id: "split", task: "chat", path: splitPath, contextSize: 1024, parallel: 1},
+                {id: "paired", task: "chat", path: pairedPath, contextSize: 2048, parallel: 1},
                 {id: "no-decisions", task: "chat", path: certainPath, contextSize: 256, parallel: 1, decisions: false}
             ]
         });
@@ -131,6 +135,23 @@ describe("/v1/decisions and /v1/systemone", () => {
         expect(three.probabilities.map((option) => option.probability)).toEqual([expect.closeTo(0.5, 6), expect.closeTo(0, 6), expect.closeTo(0.5, 6)]);
     });
 
+    it("takes up to 255 options: more than the single-token labels get two-token labels (letter, digit), read exactly", async () => {
+        const choices = Array.from({length: 70}, (_, index) => ({value: `option ${index}`}));
+        const decision = await server.client.decisions.create({model: "paired", input: "Pick one.", questions: [{type: "choice", instructions: "Which?", choices}]});
+        const [answer] = decision.answers;
+        if (answer.type !== "choice")
+            throw new Error("wrong answer type");
+        // Labels A0-A9, B0-B9, ...: B7 is option 17 in the given order and option 70 - 1 - 17 in the reversed one.
+        const probabilities = answer.probabilities.map((option) => option.probability);
+        expect(probabilities[17]).toBeCloseTo(0.5, 6);
+        expect(probabilities[52]).toBeCloseTo(0.5, 6);
+        expect(probabilities.reduce((sum, p) => sum + p, 0)).toBeCloseTo(1, 9);
+        expect(answer.probabilities.map((option) => option.value)).toEqual(choices.map((choice) => choice.value));
+        const most = await server.client.decisions.create({model: "paired", input: "Pick one.",
+            questions: [{type: "choice", instructions: "Which?", choices: Array.from({length: 255}, (_, index) => ({value: `v${index}`}))}]});
+        expect((most.answers[0] as {probabilities: unknown[]}).probabilities).toHaveLength(255);
+    });
+
     it("answers System One's format over raw HTTP, keyed by question name", async () => {
         const labels = (await reference("split"))(3);
         const response = await rawRequest(server.url, {method: "POST", target: "/v1/systemone", headers: {"Content-Type": "application/json"}, body: JSON.stringify({
@@ -165,7 +186,7 @@ describe("/v1/decisions and /v1/systemone", () => {
             .toMatchObject({status: 400, error: {type: "invalid_request_error", param: "questions[3].choices"}});
         expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: [{value: "x"}, {value: "x"}]}]}))
             .toMatchObject({status: 400, error: {param: "questions[0].choices[1].value"}});
-        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: Array.from({length: 80}, (_, index) => ({value: `v${index}`}))}]}))
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: Array.from({length: 256}, (_, index) => ({value: `v${index}`}))}]}))
             .toMatchObject({status: 400, error: {param: "questions[0].choices"}});
         expect(await errorOf("/v1/decisions", {...base, questions: []})).toMatchObject({status: 400, error: {param: "questions"}});
         expect(await errorOf("/v1/decisions", {...base, questions: Array.from({length: 401}, () => predicate)})).toMatchObject({status: 400, error: {param: "questions"}});

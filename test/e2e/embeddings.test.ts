@@ -349,7 +349,8 @@ describe("the server process under embeddings load", () => {
         } finally {
             fs.rmSync(dir, {recursive: true, force: true});
         }
-    });
+        // A bound for a spawned server beside other test files, not a measurement (21 s alone on a loaded machine).
+    }, 90_000);
 });
 
 describe("a GGUF embeddings model on node-llama-cpp (stories260K)", () => {

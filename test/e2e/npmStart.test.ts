@@ -66,7 +66,7 @@ afterAll(() => fs.rmSync(dir, {recursive: true, force: true}));
 async function npmStart() {
     const npm = spawn("npm", ["start", "--", "--models", path.join(dir, "models.json"), "--port", "0"], {
         cwd: projectRoot,
-        env: {...process.env, LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: "", GPU: "off"},
+        env: {...process.env, LOG_LEVEL: "info", API_KEYS: "", HOST: "", PORT: "", GPU: "off", GLIBC_TUNABLES: undefined},
         stdio: ["ignore", "pipe", "pipe"]
     });
     let output = "";
@@ -93,6 +93,9 @@ describe("npm start", () => {
         const commands = started.processes.map((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" "));
         expect(commands.some((command) => command.includes("dist/src/main.js"))).toBe(true);
         expect(commands.some((command) => command.includes("tsx"))).toBe(false);
+        // glibc's huge-pages tunable, set by the script when the caller has not (docs/performance.md "Huge pages").
+        const server = started.processes.find((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("dist/src/main.js"))!;
+        expect(fs.readFileSync(`/proc/${server}/environ`, "utf8").split("\0")).toContain("GLIBC_TUNABLES=glibc.malloc.hugetlb=1");
 
         started.npm.kill("SIGTERM");
         await started.exited;

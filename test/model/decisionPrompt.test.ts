@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel } from "node-llama-cpp";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { decisionLabels } from "../../src/capabilities/chat/llama/decisionLabels.js";
-import { decisionPrompt } from "../../src/capabilities/chat/llama/decisionPrompt.js";
+import { decisionPrompt, decisionTokens, isSmallDecision } from "../../src/capabilities/chat/llama/decisionPrompt.js";
+import { PromptRenderThread } from "../../src/capabilities/chat/llama/PromptRenderThread.js";
 import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
 import { realTemplateModels } from "../support/realTemplateModels.js";
 import { tinyChatModelPath, tinyPlainModelPath } from "../support/testModels.js";
@@ -60,7 +61,7 @@ describe("decisionPrompt", () => {
 
     it("labels are single tokens, one character each, capitals first", async () => {
         const model = await load(tinyChatModelPath);
-        const labels = decisionLabels(model);
+        const {singles: labels} = decisionLabels(model);
         expect(labels.slice(0, 3).map((label) => label.text)).toEqual(["A", "B", "C"]);
         for (const label of labels) {
             expect(model.tokenize(label.text, false, "trimLeadingSpace")).toEqual([label.token]);
@@ -71,5 +72,40 @@ describe("decisionPrompt", () => {
         expect(labels[0].tokens).toEqual([labels[0].token, ...model.tokenize("A", false)]);
         const all = labels.flatMap((label) => label.tokens);
         expect(new Set(all).size).toBe(all.length);
+    });
+
+    it("beyond the single labels, pairs of a letter and a digit written as exactly those two tokens, letter by letter", async () => {
+        for (const path of [tinyChatModelPath, tinyPlainModelPath]) {
+            const model = await load(path);
+            const {singles, pairs} = decisionLabels(model);
+            expect(pairs.length).toBeGreaterThan(singles.length);
+            expect(pairs.slice(0, 3).map((pair) => pair.text)).toEqual(["A0", "A1", "A2"]);
+            for (const pair of pairs)
+                expect(model.tokenize(pair.text, false, "trimLeadingSpace")).toEqual([pair.first.token, pair.second]);
+            expect(new Set(pairs.map((pair) => pair.text)).size).toBe(pairs.length);
+        }
+    });
+});
+
+describe("a large decision job in the render thread", () => {
+    const thread = new PromptRenderThread(tinyChatModelPath);
+    afterAll(() => thread.close());
+    // Over the main thread's budget (isSmallDecision): many turns and long question text.
+    const turns = Array.from({length: 60}, (_, index) => ({role: index % 2 === 0 ? "user" as const : "assistant" as const, content: `turn ${index} about the parcel`}));
+    const texts = Array.from({length: 300}, (_, index) => `Question ${index}: is the parcel late?\n\nOptions:\nA. yes\nB. no`);
+
+    it("gives the main thread's tokens; a client that left stops it with the signal's reason", async () => {
+        const model = await load(tinyChatModelPath);
+        const renderer = new ChatPromptRenderer(model);
+        expect(isSmallDecision(renderer, null, turns, texts)).toBe(false);
+        expect(isSmallDecision(renderer, null, turns.slice(0, 3), texts.slice(0, 3))).toBe(true);
+        const left = new AbortController();
+        left.abort(new Error("the client left"));
+        await expect(thread.decisionTokens(null, turns, texts, left.signal)).rejects.toThrow("the client left");
+        const fromThread = await thread.decisionTokens(null, turns, texts, new AbortController().signal);
+        const onMain = decisionTokens(model, renderer, null, turns, texts);
+        expect(fromThread.prefix).toEqual(onMain.prefix);
+        expect(fromThread.suffixes).toEqual(onMain.suffixes);
+        expect(onMain.suffixes).toHaveLength(300);
     });
 });

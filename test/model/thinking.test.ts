@@ -147,6 +147,22 @@ describe("a thinking model on the engine", () => {
     });
 });
 
+describe("a client that leaves before a large prompt is counted or tokenized", () => {
+    // 40 messages: more than the main thread renders itself (isSmallPrompt), so the render thread does, and reads the
+    // request's cancel flag before it begins.
+    const large = () => job({turns: Array.from({length: 40}, (_, index) => ({role: "user" as const, content: `message ${index}`}))});
+
+    it("count_tokens and tokenize stop with the signal's reason; the same requests still answer afterwards", async () => {
+        const left = new AbortController();
+        left.abort(new Error("the client left"));
+        await expect(engine.countPromptTokens(large(), left.signal)).rejects.toThrow("the client left");
+        await expect(engine.tokenize({kind: "prompt", job: large()}, {withPieces: false, signal: left.signal})).rejects.toThrow("the client left");
+        const counted = await engine.countPromptTokens(large(), new AbortController().signal);
+        expect(counted).toBeGreaterThan(40 * 4);
+        expect((await engine.tokenize({kind: "prompt", job: large()}, {withPieces: false})).tokens).toHaveLength(counted);
+    });
+});
+
 describe("a harmony model (gpt-oss's channels) on the engine", () => {
     // gpt-oss's framing, simplified: a system message with the effort, messages as <|start|>ROLE<|message|>TEXT<|end|>, and the
     // generation prompt <|start|>assistant, after which the model writes <|channel|>analysis<|message|>... then the final channel.

@@ -18,9 +18,12 @@ export const serverEntry = "src/main.ts";
 /** The same command with the gate capability added (test/support/capabilities/gateCapability.ts; SIGUSR2 opens the gate). */
 export const gatedServerEntry = "test/support/gatedServerMain.ts";
 
+/** Registers tsx and runs a TypeScript entry, keeping process.execArgv empty (see sourceEntry.mjs). */
+const sourceEntry = path.join(projectRoot, "test/support/sourceEntry.mjs");
+
 /** Runs `npm start`'s entry point (or `entry`) as a real process, as a user would. */
 export function runServerProcess(args: string[], env: Record<string, string> = {}, entry = serverEntry) {
-    const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+    const child = spawn(process.execPath, [sourceEntry, entry, ...args], {
         cwd: projectRoot,
         // Models preloaded, as startTestServer does: the tests of a process are about loaded models (PRELOAD_ALL: "" turns it off).
         env: {...process.env, LOG_LEVEL: "warn", API_KEYS: "", HOST: "", PORT: "", GPU: "off", PRELOAD_ALL: "true", ...env},

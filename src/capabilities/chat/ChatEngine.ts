@@ -183,7 +183,7 @@ export type ChatEngineInfo = {
     fillInTheMiddle?: boolean;
     /** How the model writes its reasoning, when its answers are to be split (`--reasoning-format parsed`); absent or null = not split. */
     reasoningFormat?: ReasoningFormat | null;
-    /** Most options a decision question may have on this model: its single-token answer labels (absent = decisions not supported). */
+    /** Most options a decision question may have on this model: its answer labels (absent = decisions not supported). */
     decisionOptions?: number;
     /** The model takes images in its turns (`ChatTurn.images`); absent or false = text only, and a job with images is refused before it reaches it. */
     vision?: boolean;
@@ -272,15 +272,16 @@ export interface ChatEngine extends Engine {
      * has settled (a caller may set up what they write to once it has the run).
      */
     submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun>;
-    /** The prompt tokens `job` would take (the rendered template, tools included), without running it. */
-    countPromptTokens(job: ChatJob): Promise<number>;
+    /** The prompt tokens `job` would take (the rendered template, tools included), without running it; its render stops when `signal` aborts. */
+    countPromptTokens(job: ChatJob, signal?: AbortSignal): Promise<number>;
     /** Tokens of a piece of generated text (the reasoning part of an answer, for usage). */
     countTextTokens(text: string): number;
     /**
      * The tokens of `input` (off the main thread when it is large), with their pieces when asked; needs no sequence,
-     * but is refused as `submit` would be while the model's queue is full (`QueueFullError`).
+     * but is refused as `submit` would be while the model's queue is full (`QueueFullError`). A large render stops
+     * when `signal` aborts (the client left).
      */
-    tokenize(input: TokenizeInput, options: {withPieces: boolean}): Promise<Tokenized>;
+    tokenize(input: TokenizeInput, options: {withPieces: boolean, signal?: AbortSignal}): Promise<Tokenized>;
     /** The text of token ids (all in the vocabulary): llama.cpp's detokenizer, control tokens written as their text. */
     detokenize(tokens: readonly number[]): Promise<string>;
     /**

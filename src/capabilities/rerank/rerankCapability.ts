@@ -16,14 +16,14 @@ export const rerankCapability: Capability<RerankEngine, RerankSettings> = {
         const contextSize = Math.min(entry.settings.maxInputTokens ?? trainContextSize ?? 512, trainContextSize ?? 512) + 1;
         return {contextSize, sequences: 1, batchSize: contextSize, isEmbeddingContext: true};
     },
-    async createEngine(entry, {config, logger, workers}) {
+    async createEngine(entry, {config, logger, workers, onLoadProgress}) {
         const settings = entry.settings;
         if (entry.path.toLowerCase().endsWith(".gguf")) {
             const {LlamaRerankEngine} = await import("./llama/LlamaRerankEngine.js");
             const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
             return LlamaRerankEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
                 id: entry.id, modelPath: entry.path, maxInputTokens: settings.maxInputTokens,
-                threads: entry.threads ?? config.threads, queueSize: config.queueSize
+                threads: entry.threads ?? config.threads, queueSize: config.queueSize, onLoadProgress
             });
         }
         const {OnnxRerankEngine} = await import("./onnx/OnnxRerankEngine.js");

@@ -9,7 +9,7 @@ import type { ChatSettings } from "../chatManifest.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { decisionAnswers, decisionUsage } from "./decisionAnswers.js";
 import type { DecisionRequest, DecisionResponse, SystemOneRequest, SystemOneResponse } from "./DecisionsWire.js";
-import { decisionsSchema, systemOneSchema } from "./decisionsSchema.js";
+import { decisionsSchema, maxDecisionChoices, systemOneSchema } from "./decisionsSchema.js";
 import { toDecisionJob } from "./toDecisionJob.js";
 import { visionModelIds } from "../vision/visionModels.js";
 import { toSystemOneAnswers, toSystemOneRequest } from "./toSystemOneRequest.js";
@@ -29,7 +29,7 @@ export function systemOneHandler(context: RouteContext): Middleware {
     const validate = compileRequestValidator<SystemOneRequest>(systemOneSchema);
     return async (ctx) => {
         const request = validate(ctx.request.body);
-        const {response} = await decide(ctx, context, request, (engine) => toSystemOneRequest(request, engine.info.decisionOptions ?? 0));
+        const {response} = await decide(ctx, context, request, (engine) => toSystemOneRequest(request, mostOptions(engine)));
         ctx.body = {
             model: response.model,
             answers: toSystemOneAnswers(request, response.answers),
@@ -45,7 +45,7 @@ async function decide(ctx: Context, context: RouteContext, body: {model: string}
     if ((entry.settings as ChatSettings).decisions === false || engine.info.decisionOptions == null || engine.info.decisionOptions < 2)
         throw ApiError.invalidRequest(`The model '${entry.id}' does not answer decisions.`, "model", "model_not_supported");
     const request = convert?.(engine) ?? body as DecisionRequest;
-    const job = toDecisionJob(request, engine.info.decisionOptions, engine.info, visionModelIds(context.engines.registry));
+    const job = toDecisionJob(request, mostOptions(engine), engine.info, visionModelIds(context.engines.registry));
     const state = ctx.state as RequestState;
     try {
         const outcome = await engine.decide(job, state.signal);
@@ -57,4 +57,9 @@ async function decide(ctx: Context, context: RouteContext, body: {model: string}
             throw ApiError.invalidRequest(error.message, "input", "context_length_exceeded");
         throw error;
     }
+}
+
+/** The most options a question may have: the model's labels, and OpenAI's limit (System One's criteria too). */
+function mostOptions(engine: ChatEngine): number {
+    return Math.min(engine.info.decisionOptions ?? 0, maxDecisionChoices);
 }

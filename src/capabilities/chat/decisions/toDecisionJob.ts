@@ -38,7 +38,7 @@ function toQuestion(question: DecisionQuestionParam, field: string, maxOptions: 
         : question.levels.map((level) => describe(level.label, level.description));
     const listField = `${field}.${question.type === "choice" ? "choices" : "levels"}`;
     if (options.length > maxOptions)
-        throw ApiError.invalidRequest(`Invalid '${listField}': this model can answer at most ${maxOptions} options (its single-token labels); got ${options.length}.`, listField);
+        throw ApiError.invalidRequest(`Invalid '${listField}': this model can answer at most ${maxOptions} options (its answer labels); got ${options.length}.`, listField);
     if (question.type === "choice") {
         const seen = new Set<string>();
         for (const [index, choice] of question.choices.entries()) {

@@ -32,7 +32,8 @@ import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Tur
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
-import { decisionLabels, type DecisionLabel } from "./decisionLabels.js";
+import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "./decisionLabels.js";
+import { decisionTokens, isSmallDecision } from "./decisionPrompt.js";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -89,8 +90,8 @@ export class LlamaChatEngine implements ChatEngine {
     private savedStates: SavedPromptStates | null = null;
     /** What the last load restored of it, for the "Loaded" log line. */
     private restoredStates = {sequences: 0, tokens: 0};
-    /** The single-token labels decision questions' options get (decisionLabels). */
-    private readonly decisionLabels: DecisionLabel[];
+    /** The labels decision questions' options get (decisionLabels). */
+    private readonly decisionLabels: DecisionLabels;
 
     private constructor(
         private readonly llama: Llama,
@@ -113,11 +114,11 @@ export class LlamaChatEngine implements ChatEngine {
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
-            prepare: (request) => this.prepare(request), load: () => this.pool.load(), queueSize: options.queueSize});
+            prepare: (request, signal) => this.prepare(request, signal), load: () => this.pool.load(), queueSize: options.queueSize});
         this.decisionLabels = decisionLabels(model);
         this.info = {
             id: options.id,
-            decisionOptions: this.decisionLabels.length,
+            decisionOptions: mostDecisionOptions(this.decisionLabels),
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
             fingerprint,
@@ -201,12 +202,12 @@ export class LlamaChatEngine implements ChatEngine {
         };
     }
 
-    async countPromptTokens(job: ChatJob): Promise<number> {
+    async countPromptTokens(job: ChatJob, signal?: AbortSignal): Promise<number> {
         const floor = this.tokenFloor.of(job);
         if (floor >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, floor, {atLeast: true});
         const tools = job.tools != null && job.tools.functions.length > 0 && this.renderer.toolCallFormat != null ? job.tools.functions : undefined;
-        return (await this.prepare(promptRequestOf(job, this.info.reasoningFormat, tools, false))).tokens.length;
+        return (await this.prepare(promptRequestOf(job, this.info.reasoningFormat, tools, false), signal)).tokens.length;
     }
 
     /** The prompt's tokens: on the main thread when it is small (isSmallPrompt), in the render thread otherwise (stopped when `signal` aborts). */
@@ -216,9 +217,9 @@ export class LlamaChatEngine implements ChatEngine {
         return this.renderThread.prepare(request, signal);
     }
 
-    tokenize(input: TokenizeInput, {withPieces}: {withPieces: boolean}): Promise<Tokenized> {
+    tokenize(input: TokenizeInput, {withPieces, signal}: {withPieces: boolean, signal?: AbortSignal}): Promise<Tokenized> {
         const tools = input.kind === "prompt" && this.renderer.toolCallFormat != null ? input.job.tools?.functions : undefined;
-        return this.tokenizer.tokenize(input.kind === "text" ? input : promptRequestOf(input.job, this.info.reasoningFormat, tools, false), withPieces);
+        return this.tokenizer.tokenize(input.kind === "text" ? input : promptRequestOf(input.job, this.info.reasoningFormat, tools, false), withPieces, signal);
     }
 
     detokenize(tokens: readonly number[]): Promise<string> {
@@ -226,8 +227,12 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     decide(job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
+        const format = this.info.reasoningFormat ?? null;
         return decideQuestions({
-            model: this.model, renderer: this.renderer, format: this.info.reasoningFormat ?? null, labels: this.decisionLabels,
+            prepare: (turns, texts, prepareSignal) => isSmallDecision(this.renderer, format, turns, texts)
+                ? Promise.resolve(decisionTokens(this.model, this.renderer, format, turns, texts))
+                : this.renderThread.decisionTokens(format, turns, texts, prepareSignal),
+            labels: this.decisionLabels,
             pool: this.pool, sequences: this.sequences, contextSize: this.info.contextSize, batchSize: this.context.batchSize
         }, job, signal);
     }

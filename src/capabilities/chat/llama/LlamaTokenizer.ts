@@ -16,7 +16,7 @@ export type LlamaTokenizerParts = {
     tokenBytes: TokenBytes;
     renderThread: PromptRenderThread;
     /** The engine's own prompt preparation: on the main thread when small, in the render thread otherwise. */
-    prepare(request: PromptRequest): Promise<PreparedPrompt>;
+    prepare(request: PromptRequest, signal?: AbortSignal): Promise<PreparedPrompt>;
     /** The engine's admission queue's load, and how many may wait in it. */
     load(): EngineLoad;
     queueSize: number;
@@ -32,9 +32,9 @@ export class LlamaTokenizer {
 
     constructor(private readonly parts: LlamaTokenizerParts) {}
 
-    async tokenize(request: PromptRequest, withPieces: boolean): Promise<Tokenized> {
+    async tokenize(request: PromptRequest, withPieces: boolean, signal?: AbortSignal): Promise<Tokenized> {
         this.admit();
-        const {tokens} = await this.parts.prepare(request);
+        const {tokens} = await this.parts.prepare(request, signal);
         return withPieces ? {tokens, pieces: tokens.map((token) => this.piece(token))} : {tokens};
     }
 

@@ -3,6 +3,8 @@ import type { Token } from "node-llama-cpp";
 import { passOffThreadGate } from "../../../core/workers/offThreadGate.js";
 import { siblingModuleUrl } from "../../../core/workers/siblingModuleUrl.js";
 import { startModuleThread } from "../../../core/workers/startModuleThread.js";
+import type { ChatTurn, ReasoningFormat } from "../ChatEngine.js";
+import type { DecisionTokens } from "./decisionPrompt.js";
 import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
 import type { RenderThreadMessage, RenderThreadReply } from "./promptRenderThreadMain.js";
 
@@ -26,6 +28,28 @@ export class PromptRenderThread {
      * template text, and this rejects with the signal's reason.
      */
     async prepare(request: PromptRequest, signal?: AbortSignal): Promise<PreparedPrompt> {
+        const reply = await this.cancellable(signal, (id, cancel) => ({type: "render", id, request, cancel}));
+        if (!("tokens" in reply))
+            throw new Error("The render thread answered a render without tokens");
+        return {tokens: toArray(reply.tokens), start: reply.start, clientStart: reply.clientStart};
+    }
+
+    /** A decision job's prefix and question suffixes (decisionTokens), in the render thread; stopped between questions as `prepare` is. */
+    async decisionTokens(format: ReasoningFormat | null, turns: ChatTurn[], questionTexts: string[], signal?: AbortSignal): Promise<DecisionTokens> {
+        const reply = await this.cancellable(signal, (id, cancel) => ({type: "decision", id, format, turns, questionTexts, cancel}));
+        if (!("suffixLengths" in reply))
+            throw new Error("The render thread answered a decision job without its tokens");
+        const suffixes: Token[][] = [];
+        let at = 0;
+        for (const length of reply.suffixLengths) {
+            suffixes.push(toArray(reply.suffixes.subarray(at, at + length)));
+            at += length;
+        }
+        return {prefix: toArray(reply.prefix), suffixes};
+    }
+
+    /** Sends a message with a cancel flag set when `signal` aborts; a cancelled reply rejects with the signal's reason. */
+    private async cancellable(signal: AbortSignal | undefined, message: (id: number, cancel: Int32Array | undefined) => RenderThreadMessage): Promise<RenderThreadReply> {
         const cancel = signal == null ? undefined : new Int32Array(new SharedArrayBuffer(4));
         const onAbort = () => Atomics.store(cancel!, 0, 1);
         if (signal?.aborted)
@@ -33,15 +57,13 @@ export class PromptRenderThread {
         signal?.addEventListener("abort", onAbort, {once: true});
         let reply: RenderThreadReply;
         try {
-            reply = await this.send((id) => ({type: "render", id, request, cancel}));
+            reply = await this.send((id) => message(id, cancel));
         } finally {
             signal?.removeEventListener("abort", onAbort);
         }
         if ("cancelled" in reply)
             throw signal?.reason ?? new Error("The render was cancelled");
-        if (!("tokens" in reply))
-            throw new Error("The render thread answered a render without tokens");
-        return {tokens: toArray(reply.tokens), start: reply.start, clientStart: reply.clientStart};
+        return reply;
     }
 
     /** The text of `tokens` (llama.cpp's detokenizer, special tokens as their text), in the render thread. */

@@ -1,28 +1,26 @@
-import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
-import type { DecisionJob, DecisionOutcome, ReasoningFormat } from "../ChatEngine.js";
+import type { ChatTurn, DecisionJob, DecisionOutcome } from "../ChatEngine.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
-import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
-import type { DecisionLabel } from "./decisionLabels.js";
-import { decisionPrompt } from "./decisionPrompt.js";
+import { labelsFor, type DecisionLabel, type DecisionLabelPair, type DecisionLabels } from "./decisionLabels.js";
+import type { DecisionTokens } from "./decisionPrompt.js";
 import { combineOrders, decisionOrders, decisionQuestionText } from "./decisionQuestionText.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
 import type { SequencePrefixCache } from "./SequencePrefixCache.js";
 
 /** What of a chat engine decisions run on. */
 export type DecisionEngineParts = {
-    model: LlamaModel;
-    renderer: ChatPromptRenderer;
-    format: ReasoningFormat | null;
-    labels: readonly DecisionLabel[];
+    /** The prefix and question suffixes (decisionTokens): on the main thread when small, in the render thread otherwise. */
+    prepare(turns: ChatTurn[], questionTexts: string[], signal: AbortSignal): Promise<DecisionTokens>;
+    labels: DecisionLabels;
     pool: AdmissionQueue;
     sequences: SequencePrefixCache<LlamaContextSequence>;
     contextSize: number;
     batchSize: number;
 };
 
-/** One question in one option order: its suffix tokens, and the label tokens' probabilities once evaluated. */
-type Evaluation = {question: number, order: number[], tokens: Token[], labels: number[] | null};
+/** One question in one option order: its suffix tokens, its options' labels, and the labels' probabilities once evaluated. */
+type Evaluation = {question: number, order: number[], tokens: Token[], shown: readonly DecisionLabel[] | readonly DecisionLabelPair[], labels: number[] | null};
 
 /**
  * Answers `job`'s questions on this model. The input is rendered once (decisionPrompt) as the shared prefix; each
@@ -36,11 +34,13 @@ type Evaluation = {question: number, order: number[], tokens: Token[], labels: n
  * input starts from it.
  */
 export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
-    const {prefix, suffixOf} = decisionPrompt(parts.model, parts.renderer, parts.format, job.turns);
-    const labelTexts = parts.labels.map((label) => label.text);
-    const evaluations: Evaluation[] = job.questions.flatMap((question, index) => decisionOrders(question.options.length).map((order) => ({
-        question: index, order, tokens: suffixOf(decisionQuestionText(question, labelTexts, order)), labels: null
-    })));
+    const asked = job.questions.flatMap((question, index) => {
+        const shown = labelsFor(parts.labels, question.options.length);
+        const texts = shown.map((label) => label.text);
+        return decisionOrders(question.options.length).map((order) => ({question: index, order, shown, text: decisionQuestionText(question, texts, order)}));
+    });
+    const {prefix, suffixes} = await parts.prepare(job.turns, asked.map((evaluation) => evaluation.text), signal);
+    const evaluations: Evaluation[] = asked.map(({question, order, shown}, index) => ({question, order, shown, tokens: suffixes[index], labels: null}));
     const longest = Math.max(...evaluations.map((evaluation) => evaluation.tokens.length));
     if (prefix.length + longest >= parts.contextSize)
         throw new ContextLengthExceededError(parts.contextSize, prefix.length + longest);
@@ -66,7 +66,7 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
             while (next < evaluations.length) {
                 stop.throwIfAborted();
                 const evaluation = evaluations[next++];
-                evaluation.labels = await labelProbabilities(sequence, evaluation, parts.labels);
+                evaluation.labels = await labelProbabilities(sequence, evaluation);
                 await sequence.eraseContextTokenRanges([{start: prefix.length, end: sequence.nextTokenIndex}]);
             }
             parts.sequences.giveBack(sequence, 0);
@@ -95,12 +95,37 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
     };
 }
 
-/** The suffix evaluated after the prefix; the probabilities of the first labels (as many as the question has options) as the next token. */
-async function labelProbabilities(sequence: LlamaContextSequence, evaluation: Evaluation, labels: readonly DecisionLabel[]): Promise<number[]> {
-    const {tokens} = evaluation;
+/**
+ * The suffix evaluated after the prefix; the probabilities of the question's labels as what comes next. A single-token
+ * label's is its tokens' next-token probability. A pair's is its first label's, times its digit's as the next token
+ * after the first label's own token: each first label the question uses is evaluated once after the suffix (one token)
+ * and erased again.
+ */
+async function labelProbabilities(sequence: LlamaContextSequence, evaluation: Evaluation): Promise<number[]> {
+    const {tokens, shown} = evaluation;
     const results = await sequence.controlledEvaluate([...tokens.slice(0, -1), [tokens.at(-1)!, {generateNext: {probabilities: true}}]]);
-    const distribution = results.at(-1)?.next.probabilities;
+    const distribution = nextProbabilities(results.at(-1));
+    const of = (label: DecisionLabel) => label.tokens.reduce((sum, token) => sum + (distribution.get(token) ?? 0), 0);
+    if (!isPairs(shown))
+        return shown.map(of);
+    const afterFirst = new Map<DecisionLabel, ReadonlyMap<Token, number>>();
+    for (const {first} of shown) {
+        if (afterFirst.has(first))
+            continue;
+        const after = await sequence.controlledEvaluate([[first.token, {generateNext: {probabilities: true}}]]);
+        afterFirst.set(first, nextProbabilities(after.at(-1)));
+        await sequence.eraseContextTokenRanges([{start: sequence.nextTokenIndex - 1, end: sequence.nextTokenIndex}]);
+    }
+    return shown.map(({first, second}) => of(first) * (afterFirst.get(first)!.get(second) ?? 0));
+}
+
+function isPairs(labels: readonly DecisionLabel[] | readonly DecisionLabelPair[]): labels is readonly DecisionLabelPair[] {
+    return labels.length > 0 && "second" in labels[0];
+}
+
+function nextProbabilities(result: {next: {probabilities?: ReadonlyMap<Token, number>}} | undefined): ReadonlyMap<Token, number> {
+    const distribution = result?.next.probabilities;
     if (distribution == null)
         throw new Error("node-llama-cpp returned no next-token probabilities");
-    return evaluation.order.map((_, index) => labels[index].tokens.reduce((sum, token) => sum + (distribution.get(token) ?? 0), 0));
+    return distribution;
 }

@@ -7,20 +7,45 @@ import type { LlamaModel, Token } from "node-llama-cpp";
  */
 export type DecisionLabel = {text: string, token: Token, tokens: Token[]};
 
+/**
+ * A two-token label for questions with more options than the model has single-token labels: a letter label (`first`)
+ * then a digit (`second`), `B7`. Its probability is the first's (any of its tokens) times the digit's as the next token
+ * after the first's own token.
+ */
+export type DecisionLabelPair = {text: string, first: DecisionLabel, second: Token};
+
+/** The labels a model's decision questions get: single tokens while a question's options fit them, else pairs. */
+export type DecisionLabels = {singles: readonly DecisionLabel[], pairs: readonly DecisionLabelPair[]};
+
 /** Candidate labels, best first: capital letters, then small letters, then digits (all one character, so none is a prefix of another). */
 const candidates = [
     ..."ABCDEFGHIJKLMNOPQRSTUVWXYZ", ..."abcdefghijklmnopqrstuvwxyz", ..."0123456789"
 ];
 
+/** The labels of a question with `optionCount` options: single tokens when they are enough, else two-token labels. */
+export function labelsFor(labels: DecisionLabels, optionCount: number): readonly DecisionLabel[] | readonly DecisionLabelPair[] {
+    return optionCount <= labels.singles.length ? labels.singles.slice(0, optionCount) : labels.pairs.slice(0, optionCount);
+}
+
+/** The most options a question may have on a model with these labels. */
+export function mostDecisionOptions(labels: DecisionLabels): number {
+    return Math.max(labels.singles.length, labels.pairs.length);
+}
+
 /**
- * The labels a decision question's options get on this model: one character each, so no label is a prefix of another
- * (a label that is a prefix of another would also take the mass of the longer one's first token), and each written by
- * one token of the vocabulary at the start of an answer (tokenized without a leading space), so its probability is the
- * next-token probability of that token (and of its spelling with a leading space), read at once. Candidates the vocabulary splits (or that two labels would share a
- * token for) are left out; how many remain is the most options a question may have on this model.
+ * The labels decision questions' options get on this model. Single labels are one character each, so no label is a
+ * prefix of another (a label that is a prefix of another would also take the mass of the longer one's first token),
+ * and each is written by one token of the vocabulary at the start of an answer (tokenized without a leading space), so
+ * its probability is the next-token probability of that token (and of its spelling with a leading space), read at
+ * once. Candidates the vocabulary splits (or that two labels would share a token for) are left out.
+ *
+ * Pairs are every letter label followed by every digit label, kept when the vocabulary writes the two characters as
+ * exactly those two tokens (not one merged token, which would take the mass): all two tokens long, so none is a prefix
+ * of another either. Ordered letter by letter (`A0`-`A9`, `B0`...), so that a question with few more options than the
+ * singles needs few letters (each letter the question uses costs one more token evaluated).
  */
-export function decisionLabels(model: LlamaModel): DecisionLabel[] {
-    const labels: DecisionLabel[] = [];
+export function decisionLabels(model: LlamaModel): DecisionLabels {
+    const singles: DecisionLabel[] = [];
     const used = new Set<Token>();
     for (const text of candidates) {
         const tokens = model.tokenize(text, false, "trimLeadingSpace");
@@ -31,7 +56,15 @@ export function decisionLabels(model: LlamaModel): DecisionLabel[] {
             .map(([token]) => token);
         const all = [...new Set([tokens[0], ...spaced])];
         all.forEach((token) => used.add(token));
-        labels.push({text, token: tokens[0], tokens: all});
+        singles.push({text, token: tokens[0], tokens: all});
     }
-    return labels;
+    const digits = singles.filter((label) => /^[0-9]$/.test(label.text));
+    const pairs = singles.filter((label) => /^[A-Za-z]$/.test(label.text)).flatMap((first) => digits
+        .filter((digit) => sameTokens(model.tokenize(first.text + digit.text, false, "trimLeadingSpace"), [first.token, digit.token]))
+        .map((digit) => ({text: first.text + digit.text, first, second: digit.token})));
+    return {singles, pairs};
+}
+
+function sameTokens(a: readonly Token[], b: readonly Token[]) {
+    return a.length === b.length && a.every((token, index) => token === b[index]);
 }

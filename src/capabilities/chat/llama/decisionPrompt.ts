@@ -2,6 +2,7 @@ import { LlamaText, SpecialTokensText, type LlamaModel, type LlamaTextValue, typ
 import type { ChatTurn, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { conversationKwargs } from "./conversationPrompt.js";
+import { isSmallPrompt } from "./isSmallPrompt.js";
 import { thinkingPromptTail } from "./thinkingPromptTail.js";
 
 /** Stands for a question's text while the template renders the conversation once (never in a client's text: it holds control characters). */
@@ -40,6 +41,34 @@ export function decisionPrompt(model: LlamaModel, renderer: ChatPromptRenderer, 
     const [before, after] = cutAt(whole.values, questionSlot);
     const prefix = renderer.tokensOf(LlamaText(before), []);
     return {prefix, suffixOf: (questionText) => LlamaText([questionText, ...after]).tokenize(renderer.tokenizer, "trimLeadingSpace")};
+}
+
+/** A decision job's tokens: the shared prefix, and each question text's suffix (what follows the prefix for it). */
+export type DecisionTokens = {prefix: Token[], suffixes: Token[][]};
+
+/**
+ * The prefix and every question's suffix, by the same code on the main thread (small inputs: isSmallDecision) and in
+ * the render thread; `checkpoint` is called between questions (the render thread's cancel flag).
+ */
+export function decisionTokens(model: LlamaModel, renderer: ChatPromptRenderer, format: ReasoningFormat | null, input: readonly ChatTurn[],
+    questionTexts: readonly string[], checkpoint: () => void = () => {}): DecisionTokens {
+    const {prefix, suffixOf} = decisionPrompt(model, renderer, format, input);
+    return {prefix, suffixes: questionTexts.map((text) => {
+        checkpoint();
+        return suffixOf(text);
+    })};
+}
+
+/** Question text the main thread tokenizes itself (as isSmallPrompt's budget: about 0.3 ms per KB). */
+const smallQuestionChars = 16 * 1024;
+
+/** Whether a decision job is small enough for the main thread: its input is a small prompt (isSmallPrompt) and its questions' text is short. */
+export function isSmallDecision(renderer: ChatPromptRenderer, format: ReasoningFormat | null, input: readonly ChatTurn[], questionTexts: readonly string[]): boolean {
+    let chars = 0;
+    for (const text of questionTexts)
+        if ((chars += text.length) > smallQuestionChars)
+            return false;
+    return isSmallPrompt({kind: "conversation", job: {turns: [...input], reasoning: {enabled: false, budgetTokens: null}}, format, constrained: false}, renderer);
 }
 
 /** The values before and after `slot`, which is in one plain-text value (client text is plain text). */

@@ -6,7 +6,9 @@ import type { DecisionQuestion } from "../ChatEngine.js";
  */
 export function decisionQuestionText(question: DecisionQuestion, labels: readonly string[], order: readonly number[]): string {
     const options = order.map((option, index) => `${labels[index]}. ${question.options[option]}`);
-    return `${question.instructions}\n\nOptions:\n${options.join("\n")}\n\nAnswer with the label of one option (${labels.slice(0, order.length).join(", ")}) and nothing else.`;
+    // Many two-character labels (more options than single-token labels) are described rather than listed again.
+    const which = labels[0].length === 1 ? labels.slice(0, order.length).join(", ") : `a letter and a digit, such as ${labels[0]}`;
+    return `${question.instructions}\n\nOptions:\n${options.join("\n")}\n\nAnswer with the label of one option (${which}) and nothing else.`;
 }
 
 /** The option orders every question is asked in: as given, and reversed (position bias is averaged out over the two). */

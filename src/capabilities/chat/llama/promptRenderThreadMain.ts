@@ -2,24 +2,29 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Token } from "node-llama-cpp";
 import { lowerThreadPriority } from "../../../core/workers/lowerThreadPriority.js";
 import { loadLlamaRuntime } from "../../../runtimes/llama/llamaRuntime.js";
+import type { ChatTurn, ReasoningFormat } from "../ChatEngine.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
+import { decisionTokens } from "./decisionPrompt.js";
 import { preparePrompt, type PromptRequest } from "./preparePrompt.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 
 /** What the main thread sends the render thread (see PromptRenderThread). */
 export type RenderThreadMessage =
     | {type: "render", id: number, request: PromptRequest, cancel?: Int32Array}
+    | {type: "decision", id: number, format: ReasoningFormat | null, turns: ChatTurn[], questionTexts: string[], cancel?: Int32Array}
     | {type: "detokenize", id: number, tokens: Uint32Array}
     | {type: "close"};
 export type RenderThreadReply =
     | {id: number, tokens: Uint32Array, start: ReasoningStart, clientStart: number}
     | {id: number, text: string}
+    | {id: number, prefix: Uint32Array, suffixes: Uint32Array, suffixLengths: Uint32Array}
     | {id: number, error: string}
     | {id: number, cancelled: true};
 
 /**
  * A chat model's render thread: its own copy of the model's vocabulary (loaded `vocabOnly`) and the same
- * ChatPromptRenderer, rendering and tokenizing the prompts that are too large for the main thread (and detokenizing long token lists), one at a time,
+ * ChatPromptRenderer, rendering and tokenizing the prompts that are too large for the main thread (and large decision
+ * jobs' prefix and question suffixes, and detokenizing long token lists), one at a time,
  * in the order they come. Closed by a `close` message (never terminated: node-llama-cpp's addon must dispose its
  * model before the thread ends). A render's `cancel` flag (shared memory the main thread sets when the client leaves)
  * is read before it starts and between the pieces of its template text: a cancelled render stops there.
@@ -65,6 +70,12 @@ async function handle(message: RenderThreadMessage) {
         }
         cancel = message.cancel ?? null;
         checkpoint();
+        if (message.type === "decision") {
+            const {prefix, suffixes} = decisionTokens(model, renderer, message.format, message.turns, message.questionTexts, checkpoint);
+            const moved = {prefix: Uint32Array.from(prefix), suffixes: Uint32Array.from(suffixes.flat()), suffixLengths: Uint32Array.from(suffixes, (suffix) => suffix.length)};
+            parentPort!.postMessage({id: message.id, ...moved} satisfies RenderThreadReply, [moved.prefix.buffer, moved.suffixes.buffer, moved.suffixLengths.buffer]);
+            return;
+        }
         const {tokens, start, clientStart} = preparePrompt(model, renderer, message.request);
         const moved = Uint32Array.from(tokens);
         parentPort!.postMessage({id: message.id, tokens: moved, start, clientStart} satisfies RenderThreadReply, [moved.buffer]);

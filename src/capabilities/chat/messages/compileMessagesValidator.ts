@@ -1,6 +1,6 @@
 import type { AnySchema, ErrorObject } from "ajv";
 import { ApiError } from "../../../core/http/ApiError.js";
-import { createAjv } from "../../../core/validation/createAjv.js";
+import { compileSchema } from "../../../core/validation/createAjv.js";
 
 /**
  * A Messages request validator (compiled once at startup) whose 400s read as Anthropic's API words them: the
@@ -10,7 +10,7 @@ import { createAjv } from "../../../core/validation/createAjv.js";
  * worded so. The path is also the error's `param`.
  */
 export function compileMessagesValidator<T>(schema: AnySchema): (body: unknown) => T {
-    const validate = createAjv().compile<T>(schema);
+    const validate = compileSchema<T>(schema);
     return (body: unknown): T => {
         if (!validate(body)) {
             const {message, param} = describeForAnthropic(validate.errors?.[0]);

@@ -20,6 +20,6 @@ export function countTokensHandler(context: RouteContext): Middleware {
         state.logFields.model = entry.id;
         const mapped = toChatRequest(request);
         const job = await jobOf(request, mapped, engine, state, visionModelIds(context.engines.registry));
-        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(job))};
+        ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(job, state.signal))};
     };
 }

@@ -16,9 +16,10 @@ export function tokenizeHandler(context: RouteContext): Middleware {
     const validate = compileRequestValidator<TokenizeRequest>(tokenizeSchema);
     return async (ctx) => {
         const request = validate(ctx.request.body);
-        const engine = await chatEngine(context, ctx.state as RequestState, request.model);
+        const state = ctx.state as RequestState;
+        const engine = await chatEngine(context, state, request.model);
         const input = await toTokenizeInput(request, engine.info, visionModelIds(context.engines.registry));
-        const {tokens, pieces} = await engine.tokenize(input, {withPieces: request.with_pieces === true});
+        const {tokens, pieces} = await engine.tokenize(input, {withPieces: request.with_pieces === true, signal: state.signal});
         ctx.body = {
             tokens: pieces == null ? tokens : tokens.map((id, index) => ({id, piece: pieces[index]})),
             count: tokens.length,

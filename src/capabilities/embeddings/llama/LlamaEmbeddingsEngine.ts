@@ -4,20 +4,15 @@ import type { EmbeddingInput, EmbeddingsEngine, EmbeddingsEngineInfo, EmbedOptio
 import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import { InputTooLongError } from "../InputTooLongError.js";
+import { loadInputModel, type InputModelOptions } from "../../../runtimes/llama/loadInputModel.js";
 import { finishVector } from "../onnx/pooling.js";
 
-export type LlamaEmbeddingsOptions = {
+/** `threads`: 1 by default (see README "Why threads default to 1"). */
+export type LlamaEmbeddingsOptions = InputModelOptions & {
     id: string;
-    modelPath: string;
-    /** null = the model's training context. */
-    maxInputTokens: number | null;
     matryoshka: boolean | number[];
     normalize: boolean;
-    /** CPU threads of the embedding context (1 by default: see README "Why threads default to 1"). */
-    threads: number;
     queueSize: number;
-    /** Hears how far the weights' load is, 0 to 1 (node-llama-cpp's `onLoadProgress`). */
-    onLoadProgress?: (fraction: number) => void;
 };
 
 /**
@@ -36,21 +31,15 @@ export class LlamaEmbeddingsEngine implements EmbeddingsEngine {
     }
 
     static async load(llama: Llama, options: LlamaEmbeddingsOptions): Promise<LlamaEmbeddingsEngine> {
-        const model = await llama.loadModel({modelPath: options.modelPath, onLoadProgress: options.onLoadProgress});
-        try {
-            const maxInputTokens = Math.min(options.maxInputTokens ?? model.trainContextSize, model.trainContextSize);
-            // getEmbeddingFor needs the input to be shorter than the context.
-            const context = await model.createEmbeddingContext({contextSize: maxInputTokens + 1, batchSize: maxInputTokens + 1, threads: options.threads});
+        return loadInputModel(llama, options, async (model, size, maxInputTokens) => {
+            const context = await model.createEmbeddingContext(size);
             const probe = await context.getEmbeddingFor("a");
             const info: EmbeddingsEngineInfo = {
                 id: options.id, maxInputTokens, dimensions: probe.vector.length, vocabularySize: model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0,
                 matryoshka: options.matryoshka, normalize: options.normalize
             };
             return new LlamaEmbeddingsEngine(info, model, context, options.queueSize);
-        } catch (error) {
-            await model.dispose();
-            throw error;
-        }
+        });
     }
 
     load(): EngineLoad {

@@ -3,15 +3,11 @@ import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import { PairTooLongError } from "../PairTooLongError.js";
+import { loadInputModel, type InputModelOptions } from "../../../runtimes/llama/loadInputModel.js";
 import type { RankOptions, RankResult, RerankEngine, RerankEngineInfo } from "../RerankEngine.js";
 
-export type LlamaRerankOptions = {
+export type LlamaRerankOptions = InputModelOptions & {
     id: string;
-    modelPath: string;
-    /** null = the model's training context. */
-    maxInputTokens: number | null;
-    /** CPU threads of the ranking context. */
-    threads: number;
     queueSize: number;
 };
 
@@ -31,16 +27,8 @@ export class LlamaRerankEngine implements RerankEngine {
     }
 
     static async load(llama: Llama, options: LlamaRerankOptions): Promise<LlamaRerankEngine> {
-        const model = await llama.loadModel({modelPath: options.modelPath});
-        try {
-            const maxInputTokens = Math.min(options.maxInputTokens ?? model.trainContextSize, model.trainContextSize);
-            // rank() needs the pair to be shorter than the context.
-            const context = await model.createRankingContext({contextSize: maxInputTokens + 1, batchSize: maxInputTokens + 1, threads: options.threads});
-            return new LlamaRerankEngine({id: options.id, maxInputTokens}, model, context, options.queueSize);
-        } catch (error) {
-            await model.dispose();
-            throw error;
-        }
+        return loadInputModel(llama, options, async (model, size, maxInputTokens) =>
+            new LlamaRerankEngine({id: options.id, maxInputTokens}, model, await model.createRankingContext(size), options.queueSize));
     }
 
     load(): EngineLoad {

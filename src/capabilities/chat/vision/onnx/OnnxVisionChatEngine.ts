@@ -56,8 +56,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
         return {promptTokens, done};
     }
 
-    async countPromptTokens(job: ChatJob): Promise<number> {
-        const signal = new AbortController().signal;
+    async countPromptTokens(job: ChatJob, signal: AbortSignal = new AbortController().signal): Promise<number> {
         return this.model.run(visionChatTaskHandles.promptTokens, await this.promptTask(job, signal), {signal});
     }
 
