@@ -118,7 +118,7 @@ describe("a capability recognises its own models, with nothing else in src/ edit
     });
 
     it("without it in the list, the same folder is refused, naming what the other capabilities recognise", async () => {
-        expect(() => manifestFromPaths([reverser])).toThrow(`${reverser} says config.json model_type reverser, which no capability serves (chat: any other GGUF;`);
+        expect(() => manifestFromPaths([reverser])).toThrow(`${reverser} says config.json model_type reverser, which no capability serves (chat: architectures SmolVLMForConditionalGeneration, Idefics3ForConditionalGeneration; model_type smolvlm, idefics3; any other GGUF;`);
         expect(() => manifestFromPaths([reverser])).toThrow("transcription: model_type whisper;");
     });
 

@@ -216,14 +216,15 @@ describe("POST /v1/chat/completions on a generated ChatML model", () => {
         expect(completion.usage!.total_tokens).toBe(256);
     });
 
-    it("refuses image parts as not multimodal, naming the part", async () => {
+    it("refuses image parts on a text-only model, naming the part", async () => {
         const response = await server.post("/v1/chat/completions", {
             model: "tiny-chat",
-            messages: [{role: "user", content: [{type: "text", text: "what is this"}, {type: "image_url", image_url: {url: "data:image/png;base64,AAAA"}}]}]
+            messages: [{role: "user", content: [{type: "text", text: "what is this"}, {type: "image_url", image_url: {url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="}}]}]
         });
         expect(response.status).toBe(400);
         const body = await jsonOf(response);
-        expect(body.error.param).toBe("messages[0].content[1].type");
-        expect(body.error.message).toContain("'tiny-chat' is not multimodal");
+        expect(body.error.param).toBe("messages[0].content[1]");
+        expect(body.error.code).toBe("model_not_multimodal");
+        expect(body.error.message).toContain("The model 'tiny-chat' does not take images");
     });
 });

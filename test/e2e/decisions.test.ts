@@ -190,8 +190,8 @@ describe("/v1/decisions and /v1/systemone", () => {
             .toMatchObject({status: 400, error: {param: "questions[0].choices"}});
         expect(await errorOf("/v1/decisions", {...base, questions: []})).toMatchObject({status: 400, error: {param: "questions"}});
         expect(await errorOf("/v1/decisions", {...base, questions: Array.from({length: 401}, () => predicate)})).toMatchObject({status: 400, error: {param: "questions"}});
-        expect(await errorOf("/v1/decisions", {model: "split", input: [{role: "user", content: [{type: "input_image", image_url: "data:image/png;base64,AA=="}]}], questions: [predicate]}))
-            .toMatchObject({status: 400, error: {param: "input[0].content[0]"}});
+        expect(await errorOf("/v1/decisions", {model: "split", input: [{role: "user", content: [{type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="}]}], questions: [predicate]}))
+            .toMatchObject({status: 400, error: {param: "input[0].content[0]", code: "model_not_multimodal"}});
         expect(await errorOf("/v1/decisions", {...base, input: "word ".repeat(1200), questions: [predicate]}))
             .toMatchObject({status: 400, error: {param: "input", code: "context_length_exceeded"}});
         expect(await errorOf("/v1/decisions", {...base, model: "no-decisions", questions: [predicate]})).toMatchObject({status: 400, error: {param: "model"}});

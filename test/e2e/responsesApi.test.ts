@@ -294,7 +294,7 @@ describe("errors name the field the client sent", () => {
         expect((await badRequest({input: [{role: "user", content: "x"}, call, {type: "function_call_output", call_id: "c1", output: "o"}], tools: [weather]})))
             .toMatchObject({param: "input[1].arguments", message: expect.stringContaining("'input[1].arguments'")});
         expect((await badRequest({input: [{role: "user", content: "x"}, {type: "function_call_output", call_id: "c7", output: "o"}]})).param).toBe("input[1].call_id");
-        expect((await badRequest({input: [{role: "user", content: [{type: "input_text", text: "see"}, {type: "input_image", image_url: "data:image/png;base64,AA"}]}]})).param).toBe("input[0].content[1].type");
+        expect((await badRequest({input: [{role: "user", content: [{type: "input_text", text: "see"}, {type: "input_image", image_url: "data:image/png;base64,AA"}]}]})).param).toBe("input[0].content[1]");
         expect((await badRequest({input: [{role: "user", content: "x"}, {type: "custom_tool_call", call_id: "c1", name: "exec", input: "ls"}, {type: "custom_tool_call_output", call_id: "c1", output: [{type: "input_file", file_id: "f"}]}], tools: [exec]})).param)
             .toBe("input[2].output[0].type");
         const unenforceable = {type: "object", properties: {at: {type: "string", pattern: "^[0-9]+$"}}, required: ["at"]};

@@ -8,8 +8,9 @@ import { makeTestKokoroOnnx } from "./onnx/makeTestKokoroOnnx.js";
 import { makeTestSdModel } from "./onnx/makeTestSdModel.js";
 import { makeTestVitsOnnx } from "./onnx/makeTestVitsOnnx.js";
 import { makeTestWhisperOnnx } from "./onnx/makeTestWhisperOnnx.js";
+import { makeTestSmolVlmOnnx } from "./onnx/makeTestSmolVlmOnnx.js";
 import { writeRealTemplateModels } from "./realTemplateModels.js";
-import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyCrossEncoderPath, tinyRerankerGgufPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "./testModels.js";
+import { testModelsDir, tinyBertPath, tinyChatModelPath, tinyCrossEncoderPath, tinyRerankerGgufPath, tinyKokoroPath, tinySdFloatTimestepPath, tinySdFp16Path, tinySdLcmPath, tinySdPath, tinySmolVlmEndlessPath, tinySmolVlmPath, tinyPlainModelPath, tinyToolsModelPath, tinyVitsPath, tinyWhisperEnglishPath, tinyWhisperPath, tinyWhisperVariantPaths } from "./testModels.js";
 
 const debugLogs = () => new Set(fs.readdirSync(os.tmpdir()).filter((name) => /^mat-debug-\d+\.log$/.test(name)));
 
@@ -37,6 +38,8 @@ export default async function globalSetup() {
     makeTestKokoroOnnx(tinyKokoroPath, {seed: 1});
     makeTestVitsOnnx(tinyVitsPath, {seed: 2});
     makeTestWhisperOnnx(tinyWhisperPath, {seed: 3});
+    makeTestSmolVlmOnnx(tinySmolVlmPath, {seed: 5});
+    makeTestSmolVlmOnnx(tinySmolVlmEndlessPath, {seed: 5, endless: true});
     makeTestWhisperOnnx(tinyWhisperEnglishPath, {seed: 4, multilingual: false, crossAttentions: false});
     makeTestWhisperOnnx(tinyWhisperVariantPaths.looping, {seed: 3, maxTargetPositions: 128});
     makeTestWhisperOnnx(tinyWhisperVariantPaths.silent, {seed: 3, noSpeechBias: 20, outputScale: 0.5});

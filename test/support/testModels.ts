@@ -46,6 +46,10 @@ export const tinyKokoroPath = path.join(testModelsDir, "tiny-kokoro");
 /** Tiny random-weight VITS/MMS-shaped ONNX speech model folder, 16 kHz, one speaker (written by globalSetup). */
 export const tinyVitsPath = path.join(testModelsDir, "tiny-vits");
 
+/** Tiny random-weight SmolVLM-shaped ONNX vision-language model folder (vision encoder, token embeddings, merged decoder, processor; written by globalSetup). */
+export const tinySmolVlmPath = path.join(testModelsDir, "tiny-smolvlm");
+/** The same that never ends its answer, with a context of a million positions (a generation only a cancel stops). */
+export const tinySmolVlmEndlessPath = path.join(testModelsDir, "tiny-smolvlm-endless");
 /** Tiny random-weight Whisper-shaped ONNX transcription model folder (encoder + merged decoder, en/de/fr/es; written by globalSetup). */
 export const tinyWhisperPath = path.join(testModelsDir, "tiny-whisper");
 /** The same shape without languages or the translate task, like the whisper-*.en models. */

@@ -10,8 +10,8 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from "../../src/capabilities/chat/ChatCompletionWire.js";
 import type { TextCompletion } from "../../src/capabilities/chat/completions/CompletionWire.js";
-import type { AnthropicErrorBody, AnthropicErrorType, Message, MessageStreamEvent } from "../../src/capabilities/chat/messages/MessagesWire.js";
-import type { OutputItem, ResponseObject, ResponseUsage } from "../../src/capabilities/chat/responses/ResponsesWire.js";
+import type { AnthropicErrorBody, AnthropicErrorType, ImageBlock, Message, MessageStreamEvent } from "../../src/capabilities/chat/messages/MessagesWire.js";
+import type { InputImage, OutputItem, ResponseObject, ResponseUsage } from "../../src/capabilities/chat/responses/ResponsesWire.js";
 
 /** Compiles only when `From` is assignable to `To`. */
 type Conforms<From extends To, To> = [From, To];
@@ -56,5 +56,9 @@ export type WireConformance = [
         | (Omit<MayOmitNull<Anthropic.RawContentBlockStartEvent>, "content_block"> & {
             content_block: MayOmitNull<Anthropic.TextBlock> | MayOmitNull<Anthropic.ThinkingBlock> | Omit<MayOmitNull<Anthropic.ToolUseBlock>, "caller">
         })>,
-    Conforms<AnthropicErrorBody<Exclude<AnthropicErrorType, "request_too_large">>, Anthropic.ErrorResponse>
+    Conforms<AnthropicErrorBody<Exclude<AnthropicErrorType, "request_too_large">>, Anthropic.ErrorResponse>,
+    // Images as the SDKs send them (chat's image part is covered by the whole request above): Responses' `input_image`
+    // (its `prompt_cache_breakpoint` is not read), Messages' image block (`cache_control` and `transformations` not read).
+    Conforms<Omit<OpenAI.Responses.ResponseInputImage, "prompt_cache_breakpoint">, InputImage>,
+    Conforms<Omit<Anthropic.ImageBlockParam, "cache_control" | "transformations">, ImageBlock>
 ];

@@ -59,6 +59,8 @@ describe("toDecisionJob", () => {
             {type: "choice", instructions: "b", choices: Array.from({length: 30}, (_, index) => ({value: `v${index}`}))}
         ]}, 26)).param).toBe("questions[0].choices");
         expect(refusal(() => toDecisionJob({model: "m", input: [{role: "user", content: [{type: "input_text", text: "a"}, {type: "input_image", image_url: "data:"}]}],
+            questions: [{type: "predicate", instructions: "a"}]}, 62)).param).toBe("input[0].content[1].image_url");
+        expect(refusal(() => toDecisionJob({model: "m", input: [{role: "user", content: [{type: "input_text", text: "a"}, {type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="}]}],
             questions: [{type: "predicate", instructions: "a"}]}, 62)).param).toBe("input[0].content[1]");
         expect(refusal(() => toDecisionJob({model: "m", input: [{type: "function_call_output", call_id: "nope", output: "x"}],
             questions: [{type: "predicate", instructions: "a"}]}, 62)).param).toBe("input[0].call_id");

@@ -34,7 +34,7 @@ describe("recognising a model's task by the capabilities' own rules", () => {
 
     it("an ONNX folder no capability recognises is refused, listing what each recognises", () => {
         const recognised = taskOf({gguf: false, architectures: ["T5ForConditionalGeneration"], modelType: "t5"});
-        expect(recognised).toEqual({refused: expect.stringMatching(/^says config\.json architectures T5ForConditionalGeneration; config\.json model_type t5, which no capability serves \(chat: any other GGUF; pipeline_tag .*\| embeddings: model_type bert, roberta, .*\| image: a model_index\.json; pipeline_tag text-to-image \| .*transcription: model_type whisper; pipeline_tag automatic-speech-recognition\)\. Write a models\.json manifest to name its task\.$/) as unknown});
+        expect(recognised).toEqual({refused: expect.stringMatching(/^says config\.json architectures T5ForConditionalGeneration; config\.json model_type t5, which no capability serves \(chat: architectures SmolVLMForConditionalGeneration, Idefics3ForConditionalGeneration; model_type smolvlm, idefics3; any other GGUF; pipeline_tag .*\| embeddings: model_type bert, roberta, .*\| image: a model_index\.json; pipeline_tag text-to-image \| .*transcription: model_type whisper; pipeline_tag automatic-speech-recognition\)\. Write a models\.json manifest to name its task\.$/) as unknown});
     });
 
     it("hub repositories: the pipeline_tag, a top-level model_index.json, an untagged GGUF chat; a reranker's tag rerank, a classifier's refused", () => {
@@ -54,6 +54,6 @@ describe("recognising a model's task by the capabilities' own rules", () => {
         expect(hub(false, "text-ranking")).toBe("rerank");
         expect(() => hub(false, "text-classification")).toThrow("someone/repo is a sequence classifier (a text classifier");
         expect(() => hub(false, "text-classification")).toThrow("(hub pipeline_tag text-classification).");
-        expect(() => hub(false, null, ["config.json"])).toThrow("someone/repo says nothing a capability recognises its models by (chat: any other GGUF;");
+        expect(() => hub(false, null, ["config.json"])).toThrow("someone/repo says nothing a capability recognises its models by (chat: architectures SmolVLMForConditionalGeneration, Idefics3ForConditionalGeneration; model_type smolvlm, idefics3; any other GGUF;");
     });
 });

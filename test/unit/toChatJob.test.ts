@@ -121,20 +121,19 @@ describe("toChatJob messages", () => {
         expect(error.message).toContain("messages[1].content");
     });
 
-    it("an image part says the model is not multimodal, naming the model and the part", () => {
+    it("an image part on a text-only model is refused naming the model, the part and that no served model sees", () => {
         const error = errorOf(request({messages: [
-            {role: "user", content: [{type: "text", text: "What is this?"}, {type: "image_url"}]}
+            {role: "user", content: [{type: "text", text: "What is this?"}, {type: "image_url", image_url: {url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="}}]}
         ]}));
         expect(error.status).toBe(400);
         expect(error.code).toBe("model_not_multimodal");
-        expect(error.param).toBe("messages[0].content[1].type");
-        expect(error.message).toContain("'tiny-chat' is not multimodal");
-        expect(error.message).toContain("image_url");
+        expect(error.param).toBe("messages[0].content[1]");
+        expect(error.message).toBe("The model 'tiny-chat' does not take images (it is a text-only model); no model this server serves takes images.");
     });
 
-    it.each(["input_image", "input_audio", "file"])("a '%s' part is refused as not multimodal", (type) => {
+    it.each(["input_audio", "file"])("a '%s' part is refused as unsupported content", (type) => {
         const error = errorOf(request({messages: [{role: "user", content: [{type}]}]}));
-        expect(error.code).toBe("model_not_multimodal");
+        expect(error.code).toBe("unsupported_content_part");
         expect(error.param).toBe("messages[0].content[0].type");
     });
 

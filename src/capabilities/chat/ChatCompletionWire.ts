@@ -1,6 +1,7 @@
 import type { ReasoningEffort } from "./toReasoningControls.js";
 /** OpenAI wire types of /v1/chat/completions, as far as this server reads and writes them. */
-export type WireContentPart = {type: string, text?: string};
+/** A content part: `text`, or `image_url` (`url` a base64 `data:` URL; `detail` accepted); others are refused by type. */
+export type WireContentPart = {type: string, text?: string, image_url?: {url: string, detail?: "auto" | "low" | "high" | "original"}};
 
 export type WireMessage = {
     role: "system" | "developer" | "user" | "assistant" | "tool" | "function";

@@ -16,7 +16,23 @@ export type ChatToolCallTurn = {name: string, arguments: unknown, result: string
  * `reasoning`: an assistant turn's reasoning as the client sent it back (`reasoning_content`, a Responses `reasoning`
  * item), for a prompt renderer that can render earlier reasoning; the templates' own rules decide where it shows.
  */
-export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCallTurn[], reasoning?: string};
+export type ChatTurn = {role: ChatRole, content: string, toolCalls?: ChatToolCallTurn[], reasoning?: string, images?: TurnImage[]};
+
+/** The image formats a request may send (by their media type): what browsers and the OpenAI and Anthropic APIs take. */
+export type ChatImageType = "image/png" | "image/jpeg" | "image/webp" | "image/gif";
+
+/**
+ * An image a client sent, still in its base64 (its type one of the four, its size within the limit): a vision engine
+ * decodes it in a worker (decodeChatImages), where its bytes are checked to be the type said. `source` names the part
+ * it came from in the chat request (`messages[2].content[1]`), for an error about it that each format turns into the
+ * client's field. `detail`: the client's hint (OpenAI's `low`/`high`/`auto`/`original`); `low` scales it smaller.
+ */
+export type ChatImage = {type: ChatImageType, base64: string, detail: ImageDetail, source: string};
+
+export type ImageDetail = "auto" | "low" | "high" | "original";
+
+/** An image of a turn, where it stands in the turn's `content` (a UTF-16 offset: the text before it is `content.slice(0, offset)`). */
+export type TurnImage = {image: ChatImage, offset: number};
 
 /** A function the model may call: `parameters` as the client sent it (rendered into the prompt). */
 export type ChatToolFunction = {name: string, description?: string, parameters: Record<string, unknown>};
@@ -169,6 +185,8 @@ export type ChatEngineInfo = {
     reasoningFormat?: ReasoningFormat | null;
     /** Most options a decision question may have on this model: its answer labels (absent = decisions not supported). */
     decisionOptions?: number;
+    /** The model takes images in its turns (`ChatTurn.images`); absent or false = text only, and a job with images is refused before it reaches it. */
+    vision?: boolean;
 };
 
 /**

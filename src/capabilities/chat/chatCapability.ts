@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import type { Capability } from "../Capability.js";
 import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
@@ -29,7 +30,14 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null)
     }),
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
-    async createEngine(entry, {config, logger, runFiles, onLoadProgress}) {
+    // A chat model given as a folder is an ONNX vision-language model (docs/vision.md), run in the worker pool.
+    async createEngine(entry, {config, logger, runFiles, onLoadProgress, workers}) {
+        if ((await fs.promises.stat(entry.path)).isDirectory()) {
+            const {OnnxVisionChatEngine} = await import("./vision/onnx/OnnxVisionChatEngine.js");
+            return OnnxVisionChatEngine.load(workers(), {
+                id: entry.id, path: entry.path, dtype: "fp32", parallel: entry.parallel ?? config.parallel, queueSize: config.queueSize, workers: entry.workers
+            });
+        }
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
         const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
         return LlamaChatEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {

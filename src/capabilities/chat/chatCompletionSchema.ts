@@ -28,8 +28,16 @@ const contentPart = {
         type: {type: "string"},
         text: {type: "string"}
     },
-    if: {properties: {type: {const: "text"}}},
-    then: {required: ["text"], properties: {text: {type: "string"}}}
+    allOf: [
+        {if: {properties: {type: {const: "text"}}}, then: {required: ["text"], properties: {text: {type: "string"}}}},
+        {
+            if: {properties: {type: {const: "image_url"}}},
+            then: {required: ["image_url"], properties: {image_url: {
+                type: "object", required: ["url"],
+                properties: {url: {type: "string"}, detail: {enum: ["auto", "low", "high", "original"]}}
+            }}}
+        }
+    ]
 };
 
 export const chatCompletionSchema = {

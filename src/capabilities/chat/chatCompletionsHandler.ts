@@ -7,13 +7,14 @@ import { chatCompletionEvents } from "./chatCompletionEvents.js";
 import { chatCompletionSchema } from "./chatCompletionSchema.js";
 import { parseLargeArguments } from "./parseLargeArguments.js";
 import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
+import { visionModelIds } from "./vision/visionModels.js";
 import { chatTurnHandler } from "./turn/chatTurnHandler.js";
 import { runJob } from "./turn/runJob.js";
 
 /** POST /v1/chat/completions: the request's job, answered as its chunks or, not streamed, the one chat completion they fold to (runChatTurn). */
 export function chatCompletionsHandler(context: RouteContext): Middleware {
     return chatTurnHandler(context, compileRequestValidator<ChatCompletionRequest>(chatCompletionSchema), async ({request, entry, engine, state}) => {
-        const job = toChatJob(request, engine.info, await parseLargeArguments(request.messages));
+        const job = toChatJob(request, engine.info, await parseLargeArguments(request.messages), visionModelIds(context.engines.registry));
         const deprecatedFunctions = usesDeprecatedFunctions(request);
         Object.assign(state.logFields, {user: request.user ?? undefined, n: job.n});
         const envelope = {id: "chatcmpl-" + crypto.randomBytes(16).toString("base64url"), created: Math.floor(Date.now() / 1000), model: entry.id, systemFingerprint: engine.info.fingerprint};

@@ -8,6 +8,10 @@ export const chatManifestPart = {
     endpoints: ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/tokenize", "/v1/detokenize", "/v1/decisions", "/v1/systemone"],
     manifest: chatManifest,
     settings: chatServerSettings,
-    // Any causal language model llama.cpp loads: every GGUF that no other capability claims.
-    recognise: {anyOtherGguf: true, pipelineTags: ["text-generation", "image-text-to-text", "text2text-generation"]}
+    // Any causal language model llama.cpp loads: every GGUF that no other capability claims; and the ONNX
+    // vision-language models the vision engine runs (SmolVLM / Idefics3 folders, docs/vision.md).
+    recognise: {
+        anyOtherGguf: true, pipelineTags: ["text-generation", "image-text-to-text", "text2text-generation"],
+        architectures: ["SmolVLMForConditionalGeneration", "Idefics3ForConditionalGeneration"], modelTypes: ["smolvlm", "idefics3"]
+    }
 } satisfies CapabilityManifest<ChatSettings>;

@@ -1,7 +1,9 @@
 import { toReasoningControls } from "./toReasoningControls.js";
-import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatTools, ChatTurn } from "./ChatEngine.js";
+import type { ChatEngineInfo, ChatJob, ChatToolCallTurn, ChatToolFunction, ChatTools, ChatTurn, TurnImage } from "./ChatEngine.js";
 import { ApiError } from "../../core/http/ApiError.js";
-import type { ChatCompletionRequest, WireMessage } from "./ChatCompletionWire.js";
+import type { ChatCompletionRequest, WireContentPart, WireMessage } from "./ChatCompletionWire.js";
+import { imageLimits } from "./vision/imageLimits.js";
+import { imageFromUrl } from "./vision/toChatImage.js";
 import { checkJsonSchema } from "./checkJsonSchema.js";
 import { checkTemplateKwargs } from "./checkTemplateKwargs.js";
 import { toLogitBias } from "./toLogitBias.js";
@@ -10,19 +12,21 @@ import { toSamplingOptions } from "./toSamplingOptions.js";
 
 /**
  * Converts a validated OpenAI request into an engine job, applying OpenAI's defaults and the
- * checks a schema cannot express. Pure: it needs only the engine's static info.
+ * checks a schema cannot express. Pure: it needs only the engine's static info, and for a refused image the
+ * served models that take images (`visionModels`).
  */
-export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo, parsedArguments = new ParsedArguments()): ChatJob {
+export function toChatJob(request: ChatCompletionRequest, engine: ChatEngineInfo, parsedArguments = new ParsedArguments(), visionModels: readonly string[] = []): ChatJob {
     rejectUnsupported(request, engine);
     if (usesDeprecatedFunctions(request)) {
         try {
-            return toChatJob(fromDeprecatedFunctions(request), engine);
+            return toChatJob(fromDeprecatedFunctions(request), engine, new ParsedArguments(), visionModels);
         } catch (error) {
             throw error instanceof ApiError ? toDeprecatedError(error) : error;
         }
     }
 
     const turns = toTurns(request.messages, engine, parsedArguments);
+    checkImages(turns, engine, visionModels);
     const tools = toTools(request, engine);
     const jsonObject = request.response_format?.type === "json_object";
     const jsonSchemaFormat = request.response_format?.type === "json_schema" ? request.response_format.json_schema : undefined;
@@ -214,7 +218,10 @@ function toTurns(messages: readonly WireMessage[], engine: ChatEngineInfo, parse
                 throw ApiError.invalidRequest(
                     `Invalid '${param}.tool_call_id': a 'tool' message must answer a tool call of the assistant message before it.`, `${param}.tool_call_id`);
             waiting.delete(message.tool_call_id!);
-            call.result = toTurn({...message, role: "user"}, index, engine.id).content;
+            const result = toTurn({...message, role: "user"}, index, engine.id);
+            if (result.images != null)
+                throw ApiError.invalidRequest(`Invalid '${result.images[0].image.source}': a tool message's content may not carry images.`, `${result.images[0].image.source}.type`);
+            call.result = result.content;
             return;
         }
         checkAnswered();
@@ -288,17 +295,52 @@ function toTurn(message: WireMessage, index: number, engine: ChatEngineInfo | st
     if (typeof message.content === "string")
         return {role, content: message.content};
 
-    const texts = message.content.map((part, partIndex) => {
+    let content = "";
+    const images: TurnImage[] = [];
+    message.content.forEach((part, partIndex) => {
+        const partParam = `${param}.content[${partIndex}]`;
         if (part.type === "text")
-            return part.text!;
-        const partParam = `${param}.content[${partIndex}].type`;
-        if (part.type === "image_url" || part.type === "input_image" || part.type === "input_audio" || part.type === "file")
+            content += part.text!;
+        else if (part.type === "image_url") {
+            if (message.role !== "user")
+                throw ApiError.invalidRequest(`Invalid '${partParam}': only user messages may carry images, not '${message.role}' messages.`, `${partParam}.type`);
+            images.push({image: toPartImage(part, partParam), offset: content.length});
+        } else if (part.type === "input_audio" || part.type === "file")
             throw ApiError.invalidRequest(
-                `The model '${modelId}' is not multimodal: it accepts only text content parts, not '${part.type}'.`,
-                partParam, "model_not_multimodal");
-        throw ApiError.invalidRequest(`Invalid content part type '${part.type}': supported is 'text'.`, partParam);
+                `'${part.type}' content parts are not supported by this server (no audio input, no Files API): send text, and images inline as base64 'data:' URLs.`,
+                `${partParam}.type`, "unsupported_content_part");
+        else
+            throw ApiError.invalidRequest(`Invalid content part type '${part.type}': supported are 'text' and 'image_url'.`, `${partParam}.type`);
     });
-    return {role, content: texts.join("")};
+    return images.length === 0 ? {role, content} : {role, content, images};
+}
+
+/** A chat `image_url` part's image (its `detail` accepted; the URL a base64 `data:` URL). */
+function toPartImage(part: WireContentPart, partParam: string) {
+    const imageUrl = part.image_url;
+    if (!isObject(imageUrl) || typeof imageUrl.url !== "string")
+        throw ApiError.invalidRequest(`Missing required parameter: '${partParam}.image_url.url'.`, `${partParam}.image_url.url`);
+    return imageFromUrl(imageUrl.url, imageUrl.detail, `${partParam}.image_url.url`, partParam);
+}
+
+/**
+ * A job's images within the request's bound, and only for a model that sees: a text-only model's refusal names the first
+ * image's part and the served models that take images (`visionModels`), or says that none is served.
+ */
+function checkImages(turns: readonly ChatTurn[], engine: ChatEngineInfo, visionModels: readonly string[]) {
+    const images = turns.flatMap((turn) => turn.images ?? []);
+    if (images.length === 0)
+        return;
+    if (engine.vision !== true)
+        throw ApiError.invalidRequest(
+            `The model '${engine.id}' does not take images (it is a text-only model); ${visionModels.length === 0
+                ? "no model this server serves takes images"
+                : `models served here that do: ${visionModels.map((id) => `'${id}'`).join(", ")}`}.`,
+            images[0].image.source, "model_not_multimodal");
+    if (images.length > imageLimits.maxImages)
+        throw ApiError.invalidRequest(
+            `Too many images: the request carries ${images.length}; at most ${imageLimits.maxImages} are accepted.`,
+            images[imageLimits.maxImages].image.source, "too_many_images");
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

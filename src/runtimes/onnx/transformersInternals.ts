@@ -78,6 +78,15 @@ export const transformersInternals = {
         return record(internals(model).config, "PreTrainedModel.config");
     },
 
+    /** The tokens that end a generation: `model.generation_config.eos_token_id` (generation_config.json), else config.json's; one or several. */
+    eosTokenIds(model: PreTrainedModel): number[] {
+        const generation = internals(model).generation_config as {eos_token_id?: unknown} | null | undefined;
+        const ids = [generation?.eos_token_id ?? record(internals(model).config, "PreTrainedModel.config").eos_token_id ?? []].flat();
+        if (!ids.every((id) => typeof id === "number"))
+            throw moved("PreTrainedModel.generation_config.eos_token_id");
+        return ids as number[];
+    },
+
     /** `model.generation_config` of a Whisper model (generation_config.json). */
     whisperGenerationConfig(model: WhisperForConditionalGeneration): WhisperGenerationConfig {
         const config = record(internals(model).generation_config, "PreTrainedModel.generation_config");

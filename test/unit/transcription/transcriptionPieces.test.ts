@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { byteLevelBytes } from "../../../src/capabilities/transcription/onnx/byteLevelBytes.js";
-import { seededSampler } from "../../../src/capabilities/transcription/onnx/seededSampler.js";
+import { seededSampler } from "../../../src/runtimes/onnx/seededSampler.js";
 import { temperatureFallback } from "../../../src/capabilities/transcription/onnx/temperatureFallback.js";
 import { timedWords } from "../../../src/capabilities/transcription/onnx/timedWords.js";
 import { timestampRules } from "../../../src/capabilities/transcription/onnx/timestampRules.js";

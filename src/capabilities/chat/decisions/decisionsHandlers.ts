@@ -11,6 +11,7 @@ import { decisionAnswers, decisionUsage } from "./decisionAnswers.js";
 import type { DecisionRequest, DecisionResponse, SystemOneRequest, SystemOneResponse } from "./DecisionsWire.js";
 import { decisionsSchema, maxDecisionChoices, systemOneSchema } from "./decisionsSchema.js";
 import { toDecisionJob } from "./toDecisionJob.js";
+import { visionModelIds } from "../vision/visionModels.js";
 import { toSystemOneAnswers, toSystemOneRequest } from "./toSystemOneRequest.js";
 
 /** POST /v1/decisions: OpenAI's Decisions API on a chat model (docs/decisions.md). */
@@ -44,7 +45,7 @@ async function decide(ctx: Context, context: RouteContext, body: {model: string}
     if ((entry.settings as ChatSettings).decisions === false || engine.info.decisionOptions == null || engine.info.decisionOptions < 2)
         throw ApiError.invalidRequest(`The model '${entry.id}' does not answer decisions.`, "model", "model_not_supported");
     const request = convert?.(engine) ?? body as DecisionRequest;
-    const job = toDecisionJob(request, mostOptions(engine));
+    const job = toDecisionJob(request, mostOptions(engine), engine.info, visionModelIds(context.engines.registry));
     const state = ctx.state as RequestState;
     try {
         const outcome = await engine.decide(job, state.signal);

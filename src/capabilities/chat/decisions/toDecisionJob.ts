@@ -1,5 +1,7 @@
 import { ApiError } from "../../../core/http/ApiError.js";
-import type { ChatTurn, DecisionJob, DecisionQuestion } from "../ChatEngine.js";
+import type { ChatTurn, DecisionJob, DecisionQuestion, TurnImage } from "../ChatEngine.js";
+import { imageLimits } from "../vision/imageLimits.js";
+import { imageFromUrl } from "../vision/toChatImage.js";
 import type { DecisionContentPart, DecisionInputItem, DecisionInstructions, DecisionQuestionParam, DecisionRequest } from "./DecisionsWire.js";
 
 /** What the model reads for a predicate: is the statement true or false (the answer's probability is the first option's). */
@@ -9,11 +11,22 @@ export const predicateOptions = ["Yes, true", "No, false"];
  * A /v1/decisions request as the engine's job: the input as chat turns (developer and system messages as system turns,
  * JSON parts as JSON text, a function or custom tool call with its output as an assistant turn's call and result), each
  * question as its instructions and the text of its options (a predicate: yes / no; a choice: its value, with its
- * description after a colon; a score: its levels in order). Refused with a 400 naming the field in OpenAI's words: an
- * image (no vision model yet), repeated choices, a tool output without its call, more options than `maxOptions`.
+ * description after a colon; a score: its levels in order; an `input_image` of a message where it stands among the
+ * text, a base64 `data:` URL). Refused with a 400 naming the field in OpenAI's words: an image for a model that does not
+ * see (naming `visionModels`, the served ones that do) or outside a message's content, repeated choices, a tool output
+ * without its call, more options than `maxOptions`.
  */
-export function toDecisionJob(request: DecisionRequest, maxOptions: number): DecisionJob {
-    return {turns: toTurns(request.input), questions: request.questions.map((question, index) => toQuestion(question, `questions[${index}]`, maxOptions))};
+export function toDecisionJob(request: DecisionRequest, maxOptions: number, model: {id: string, vision?: boolean} = {id: request.model}, visionModels: readonly string[] = []): DecisionJob {
+    const job = {turns: toTurns(request.input), questions: request.questions.map((question, index) => toQuestion(question, `questions[${index}]`, maxOptions))};
+    const images = job.turns.flatMap((turn) => turn.images ?? []);
+    if (images.length > 0 && model.vision !== true)
+        throw ApiError.invalidRequest(`The model '${model.id}' does not take images (it is a text-only model); ${visionModels.length === 0
+            ? "no model this server serves takes images"
+            : `models served here that do: ${visionModels.map((id) => `'${id}'`).join(", ")}`}.`, images[0].image.source, "model_not_multimodal");
+    if (images.length > imageLimits.maxImages)
+        throw ApiError.invalidRequest(`Too many images: the request carries ${images.length}; at most ${imageLimits.maxImages} are accepted.`,
+            images[imageLimits.maxImages].image.source, "too_many_images");
+    return job;
 }
 
 function toQuestion(question: DecisionQuestionParam, field: string, maxOptions: number): DecisionQuestion {
@@ -76,7 +89,8 @@ function toTurns(input: DecisionRequest["input"]): ChatTurn[] {
             throw ApiError.invalidRequest(`Missing required parameter: '${field}.role'.`, `${field}.role`);
         if (message.content == null)
             throw ApiError.invalidRequest(`Missing required parameter: '${field}.content'.`, `${field}.content`);
-        turns.push({role: message.role === "developer" || message.role === "system" ? "system" : message.role, content: partsText(message.content, `${field}.content`)});
+        const role = message.role === "developer" || message.role === "system" ? "system" : message.role;
+        turns.push(role === "user" ? {role, ...withImages(message.content, `${field}.content`)} : {role, content: partsText(message.content, `${field}.content`)});
     }
     return turns;
 }
@@ -89,11 +103,31 @@ function parseArguments(text: string): unknown {
     }
 }
 
-/** Text parts as they are, JSON parts as JSON text, joined by a line break; an image is refused naming its part. */
-function partsText(content: DecisionInstructions, field: string): string {
+/** A user message's parts: the text as partsText's, each image where it stands in it. */
+function withImages(content: DecisionInstructions, field: string): {content: string, images?: TurnImage[]} {
+    if (typeof content === "string")
+        return {content};
+    let text = "";
+    const images: TurnImage[] = [];
+    content.forEach((part, index) => {
+        const at = `${field}[${index}]`;
+        if (part.type === "input_image") {
+            if (typeof part.image_url !== "string")
+                throw ApiError.invalidRequest(`Missing required parameter: '${at}.image_url'.`, `${at}.image_url`);
+            images.push({image: imageFromUrl(part.image_url, undefined, `${at}.image_url`, at), offset: text.length});
+            return;
+        }
+        text += (text === "" && images.length === 0 ? "" : "\n") + partsText([part], field, index);
+    });
+    return images.length === 0 ? {content: text} : {content: text, images};
+}
+
+/** Text parts as they are, JSON parts as JSON text, joined by a line break; an image (outside a user message) is refused naming its part. */
+function partsText(content: DecisionInstructions, field: string, first = 0): string {
     if (typeof content === "string")
         return content;
-    return content.map((part: DecisionContentPart, index) => {
+    return content.map((part: DecisionContentPart, offset) => {
+        const index = first + offset;
         switch (part.type) {
             case "input_text":
             case "output_text":
@@ -105,7 +139,7 @@ function partsText(content: DecisionInstructions, field: string): string {
                     throw ApiError.invalidRequest(`Missing required parameter: '${field}[${index}].data'.`, `${field}[${index}].data`);
                 return JSON.stringify(part.data);
             case "input_image":
-                throw ApiError.invalidRequest(`Invalid '${field}[${index}]': image input is not supported by this server's decision models (no vision model).`, `${field}[${index}]`);
+                throw ApiError.invalidRequest(`Invalid '${field}[${index}]': images are accepted only in the content of a user message of 'input'.`, `${field}[${index}]`);
         }
     }).join("\n");
 }

@@ -1,8 +1,11 @@
 import { ApiError } from "../../../core/http/ApiError.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 
-/** Where a chat message came from in the Messages request: its path, and for an assistant's calls each `tool_use` block's. */
-export type MessageSource = {path: string, toolCalls?: string[]};
+/**
+ * Where a chat message came from in the Messages request: its path, for an assistant's calls each `tool_use` block's,
+ * and for a message of content parts (a user turn with images) each part's block.
+ */
+export type MessageSource = {path: string, toolCalls?: string[], parts?: string[]};
 
 /**
  * The way back from the chat request a Messages request was turned into to the fields the client sent: the
@@ -67,6 +70,10 @@ export class ClientFields {
         }
         if (rest === ".tool_call_id")
             return `${source.path}.tool_use_id`;
+        const part = /^\.content\[(\d+)\](.*)$/.exec(rest);
+        const block = part == null ? undefined : source.parts?.[Number(part[1])];
+        if (block != null)
+            return part![2].startsWith(".image_url") ? `${block}.source` : block;
         if (rest.startsWith(".content") || rest.startsWith(".tool_calls"))
             return `${source.path}.content`;
         return source.path;

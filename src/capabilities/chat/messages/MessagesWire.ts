@@ -11,7 +11,15 @@ export type ToolResultBlock = {type: "tool_result", tool_use_id: string, content
 /** A thinking model's reasoning; `signature` is an opaque value (here: a digest of the thinking) clients pass back unchanged. */
 export type ThinkingBlock = {type: "thinking", thinking: string, signature: string};
 export type RedactedThinkingBlock = {type: "redacted_thinking", data: string};
-export type ContentBlockParam = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
+/**
+ * An image: base64 data with its media type (`url` and `file` sources are refused: nothing is fetched, there is no Files API).
+ * Its tag is written as a template literal: the quoted word is the images capability's task, which no file outside it says.
+ */
+export type ImageBlock = {
+    type: `image`,
+    source: {type: "base64", media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp", data: string} | {type: "url", url: string} | {type: "file", file_id: string}
+};
+export type ContentBlockParam = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;
 
 export type ConversationMessageParam = {role: "user" | "assistant", content: string | ContentBlockParam[]};
 /**

@@ -8,6 +8,7 @@ import { jobOf, toClient } from "./messagesHandler.js";
 import type { CountTokensRequest } from "./MessagesWire.js";
 import { countTokensSchema } from "./messagesSchema.js";
 import { toChatRequest } from "./toChatRequest.js";
+import { visionModelIds } from "../vision/visionModels.js";
 
 /** POST /v1/messages/count_tokens: the prompt tokens a Messages request would take, template and tools included. */
 export function countTokensHandler(context: RouteContext): Middleware {
@@ -18,7 +19,7 @@ export function countTokensHandler(context: RouteContext): Middleware {
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         state.logFields.model = entry.id;
         const mapped = toChatRequest(request);
-        const job = await jobOf(request, mapped, engine, state);
+        const job = await jobOf(request, mapped, engine, state, visionModelIds(context.engines.registry));
         ctx.body = {input_tokens: await inClientTerms(toClient(mapped, state), () => engine.countPromptTokens(job, state.signal))};
     };
 }

@@ -4,6 +4,7 @@ import type { RequestState } from "../../../core/http/RequestState.js";
 import type { RouteContext } from "../../Capability.js";
 import type { ChatEngine, ChatJob } from "../ChatEngine.js";
 import { toChatJob } from "../toChatJob.js";
+import { visionModelIds } from "../vision/visionModels.js";
 import { chatTurnHandler } from "../turn/chatTurnHandler.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
 import { runJob } from "../turn/runJob.js";
@@ -16,10 +17,10 @@ import { toChatRequest, type MappedRequest } from "./toChatRequest.js";
 import { thinkingDisplay, toReasoning } from "./toReasoning.js";
 
 /** The job a Messages request means, whatever the chat path throws told in the client's field names and Anthropic's words (ClientFields). */
-export async function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: MappedRequest, engine: ChatEngine, state: RequestState): Promise<ChatJob> {
+export async function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: MappedRequest, engine: ChatEngine, state: RequestState, visionModels: readonly string[]): Promise<ChatJob> {
     const parsedArguments = await parseLargeArguments(mapped.chat.messages);
     return inClientTerms(toClient(mapped, state), () => {
-        const job = {...toChatJob(mapped.chat, engine.info, parsedArguments), reasoning: toReasoning(request.thinking, mapped.effort)};
+        const job = {...toChatJob(mapped.chat, engine.info, parsedArguments, visionModels), reasoning: toReasoning(request.thinking, mapped.effort)};
         const topK = (request as MessageCreateRequest).top_k;
         return topK != null && topK > 0 ? {...job, sampling: {...job.sampling, topK}} : job;
     });
@@ -35,7 +36,7 @@ export function messagesHandler(context: RouteContext): Middleware {
     return chatTurnHandler(context, compileMessagesValidator<MessageCreateRequest>(messagesSchema), async ({request, entry, engine, state}) => {
         state.logFields.user = request.metadata?.user_id ?? undefined;
         const mapped = toChatRequest(request);
-        const job = await jobOf(request, mapped, engine, state);
+        const job = await jobOf(request, mapped, engine, state, visionModelIds(context.engines.registry));
         const id = "msg_" + crypto.randomBytes(12).toString("hex");
         return {
             stream: request.stream === true,

@@ -26,8 +26,15 @@ const textBlock = tagged("type", {text: {required: ["text"], properties: {text: 
 /** A string, or a list of blocks (`items`). */
 const stringOrList = (items: unknown) => ({type: ["string", "array"], items});
 
+const imageSource = tagged("type", {
+    base64: {required: ["media_type", "data"], properties: {media_type: {enum: ["image/jpeg", "image/png", "image/gif", "image/webp"]}, data: {type: "string"}}},
+    url: {required: ["url"], properties: {url: {type: "string"}}},
+    file: {required: ["file_id"], properties: {file_id: {type: "string"}}}
+});
+
 const contentBlock = tagged("type", {
     text: {required: ["text"], properties: {text: {type: "string"}}},
+    image: {required: ["source"], properties: {source: imageSource}},
     tool_use: {required: ["id", "name", "input"], properties: {id: {type: "string", minLength: 1}, name: {type: "string", minLength: 1}, input: {type: "object"}}},
     tool_result: {required: ["tool_use_id"], properties: {
         tool_use_id: {type: "string", minLength: 1},

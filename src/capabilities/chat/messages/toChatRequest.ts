@@ -1,5 +1,5 @@
 import { ApiError } from "../../../core/http/ApiError.js";
-import type { ChatCompletionRequest, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
+import type { ChatCompletionRequest, WireContentPart, WireMessage, WireToolCall } from "../ChatCompletionWire.js";
 import type { ContentBlockParam, CountTokensRequest, Effort, MessageCreateRequest, ToolParam } from "./MessagesWire.js";
 import { ClientFields, type MessageSource } from "./ClientFields.js";
 import { checkToolPairing, type Turn } from "./checkToolPairing.js";
@@ -101,6 +101,9 @@ function offeredTools(tools: readonly ToolParam[], turns: readonly Turn[], force
 function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSource}[] {
     const text = (blocks: Turn["blocks"]) => blocks.filter(({block}) => block.type === "text").map(({block}) => (block as {text: string}).text).join("\n\n");
     if (turn.role === "assistant") {
+        const image = turn.blocks.find(({block}) => block.type === `image`);
+        if (image != null)
+            throw ApiError.invalidRequest(`${image.path}: \`image\` blocks can only be in \`user\` messages`, image.path);
         const uses = turn.blocks.filter(({block}) => block.type === "tool_use");
         const calls: WireToolCall[] = uses.map(({block}) => {
             const use = block as Extract<ContentBlockParam, {type: "tool_use"}>;
@@ -119,6 +122,35 @@ function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSourc
             : (result.content ?? []).map((part) => part.type === "text" ? part.text : `Tool loaded: ${part.tool_name}`).join("\n\n");
         return {message: {role: "tool" as const, tool_call_id: result.tool_use_id, content: result.is_error === true ? `Error: ${content}` : content}, source: {path}};
     });
-    const said = text(turn.blocks);
-    return [...results, ...(said !== "" || results.length === 0 ? [{message: {role: "user" as const, content: said}, source: {path: turn.path}}] : [])];
+    const said = turn.blocks.some(({block}) => block.type === `image`) ? withImages(turn.blocks) : null;
+    if (said != null)
+        return [...results, {message: {role: "user", content: said.content}, source: {path: turn.path, parts: said.parts}}];
+    const plain = text(turn.blocks);
+    return [...results, ...(plain !== "" || results.length === 0 ? [{message: {role: "user" as const, content: plain}, source: {path: turn.path}}] : [])];
+}
+
+/**
+ * A user turn's text and image blocks as chat content parts in their order (text blocks joined by a blank line, as
+ * text-only turns are), with each part's block path. A `base64` image becomes a `data:` URL; a `url` one its URL, which
+ * the chat path refuses (nothing is fetched); a `file` one is refused here (no Files API).
+ */
+function withImages(blocks: Turn["blocks"]): {content: WireContentPart[], parts: string[]} {
+    const content: WireContentPart[] = [];
+    const parts: string[] = [];
+    let textBefore = false;
+    for (const {block, path} of blocks) {
+        if (block.type === "text") {
+            content.push({type: "text", text: textBefore ? `\n\n${block.text}` : block.text});
+            parts.push(path);
+            textBefore = true;
+        } else if (block.type === `image`) {
+            const source = block.source;
+            if (source.type === "file")
+                throw ApiError.invalidRequest(`${path}.source: image sources of type \`file\` are not supported by this server (no Files API); send the image as \`base64\``, `${path}.source`);
+            const url = source.type === "base64" ? `data:${source.media_type};base64,${source.data}` : source.url;
+            content.push({type: "image_url", image_url: {url}});
+            parts.push(path);
+        }
+    }
+    return {content, parts};
 }

@@ -7,8 +7,10 @@ export type InputText = {type: "input_text", text: string};
 export type OutputText = {type: "output_text", text: string, annotations?: unknown[], logprobs?: OutputLogprob[]};
 /** Output text as this server writes it: no annotations (it cites nothing), logprobs always (empty unless asked for). */
 export type WrittenOutputText = OutputText & {annotations: [], logprobs: OutputLogprob[]};
-/** A part of a message's content; `refusal` parts (an assistant's) carry their text in `refusal`, images, files and audio are refused. */
-export type ContentPart = InputText | OutputText | {type: "refusal", refusal: string} | {type: "input_image" | "input_file" | "input_audio"};
+/** An image: `image_url` a base64 `data:` URL (remote URLs and `file_id` are refused); `detail` accepted. */
+export type InputImage = {type: "input_image", image_url?: string | null, file_id?: string | null, detail?: "auto" | "low" | "high" | "original"};
+/** A part of a message's content; `refusal` parts (an assistant's) carry their text in `refusal`; files and audio are refused. */
+export type ContentPart = InputText | OutputText | {type: "refusal", refusal: string} | InputImage | {type: "input_file" | "input_audio"};
 export type MessageItem = {type?: "message", id?: string, role: "user" | "assistant" | "system" | "developer", content: string | ContentPart[], status?: string};
 /** `namespace`: the call is of a function inside a `namespace` tool. */
 export type FunctionCallItem = {type: "function_call", id?: string, call_id: string, name: string, namespace?: string, arguments: string, status?: string};

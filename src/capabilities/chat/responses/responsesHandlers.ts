@@ -15,6 +15,7 @@ import { inputItems, toChatRequest } from "./toChatRequest.js";
 import { toResponse, type OutputOptions } from "./toResponse.js";
 import { toResponsesError } from "./toResponsesError.js";
 import { ownerOf, previousOf } from "./storedResponseHandlers.js";
+import { visionModelIds } from "../vision/visionModels.js";
 
 /**
  * POST /v1/responses: OpenAI's Responses API over the chat engine (stateless per request; `store` keeps
@@ -35,7 +36,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
         const {chat, fields, tools} = toChatRequest(request, previous != null ? ResponseStore.conversationOf(previous) : []);
         const toClientError = (error: unknown) => toResponsesError(state.toApiError(error), fields, error);
         const parsedArguments = await parseLargeArguments(chat.messages);
-        const job = inClientTerms(toClientError, () => toChatJob(chat, engine.info, parsedArguments));
+        const job = inClientTerms(toClientError, () => toChatJob(chat, engine.info, parsedArguments, visionModelIds(context.engines.registry)));
         const id = randomId("resp");
         const createdAt = Math.floor(Date.now() / 1000);
         if (tools.warnings.length > 0)

@@ -13,7 +13,11 @@ const whenType = (types: readonly string[], then: Record<string, unknown>) => ({
 const contentPart = {
     type: "object", required: ["type"],
     properties: {type: {enum: ["input_text", "output_text", "refusal", "input_image", "input_file", "input_audio"]}, text: {type: "string"}, refusal: {type: "string"}},
-    allOf: [whenType(["input_text", "output_text"], {required: ["text"], properties: {text: {type: "string"}}}), whenType(["refusal"], {required: ["refusal"], properties: {refusal: {type: "string"}}})]
+    allOf: [
+        whenType(["input_text", "output_text"], {required: ["text"], properties: {text: {type: "string"}}}),
+        whenType(["refusal"], {required: ["refusal"], properties: {refusal: {type: "string"}}}),
+        whenType(["input_image"], {properties: {image_url: {type: ["string", "null"]}, file_id: {type: ["string", "null"]}, detail: {enum: ["auto", "low", "high", "original"]}}})
+    ]
 };
 const toolOutput = {type: ["string", "array"], items: contentPart};
 

@@ -3,7 +3,7 @@ import type { ChatCompletionRequest, WireContentPart, WireMessage, WireToolCall 
 import { maxConversationItems } from "../chatCompletionSchema.js";
 import { modelToolName, toOfferedTools, type OfferedTools } from "./offeredTools.js";
 import { reasoningOfItem } from "./reasoningContent.js";
-import type { ContentPart, InputItem, ResponseCreateRequest } from "./ResponsesWire.js";
+import type { ContentPart, InputImage, InputItem, ResponseCreateRequest } from "./ResponsesWire.js";
 
 /**
  * Where a chat message came from in the Responses request (`input[3]`, `instructions`, `previous_response_id` for the
@@ -117,12 +117,22 @@ export function toChatRequest(request: ResponseCreateRequest, history: readonly 
     return {chat, fields: {messages: sources, tools: tools.sources}, tools};
 }
 
-/** Text parts as chat text parts; other parts (images, files, audio) as themselves, which the chat path refuses by their type. */
+/**
+ * Text parts as chat text parts, an `input_image` of an `image_url` as a chat `image_url` part (one of a `file_id` as a
+ * chat `file` part: there is no Files API here); other parts (files, audio) as themselves, which the chat path refuses by their type.
+ */
 function toChatContent(content: string | ContentPart[]): string | WireContentPart[] {
     if (typeof content === "string")
         return content;
-    return content.map((part) => part.type === "input_text" || part.type === "output_text" ? {type: "text", text: part.text}
-        : part.type === "refusal" ? {type: "text", text: part.refusal} : {type: part.type});
+    return content.map((part): WireContentPart => part.type === "input_text" || part.type === "output_text" ? {type: "text", text: part.text}
+        : part.type === "refusal" ? {type: "text", text: part.refusal}
+            : part.type === "input_image" ? toImagePart(part) : {type: part.type});
+}
+
+function toImagePart(part: InputImage): WireContentPart {
+    if (part.image_url == null && part.file_id != null)
+        return {type: "file"};
+    return {type: "image_url", image_url: {url: part.image_url ?? "", ...(part.detail != null ? {detail: part.detail} : {})}};
 }
 
 /**

@@ -43,7 +43,7 @@ function messageField(source: MessageSource, rest: string): string {
     if (rest === ".tool_call_id")
         return `${source.param}.call_id`;
     if (rest.startsWith(".content"))
-        return `${source.param}.${source.content ?? "content"}${rest.slice(".content".length)}`;
+        return `${source.param}.${source.content ?? "content"}${rest.slice(".content".length).replace(/\.image_url\.url$/, ".image_url")}`;
     if (rest === ".role")
         return `${source.param}.${source.content === "output" ? "type" : "role"}`;
     return source.param;

@@ -15,7 +15,7 @@ const conversationOnly = ["tools", "chat_template_kwargs", "add_generation_promp
  * tokenizers do), or its `messages` as the prompt of the chat request they would make (toChatJob: the same checks, the
  * same 400s naming the same fields; the prompt ends with the generation prompt, as every chat request's does).
  */
-export async function toTokenizeInput(request: TokenizeRequest, engine: ChatEngineInfo): Promise<TokenizeInput> {
+export async function toTokenizeInput(request: TokenizeRequest, engine: ChatEngineInfo, visionModels: readonly string[] = []): Promise<TokenizeInput> {
     const given = sources.filter((field) => request[field] != null);
     if (given.length === 0)
         throw ApiError.invalidRequest("Missing required parameter: 'content' (or 'prompt', or 'messages'): the text or conversation to tokenize.", "content");
@@ -40,5 +40,5 @@ export async function toTokenizeInput(request: TokenizeRequest, engine: ChatEngi
     if (request.continue_final_message === true)
         throw ApiError.invalidRequest("'continue_final_message' is not supported: the tokens of 'messages' are a chat request's prompt, which ends with the generation prompt.", "continue_final_message");
     const chat: ChatCompletionRequest = {model: engine.id, messages: request.messages, tools: request.tools, chat_template_kwargs: request.chat_template_kwargs};
-    return {kind: "prompt", job: toChatJob(chat, engine, await parseLargeArguments(request.messages))};
+    return {kind: "prompt", job: toChatJob(chat, engine, await parseLargeArguments(request.messages), visionModels)};
 }

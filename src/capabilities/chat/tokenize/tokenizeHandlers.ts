@@ -7,6 +7,7 @@ import type { ChatEngine } from "../ChatEngine.js";
 import { chatManifestPart } from "../chatManifestPart.js";
 import { checkTokens } from "../completions/toCompletionJobs.js";
 import { toTokenizeInput } from "./toTokenizeInput.js";
+import { visionModelIds } from "../vision/visionModels.js";
 import type { DetokenizeRequest, DetokenizeResponse, TokenizeRequest, TokenizeResponse } from "./TokenizeWire.js";
 import { detokenizeSchema, tokenizeSchema } from "./tokenizeSchema.js";
 
@@ -17,7 +18,7 @@ export function tokenizeHandler(context: RouteContext): Middleware {
         const request = validate(ctx.request.body);
         const state = ctx.state as RequestState;
         const engine = await chatEngine(context, state, request.model);
-        const input = await toTokenizeInput(request, engine.info);
+        const input = await toTokenizeInput(request, engine.info, visionModelIds(context.engines.registry));
         const {tokens, pieces} = await engine.tokenize(input, {withPieces: request.with_pieces === true, signal: state.signal});
         ctx.body = {
             tokens: pieces == null ? tokens : tokens.map((id, index) => ({id, piece: pieces[index]})),

@@ -6,7 +6,7 @@ import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
 import { transformersInternals, type WhisperGenerationConfig } from "../../../runtimes/onnx/transformersInternals.js";
 import { byteLevelBytes } from "./byteLevelBytes.js";
-import { seededSampler } from "./seededSampler.js";
+import { seededSampler } from "../../../runtimes/onnx/seededSampler.js";
 import { temperatureFallback, type WindowQuality } from "./temperatureFallback.js";
 import { timedWords } from "./timedWords.js";
 import { timestampRules } from "./timestampRules.js";

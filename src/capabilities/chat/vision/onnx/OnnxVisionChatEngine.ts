@@ -1,0 +1,133 @@
+import type { EngineLoad } from "../../../../core/engines/EngineLoad.js";
+import { ApiError } from "../../../../core/http/ApiError.js";
+import type { WorkerPool } from "../../../../core/workers/WorkerPool.js";
+import { PlacedModel } from "../../../../runtimes/onnx/PlacedModel.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, TokenizeInput, Tokenized } from "../../ChatEngine.js";
+import { ContextLengthExceededError } from "../../errors/ContextLengthExceededError.js";
+import { decodeChatImages } from "../decodeChatImages.js";
+import { visionChatTaskHandles } from "./visionChatTaskHandles.js";
+import type { TemplateTurn, VisionModelDescription, VisionModelSpec, VisionPromptTask } from "./visionWorkerProtocol.js";
+
+export type OnnxVisionChatEngineOptions = {id: string, path: string, dtype: string, parallel: number, queueSize: number, workers?: number};
+
+/**
+ * A chat engine on an ONNX vision-language model (SmolVLM / Idefics3 layout) in the shared worker pool: a job's images
+ * decoded there (decodeChatImages), the prompt counted by the model's processor before the job takes its place in the
+ * queue, one `generate` task per request with its text sent as it comes. What it cannot do is refused naming the
+ * field (refuseUnsupported); it never answers such a request unconstrained.
+ */
+export class OnnxVisionChatEngine implements ChatEngine {
+    readonly info: ChatEngineInfo;
+
+    private constructor(private readonly model: PlacedModel<VisionModelSpec, VisionModelDescription>, private readonly pool: WorkerPool) {
+        this.info = {
+            id: model.id, contextSize: model.described.contextSize, vocabularySize: model.described.vocabularySize,
+            fingerprint: "fp_onnx_vision", toolCallFormat: null, vision: true
+        };
+    }
+
+    static load(pool: WorkerPool, options: OnnxVisionChatEngineOptions): Promise<OnnxVisionChatEngine> {
+        const spec: VisionModelSpec = {key: `${options.path}|${options.dtype}`, path: options.path, dtype: options.dtype};
+        return PlacedModel.place(pool, {
+            id: options.id, spec, tasks: visionChatTaskHandles, preload: "one",
+            parallel: options.parallel, queueSize: options.queueSize, workers: options.workers
+        }, (model) => new OnnxVisionChatEngine(model, pool));
+    }
+
+    load(): EngineLoad {
+        return this.model.load();
+    }
+
+    async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
+        refuseUnsupported(job, this.info.id);
+        const task = await this.promptTask(job, hooks.signal);
+        const promptTokens = await this.model.run(visionChatTaskHandles.promptTokens, task, {signal: hooks.signal});
+        if (promptTokens >= this.info.contextSize)
+            throw new ContextLengthExceededError(this.info.contextSize, promptTokens);
+        const maxTokens = Math.min(job.maxTokens ?? Infinity, this.info.contextSize - promptTokens);
+        const done = this.model.admit(hooks.signal, async (): Promise<ChoiceResult[]> => {
+            const result = await this.model.run(visionChatTaskHandles.generate, {
+                ...task, maxTokens, temperature: job.sampling.temperature, seed: job.sampling.seed
+            }, {signal: hooks.signal, onProgress: ({text}) => hooks.onText?.(0, text)});
+            const choice: ChoiceResult = {index: 0, text: result.text, finishReason: result.finishReason, completionTokens: result.completionTokens};
+            hooks.onFinish?.(choice);
+            return [choice];
+        });
+        return {promptTokens, done};
+    }
+
+    async countPromptTokens(job: ChatJob, signal: AbortSignal = new AbortController().signal): Promise<number> {
+        return this.model.run(visionChatTaskHandles.promptTokens, await this.promptTask(job, signal), {signal});
+    }
+
+    /** No tokenizer on the main thread (it would load ONNX Runtime there); only a reasoning model's usage asks for it. */
+    countTextTokens(): number {
+        throw new Error(`The vision model '${this.info.id}' counts no text tokens on the main thread.`);
+    }
+
+    async tokenize(_input: TokenizeInput): Promise<Tokenized> {
+        throw ApiError.invalidRequest(`Tokenizing is not supported on the vision model '${this.info.id}' yet.`, "model", "model_not_supported");
+    }
+
+    async detokenize(): Promise<string> {
+        throw ApiError.invalidRequest(`Detokenizing is not supported on the vision model '${this.info.id}' yet.`, "model", "model_not_supported");
+    }
+
+    async decide(_job: DecisionJob): Promise<DecisionOutcome> {
+        throw ApiError.invalidRequest(`The model '${this.info.id}' does not answer decisions.`, "model", "model_not_supported");
+    }
+
+    /** The turns as the chat template takes them (each image where it stands in its turn's text) and the images decoded. */
+    private async promptTask(job: ChatJob, signal: AbortSignal): Promise<VisionPromptTask> {
+        const turns: TemplateTurn[] = job.turns.map((turn) => {
+            const content: TemplateTurn["content"] = [];
+            let at = 0;
+            for (const {offset} of turn.images ?? []) {
+                if (offset > at)
+                    content.push({type: "text", text: turn.content.slice(at, offset)});
+                content.push({type: `image`});
+                at = offset;
+            }
+            if (at < turn.content.length || content.length === 0)
+                content.push({type: "text", text: turn.content.slice(at)});
+            return {role: turn.role, content};
+        });
+        const images = await decodeChatImages(this.pool, job.turns.flatMap((turn) => turn.images ?? []).map(({image}) => image), signal);
+        return {model: this.model.spec, turns, images: images.map(({rgb, width, height}) => ({rgb, width, height}))};
+    }
+
+    dispose(): Promise<void> {
+        return this.model.dispose();
+    }
+}
+
+/** What this engine does not do yet, refused naming the chat field (each format names its own): never answered unconstrained. */
+function refuseUnsupported(job: ChatJob, id: string) {
+    const refuse = (param: string, what: string) => {
+        throw ApiError.invalidRequest(`${what} is not supported by the vision model '${id}'.`, param, "unsupported_parameter");
+    };
+    if (job.rawPrompt != null)
+        refuse("prompt", "A raw prompt (/v1/completions)");
+    if (job.jsonSchema != null)
+        refuse("response_format", "Structured output ('response_format' json_schema)");
+    if (job.jsonObject)
+        refuse("response_format", "JSON mode ('response_format' json_object)");
+    if (job.tools?.choice.type === "forced")
+        refuse("tool_choice", "A forced tool call ('tool_choice')");
+    if (job.n > 1)
+        refuse("n", "More than one choice ('n')");
+    if (job.logprobs != null)
+        refuse("logprobs", "Log probabilities ('logprobs')");
+    if (job.stop.length > 0)
+        refuse("stop", "Stop sequences ('stop')");
+    if (job.sampling.topP < 1)
+        refuse("top_p", "'top_p' below 1");
+    if ((job.sampling.topK ?? 0) > 0)
+        refuse("top_k", "'top_k'");
+    if (job.sampling.frequencyPenalty !== 0)
+        refuse("frequency_penalty", "'frequency_penalty'");
+    if (job.sampling.presencePenalty !== 0)
+        refuse("presence_penalty", "'presence_penalty'");
+    if (job.sampling.logitBias.size > 0)
+        refuse("logit_bias", "'logit_bias'");
+}

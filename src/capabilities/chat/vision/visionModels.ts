@@ -1,0 +1,9 @@
+import type { ModelRegistry } from "../../../core/registry/ModelRegistry.js";
+
+/**
+ * The served chat models that take images, for a text-only model's refusal: the chat entries that are not GGUF files
+ * (node-llama-cpp, the text engine, loads only those; a chat model given as a folder is an ONNX vision-language model).
+ */
+export function visionModelIds(registry: ModelRegistry): string[] {
+    return registry.entries.filter((entry) => entry.task === "chat" && !/\.gguf$/i.test(entry.path)).map((entry) => entry.id);
+}
