@@ -179,7 +179,7 @@ describe("the request schema, in Anthropic's words", () => {
         expect(refusal({model: "m", messages: base.messages})).toEqual({param: "max_tokens", message: "max_tokens: Field required"});
         expect(refusal({...base, messages: [{role: "tool", content: "x"}]}).message)
             .toBe("messages.0.role: Input tag 'tool' found using 'role' does not match any of the expected tags: 'user', 'assistant', 'system'");
-        expect(refusal({...base, messages: [{role: "user", content: [{type: "text", text: "a"}, {type: "image", source: {}}]}]}).param).toBe("messages.0.content.1.type");
+        expect(refusal({...base, messages: [{role: "user", content: [{type: "text", text: "a"}, {type: "image", source: {}}]}]}).param).toBe("messages.0.content.1.source.type");
         expect(refusal({...base, messages: [{role: "user", content: [{type: "tool_use", id: "a", name: "b"}]}]})).toEqual({param: "messages.0.content.0.input", message: "messages.0.content.0.input: Field required"});
         expect(refusal({...base, messages: [{role: "system", content: 5}]}).message).toBe("messages.0.content: Input should be a valid string");
         expect(refusal({...base, messages: []}).message).toBe("messages: List should have at least 1 item after validation, not 0");
