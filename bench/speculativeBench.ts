@@ -216,7 +216,8 @@ async function benchGroup(group: Group, llamaServer: string | null) {
 
 async function speculativeStats(side: Side): Promise<{drafts: number, draftedTokens: number, acceptedTokens: number}> {
     const health = await (await fetch(`${side.url}/health`)).json() as any;
-    return health.models.bench.details.speculative;
+    // (not listed before its first request: models load on demand)
+    return health.models?.bench?.details?.speculative ?? {drafts: 0, draftedTokens: 0, acceptedTokens: 0};
 }
 
 function report(group: Group, sides: Side[], speedOf: Map<string, number[]>, acceptance: Map<string, {drafted: number, accepted: number, drafts: number}>,
