@@ -6,7 +6,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, ensureDraftContextCompatible, jinjaRendererOf, keepFunctionResultsAsText,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, jinjaRendererOf, keepFunctionResultsAsText,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, replaceNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -168,6 +168,14 @@ describe("the patch the project applies to node-llama-cpp", () => {
         const patches = fs.readdirSync(path.join(root, "patches")).filter((name) => name.startsWith("node-llama-cpp+"));
         expect(patches, "patches/ holds one node-llama-cpp patch, named for the installed version").toEqual([`node-llama-cpp+${installed}.patch`]);
         expect(speculationPatched(), "LlamaContextSequence.prototype._speculativeEvaluate pushes to validatedTokens (run npm install)").toBe(true);
+    });
+
+    it("calls the native context's sampleDraft where the binary has it, and says per-position where it does not", () => {
+        // What the speculative evaluation calls is read from its source: a native context with the function makes it `native`.
+        const withCall = {_ctx: {initBatch: () => {}, addToBatch: () => [], sampleToken: async () => 0, sampleDraft: async () => null}};
+        const without = {_ctx: {initBatch: () => {}, addToBatch: () => [], sampleToken: async () => 0}};
+        expect(draftVerificationOf(withCall as never), "LlamaContextSequence.prototype._speculativeEvaluate calls _ctx.sampleDraft (run npm install)").toBe("native");
+        expect(draftVerificationOf(without as never)).toBe("per-position");
     });
 });
 

@@ -90,6 +90,9 @@ describe("the draft cost: fixed by the model's size, never by a clock", () => {
         expect(large.fixed).toBeLessThan(0.001);
         // A draft model adds its own step per draft token.
         expect(modelDraftCost(58_208_256, 0.25).perToken).toBeCloseTo(mid.perToken + 0.25, 10);
+        // Sampled in one native call, a draft token costs its batch row and a share of that call: even a 1 MB model can draft.
+        expect(modelDraftCost(58_208_256, 0, "native").perToken).toBeLessThan(mid.perToken);
+        expect(DraftLength.canPay(modelDraftCost(1_040_128, 0, "native"), 64)).toBe(true);
     });
 
     it("prompt lookup drafts the same on a busy machine as on an idle one: its lengths come from what was accepted", () => {

@@ -13,6 +13,14 @@ export type NativeContext = {
     initBatch(size: number): unknown;
     addToBatch(sequenceId: number, firstTokenIndex: number, tokens: Uint32Array, logitIndexes: Uint32Array): ArrayLike<number>;
     sampleToken(batchLogitIndex: number, sampler: unknown, probabilities?: boolean, confidence?: boolean): Promise<unknown>;
+    /**
+     * The project's addition to node-llama-cpp's addon (patches/node-llama-cpp+3.21.1.patch, compiled by
+     * `npm run build:native`; the prebuilt binaries do not have it): samples the rows of a draft in one call, from
+     * the row of the token before it, stopping at the first sample that is not the next draft token. Resolves to
+     * what `sampleToken` would have given at each sampled row, or null (nothing sampled) when the batch does not hold
+     * that draft at those rows.
+     */
+    sampleDraft?(batchLogitIndex: number, draft: Uint32Array, sampler: unknown, probabilities?: boolean, confidence?: boolean): Promise<unknown[] | null>;
 };
 /** A native sampler (`AddonSampler`) of the model's own. */
 export type NativeSampler = {applyConfig(config: Record<string, unknown>): void, dispose(): void};
@@ -129,6 +137,19 @@ export function ensureDraftContextCompatible(target: LlamaContext, draft: LlamaC
 export function speculationPatched(): boolean {
     const evaluate = (LlamaContextSequence.prototype as unknown as SequencePrototypeInternals)._speculativeEvaluate;
     return typeof evaluate === "function" && evaluate.toString().includes("validatedTokens.push(");
+}
+
+/**
+ * How node-llama-cpp verifies a draft on this context: `native` when its native context has `sampleDraft` (the native
+ * build with the project's patch) and its speculative evaluation calls it (the patch's JS part), which samples every
+ * draft position in one native call; `per-position` otherwise (one native `sampleToken` call per draft position).
+ * Read before a replacement (replaceNativeContext) hides or wraps the function.
+ */
+export function draftVerificationOf(context: LlamaContext): "native" | "per-position" {
+    const native = nativeContextOf(context);
+    const evaluate = (LlamaContextSequence.prototype as unknown as SequencePrototypeInternals)._speculativeEvaluate;
+    const calls = typeof evaluate === "function" && evaluate.toString().includes("_ctx.sampleDraft(");
+    return calls && typeof native.sampleDraft === "function" ? "native" : "per-position";
 }
 
 /**

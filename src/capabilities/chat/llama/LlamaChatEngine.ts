@@ -105,7 +105,7 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly speculation: ModelSpeculation
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => speculation.createSequence(context));
-        this.distributionTap = RawDistributionTap.install(context, model);
+        this.distributionTap = RawDistributionTap.install(context, model, speculation.verification === "native");
         this.tokenBytes = new TokenBytes(model);
         this.tokenFloor = PromptTokenFloor.forModel(options.modelPath, fingerprint, () => new PromptTokenFloor(model, renderer.usesTemplate
             ? measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
@@ -188,14 +188,16 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     load(): EngineLoad {
-        return {...this.pool.load(), details: {...this.runtime, promptCache: this.sequences.stats(), speculative: this.speculation.stats()}};
+        return {...this.pool.load(), details: {
+            ...this.runtime, draftVerification: this.speculation.verification, promptCache: this.sequences.stats(), speculative: this.speculation.stats()
+        }};
     }
 
     /** For the "Loaded" log line: where the model runs (backend, devices, VRAM, offloaded layers) and how. */
     describe() {
         const {binary, flashAttention, gpu} = this.runtime;
         return {
-            context: this.info.contextSize, binary, flashAttention, backend: gpu.backend,
+            context: this.info.contextSize, binary, draftVerification: this.speculation.verification, flashAttention, backend: gpu.backend,
             ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
             promptCache: this.sequences.mode, speculative: this.speculation.describe(),
             ...(this.restoredStates.sequences > 0 ? {restored_sequences: this.restoredStates.sequences, restored_tokens: this.restoredStates.tokens} : {})

@@ -36,7 +36,11 @@ export class RawDistributionTap {
 
     private constructor(private readonly createProbe: () => NativeSampler, private readonly native: NativeContext) {}
 
-    static install(context: LlamaContext, model: LlamaModel): RawDistributionTap {
+    /**
+     * `nativeDrafts`: false hides the native context's `sampleDraft` (internals.ts), so that drafts are verified one
+     * position per native call even on a build that has it (tests compare the two paths).
+     */
+    static install(context: LlamaContext, model: LlamaModel, nativeDrafts = true): RawDistributionTap {
         const native = nativeContextOf(context);
         const tap = new RawDistributionTap(nativeSamplerFactory(model), native);
         replaceNativeContext(context, new Proxy(native, {
@@ -56,6 +60,10 @@ export class RawDistributionTap {
                     };
                 if (property === "sampleToken")
                     return (row: number, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sample(row, sampler, rest);
+                if (property === "sampleDraft")
+                    return nativeDrafts && typeof target.sampleDraft === "function"
+                        ? (row: number, draft: Uint32Array, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sampleDraft(row, draft, sampler, rest)
+                        : undefined;
                 const value = Reflect.get(target, property);
                 return typeof value === "function" ? value.bind(target) : value;
             }
@@ -96,5 +104,25 @@ export class RawDistributionTap {
         if (distribution != null && token >= 0)
             watcher.onSample(token as Token, distribution, logit!.position);
         return result;
+    }
+
+    /**
+     * A draft sampled in one native call: for a watched sequence, each sampled row's raw distribution is read after
+     * it (the probe neither changes the logits nor draws a random number) and reported in order.
+     */
+    private async sampleDraft(row: number, draft: Uint32Array, sampler: unknown, rest: [boolean?, boolean?]) {
+        const samples = await this.native.sampleDraft!(row, draft, sampler, ...rest);
+        const logit = this.sequenceOfLogit.get(row);
+        const watcher = logit == null ? undefined : this.watchers.get(logit.sequenceId);
+        if (samples == null || watcher == null)
+            return samples;
+        for (let index = 0; index < samples.length; index++) {
+            const result = samples[index];
+            const token = (Array.isArray(result) ? result[0] : result) as number;
+            const [, distribution] = await this.native.sampleToken(row + index, watcher.probe, true, false) as [number, RawDistribution?];
+            if (distribution != null && token >= 0)
+                watcher.onSample(token as Token, distribution, logit!.position + index);
+        }
+        return samples;
     }
 }

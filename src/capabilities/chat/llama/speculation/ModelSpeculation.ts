@@ -5,8 +5,8 @@ import { loadDraftModel, type DraftModel } from "./loadDraftModel.js";
 import { modelDraftCost } from "./modelDraftCost.js";
 import { PromptLookupPredictor } from "./PromptLookupPredictor.js";
 import { SpeculationCounters, type SpeculationStats } from "./SpeculationCounters.js";
-import type { SpeculativeOptions } from "./SpeculativeOptions.js";
-import { speculationPatched } from "../../../../runtimes/llama/internals.js";
+import type { DraftVerification, SpeculativeOptions } from "./SpeculativeOptions.js";
+import { draftVerificationOf, speculationPatched } from "../../../../runtimes/llama/internals.js";
 import { SwitchablePredictor } from "./SwitchablePredictor.js";
 
 /** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */
@@ -23,18 +23,23 @@ export class ModelSpeculation {
     /** What a draft costs in steps of the target (its draft model's steps included), fixed at load. */
     private readonly cost: DraftCost;
 
-    private constructor(readonly options: SpeculativeOptions, private readonly draft: DraftModel | null, targetWeightBytes: number) {
-        const own = options.cost ?? modelDraftCost(targetWeightBytes);
+    private constructor(readonly options: SpeculativeOptions, private readonly draft: DraftModel | null, targetWeightBytes: number,
+        readonly verification: DraftVerification) {
+        const own = options.cost ?? modelDraftCost(targetWeightBytes, 0, verification);
         // Each draft token also costs a step of the draft model, roughly its share of the weights read per step.
         this.cost = draft == null ? own : {...own, perToken: own.perToken + draft.stepShare};
     }
 
-    /** `target`: the model's context (made first) and file. A draft model of another vocabulary is refused here. */
+    /**
+     * `target`: the model's context (made first, its native context not yet replaced) and file. A draft model of another
+     * vocabulary is refused here.
+     */
     static async load(llama: Llama, target: {context: LlamaContext, modelPath: string}, options: SpeculativeOptions | undefined,
         runtime: {threads: number, gpuLayers: "auto" | "max" | number, flashAttention: boolean | "auto"}): Promise<ModelSpeculation> {
         const resolved = options ?? {mode: "off", draftMax: 0};
+        const verification = resolved.verification === "per-position" ? "per-position" : draftVerificationOf(target.context);
         const draft = resolved.mode === "draft" ? await loadDraftModel(llama, target, {modelPath: resolved.draftModelPath!, ...runtime}) : null;
-        return new ModelSpeculation(resolved, draft, target.context.model.size);
+        return new ModelSpeculation(resolved, draft, target.context.model.size, verification);
     }
 
     get mode() {

@@ -8,4 +8,12 @@ export type SpeculativeOptions = SpeculativeSettings & {
      * model's size (modelDraftCost). All zero: drafts are sized by acceptance alone, on a model of any size (tests).
      */
     cost?: DraftCost;
+    /**
+     * How drafts are verified: `native` (default) samples a whole draft in one native call where the binary can
+     * (internals.ts `draftVerificationOf`), `per-position` one native call per position even there (tests compare them).
+     */
+    verification?: DraftVerification;
 };
+
+/** How a draft's positions are sampled: all in one native call, or one native call each (the prebuilt binaries). */
+export type DraftVerification = "native" | "per-position";
