@@ -1,6 +1,8 @@
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "./gguf/makeTestLlamaGguf.js";
 import { makeTestBertRerankerGguf } from "./gguf/makeTestBertRerankerGguf.js";
 import { makeTestBertOnnx } from "./onnx/makeTestBertOnnx.js";
@@ -23,6 +25,9 @@ export default async function globalSetup() {
     const before = debugLogs();
     // The servers the tests spawn run TypeScript through tsx, whose compile cache would stay in /tmp.
     process.env.TSX_DISABLE_CACHE = "1";
+    // The compiled server the tests spawn (spawnServer) and `npm start` runs, built (when older than the sources) in
+    // another process while the models are written.
+    const built = buildServer();
     fs.mkdirSync(testModelsDir, {recursive: true});
     await makeTestLlamaGguf(tinyChatModelPath, {seed: 1});
     await makeTestLlamaGguf(tinyPlainModelPath, {seed: 1, chatTemplate: null});
@@ -44,6 +49,7 @@ export default async function globalSetup() {
     makeTestWhisperOnnx(tinyWhisperVariantPaths.looping, {seed: 3, maxTargetPositions: 128});
     makeTestWhisperOnnx(tinyWhisperVariantPaths.silent, {seed: 3, noSpeechBias: 20, outputScale: 0.5});
     makeTestWhisperOnnx(tinyWhisperVariantPaths.wordy, {seed: 3, spaceAfterLetter: 15});
+    await built;
     return () => {
         for (const name of debugLogs()) {
             const file = path.join(os.tmpdir(), name);
@@ -51,4 +57,14 @@ export default async function globalSetup() {
                 fs.rmSync(file, {force: true});
         }
     };
+}
+
+/** `npm start`'s build step (scripts/buildIfStale.mjs: tsc into dist/ when it is missing or older than the sources). */
+function buildServer(): Promise<void> {
+    const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+    const child = spawn(process.execPath, [path.join(projectRoot, "scripts/buildIfStale.mjs")], {cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"]});
+    let output = "";
+    child.stdout!.on("data", (data) => output += data);
+    child.stderr!.on("data", (data) => output += data);
+    return new Promise((resolve, reject) => child.on("exit", (code) => code === 0 ? resolve() : reject(new Error(`The server's build failed (exit ${code}):\n${output}`))));
 }
