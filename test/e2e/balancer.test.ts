@@ -202,8 +202,8 @@ describe.skipIf(haproxy == null)("3 replicas behind HAProxy (deploy/haproxy/hapr
     });
 
     it("a rolling restart (SIGTERM one replica at a time, waiting for it to be ready again) under steady load loses no request", async () => {
-        // Three clients, 100 ms between a client's requests: requests in flight through every drain and restart (over a
-        // thousand in all), without the CPU that 10 ms gaps took from the replicas' restarts and the other test files.
+        // Three clients, 100 ms between a client's requests: requests in flight through every drain and restart (some
+        // 600 in a run here), without the CPU that 10 ms gaps took from the replicas' restarts and the other test files.
         const load = steadyLoad(3, 100);
         for (const [index, replica] of replicas.entries()) {
             const before = load.counts.ok;
