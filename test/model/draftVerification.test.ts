@@ -5,8 +5,9 @@ import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngi
 import type { DraftVerification, SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { draftVerificationOf, nativeContextOf, replaceNativeContext } from "../../src/runtimes/llama/internals.js";
-import type { ChatJob, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { rawPromptJob, runJob, speculationModelShape } from "../support/rawPromptJobs.js";
 import { testModelsDir } from "../support/testModels.js";
 
 // A draft verified in one native call (`sampleDraft`, the project's addition to node-llama-cpp's addon, in the native
@@ -14,20 +15,12 @@ import { testModelsDir } from "../support/testModels.js";
 // JSON mode and a schema, logit bias, logprobs, and (below the server, which turns speculation off for them)
 // repetition penalties. The copier repeats any passage of its own output it is shown, so drafts are accepted for real.
 const copierPath = path.join(testModelsDir, "draft-verification-copier.gguf");
-const shape = {nEmbd: 64, nHeads: 4, nKvHeads: 2, nFf: 128, contextLength: 1024, chatTemplate: null, weightStorage: "f32"} as const;
+const shape = speculationModelShape;
 
 const noNativeBuild = "skipped: this binary has no native draft sampling (the prebuilt one, or a native build older than the patch: run `npm run build:native`)";
 
-function job(prompt: string, extra: Partial<ChatJob> = {}, sampling: Partial<ChatJob["sampling"]> = {}): ChatJob {
-    return {
-        turns: [], rawPrompt: {prompt}, n: 1, maxTokens: 64, stop: [], jsonObject: false, jsonSchema: null, ...extra,
-        sampling: {temperature: 0, topP: 1, seed: 1, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map(), ...sampling}
-    };
-}
-
-async function run(engine: LlamaChatEngine, request: ChatJob): Promise<ChoiceResult[]> {
-    return (await engine.submit(request, {signal: new AbortController().signal})).done;
-}
+const job = rawPromptJob;
+const run = runJob;
 
 function speculationStats(engine: LlamaChatEngine) {
     return engine.load().details!.speculative as {draftedTokens: number, acceptedTokens: number};

@@ -6,6 +6,7 @@ import type { SpeculativeOptions } from "../../src/capabilities/chat/llama/specu
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import type { ChatJob, ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { rawPromptJob, runJob, speculationModelShape } from "../support/rawPromptJobs.js";
 import { storiesModelPath, testModelsDir } from "../support/testModels.js";
 
 // Speculative decoding must not change what greedy decoding says, token for token: prompt lookup and a draft
@@ -17,18 +18,10 @@ const randomPath = path.join(testModelsDir, "spec-random.gguf");
 const layeredPath = path.join(testModelsDir, "spec-layered.gguf");
 const truncatedPath = path.join(testModelsDir, "spec-truncated.gguf");
 
-const shape = {nEmbd: 64, nHeads: 4, nKvHeads: 2, nFf: 128, contextLength: 1024, chatTemplate: null, weightStorage: "f32"} as const;
+const shape = speculationModelShape;
 
-function job(prompt: string, extra: Partial<ChatJob> = {}, sampling: Partial<ChatJob["sampling"]> = {}): ChatJob {
-    return {
-        turns: [], rawPrompt: {prompt}, n: 1, maxTokens: 64, stop: [], jsonObject: false, jsonSchema: null, ...extra,
-        sampling: {temperature: 0, topP: 1, seed: 1, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map(), ...sampling}
-    };
-}
-
-async function run(engine: LlamaChatEngine, request: ChatJob): Promise<ChoiceResult[]> {
-    return (await engine.submit(request, {signal: new AbortController().signal})).done;
-}
+const job = rawPromptJob;
+const run = runJob;
 
 /** Two candidates closer than this (in log-probability) are a near-tie, which float rounding may decide either way. */
 const nearTie = 1e-3;

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { seededRandom } from "../seededRandom.js";
+import { byteCharacters, byteLevelTokenizerJson } from "./byteLevelTokenizer.js";
 import { encodeModel, float, int64, node, tensor, valueInfo } from "./onnxGraphBuilder.js";
 
 export type TestSmolVlmOptions = {
@@ -14,13 +15,6 @@ export type TestSmolVlmOptions = {
     /** Never ends its answer (<end_of_utterance> impossible) and has a context of a million positions: a generation only a cancel stops. */
     endless?: boolean;
 };
-
-/** GPT-2's byte-to-character table of byte-level BPE: printable bytes map to themselves, the others to U+0100 on. */
-const byteCharacters = (() => {
-    const printable = (byte: number) => (byte >= 0x21 && byte <= 0x7E) || (byte >= 0xA1 && byte <= 0xAC) || (byte >= 0xAE && byte <= 0xFF);
-    let next = 256;
-    return Array.from({length: 256}, (_, byte) => String.fromCodePoint(printable(byte) ? byte : next++));
-})();
 
 /**
  * A chat template in the shape of SmolVLM-Instruct's (written from its published form, not vendored: check it against
@@ -146,16 +140,5 @@ export function makeTestSmolVlmOnnx(folder: string, options: TestSmolVlmOptions 
         tokenizer_class: "GPT2Tokenizer", bos_token: "<|im_start|>", eos_token: "<end_of_utterance>", unk_token: "<|endoftext|>",
         pad_token: "<|endoftext|>", model_max_length: 2048, add_prefix_space: false, chat_template: smolVlmStyleTemplate
     });
-    fs.writeFileSync(path.join(folder, "tokenizer.json"), JSON.stringify({
-        version: "1.0", truncation: null, padding: null,
-        added_tokens: specials.map((content) => ({id: id(content), content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true})),
-        normalizer: null,
-        pre_tokenizer: {type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true},
-        post_processor: null,
-        decoder: {type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true},
-        model: {
-            type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "", fuse_unk: false, byte_fallback: false,
-            vocab: Object.fromEntries(byteCharacters.map((character, index) => [character, index])), merges: []
-        }
-    }));
+    fs.writeFileSync(path.join(folder, "tokenizer.json"), byteLevelTokenizerJson(specials.map((content) => ({id: id(content), content}))));
 }

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { seededRandom } from "../seededRandom.js";
+import { byteCharacters, byteLevelTokenizerJson } from "./byteLevelTokenizer.js";
 import { encodeModel, float, int64, node, tensor, valueInfo } from "./onnxGraphBuilder.js";
 
 export type TestWhisperOptions = {
@@ -32,13 +33,6 @@ export type TestWhisperOptions = {
 };
 
 const languages = ["en", "de", "fr", "es"];
-/** GPT-2's byte-to-character table of byte-level BPE: printable bytes map to themselves, the others to U+0100 on. */
-const byteCharacters = (() => {
-    const printable = (byte: number) => (byte >= 0x21 && byte <= 0x7E) || (byte >= 0xA1 && byte <= 0xAC) || (byte >= 0xAE && byte <= 0xFF);
-    let next = 256;
-    return Array.from({length: 256}, (_, byte) => String.fromCodePoint(printable(byte) ? byte : next++));
-})();
-
 /**
  * Writes a tiny random-weight model folder shaped like a transformers.js Whisper export
  * (onnx-community/whisper-*): `onnx/encoder_model.onnx` (input_features [b, 80, 3000] -> last_hidden_state
@@ -214,18 +208,5 @@ export function makeTestWhisperOnnx(folder: string, options: TestWhisperOptions 
         tokenizer_class: "WhisperTokenizer", bos_token: "<|endoftext|>", eos_token: "<|endoftext|>", unk_token: "<|endoftext|>",
         pad_token: "<|endoftext|>", model_max_length: 1024, add_prefix_space: false, errors: "replace"
     }, null, 2));
-    fs.writeFileSync(path.join(folder, "tokenizer.json"), JSON.stringify({
-        version: "1.0", truncation: null, padding: null,
-        added_tokens: [...specials, ...timestamps].map((content) => ({
-            id: id(content), content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true
-        })),
-        normalizer: null,
-        pre_tokenizer: {type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true},
-        post_processor: null,
-        decoder: {type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: true},
-        model: {
-            type: "BPE", dropout: null, unk_token: null, continuing_subword_prefix: "", end_of_word_suffix: "", fuse_unk: false, byte_fallback: false,
-            vocab: Object.fromEntries(byteCharacters.map((character, index) => [character, index])), merges: []
-        }
-    }));
+    fs.writeFileSync(path.join(folder, "tokenizer.json"), byteLevelTokenizerJson([...specials, ...timestamps].map((content) => ({id: id(content), content}))));
 }
