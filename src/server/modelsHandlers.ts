@@ -16,9 +16,10 @@ export type ModelObject = {
     family: string | null;
     /**
      * What the model takes in and gives out, where OpenRouter's `/v1/models` says it (`architecture.input_modalities`,
-     * which clients read to tell a model that sees): chat models, `["text", "image"]` for one that takes images.
+     * which clients read to tell a model that sees; `modality`, its older one-string form, `text+image->text`): chat
+     * models, `["text", "image"]` for one that takes images.
      */
-    architecture?: {input_modalities: string[], output_modalities: string[]};
+    architecture?: {modality: string, input_modalities: string[], output_modalities: string[]};
     /** Image models: `stable-diffusion` or `midjourney`, the request fields they take (the playground shows those). */
     parameter_set?: string;
     /**
@@ -48,7 +49,10 @@ export function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObje
 
 function architectureOf(engines: EngineHost, entry: ModelEntry) {
     const modalities = engines.modalitiesOf(entry);
-    return modalities == null ? {} : {architecture: {input_modalities: [...modalities.input], output_modalities: [...modalities.output]}};
+    return modalities == null ? {} : {architecture: {
+        modality: `${modalities.input.join("+")}->${modalities.output.join("+")}`,
+        input_modalities: [...modalities.input], output_modalities: [...modalities.output]
+    }};
 }
 
 function parameterSetOf(entry: ModelEntry) {

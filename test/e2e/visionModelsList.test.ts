@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-type Listed = OpenAI.Models.Model & {architecture?: {input_modalities: string[], output_modalities: string[]}};
+type Listed = OpenAI.Models.Model & {architecture?: {modality: string, input_modalities: string[], output_modalities: string[]}};
 
 describe("which models take images", () => {
     it("/v1/models, read by the openai client: a vision model takes text and images, a GGUF chat model text; other tasks say nothing", async () => {
@@ -26,8 +26,8 @@ describe("which models take images", () => {
         for await (const model of openai.models.list())
             listed.set(model.id, model as Listed);
         expect([...listed.keys()]).toEqual(["smolvlm", "llama", "bert"]);
-        expect(listed.get("smolvlm")!.architecture).toEqual({input_modalities: ["text", "image"], output_modalities: ["text"]});
-        expect(listed.get("llama")!.architecture).toEqual({input_modalities: ["text"], output_modalities: ["text"]});
+        expect(listed.get("smolvlm")!.architecture).toEqual({modality: "text+image->text", input_modalities: ["text", "image"], output_modalities: ["text"]});
+        expect(listed.get("llama")!.architecture).toEqual({modality: "text->text", input_modalities: ["text"], output_modalities: ["text"]});
         expect(listed.get("bert")!.architecture).toBeUndefined();
         expect(listed.get("smolvlm")!.object).toBe("model");
         const one = await openai.models.retrieve("smolvlm") as Listed;
