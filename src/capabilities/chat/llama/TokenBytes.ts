@@ -1,4 +1,5 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
+import { unicodeToByte } from "../shared/byteLevelBytes.js";
 
 const byteTokenType = 6;
 const utf8 = new TextEncoder();
@@ -57,14 +58,3 @@ export class TokenBytes {
         return [...utf8.encode(this.model.detokenize([token], true))];
     }
 }
-
-/** Inverse of GPT-2's bytes_to_unicode: printable bytes stand for themselves, the others for U+0100 onwards. */
-const unicodeToByte = (() => {
-    const map = new Map<string, number>();
-    let next = 0;
-    for (let byte = 0; byte < 256; byte++) {
-        const printable = (byte >= 0x21 && byte <= 0x7e) || (byte >= 0xa1 && byte <= 0xac) || (byte >= 0xae && byte <= 0xff);
-        map.set(String.fromCodePoint(printable ? byte : 256 + next++), byte);
-    }
-    return map;
-})();

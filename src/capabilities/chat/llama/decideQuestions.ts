@@ -2,9 +2,9 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import type { ChatTurn, DecisionJob, DecisionOutcome } from "../ChatEngine.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
-import { labelsFor, type DecisionLabel, type DecisionLabelPair, type DecisionLabels } from "./decisionLabels.js";
+import { labelsFor, type DecisionLabel, type DecisionLabelPair, type DecisionLabels } from "../shared/decisionLabels.js";
 import type { DecisionTokens } from "./decisionPrompt.js";
-import { combineOrders, decisionOrders, decisionQuestionText } from "./decisionQuestionText.js";
+import { combineOrders, decisionOrders, decisionQuestionText } from "../shared/decisionQuestionText.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
 import type { SequencePrefixCache } from "./SequencePrefixCache.js";
 
@@ -12,7 +12,7 @@ import type { SequencePrefixCache } from "./SequencePrefixCache.js";
 export type DecisionEngineParts = {
     /** The prefix and question suffixes (decisionTokens): on the main thread when small, in the render thread otherwise. */
     prepare(turns: ChatTurn[], questionTexts: string[], signal: AbortSignal): Promise<DecisionTokens>;
-    labels: DecisionLabels;
+    labels: DecisionLabels<Token>;
     pool: AdmissionQueue;
     sequences: SequencePrefixCache<LlamaContextSequence>;
     contextSize: number;
@@ -20,7 +20,7 @@ export type DecisionEngineParts = {
 };
 
 /** One question in one option order: its suffix tokens, its options' labels, and the labels' probabilities once evaluated. */
-type Evaluation = {question: number, order: number[], tokens: Token[], shown: readonly DecisionLabel[] | readonly DecisionLabelPair[], labels: number[] | null};
+type Evaluation = {question: number, order: number[], tokens: Token[], shown: readonly DecisionLabel<Token>[] | readonly DecisionLabelPair<Token>[], labels: number[] | null};
 
 /**
  * Answers `job`'s questions on this model. The input is rendered once (decisionPrompt) as the shared prefix; each
@@ -105,10 +105,10 @@ async function labelProbabilities(sequence: LlamaContextSequence, evaluation: Ev
     const {tokens, shown} = evaluation;
     const results = await sequence.controlledEvaluate([...tokens.slice(0, -1), [tokens.at(-1)!, {generateNext: {probabilities: true}}]]);
     const distribution = nextProbabilities(results.at(-1));
-    const of = (label: DecisionLabel) => label.tokens.reduce((sum, token) => sum + (distribution.get(token) ?? 0), 0);
+    const of = (label: DecisionLabel<Token>) => label.tokens.reduce((sum, token) => sum + (distribution.get(token) ?? 0), 0);
     if (!isPairs(shown))
         return shown.map(of);
-    const afterFirst = new Map<DecisionLabel, ReadonlyMap<Token, number>>();
+    const afterFirst = new Map<DecisionLabel<Token>, ReadonlyMap<Token, number>>();
     for (const {first} of shown) {
         if (afterFirst.has(first))
             continue;
@@ -119,7 +119,7 @@ async function labelProbabilities(sequence: LlamaContextSequence, evaluation: Ev
     return shown.map(({first, second}) => of(first) * (afterFirst.get(first)!.get(second) ?? 0));
 }
 
-function isPairs(labels: readonly DecisionLabel[] | readonly DecisionLabelPair[]): labels is readonly DecisionLabelPair[] {
+function isPairs(labels: readonly DecisionLabel<Token>[] | readonly DecisionLabelPair<Token>[]): labels is readonly DecisionLabelPair<Token>[] {
     return labels.length > 0 && "second" in labels[0];
 }
 
