@@ -1,5 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
-import { AutoModelForImageTextToText, AutoProcessor, RawImage, type Tensor } from "@huggingface/transformers";
+import { AutoModelForImageTextToText, AutoProcessor, RawImage, type PreTrainedModel, type Processor, type Tensor } from "@huggingface/transformers";
 import OpenAI from "openai";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,23 +22,58 @@ beforeAll(async () => {
     server = await startTestServer({models: [{id: "smolvlm", task: "chat", path: tinySmolVlmPath}, {id: "endless", task: "chat", path: tinySmolVlmEndlessPath}], config: {workers: 1}});
     openai = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+    await server?.stop();
+    await (await loaded)?.model.dispose();
+});
+
+type ReferenceModel = {processor: Processor, model: PreTrainedModel};
+let loaded: Promise<ReferenceModel> | undefined;
+
+/** transformers.js itself on the generated model, loaded once for the file (the reference every answer is checked against). */
+function referenceModel(): Promise<ReferenceModel> {
+    offlineTransformers();
+    return loaded ??= Promise.all([
+        AutoProcessor.from_pretrained(tinySmolVlmPath, {local_files_only: true}),
+        AutoModelForImageTextToText.from_pretrained(tinySmolVlmPath, {local_files_only: true, device: "cpu", dtype: "fp32"})
+    ]).then(([processor, model]) => ({processor, model}));
+}
+
+/** The processor's inputs for the image and "What is this?" (or `question`), as a chat request's prompt. */
+async function referenceInputs(png: Buffer, question = "What is this?") {
+    const {processor} = await referenceModel();
+    const {data, info} = await sharp(png).removeAlpha().raw().toBuffer({resolveWithObject: true});
+    const prompt = processor.apply_chat_template([{role: "user", content: [{type: "image"}, {type: "text", text: question}]}] as never, {add_generation_prompt: true}) as string;
+    return await processor(prompt, [new RawImage(new Uint8ClampedArray(data), info.width, info.height, 3)]) as Record<string, Tensor>;
+}
+
+/**
+ * transformers.js's own greedy generate() for the image and "What is this?": its tokens and text, and each step's raw
+ * logits (read by a processor of the test's, before `processors`, which the test writes from the documented rules).
+ */
+async function referenceRun(png: Buffer, maxTokens: number, processors: ((ids: bigint[][], logits: Tensor) => Tensor)[] = []) {
+    const {processor, model} = await referenceModel();
+    const inputs = await referenceInputs(png);
+    const steps: Float32Array[] = [];
+    const capture = (_ids: bigint[][], logits: Tensor) => {
+        steps.push((logits.data as Float32Array).slice());
+        return logits;
+    };
+    const output = await model.generate({...inputs, max_new_tokens: maxTokens, do_sample: false, logits_processor: [capture, ...processors]} as never) as Tensor;
+    const ids = (output.tolist() as bigint[][])[0].slice(inputs.input_ids.dims[1]).map(Number);
+    return {ids, steps, text: processor.batch_decode([ids] as never, {skip_special_tokens: true})[0], promptLength: inputs.input_ids.dims[1]};
+}
 
 /** transformers.js's own greedy answer for the image and "What is this?" (the reference). */
 async function reference(png: Buffer, maxTokens: number): Promise<string> {
-    offlineTransformers();
-    const processor = await AutoProcessor.from_pretrained(tinySmolVlmPath, {local_files_only: true});
-    const model = await AutoModelForImageTextToText.from_pretrained(tinySmolVlmPath, {local_files_only: true, device: "cpu", dtype: "fp32"});
-    try {
-        const {data, info} = await sharp(png).removeAlpha().raw().toBuffer({resolveWithObject: true});
-        const prompt = processor.apply_chat_template([{role: "user", content: [{type: "image"}, {type: "text", text: "What is this?"}]}] as never, {add_generation_prompt: true}) as string;
-        const inputs = await processor(prompt, [new RawImage(new Uint8ClampedArray(data), info.width, info.height, 3)]);
-        const output = await model.generate({...inputs, max_new_tokens: maxTokens, do_sample: false}) as Tensor;
-        const ids = (output.tolist() as bigint[][])[0].slice((inputs.input_ids as Tensor).dims[1]);
-        return processor.batch_decode([ids] as never, {skip_special_tokens: true})[0];
-    } finally {
-        await model.dispose();
-    }
+    return (await referenceRun(png, maxTokens)).text;
+}
+
+/** log-softmax of one step's logits, in float64. */
+function logSoftmax(logits: Float32Array): number[] {
+    const max = Math.max(...logits);
+    const total = Math.log(logits.reduce((sum, value) => sum + Math.exp(value - max), 0)) + max;
+    return [...logits].map((value) => value - total);
 }
 
 const ask = (png: Buffer, extra: Record<string, unknown> = {}) => openai.chat.completions.create({
@@ -93,7 +128,6 @@ describe("the vision engine on a generated SmolVLM-shaped model", () => {
     it("refuses what it cannot do, naming the field", async () => {
         const refusal = (extra: Record<string, unknown>) => ask(red, extra).catch((error: unknown) => error);
         expect(await refusal({response_format: {type: "json_schema", json_schema: {name: "x", schema: {type: "object"}}}})).toMatchObject({status: 400, param: "response_format"});
-        expect(await refusal({stop: ["."]})).toMatchObject({status: 400, param: "stop"});
     });
 
     it("answers the Anthropic SDK's base64 image block and the Responses API's input_image", async () => {
@@ -108,5 +142,117 @@ describe("the vision engine on a generated SmolVLM-shaped model", () => {
             {type: "input_image", image_url: dataUrl("image/png", red), detail: "auto"}, {type: "input_text", text: "What is this?"}
         ]}]});
         expect(response.output_text).toBe(expected);
+    });
+});
+
+describe("sampling, stop sequences, logprobs and n on the vision engine", () => {
+    const content = (completion: OpenAI.ChatCompletion, index = 0) => completion.choices[index].message.content!;
+
+    it("logit_bias: 100 makes a token the answer, -100 bans one (applied before the greedy pick, as the llama engine's)", async () => {
+        // Byte-level tokens: the id of an ASCII character is its code.
+        expect(content(await ask(red, {logit_bias: {[String("q".charCodeAt(0))]: 100}}))).toBe("q".repeat(12));
+        const greedy = await reference(red, 12);
+        const banned = content(await ask(red, {logit_bias: {[String(greedy.charCodeAt(0))]: -100}}));
+        expect(banned).toHaveLength(12);
+        expect(banned).not.toContain(greedy[0]);
+    });
+
+    it("frequency_penalty and presence_penalty: over the generated tokens only, llama.cpp's rule (greedy: transformers.js with that rule)", async () => {
+        const promptLength = (await referenceInputs(red)).input_ids.dims[1];
+        const penalize = (frequency: number, presence: number) => (ids: bigint[][], logits: Tensor) => {
+            const scores = logits.data as Float32Array;
+            const counts = new Map<number, number>();
+            for (const id of ids[0].slice(promptLength))
+                counts.set(Number(id), (counts.get(Number(id)) ?? 0) + 1);
+            for (const [id, count] of counts)
+                scores[id] -= count * frequency + presence;
+            return logits;
+        };
+        for (const [frequency, presence] of [[2, 0], [0, 2], [1.5, -0.5]]) {
+            const expected = await referenceRun(red, 24, [penalize(frequency, presence)]);
+            const answer = await ask(red, {max_tokens: 24, frequency_penalty: frequency, presence_penalty: presence});
+            expect(content(answer)).toBe(expected.text);
+        }
+        // They change this answer (it repeats tokens unpenalized).
+        expect(content(await ask(red, {max_tokens: 24, frequency_penalty: 2}))).not.toBe(await reference(red, 24));
+    });
+
+    it("top_p and top_k sample from the most likely tokens alone: a tiny top_p or top_k 1 is the greedy answer at any seed", async () => {
+        const greedy = await reference(red, 12);
+        for (const seed of [1, 2, 3])
+            expect(content(await ask(red, {temperature: 1.5, seed, top_p: 1e-6}))).toBe(greedy);
+        const anthropic = new Anthropic({baseURL: server.url, apiKey: "unused", maxRetries: 0});
+        const message = await anthropic.messages.create({model: "smolvlm", max_tokens: 12, ...{temperature: 1, top_k: 1} as object, messages: [{role: "user", content: [
+            {type: "image", source: {type: "base64", media_type: "image/png", data: red.toString("base64")}}, {type: "text", text: "What is this?"}
+        ]}]});
+        expect(message.content).toMatchObject([{type: "text", text: greedy}]);
+    });
+
+    it("a seeded sample with top_p, penalties and a bias: the same seed the same text, another seed another", async () => {
+        const sampled = (seed: number) => ask(red, {temperature: 1, seed, top_p: 0.9, presence_penalty: 0.5, frequency_penalty: 0.3, logit_bias: {"32": 2}}).then(content);
+        const first = await sampled(11);
+        expect(await sampled(11)).toBe(first);
+        expect(await sampled(12)).not.toBe(first);
+    });
+
+    it("stop: the text ends before the first stop sequence, finish_reason stop, streamed and unstreamed alike", async () => {
+        const greedy = await reference(red, 24);
+        // A stop sequence from the middle of the greedy answer, and one that never matches but starts like it.
+        const stop = greedy.slice(6, 9);
+        const cut = greedy.indexOf(stop);
+        const request = {model: "smolvlm", max_tokens: 24, temperature: 0, stop: [stop, stop + "\u0000never"],
+            messages: [{role: "user" as const, content: [{type: "image_url" as const, image_url: {url: dataUrl("image/png", red)}}, {type: "text" as const, text: "What is this?"}]}]};
+        const answer = await openai.chat.completions.create(request);
+        expect(content(answer)).toBe(greedy.slice(0, cut));
+        expect(answer.choices[0].finish_reason).toBe("stop");
+        // The tokens up to the one that completed the stop sequence.
+        expect(answer.usage!.completion_tokens).toBe(cut + stop.length);
+        const stream = await openai.chat.completions.create({...request, stream: true});
+        const pieces: string[] = [];
+        let finish: string | null = null;
+        for await (const chunk of stream) {
+            pieces.push(chunk.choices[0]?.delta?.content ?? "");
+            finish = chunk.choices[0]?.finish_reason ?? finish;
+        }
+        expect(pieces.join("")).toBe(greedy.slice(0, cut));
+        expect(finish).toBe("stop");
+    });
+
+    it("logprobs: the log-softmax of the model's raw logits at each step (transformers.js's), the top alternatives most likely first, each token's bytes", async () => {
+        const expected = await referenceRun(red, 12);
+        const answer = await ask(red, {logprobs: true, top_logprobs: 3});
+        const entries = answer.choices[0].logprobs!.content!;
+        expect(entries.map((entry) => entry.token).join("")).toBe(expected.text);
+        expect(entries).toHaveLength(12);
+        entries.forEach((entry, step) => {
+            const logprobs = logSoftmax(expected.steps[step]);
+            const id = expected.ids[step];
+            expect(entry.logprob).toBeCloseTo(logprobs[id], 5);
+            expect(entry.bytes).toEqual([...Buffer.from(entry.token)]);
+            const top = [...logprobs.keys()].sort((a, b) => logprobs[b] - logprobs[a]).slice(0, 3);
+            expect(entry.top_logprobs.map((alternative) => alternative.bytes)).toEqual(top.map((token) => token < 256 ? [token] : expect.anything()));
+            entry.top_logprobs.forEach((alternative, rank) => expect(alternative.logprob).toBeCloseTo(logprobs[top[rank]], 5));
+        });
+        // Sampled (with a bias and top_p), the values are still the raw distribution's.
+        const sampled = await ask(red, {temperature: 1, seed: 5, top_p: 0.8, logit_bias: {"97": 3}, logprobs: true, top_logprobs: 0});
+        const sampledEntries = sampled.choices[0].logprobs!.content!;
+        const {steps} = await referenceRun(red, 1);
+        expect(sampledEntries[0].logprob).toBeCloseTo(logSoftmax(steps[0])[sampledEntries[0].bytes![0]], 5);
+        expect(sampledEntries[0].top_logprobs).toEqual([]);
+        // Streamed: the same entries.
+        const streamed = await openai.chat.completions.stream({model: "smolvlm", max_tokens: 12, temperature: 0, logprobs: true, top_logprobs: 3,
+            messages: [{role: "user", content: [{type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "What is this?"}]}]}).finalChatCompletion();
+        expect(streamed.choices[0].logprobs!.content).toEqual(entries);
+    });
+
+    it("n: several choices of one prompt, each with its own seed (choice 0 is the n=1 answer), streamed as answered", async () => {
+        const several = await ask(red, {temperature: 1, seed: 21, n: 2});
+        expect(several.choices.map((choice) => choice.index)).toEqual([0, 1]);
+        expect(content(several, 0)).toBe(content(await ask(red, {temperature: 1, seed: 21})));
+        expect(new Set(several.choices.map((choice) => choice.message.content)).size).toBe(2);
+        expect(several.usage!.completion_tokens).toBe(24);
+        const streamed = await openai.chat.completions.stream({model: "smolvlm", max_tokens: 12, temperature: 1, seed: 21, n: 2,
+            messages: [{role: "user", content: [{type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "What is this?"}]}]}).finalChatCompletion();
+        expect(streamed.choices.map((choice) => choice.message.content)).toEqual(several.choices.map((choice) => choice.message.content));
     });
 });

@@ -4,6 +4,8 @@ import type { WorkerPool } from "../../../../core/workers/WorkerPool.js";
 import { PlacedModel } from "../../../../runtimes/onnx/PlacedModel.js";
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, TokenizeInput, Tokenized } from "../../ChatEngine.js";
 import { ContextLengthExceededError } from "../../errors/ContextLengthExceededError.js";
+import { TooManyChoicesError } from "../../errors/TooManyChoicesError.js";
+import { choiceSeed } from "../../shared/choiceSeed.js";
 import { decodeChatImages } from "../decodeChatImages.js";
 import { visionChatTaskHandles } from "./visionChatTaskHandles.js";
 import type { TemplateTurn, VisionModelDescription, VisionModelSpec, VisionPromptTask } from "./visionWorkerProtocol.js";
@@ -19,7 +21,8 @@ export type OnnxVisionChatEngineOptions = {id: string, path: string, dtype: stri
 export class OnnxVisionChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
 
-    private constructor(private readonly model: PlacedModel<VisionModelSpec, VisionModelDescription>, private readonly pool: WorkerPool) {
+    private constructor(private readonly model: PlacedModel<VisionModelSpec, VisionModelDescription>, private readonly pool: WorkerPool,
+        private readonly parallel: number) {
         this.info = {
             id: model.id, contextSize: model.described.contextSize, vocabularySize: model.described.vocabularySize,
             fingerprint: "fp_onnx_vision", toolCallFormat: null, vision: true
@@ -31,28 +34,53 @@ export class OnnxVisionChatEngine implements ChatEngine {
         return PlacedModel.place(pool, {
             id: options.id, spec, tasks: visionChatTaskHandles, preload: "one",
             parallel: options.parallel, queueSize: options.queueSize, workers: options.workers
-        }, (model) => new OnnxVisionChatEngine(model, pool));
+        }, (model) => new OnnxVisionChatEngine(model, pool, options.parallel));
     }
 
     load(): EngineLoad {
         return this.model.load();
     }
 
+    /**
+     * `n` choices as the llama engine makes them: the same prompt, each with its own seed (choiceSeed) and its own place
+     * of the model's `parallel` (more is TooManyChoicesError), generated as one task each (side by side on as many of
+     * the placement's workers as are free); the first failure stops the others.
+     */
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
         refuseUnsupported(job, this.info.id);
+        if (job.n > this.parallel)
+            throw new TooManyChoicesError(this.info.id, job.n, this.parallel);
         const task = await this.promptTask(job, hooks.signal);
         const promptTokens = await this.model.run(visionChatTaskHandles.promptTokens, task, {signal: hooks.signal});
         if (promptTokens >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, promptTokens);
         const maxTokens = Math.min(job.maxTokens ?? Infinity, this.info.contextSize - promptTokens);
+        const {sampling} = job;
         const done = this.model.admit(hooks.signal, async (): Promise<ChoiceResult[]> => {
-            const result = await this.model.run(visionChatTaskHandles.generate, {
-                ...task, maxTokens, temperature: job.sampling.temperature, seed: job.sampling.seed
-            }, {signal: hooks.signal, onProgress: ({text}) => hooks.onText?.(0, text)});
-            const choice: ChoiceResult = {index: 0, text: result.text, finishReason: result.finishReason, completionTokens: result.completionTokens};
-            hooks.onFinish?.(choice);
-            return [choice];
-        });
+            const failed = new AbortController();
+            const signal = AbortSignal.any([hooks.signal, failed.signal]);
+            return Promise.all(Array.from({length: job.n}, async (_, index) => {
+                try {
+                    const result = await this.model.run(visionChatTaskHandles.generate, {
+                        ...task, maxTokens, stop: job.stop, logprobs: job.logprobs ?? null,
+                        sampling: {
+                            temperature: sampling.temperature, topP: sampling.topP, topK: sampling.topK ?? 0, seed: choiceSeed(sampling.seed, index),
+                            frequencyPenalty: sampling.frequencyPenalty, presencePenalty: sampling.presencePenalty, logitBias: [...sampling.logitBias]
+                        }
+                    }, {signal, onProgress: ({text, logprobs}) => hooks.onText?.(index, text, logprobs)});
+                    const choice: ChoiceResult = {
+                        index, text: result.text, finishReason: result.finishReason, completionTokens: result.completionTokens,
+                        ...(result.logprobs == null ? {} : {logprobs: result.logprobs}),
+                        ...(result.stopSequence == null ? {} : {stopSequence: result.stopSequence})
+                    };
+                    hooks.onFinish?.(choice);
+                    return choice;
+                } catch (error) {
+                    failed.abort(error);
+                    throw hooks.signal.aborted ? hooks.signal.reason : error;
+                }
+            }));
+        }, job.n);
         return {promptTokens, done};
     }
 
@@ -114,20 +142,4 @@ function refuseUnsupported(job: ChatJob, id: string) {
         refuse("response_format", "JSON mode ('response_format' json_object)");
     if (job.tools?.choice.type === "forced")
         refuse("tool_choice", "A forced tool call ('tool_choice')");
-    if (job.n > 1)
-        refuse("n", "More than one choice ('n')");
-    if (job.logprobs != null)
-        refuse("logprobs", "Log probabilities ('logprobs')");
-    if (job.stop.length > 0)
-        refuse("stop", "Stop sequences ('stop')");
-    if (job.sampling.topP < 1)
-        refuse("top_p", "'top_p' below 1");
-    if ((job.sampling.topK ?? 0) > 0)
-        refuse("top_k", "'top_k'");
-    if (job.sampling.frequencyPenalty !== 0)
-        refuse("frequency_penalty", "'frequency_penalty'");
-    if (job.sampling.presencePenalty !== 0)
-        refuse("presence_penalty", "'presence_penalty'");
-    if (job.sampling.logitBias.size > 0)
-        refuse("logit_bias", "'logit_bias'");
 }

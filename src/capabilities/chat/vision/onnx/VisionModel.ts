@@ -2,6 +2,11 @@ import { AutoModelForImageTextToText, AutoProcessor, RawImage, type PreTrainedMo
 import type { TaskContext } from "../../../../core/workers/WorkerTask.js";
 import { seededSampler } from "../../../../runtimes/onnx/seededSampler.js";
 import { transformersInternals } from "../../../../runtimes/onnx/transformersInternals.js";
+import { ChoiceText } from "../../shared/ChoiceText.js";
+import { TokenTextDecoder } from "../../shared/TokenTextDecoder.js";
+import { toTokenLogprob } from "../../shared/toTokenLogprob.js";
+import { logitBiasProcessor, penaltiesProcessor, RawLogitsTap } from "./chatLogitsProcessors.js";
+import { VocabularyText } from "./VocabularyText.js";
 import type { VisionGenerateResult, VisionGenerateTask, VisionModelDescription, VisionModelSpec, VisionProgress, VisionPromptTask } from "./visionWorkerProtocol.js";
 
 type ModelConfig = {text_config?: {max_position_embeddings?: number, vocab_size?: number}, vocab_size?: number};
@@ -14,7 +19,7 @@ type ModelConfig = {text_config?: {max_position_embeddings?: number, vocab_size?
  */
 export class VisionModel {
     private constructor(private readonly processor: Processor, private readonly model: PreTrainedModel, readonly description: VisionModelDescription,
-        private readonly endTokens: ReadonlySet<number>) {}
+        private readonly endTokens: ReadonlySet<number>, private readonly vocabulary: VocabularyText) {}
 
     static async load(spec: VisionModelSpec): Promise<VisionModel> {
         const processor = await AutoProcessor.from_pretrained(spec.path, {local_files_only: true});
@@ -24,7 +29,7 @@ export class VisionModel {
         return new VisionModel(processor, model, {
             contextSize: config.text_config?.max_position_embeddings ?? 2048,
             vocabularySize: config.text_config?.vocab_size ?? config.vocab_size ?? 0
-        }, new Set(ends));
+        }, new Set(ends), new VocabularyText(processor.tokenizer!, spec.path));
     }
 
     /** The processor's inputs for the turns: the rendered template, each image's tokens, the pixel values. */
@@ -40,12 +45,21 @@ export class VisionModel {
         return (await this.inputs(task)).input_ids.dims[1];
     }
 
+    /**
+     * One choice: transformers.js's generate() with the job's logits processors (RawLogitsTap first when logprobs are
+     * asked for, then the logit bias, the penalties and the seeded draw: chatLogitsProcessors), its tokens through
+     * ChoiceText (the text as it becomes final, the stop sequences cut, each logprobs entry with its text), the request's
+     * cancel flag and a stop sequence checked after every token.
+     */
     async generate(task: VisionGenerateTask, context: TaskContext<VisionProgress>): Promise<VisionGenerateResult> {
         const inputs = await this.inputs(task);
         const promptTokens = inputs.input_ids.dims[1];
-        const tokenizer = this.processor.tokenizer!;
-        const generated: number[] = [];
-        let sent = "";
+        const {sampling, logprobs} = task;
+        const tap = logprobs == null ? null : new RawLogitsTap();
+        const output = new ChoiceText(new TokenTextDecoder(this.vocabulary.detokenize, []), task.stop,
+            (text, entries) => context.progress(entries == null ? {text} : {text, logprobs: entries}));
+        let generated = 0;
+        let ended = false;
         let prompt = true;
         const streamer = {
             put: (value: bigint[][]) => {
@@ -54,30 +68,44 @@ export class VisionModel {
                     prompt = false;
                     return;
                 }
-                generated.push(Number(value[0][0]));
-                const text = tokenizer.decode(generated, {skip_special_tokens: true});
-                // A token that ends inside a character waits for the rest of it.
-                if (text.length > sent.length && !text.endsWith("\uFFFD")) {
-                    context.progress({text: text.slice(sent.length)});
-                    sent = text;
+                const token = Number(value[0][0]);
+                if (this.endTokens.has(token)) {
+                    ended = true;
+                    return;
+                }
+                generated++;
+                if (tap == null)
+                    output.push(token);
+                else {
+                    const entry = toTokenLogprob(token, tap.distribution(token, logprobs!), logprobs!, this.vocabulary.bytes);
+                    output.push(token, () => entry);
                 }
             },
             end: () => {}
         };
+        const penalized = sampling.frequencyPenalty !== 0 || sampling.presencePenalty !== 0;
         await this.model.generate({
             ...inputs,
             max_new_tokens: task.maxTokens,
             do_sample: false,
-            logits_processor: task.temperature > 0 ? [seededSampler(task.temperature, task.seed)] : [],
-            stopping_criteria: [(ids: bigint[][]) => ids.map(() => context.cancelled)],
+            logits_processor: [
+                ...(tap == null ? [] : [tap.processor]),
+                ...(sampling.logitBias.length === 0 ? [] : [logitBiasProcessor(sampling.logitBias)]),
+                ...(penalized ? [penaltiesProcessor(promptTokens, sampling.frequencyPenalty, sampling.presencePenalty)] : []),
+                ...(sampling.temperature > 0 ? [seededSampler(sampling.temperature, sampling.seed, {topK: sampling.topK, topP: sampling.topP})] : [])
+            ],
+            stopping_criteria: [(ids: bigint[][]) => ids.map(() => context.cancelled || output.stopped)],
             streamer
         } as never);
         context.throwIfCancelled();
-        const ended = generated.length > 0 && this.endTokens.has(generated.at(-1)!);
-        const text = tokenizer.decode(ended ? generated.slice(0, -1) : generated, {skip_special_tokens: true});
-        if (text.length > sent.length)
-            context.progress({text: text.slice(sent.length)});
-        return {promptTokens, completionTokens: ended ? generated.length - 1 : generated.length, finishReason: ended ? "stop" : "length", text};
+        output.finish();
+        return {
+            promptTokens, text: output.text,
+            completionTokens: output.stopped ? output.tokenCount : generated,
+            finishReason: ended || output.stopped ? "stop" : "length",
+            ...(output.stopSequence == null ? {} : {stopSequence: output.stopSequence}),
+            ...(logprobs == null ? {} : {logprobs: output.logprobs})
+        };
     }
 
     dispose(): Promise<unknown> {

@@ -1,4 +1,4 @@
-import type { ChatRole } from "../../ChatEngine.js";
+import type { ChatRole, TokenLogprob } from "../../ChatEngine.js";
 
 /** What a worker needs to load a vision-language model: its folder, the ONNX dtype, and the key its placement shares. */
 export type VisionModelSpec = {key: string, path: string, dtype: string};
@@ -20,14 +20,32 @@ export type TemplateImage = {rgb: Uint8Array, width: number, height: number};
 
 export type VisionPromptTask = {model: VisionModelSpec, turns: TemplateTurn[], images: TemplateImage[]};
 
-export type VisionGenerateTask = VisionPromptTask & {
-    maxTokens: number,
-    /** 0 = greedy. */
+/** A chat job's sampling, as the worker's logits processors apply it (chatLogitsProcessors, seededSampler). */
+export type VisionSampling = {
+    /** 0 = greedy (after the bias and the penalties). */
     temperature: number,
-    seed: number
+    topP: number,
+    /** 0 = the whole vocabulary. */
+    topK: number,
+    /** This choice's (choiceSeed). */
+    seed: number,
+    frequencyPenalty: number,
+    presencePenalty: number,
+    logitBias: [token: number, bias: number][]
 };
 
-/** Text that is final (a whole character), as it comes. */
-export type VisionProgress = {text: string};
+export type VisionGenerateTask = VisionPromptTask & {
+    maxTokens: number,
+    sampling: VisionSampling,
+    stop: string[],
+    /** null: no logprobs; else each token's entry with this many alternatives. */
+    logprobs: number | null
+};
 
-export type VisionGenerateResult = {promptTokens: number, completionTokens: number, finishReason: "stop" | "length", text: string};
+/** Text that is final (a whole character, never part of a stop sequence), as it comes, with the entries of the tokens it completes. */
+export type VisionProgress = {text: string, logprobs?: TokenLogprob[]};
+
+export type VisionGenerateResult = {
+    promptTokens: number, completionTokens: number, finishReason: "stop" | "length", text: string,
+    logprobs?: TokenLogprob[], stopSequence?: string
+};
