@@ -256,3 +256,37 @@ describe("sampling, stop sequences, logprobs and n on the vision engine", () => 
         expect(streamed.choices.map((choice) => choice.message.content)).toEqual(several.choices.map((choice) => choice.message.content));
     });
 });
+
+describe("tokenize and detokenize on the vision model (its tokenizer, in the worker)", () => {
+    const post = async (route: string, body: unknown) => {
+        const response = await fetch(`${server.url}${route}`, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
+        return {status: response.status, body: await jsonOf(response)};
+    };
+
+    it("a text's tokens are its tokenizer's (special-token text read as those tokens), with llama-server's pieces; detokenize writes them back", async () => {
+        const {processor} = await referenceModel();
+        const text = "Hi é<end_of_utterance>";
+        const expected = processor.tokenizer!.encode(text, {add_special_tokens: false});
+        const {status, body} = await post("/v1/tokenize", {model: "smolvlm", content: text, with_pieces: true});
+        expect(status).toBe(200);
+        expect(body.tokens.map((token: {id: number}) => token.id)).toEqual(expected);
+        // "é" is two byte tokens, neither valid UTF-8 alone: their pieces are the bytes.
+        expect(body.tokens.map((token: {piece: unknown}) => token.piece)).toEqual(["H", "i", " ", [0xC3], [0xA9], "<end_of_utterance>"]);
+        expect(body.count).toBe(expected.length);
+        expect((await post("/detokenize", {model: "smolvlm", tokens: expected})).body.content).toBe(text);
+        expect((await post("/tokenize", {model: "smolvlm", content: text})).body.tokens).toEqual(expected);
+    });
+
+    it("a conversation's tokens are the chat request's prompt, the image's tokens included", async () => {
+        const inputs = await referenceInputs(red);
+        const {body} = await post("/v1/tokenize", {model: "smolvlm", messages: [{role: "user", content: [
+            {type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "What is this?"}]}]});
+        expect(body.tokens).toEqual([...inputs.input_ids.data as BigInt64Array].map(Number));
+        expect(body.count).toBe((await ask(red)).usage!.prompt_tokens);
+    });
+
+    it("refuses parse_special: false (transformers.js's tokenizer always reads special-token text), naming it", async () => {
+        expect(await post("/v1/tokenize", {model: "smolvlm", content: "x", parse_special: false})).toMatchObject({status: 400, body: {error: {param: "parse_special"}}});
+    });
+});
+

@@ -8,7 +8,7 @@ import { TooManyChoicesError } from "../../errors/TooManyChoicesError.js";
 import { choiceSeed } from "../../shared/choiceSeed.js";
 import { decodeChatImages } from "../decodeChatImages.js";
 import { visionChatTaskHandles } from "./visionChatTaskHandles.js";
-import type { TemplateTurn, VisionModelDescription, VisionModelSpec, VisionPromptTask } from "./visionWorkerProtocol.js";
+import type { TemplateTurn, VisionModelDescription, VisionModelSpec, VisionPromptTask, VisionTokenizeTask } from "./visionWorkerProtocol.js";
 
 export type OnnxVisionChatEngineOptions = {id: string, path: string, dtype: string, parallel: number, queueSize: number, workers?: number};
 
@@ -93,12 +93,25 @@ export class OnnxVisionChatEngine implements ChatEngine {
         throw new Error(`The vision model '${this.info.id}' counts no text tokens on the main thread.`);
     }
 
-    async tokenize(_input: TokenizeInput): Promise<Tokenized> {
-        throw ApiError.invalidRequest(`Tokenizing is not supported on the vision model '${this.info.id}' yet.`, "model", "model_not_supported");
+    /**
+     * In the model's worker, through its tokenizer (never on the main thread: it would load ONNX Runtime here), taking one
+     * of the model's places as a chat request does (refused the same way when its queue is full). A conversation's
+     * tokens are the chat request's prompt, images' tokens included.
+     */
+    async tokenize(input: TokenizeInput, options: {withPieces: boolean, signal?: AbortSignal}): Promise<Tokenized> {
+        const signal = options.signal ?? new AbortController().signal;
+        if (input.kind === "text" && !input.parseSpecial)
+            throw ApiError.invalidRequest(`'parse_special': false is not supported by the vision model '${this.info.id}': its tokenizer (transformers.js) always reads special-token text as those tokens.`, "parse_special", "unsupported_parameter");
+        const task: VisionTokenizeTask = input.kind === "text"
+            ? {model: this.model.spec, withPieces: options.withPieces, kind: "text", text: input.text, addSpecial: input.addSpecial}
+            : {model: this.model.spec, withPieces: options.withPieces, kind: "prompt", prompt: await this.promptTask(input.job, signal)};
+        return this.model.admit(signal, () => this.model.run(visionChatTaskHandles.tokenize, task, {signal}));
     }
 
-    async detokenize(): Promise<string> {
-        throw ApiError.invalidRequest(`Detokenizing is not supported on the vision model '${this.info.id}' yet.`, "model", "model_not_supported");
+    /** Control tokens written as their text, in the model's worker. */
+    async detokenize(tokens: readonly number[]): Promise<string> {
+        const signal = new AbortController().signal;
+        return this.model.admit(signal, () => this.model.run(visionChatTaskHandles.detokenize, {model: this.model.spec, tokens: [...tokens]}, {signal}));
     }
 
     async decide(_job: DecisionJob): Promise<DecisionOutcome> {

@@ -7,7 +7,7 @@ import { TokenTextDecoder } from "../../shared/TokenTextDecoder.js";
 import { toTokenLogprob } from "../../shared/toTokenLogprob.js";
 import { logitBiasProcessor, penaltiesProcessor, RawLogitsTap } from "./chatLogitsProcessors.js";
 import { VocabularyText } from "./VocabularyText.js";
-import type { VisionGenerateResult, VisionGenerateTask, VisionModelDescription, VisionModelSpec, VisionProgress, VisionPromptTask } from "./visionWorkerProtocol.js";
+import type { VisionGenerateResult, VisionGenerateTask, VisionModelDescription, VisionModelSpec, VisionProgress, VisionPromptTask, VisionTokenized, VisionTokenizeTask } from "./visionWorkerProtocol.js";
 
 type ModelConfig = {text_config?: {max_position_embeddings?: number, vocab_size?: number}, vocab_size?: number};
 
@@ -106,6 +106,19 @@ export class VisionModel {
             ...(output.stopSequence == null ? {} : {stopSequence: output.stopSequence}),
             ...(logprobs == null ? {} : {logprobs: output.logprobs})
         };
+    }
+
+    /** The tokens of a text (the tokenizer's special tokens added when asked), or of a prompt as `generate` evaluates it (its images' tokens included). */
+    async tokenize(task: VisionTokenizeTask): Promise<VisionTokenized> {
+        const tokens = task.kind === "text"
+            ? this.processor.tokenizer!.encode(task.text, {add_special_tokens: task.addSpecial})
+            : [...(await this.inputs(task.prompt)).input_ids.data as BigInt64Array].map(Number);
+        return task.withPieces ? {tokens, pieces: tokens.map((token) => this.vocabulary.piece(token))} : {tokens};
+    }
+
+    /** The text of token ids, special tokens written as their text. */
+    detokenize(tokens: readonly number[]): string {
+        return this.vocabulary.text(tokens);
     }
 
     dispose(): Promise<unknown> {

@@ -9,5 +9,7 @@ export const visionChatTaskHandles = {
     describe: module.task("describe"),
     promptTokens: module.task("promptTokens"),
     generate: module.task("generate"),
+    tokenize: module.task("tokenize"),
+    detokenize: module.task("detokenize"),
     release: module.task("release")
 };

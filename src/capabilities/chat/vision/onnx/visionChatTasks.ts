@@ -5,7 +5,7 @@
 import type { TaskContext, TaskModule } from "../../../../core/workers/WorkerTask.js";
 import { WorkerModelCache } from "../../../../runtimes/onnx/WorkerModelCache.js";
 import { VisionModel } from "./VisionModel.js";
-import type { VisionGenerateTask, VisionModelDescription, VisionModelSpec, VisionProgress, VisionPromptTask } from "./visionWorkerProtocol.js";
+import type { VisionDetokenizeTask, VisionGenerateTask, VisionModelDescription, VisionModelSpec, VisionProgress, VisionPromptTask, VisionTokenizeTask } from "./visionWorkerProtocol.js";
 
 const models = new WorkerModelCache<VisionModelSpec, VisionModel>(VisionModel.load, (model) => model.dispose());
 
@@ -15,5 +15,7 @@ export const tasks = {
     promptTokens: async (task: VisionPromptTask): Promise<number> => (await models.get(task.model)).promptTokens(task),
     /** One choice, its text sent as it comes. */
     generate: async (task: VisionGenerateTask, context: TaskContext<VisionProgress>) => (await models.get(task.model)).generate(task, context),
+    tokenize: async (task: VisionTokenizeTask) => (await models.get(task.model)).tokenize(task),
+    detokenize: async (task: VisionDetokenizeTask) => (await models.get(task.model)).detokenize(task.tokens),
     release: (spec: VisionModelSpec) => models.release(spec)
 } satisfies TaskModule;

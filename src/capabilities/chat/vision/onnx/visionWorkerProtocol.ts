@@ -1,4 +1,4 @@
-import type { ChatRole, TokenLogprob } from "../../ChatEngine.js";
+import type { ChatRole, TokenLogprob, Tokenized } from "../../ChatEngine.js";
 
 /** What a worker needs to load a vision-language model: its folder, the ONNX dtype, and the key its placement shares. */
 export type VisionModelSpec = {key: string, path: string, dtype: string};
@@ -49,3 +49,13 @@ export type VisionGenerateResult = {
     promptTokens: number, completionTokens: number, finishReason: "stop" | "length", text: string,
     logprobs?: TokenLogprob[], stopSequence?: string
 };
+
+/** /v1/tokenize's input: text (special-token text read as those tokens, as transformers.js's tokenizer always does), or a chat job's prompt. */
+export type VisionTokenizeTask = {model: VisionModelSpec, withPieces: boolean} & (
+    | {kind: "text", text: string, addSpecial: boolean}
+    | {kind: "prompt", prompt: VisionPromptTask}
+);
+
+export type VisionTokenized = Tokenized;
+
+export type VisionDetokenizeTask = {model: VisionModelSpec, tokens: number[]};
