@@ -290,3 +290,58 @@ describe("tokenize and detokenize on the vision model (its tokenizer, in the wor
     });
 });
 
+describe("decisions on the vision model (input_image in /v1/decisions)", () => {
+    /** The label tokens' probabilities after the question, normalised over them: a softmax over their logits, by transformers.js directly. */
+    async function labelSoftmax(png: Buffer, question: string, labels: string[]): Promise<number[]> {
+        const {steps} = await (async () => {
+            const {model} = await referenceModel();
+            const inputs = await referenceInputs(png, "What is this?\n\n" + question);
+            const captured: Float32Array[] = [];
+            await model.generate({...inputs, max_new_tokens: 1, do_sample: false, logits_processor: [(_ids: bigint[][], logits: Tensor) => {
+                captured.push((logits.data as Float32Array).slice());
+                return logits;
+            }]} as never);
+            return {steps: captured};
+        })();
+        // Byte-level tokens: a one-character label's token is its character's code.
+        const logits = labels.map((label) => steps[0][label.charCodeAt(0)]);
+        const max = Math.max(...logits);
+        const total = logits.reduce((sum, value) => sum + Math.exp(value - max), 0);
+        return logits.map((value) => Math.exp(value - max) / total);
+    }
+
+    const ask = (png: Buffer) => openai.decisions.create({
+        model: "smolvlm",
+        input: [{role: "user", content: [{type: "input_image", image_url: dataUrl("image/png", png)}, {type: "input_text", text: "What is this?"}]}],
+        questions: [{type: "choice", instructions: "Which colour is it?", choices: [{value: "red"}, {value: "blue"}, {value: "green"}]}]
+    });
+
+    it("each option's probability: the label tokens' softmax after the question with the image, averaged over the given and the reversed order", async () => {
+        const decision = await ask(red);
+        const answer = decision.answers[0] as OpenAI.Decision.AnswerResourceChoice;
+        const text = (options: string[]) => `Which colour is it?\n\nOptions:\n${options.map((option, index) => `${"ABC"[index]}. ${option}`).join("\n")}\n\nAnswer with the label of one option (A, B, C) and nothing else.`;
+        const given = await labelSoftmax(red, text(["red", "blue", "green"]), ["A", "B", "C"]);
+        const reversed = await labelSoftmax(red, text(["green", "blue", "red"]), ["A", "B", "C"]);
+        const expected = [(given[0] + reversed[2]) / 2, (given[1] + reversed[1]) / 2, (given[2] + reversed[0]) / 2];
+        expect(answer.probabilities.map(({value}) => value)).toEqual(["red", "blue", "green"]);
+        answer.probabilities.forEach(({probability}, index) => expect(Math.abs(probability - expected[index])).toBeLessThan(1e-6));
+        expect(answer.probabilities.reduce((sum, {probability}) => sum + probability, 0)).toBeCloseTo(1, 12);
+        expect(answer.choice).toBe(["red", "blue", "green"][expected.indexOf(Math.max(...expected))]);
+        // The image is in the prompt: its tokens counted, and another image answers otherwise.
+        expect(decision.usage.input_tokens).toBeGreaterThan(38);
+        const other = (await ask(blue)).answers[0] as OpenAI.Decision.AnswerResourceChoice;
+        expect(other.probabilities.map(({probability}) => probability)).not.toEqual(answer.probabilities.map(({probability}) => probability));
+    });
+
+    it("more options than single labels: two-token labels (a letter, then a digit), the probabilities still summing to 1", async () => {
+        const choices = Array.from({length: 70}, (_, index) => ({value: `option ${index}`}));
+        const decision = await openai.decisions.create({model: "smolvlm", input: [{role: "user", content: [
+            {type: "input_image", image_url: dataUrl("image/png", red)}, {type: "input_text", text: "What is this?"}]}],
+        questions: [{type: "choice", instructions: "Which one?", choices}]});
+        const answer = decision.answers[0] as OpenAI.Decision.AnswerResourceChoice;
+        expect(answer.probabilities).toHaveLength(70);
+        expect(answer.probabilities.reduce((sum, {probability}) => sum + probability, 0)).toBeCloseTo(1, 12);
+        expect(new Set(answer.probabilities.map(({probability}) => probability)).size).toBeGreaterThan(1);
+    });
+});
+

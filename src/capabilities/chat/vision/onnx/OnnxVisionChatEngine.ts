@@ -2,10 +2,12 @@ import type { EngineLoad } from "../../../../core/engines/EngineLoad.js";
 import { ApiError } from "../../../../core/http/ApiError.js";
 import type { WorkerPool } from "../../../../core/workers/WorkerPool.js";
 import { PlacedModel } from "../../../../runtimes/onnx/PlacedModel.js";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, TokenizeInput, Tokenized } from "../../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatTurn, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, TokenizeInput, Tokenized } from "../../ChatEngine.js";
 import { ContextLengthExceededError } from "../../errors/ContextLengthExceededError.js";
 import { TooManyChoicesError } from "../../errors/TooManyChoicesError.js";
 import { choiceSeed } from "../../shared/choiceSeed.js";
+import { mostDecisionOptions } from "../../shared/decisionLabels.js";
+import { answerQuestions, askQuestions } from "../../shared/decisionQuestionText.js";
 import { decodeChatImages } from "../decodeChatImages.js";
 import { visionChatTaskHandles } from "./visionChatTaskHandles.js";
 import type { TemplateTurn, VisionModelDescription, VisionModelSpec, VisionPromptTask, VisionTokenizeTask } from "./visionWorkerProtocol.js";
@@ -25,7 +27,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
         private readonly parallel: number) {
         this.info = {
             id: model.id, contextSize: model.described.contextSize, vocabularySize: model.described.vocabularySize,
-            fingerprint: "fp_onnx_vision", toolCallFormat: null, vision: true
+            fingerprint: "fp_onnx_vision", toolCallFormat: null, vision: true, decisionOptions: mostDecisionOptions(model.described.decisionLabels)
         };
     }
 
@@ -50,7 +52,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
         refuseUnsupported(job, this.info.id);
         if (job.n > this.parallel)
             throw new TooManyChoicesError(this.info.id, job.n, this.parallel);
-        const task = await this.promptTask(job, hooks.signal);
+        const task = await this.promptTask(job.turns, hooks.signal);
         const promptTokens = await this.model.run(visionChatTaskHandles.promptTokens, task, {signal: hooks.signal});
         if (promptTokens >= this.info.contextSize)
             throw new ContextLengthExceededError(this.info.contextSize, promptTokens);
@@ -85,7 +87,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
     }
 
     async countPromptTokens(job: ChatJob, signal: AbortSignal = new AbortController().signal): Promise<number> {
-        return this.model.run(visionChatTaskHandles.promptTokens, await this.promptTask(job, signal), {signal});
+        return this.model.run(visionChatTaskHandles.promptTokens, await this.promptTask(job.turns, signal), {signal});
     }
 
     /** No tokenizer on the main thread (it would load ONNX Runtime there); only a reasoning model's usage asks for it. */
@@ -104,7 +106,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
             throw ApiError.invalidRequest(`'parse_special': false is not supported by the vision model '${this.info.id}': its tokenizer (transformers.js) always reads special-token text as those tokens.`, "parse_special", "unsupported_parameter");
         const task: VisionTokenizeTask = input.kind === "text"
             ? {model: this.model.spec, withPieces: options.withPieces, kind: "text", text: input.text, addSpecial: input.addSpecial}
-            : {model: this.model.spec, withPieces: options.withPieces, kind: "prompt", prompt: await this.promptTask(input.job, signal)};
+            : {model: this.model.spec, withPieces: options.withPieces, kind: "prompt", prompt: await this.promptTask(input.job.turns, signal)};
         return this.model.admit(signal, () => this.model.run(visionChatTaskHandles.tokenize, task, {signal}));
     }
 
@@ -114,13 +116,27 @@ export class OnnxVisionChatEngine implements ChatEngine {
         return this.model.admit(signal, () => this.model.run(visionChatTaskHandles.detokenize, {model: this.model.spec, tokens: [...tokens]}, {signal}));
     }
 
-    async decide(_job: DecisionJob): Promise<DecisionOutcome> {
-        throw ApiError.invalidRequest(`The model '${this.info.id}' does not answer decisions.`, "model", "model_not_supported");
+    /**
+     * Decision questions by the llama engine's rules (askQuestions, labelProbabilities, answerQuestions: every question in
+     * both option orders, label probabilities from the next-token distribution, averaged), evaluated in the model's
+     * worker (visionDecisions) with the input's images; one of the model's places while it runs.
+     */
+    async decide(job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
+        const asked = askQuestions(job.questions, this.model.described.decisionLabels);
+        const prompt = await this.promptTask(job.turns, signal);
+        const result = await this.model.admit(signal, () => this.model.run(visionChatTaskHandles.decide,
+            {...prompt, questions: asked.map(({text, shown}) => ({text, shown}))}, {signal}));
+        if ("exceeded" in result)
+            throw new ContextLengthExceededError(this.info.contextSize, result.exceeded);
+        return {
+            probabilities: answerQuestions(job.questions.length, asked, result.labels),
+            prefixTokens: result.prefixTokens, suffixTokens: result.suffixTokens, cachedTokens: 0
+        };
     }
 
     /** The turns as the chat template takes them (each image where it stands in its turn's text) and the images decoded. */
-    private async promptTask(job: ChatJob, signal: AbortSignal): Promise<VisionPromptTask> {
-        const turns: TemplateTurn[] = job.turns.map((turn) => {
+    private async promptTask(chatTurns: readonly ChatTurn[], signal: AbortSignal): Promise<VisionPromptTask> {
+        const turns: TemplateTurn[] = chatTurns.map((turn) => {
             const content: TemplateTurn["content"] = [];
             let at = 0;
             for (const {offset} of turn.images ?? []) {
@@ -133,7 +149,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
                 content.push({type: "text", text: turn.content.slice(at)});
             return {role: turn.role, content};
         });
-        const images = await decodeChatImages(this.pool, job.turns.flatMap((turn) => turn.images ?? []).map(({image}) => image), signal);
+        const images = await decodeChatImages(this.pool, chatTurns.flatMap((turn) => turn.images ?? []).map(({image}) => image), signal);
         return {model: this.model.spec, turns, images: images.map(({rgb, width, height}) => ({rgb, width, height}))};
     }
 

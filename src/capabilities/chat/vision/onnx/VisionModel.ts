@@ -3,11 +3,13 @@ import type { TaskContext } from "../../../../core/workers/WorkerTask.js";
 import { seededSampler } from "../../../../runtimes/onnx/seededSampler.js";
 import { transformersInternals } from "../../../../runtimes/onnx/transformersInternals.js";
 import { ChoiceText } from "../../shared/ChoiceText.js";
+import { decisionLabels } from "../../shared/decisionLabels.js";
+import type { NextToken } from "../../shared/labelProbabilities.js";
 import { TokenTextDecoder } from "../../shared/TokenTextDecoder.js";
 import { toTokenLogprob } from "../../shared/toTokenLogprob.js";
 import { logitBiasProcessor, penaltiesProcessor, RawLogitsTap } from "./chatLogitsProcessors.js";
 import { VocabularyText } from "./VocabularyText.js";
-import type { VisionGenerateResult, VisionGenerateTask, VisionModelDescription, VisionModelSpec, VisionProgress, VisionPromptTask, VisionTokenized, VisionTokenizeTask } from "./visionWorkerProtocol.js";
+import type { TemplateImage, TemplateTurn, VisionGenerateResult, VisionGenerateTask, VisionModelDescription, VisionModelSpec, VisionProgress, VisionPromptTask, VisionTokenized, VisionTokenizeTask } from "./visionWorkerProtocol.js";
 
 type ModelConfig = {text_config?: {max_position_embeddings?: number, vocab_size?: number}, vocab_size?: number};
 
@@ -26,19 +28,50 @@ export class VisionModel {
         const model = await AutoModelForImageTextToText.from_pretrained(spec.path, {local_files_only: true, device: "cpu", dtype: spec.dtype as "fp32"});
         const config = transformersInternals.modelConfig(model) as ModelConfig;
         const ends = transformersInternals.eosTokenIds(model);
+        const tokenizer = processor.tokenizer!;
+        const encode = (text: string) => tokenizer.encode(text, {add_special_tokens: false});
         return new VisionModel(processor, model, {
             contextSize: config.text_config?.max_position_embeddings ?? 2048,
-            vocabularySize: config.text_config?.vocab_size ?? config.vocab_size ?? 0
-        }, new Set(ends), new VocabularyText(processor.tokenizer!, spec.path));
+            vocabularySize: config.text_config?.vocab_size ?? config.vocab_size ?? 0,
+            decisionLabels: decisionLabels({atStart: encode, variants: (text) => [encode(" " + text)]})
+        }, new Set(ends), new VocabularyText(tokenizer, spec.path));
     }
 
     /** The processor's inputs for the turns: the rendered template, each image's tokens, the pixel values. */
     private async inputs(task: VisionPromptTask): Promise<Record<string, Tensor>> {
-        const prompt = this.processor.apply_chat_template(task.turns as never, {add_generation_prompt: true, tokenize: false}) as string;
-        if (task.images.length === 0)
+        return this.encode(this.render(task.turns), task.images);
+    }
+
+    /** The turns through the model's chat template, with the generation prompt. */
+    render(turns: readonly TemplateTurn[]): string {
+        return this.processor.apply_chat_template(turns as never, {add_generation_prompt: true, tokenize: false}) as string;
+    }
+
+    /** A rendered prompt's inputs: its tokens (each image's included) and the images' pixel values. */
+    async encode(prompt: string, images: readonly TemplateImage[]): Promise<Record<string, Tensor>> {
+        if (images.length === 0)
             return this.processor.tokenizer!(prompt) as Record<string, Tensor>;
-        const images = task.images.map(({rgb, width, height}) => new RawImage(new Uint8ClampedArray(rgb.buffer, rgb.byteOffset, rgb.byteLength), width, height, 3));
-        return await this.processor(prompt, images) as Record<string, Tensor>;
+        const raw = images.map(({rgb, width, height}) => new RawImage(new Uint8ClampedArray(rgb.buffer, rgb.byteOffset, rgb.byteLength), width, height, 3));
+        return await this.processor(prompt, raw) as Record<string, Tensor>;
+    }
+
+    /**
+     * The model's next-token distribution after `inputs` (its raw logits' softmax); with `then`, the one after that
+     * token too (generated with it forced), as a function of the token.
+     */
+    async nextToken(inputs: Record<string, Tensor>, then?: number): Promise<NextToken<number>> {
+        const tap = new RawLogitsTap();
+        let step = 0;
+        const read = (ids: bigint[][], logits: Tensor) => {
+            if (then == null || step++ > 0)
+                return tap.processor(ids, logits);
+            const scores = logits.data as Float32Array;
+            scores.fill(-Infinity);
+            scores[then] = 0;
+            return logits;
+        };
+        await this.model.generate({...inputs, max_new_tokens: then == null ? 1 : 2, do_sample: false, logits_processor: [read]} as never);
+        return (token) => tap.probability(token);
     }
 
     async promptTokens(task: VisionPromptTask): Promise<number> {

@@ -67,6 +67,13 @@ export class RawLogitsTap {
         return logits;
     };
 
+    /** A token's probability at the last step (softmax of its logits). */
+    probability(token: number): number {
+        if (this.logits == null)
+            throw new Error("No logits were read");
+        return Math.exp(this.logits[token] - this.logTotal);
+    }
+
     /**
      * The last step's distribution as toTokenLogprob reads it: `[token, probability, ...]`, the `top` most likely first,
      * then `token` (the one sampled) when it is not among them.

@@ -11,5 +11,6 @@ export const visionChatTaskHandles = {
     generate: module.task("generate"),
     tokenize: module.task("tokenize"),
     detokenize: module.task("detokenize"),
+    decide: module.task("decide"),
     release: module.task("release")
 };

@@ -1,4 +1,6 @@
 import type { ChatRole, TokenLogprob, Tokenized } from "../../ChatEngine.js";
+import type { DecisionLabels } from "../../shared/decisionLabels.js";
+import type { AskedQuestion } from "../../shared/decisionQuestionText.js";
 
 /** What a worker needs to load a vision-language model: its folder, the ONNX dtype, and the key its placement shares. */
 export type VisionModelSpec = {key: string, path: string, dtype: string};
@@ -7,6 +9,8 @@ export type VisionModelDescription = {
     /** Tokens the decoder's positions hold (text_config.max_position_embeddings). */
     contextSize: number;
     vocabularySize: number;
+    /** The labels decision questions' options get on its vocabulary (decisionLabels). */
+    decisionLabels: DecisionLabels<number>;
 };
 
 /**
@@ -59,3 +63,9 @@ export type VisionTokenizeTask = {model: VisionModelSpec, withPieces: boolean} &
 export type VisionTokenized = Tokenized;
 
 export type VisionDetokenizeTask = {model: VisionModelSpec, tokens: number[]};
+
+/** A decision job: its input's turns and images, and every question in every option order (askQuestions). */
+export type VisionDecisionTask = VisionPromptTask & {questions: Pick<AskedQuestion<number>, "text" | "shown">[]};
+
+/** Per asked question, its labels' probabilities; or, when a question's prompt does not fit the context, its tokens. */
+export type VisionDecisionResult = {labels: number[][], prefixTokens: number, suffixTokens: number} | {exceeded: number};
