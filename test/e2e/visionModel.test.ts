@@ -8,7 +8,7 @@ import { offlineTransformers } from "../../src/runtimes/onnx/offlineTransformers
 import { dataUrl, twoColourImage } from "../support/imageFixtures.js";
 import { eventually } from "../support/eventually.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
-import { tinySmolVlmEndlessPath, tinySmolVlmPath } from "../support/testModels.js";
+import { tinyChatModelPath, tinySmolVlmEndlessPath, tinySmolVlmPath } from "../support/testModels.js";
 
 // The vision engine on the generated SmolVLM-shaped model (test/support/onnx/makeTestSmolVlmOnnx.ts), through the
 // official clients: its greedy answer is transformers.js's own generate() on the same image and prompt.
@@ -19,7 +19,9 @@ let blue: Buffer;
 
 beforeAll(async () => {
     [red, blue] = await Promise.all([twoColourImage("png", 40, 20), sharp({create: {width: 30, height: 30, channels: 3, background: {r: 0, g: 0, b: 255}}}).png().toBuffer()]);
-    server = await startTestServer({models: [{id: "smolvlm", task: "chat", path: tinySmolVlmPath}, {id: "endless", task: "chat", path: tinySmolVlmEndlessPath}], config: {workers: 1}});
+    // A GGUF chat model beside them: the model the vision engine's refusals of constrained output name.
+    server = await startTestServer({models: [{id: "smolvlm", task: "chat", path: tinySmolVlmPath}, {id: "endless", task: "chat", path: tinySmolVlmEndlessPath},
+        {id: "tiny-chat", task: "chat", path: tinyChatModelPath}], config: {workers: 1}});
     openai = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
 });
 afterAll(async () => {
@@ -125,9 +127,24 @@ describe("the vision engine on a generated SmolVLM-shaped model", () => {
         expect((await ask(red)).choices[0].message.content).toBe(await reference(red, 12));
     });
 
-    it("refuses what it cannot do, naming the field", async () => {
+    it("refuses constrained output and tools (no grammar here), naming the field and the served models that can; never answers unconstrained", async () => {
         const refusal = (extra: Record<string, unknown>) => ask(red, extra).catch((error: unknown) => error);
-        expect(await refusal({response_format: {type: "json_schema", json_schema: {name: "x", schema: {type: "object"}}}})).toMatchObject({status: 400, param: "response_format"});
+        const served = "Served models that can: 'tiny-chat'.";
+        for (const [extra, param] of [
+            [{response_format: {type: "json_schema", json_schema: {name: "x", schema: {type: "object"}}}}, "response_format"],
+            [{response_format: {type: "json_object"}, messages: [{role: "user", content: [{type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "As json."}]}]}, "response_format"],
+            [{tools: [{type: "function", function: {name: "f", parameters: {type: "object"}}}], tool_choice: "required"}, "tools"]
+        ] as const) {
+            const error = await refusal(extra);
+            expect(error).toMatchObject({status: 400, param});
+            expect((error as Error).message).toContain(served);
+        }
+        const responses = await openai.responses.create({model: "smolvlm", max_output_tokens: 4, input: "Hi",
+            text: {format: {type: "json_schema", name: "x", schema: {type: "object"}}}}).catch((error: unknown) => error);
+        expect(responses).toMatchObject({status: 400, param: "text.format"});
+        expect((responses as Error).message).toContain(served);
+        // A raw prompt (legacy completions) has no chat template to put images in.
+        expect(await openai.completions.create({model: "smolvlm", prompt: "Hi", max_tokens: 4}).catch((error: unknown) => error)).toMatchObject({status: 400, param: "prompt"});
     });
 
     it("answers the Anthropic SDK's base64 image block and the Responses API's input_image", async () => {

@@ -12,7 +12,11 @@ import { decodeChatImages } from "../decodeChatImages.js";
 import { visionChatTaskHandles } from "./visionChatTaskHandles.js";
 import type { TemplateTurn, VisionModelDescription, VisionModelSpec, VisionPromptTask, VisionTokenizeTask } from "./visionWorkerProtocol.js";
 
-export type OnnxVisionChatEngineOptions = {id: string, path: string, dtype: string, parallel: number, queueSize: number, workers?: number};
+export type OnnxVisionChatEngineOptions = {
+    id: string, path: string, dtype: string, parallel: number, queueSize: number, workers?: number,
+    /** The served models that constrain output (JSON mode, json_schema, forced tools), named when this one refuses to; read at each refusal. */
+    constrainingModels?: () => readonly string[]
+};
 
 /**
  * A chat engine on an ONNX vision-language model (SmolVLM / Idefics3 layout) in the shared worker pool: a job's images
@@ -24,10 +28,11 @@ export class OnnxVisionChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
 
     private constructor(private readonly model: PlacedModel<VisionModelSpec, VisionModelDescription>, private readonly pool: WorkerPool,
-        private readonly parallel: number) {
+        private readonly parallel: number, constrainingModels: () => readonly string[]) {
         this.info = {
             id: model.id, contextSize: model.described.contextSize, vocabularySize: model.described.vocabularySize,
-            fingerprint: "fp_onnx_vision", toolCallFormat: null, vision: true, decisionOptions: mostDecisionOptions(model.described.decisionLabels)
+            fingerprint: "fp_onnx_vision", toolCallFormat: null, vision: true, decisionOptions: mostDecisionOptions(model.described.decisionLabels),
+            servedAlternatives: () => constrainingNote(constrainingModels())
         };
     }
 
@@ -36,7 +41,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
         return PlacedModel.place(pool, {
             id: options.id, spec, tasks: visionChatTaskHandles, preload: "one",
             parallel: options.parallel, queueSize: options.queueSize, workers: options.workers
-        }, (model) => new OnnxVisionChatEngine(model, pool, options.parallel));
+        }, (model) => new OnnxVisionChatEngine(model, pool, options.parallel, options.constrainingModels ?? (() => [])));
     }
 
     load(): EngineLoad {
@@ -49,7 +54,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
      * the placement's workers as are free); the first failure stops the others.
      */
     async submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun> {
-        refuseUnsupported(job, this.info.id);
+        refuseUnsupported(job, this.info);
         if (job.n > this.parallel)
             throw new TooManyChoicesError(this.info.id, job.n, this.parallel);
         const task = await this.promptTask(job.turns, hooks.signal);
@@ -158,17 +163,29 @@ export class OnnxVisionChatEngine implements ChatEngine {
     }
 }
 
-/** What this engine does not do yet, refused naming the chat field (each format names its own): never answered unconstrained. */
-function refuseUnsupported(job: ChatJob, id: string) {
-    const refuse = (param: string, what: string) => {
-        throw ApiError.invalidRequest(`${what} is not supported by the vision model '${id}'.`, param, "unsupported_parameter");
+/**
+ * What this engine does not do: constrained output (JSON mode, `json_schema`, a forced tool call: no grammar-driven
+ * logits processor here yet) and raw prompts, refused naming the chat field (each format names its own) and, for the
+ * constraints, the served models that can; never answered unconstrained.
+ */
+function refuseUnsupported(job: ChatJob, info: ChatEngineInfo) {
+    const refuse = (param: string, what: string, others = "") => {
+        throw ApiError.invalidRequest(`${what} is not supported by the vision model '${info.id}'.${others}`, param, "unsupported_parameter");
     };
+    const served = info.servedAlternatives?.() ?? "";
     if (job.rawPrompt != null)
         refuse("prompt", "A raw prompt (/v1/completions)");
     if (job.jsonSchema != null)
-        refuse("response_format", "Structured output ('response_format' json_schema)");
+        refuse("response_format", "Structured output ('response_format' json_schema)", served);
     if (job.jsonObject)
-        refuse("response_format", "JSON mode ('response_format' json_object)");
+        refuse("response_format", "JSON mode ('response_format' json_object)", served);
     if (job.tools?.choice.type === "forced")
-        refuse("tool_choice", "A forced tool call ('tool_choice')");
+        refuse("tool_choice", "A forced tool call ('tool_choice')", served);
+}
+
+/** The served models that constrain output (GGUF chat models: node-llama-cpp's grammars), as a refusal's last sentence. */
+function constrainingNote(models: readonly string[]): string {
+    return models.length === 0
+        ? " No model served here can (GGUF chat models constrain their output and call tools; none is served)."
+        : ` Served models that can: ${models.map((model) => `'${model}'`).join(", ")}.`;
 }
