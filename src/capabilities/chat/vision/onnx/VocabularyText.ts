@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { PreTrainedTokenizer } from "@huggingface/transformers";
 import type { TokenPiece } from "../../ChatEngine.js";
-import { unicodeToByte } from "../../shared/byteLevelBytes.js";
+import { byteLevelPieceBytes } from "../../shared/byteLevelBytes.js";
 import type { TokenBytesOf } from "../../shared/toTokenLogprob.js";
 import type { Detokenize } from "../../shared/TokenTextDecoder.js";
 
@@ -69,16 +69,8 @@ export class VocabularyText {
         const piece = this.pieces[token];
         if (piece == null)
             return [...utf8.encode(this.text([token]))];
-        if (this.decoderTypes.has("ByteLevel")) {
-            const bytes: number[] = [];
-            for (const char of piece) {
-                const byte = unicodeToByte.get(char);
-                if (byte == null)
-                    return [...utf8.encode(piece)]; // an added (special) token spelled in plain text
-                bytes.push(byte);
-            }
-            return bytes;
-        }
+        if (this.decoderTypes.has("ByteLevel"))
+            return byteLevelPieceBytes(piece) ?? [...utf8.encode(piece)]; // an added (special) token spelled in plain text
         const byte = this.decoderTypes.has("ByteFallback") ? /^<0x([0-9A-Fa-f]{2})>$/.exec(piece) : null;
         if (byte != null)
             return [parseInt(byte[1], 16)];

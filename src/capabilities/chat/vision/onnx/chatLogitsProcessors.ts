@@ -1,4 +1,5 @@
 import type { Tensor } from "@huggingface/transformers";
+import { logSumExp } from "../../../../runtimes/onnx/logSumExp.js";
 
 type Processor = (ids: bigint[][], logits: Tensor) => Tensor;
 
@@ -55,15 +56,8 @@ export class RawLogitsTap {
 
     readonly processor: Processor = (_ids, logits) => {
         const vocabulary = logits.dims.at(-1)!;
-        const scores = (logits.data as Float32Array).slice(0, vocabulary);
-        let max = -Infinity;
-        for (const score of scores)
-            if (score > max) max = score;
-        let total = 0;
-        for (const score of scores)
-            total += Math.exp(score - max);
-        this.logits = scores;
-        this.logTotal = max + Math.log(total);
+        this.logits = (logits.data as Float32Array).slice(0, vocabulary);
+        this.logTotal = logSumExp(this.logits);
         return logits;
     };
 
