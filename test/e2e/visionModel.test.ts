@@ -260,6 +260,13 @@ describe("sampling, stop sequences, logprobs and n on the vision engine", () => 
         const streamed = await openai.chat.completions.stream({model: "smolvlm", max_tokens: 12, temperature: 0, logprobs: true, top_logprobs: 3,
             messages: [{role: "user", content: [{type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "What is this?"}]}]}).finalChatCompletion();
         expect(streamed.choices[0].logprobs!.content).toEqual(entries);
+        // The Responses API carries them on its output text.
+        const response = await openai.responses.create({model: "smolvlm", max_output_tokens: 12, temperature: 0, top_logprobs: 3, include: ["message.output_text.logprobs"],
+            input: [{role: "user", content: [{type: "input_image", image_url: dataUrl("image/png", red), detail: "auto"}, {type: "input_text", text: "What is this?"}]}]});
+        const message = response.output.find((item) => item.type === "message") as OpenAI.Responses.ResponseOutputMessage;
+        const text = message.content[0] as OpenAI.Responses.ResponseOutputText;
+        expect(text.logprobs!.map(({token, logprob}) => ({token, logprob}))).toEqual(entries.map(({token, logprob}) => ({token, logprob})));
+        expect(text.logprobs!.map(({top_logprobs}) => top_logprobs.length)).toEqual(entries.map(() => 3));
     });
 
     it("n: several choices of one prompt, each with its own seed (choice 0 is the n=1 answer), streamed as answered", async () => {
