@@ -5,7 +5,7 @@
  * receiving any upload of that size costs: it is refused from its header); 600 s of FLAC silence (28 KB) repeated to
  * 25 MB (147 hours) with STREAMINFO's total true, 0 ("unknown": counted until the limit) or left at 600 s. Then the
  * hidden one again, its client leaving once the decoding runs: how long until the worker is free. Prints, per upload,
- * the answer, ms per request, /health/live polled meanwhile (`pollLive`, securityBench's worker-thread poller) and the
+ * the answer, ms per request, /health/live polled meanwhile (`pollLive`, securityBench's poller process, bench/livePoller.ts) and the
  * server's RSS (MiB) before, at its peak (sampled every 50 ms), right after and 30 s after.
  * Figures: docs/security.md ("Audio uploads").
  */

@@ -1,8 +1,9 @@
 /**
  * `npm run bench:security`: does one heavy request stall the others? The server (a child process: stories260K at
  * context 2048, and a generated model with Qwen2.5's tool-calling template at context 32768) receives each heavy
- * request of securityCases.ts, 2 at a time, twice; meanwhile a worker thread of the bench polls `/health/live`
- * every 10 ms (a worker, so that the bench's own sending of 10 MB bodies does not delay the polls). Prints, per
+ * request of securityCases.ts, 2 at a time, twice; meanwhile a process of the bench's polls `/health/live` every
+ * 10 ms at the normal priority while the bench's sending runs below it (bench/livePoller.ts: `--client-nice`, default
+ * 10; 0 for the setup before, a worker thread at the sender's priority, which measured the bench's own stalls too). Prints, per
  * case, what the requests got and the poll's p99 and max while they ran (a poll still waiting when the case ends
  * counts with the time it waited so far), and the server's own longest event-loop delay meanwhile (its /metrics). A request that gets no answer within `--timeout-ms` (default 90 s)
  * restarts the server before the next case. Then reads of a large stored response: a Responses request whose input
@@ -19,10 +20,10 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Worker } from "node:worker_threads";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { securityCases } from "./securityCases.js";
 import { audioBombsCase } from "./audioBombsCase.js";
+import { LivePoller } from "./livePoller.js";
 import { BenchServer } from "./serverClient.js";
 import { stalledUploadsCase } from "./stalledUploads.js";
 import { fixed, median, percentile } from "./stats.js";
@@ -32,7 +33,8 @@ const {values: args} = parseArgs({options: {
     "timeout-ms": {type: "string", default: "90000"},
     rounds: {type: "string", default: "2"},
     concurrency: {type: "string", default: "2"},
-    "server-root": {type: "string"}
+    "server-root": {type: "string"},
+    "client-nice": {type: "string", default: "10"}
 }});
 const timeoutMs = Number(args["timeout-ms"]);
 const rounds = Number(args.rounds);
@@ -56,43 +58,6 @@ const startServer = () => BenchServer.start({cwd: args["server-root"] ?? root, m
 const wanted = (name: string) => args.only == null || args.only.some((text) => name.includes(text));
 
 /**
- * Polls /health/live every 10 ms from a worker thread until `until` settles: the bench's own main thread is busy
- * building and sending 10 MB bodies, and a poller there would measure the client's stalls, not the server's.
- */
-async function pollLive(baseUrl: string, until: Promise<unknown>): Promise<number[]> {
-    const worker = new Worker(`
-        const {parentPort, workerData} = require("node:worker_threads");
-        let stop = false;
-        let pollStarted = null;
-        const latencies = [];
-        parentPort.on("message", () => {
-            stop = true;
-            // A poll still waiting counts with what it waited so far (a lower bound).
-            if (pollStarted != null)
-                latencies.push(performance.now() - pollStarted);
-            parentPort.postMessage(latencies);
-        });
-        (async () => {
-            while (!stop) {
-                pollStarted = performance.now();
-                const response = await fetch(workerData.url + "/health/live").catch(() => null);
-                await response?.arrayBuffer().catch(() => {});
-                if (stop)
-                    break;
-                latencies.push(performance.now() - pollStarted);
-                pollStarted = null;
-                await new Promise((resolve) => setTimeout(resolve, 10));
-            }
-        })();`, {eval: true, workerData: {url: baseUrl}});
-    await until.catch(() => {});
-    const latencies = new Promise<number[]>((resolve) => worker.once("message", resolve));
-    worker.postMessage("stop");
-    const result = await latencies;
-    await worker.terminate();
-    return result;
-}
-
-/**
  * The server's own longest event-loop delay (ms) since the last call: prom-client's `nodejs_eventloop_lag_max_seconds`
  * (monitorEventLoopDelay, reset at each scrape of /metrics). What the server's main thread was held for, whatever the
  * bench's own processes cost the shared cores: the polls above measure the client's view, this the server's.
@@ -104,7 +69,7 @@ async function serverLoopMaxMs(baseUrl: string): Promise<number> {
 
 type Answer = {status: number | "timeout", message: string, ms: number};
 
-async function send(baseUrl: string, route: string, body: string): Promise<Answer> {
+async function send(baseUrl: string, route: string, body: Uint8Array): Promise<Answer> {
     const started = performance.now();
     try {
         const response = await fetch(`${baseUrl}${route}`, {method: "POST", headers: {"Content-Type": "application/json"}, body, signal: AbortSignal.timeout(timeoutMs)});
@@ -137,6 +102,8 @@ function freshMemoryMs(): number {
 }
 
 console.log(`Fresh memory: touching 10 MB of new memory takes ${fixed(freshMemoryMs(), 1)} ms here (median of 5; a few ms on most machines, far more in some VMs)`);
+const poller = await LivePoller.start(Number(args["client-nice"]));
+const pollLive = (baseUrl: string, until: Promise<unknown>) => poller.poll(baseUrl, until);
 let server = await startServer();
 try {
     const idle = await pollLive(server.baseUrl, new Promise((resolve) => setTimeout(resolve, 2000)));
@@ -146,11 +113,13 @@ try {
         const heavy = build();
         if (!wanted(heavy.name))
             continue;
+        // Encoded once: fetch would encode a string body again for every request.
+        const body = Buffer.from(heavy.body);
         const answers: Answer[] = [];
         await serverLoopMaxMs(server.baseUrl);
         const load = (async () => {
             for (let round = 0; round < rounds; round++) {
-                const got = await Promise.all(Array.from({length: concurrency}, () => send(server.baseUrl, heavy.route, heavy.body)));
+                const got = await Promise.all(Array.from({length: concurrency}, () => send(server.baseUrl, heavy.route, body)));
                 answers.push(...got);
                 if (got.some((answer) => answer.status === "timeout"))
                     break;
@@ -205,3 +174,4 @@ if (wanted("stalled uploads"))
 // Audio uploads that decode to hours (bench/audioBombsCase.ts): refusals, /health/live, the server's RSS.
 if (wanted("audio"))
     await audioBombsCase(root, pollLive);
+poller.stop();

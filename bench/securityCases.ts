@@ -34,6 +34,8 @@ export function securityCases(): (() => SecurityCase)[] {
         () => chatCase("chat, 300 KB prompt, refused after tokenizing", {model: "tools", messages: [{role: "user", content: filler(300_000)}]}),
         () => ({name: "count_tokens, 300 KB prompt", route: "/v1/messages/count_tokens",
             body: JSON.stringify({model: "tools", messages: [{role: "user", content: filler(300_000)}]})}),
+        () => ({name: "tokenize, 1 MB text with pieces (tools)", route: "/v1/tokenize",
+            body: JSON.stringify({model: "tools", content: filler(megabytes(1)), with_pieces: true})}),
         () => chatCase("chat, 10,000 empty messages", {model: "tools", messages: emptyTurns(10_000)}),
         () => chatCase("chat, 16,000 empty messages", {model: "tools", messages: emptyTurns(16_000)}),
         () => chatCase("chat, 32,000 empty messages", {model: "tools", messages: emptyTurns(32_000)}),

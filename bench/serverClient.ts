@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
 import { readSseEvents } from "./readSseEvents.js";
 import { serverEnvironment } from "./serverEnvironment.js";
 import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
@@ -24,6 +25,27 @@ function installExitHooks() {
                 child.kill("SIGKILL");
             process.exit(130);
         });
+}
+
+/** Checkouts whose compiled server is known current (built at most once per bench run). */
+const built = new Set<string>();
+
+/**
+ * How to run the server of the checkout at `cwd`: its compiled server, as `npm start` runs it (built first by its own
+ * scripts/buildIfStale.mjs when stale), so a bench measures what users run (the source through tsx also carries the
+ * loader and a larger heap); a checkout from before that script runs its source through tsx.
+ */
+function serverEntry(cwd: string): string[] {
+    const build = path.join(cwd, "scripts", "buildIfStale.mjs");
+    if (!fs.existsSync(build))
+        return ["--import", "tsx", "src/main.ts"];
+    if (!built.has(cwd)) {
+        const result = spawnSync(process.execPath, [build], {cwd, stdio: ["ignore", "inherit", "inherit"]});
+        if (result.status !== 0)
+            throw new Error(`Building the server in ${cwd} failed (${result.status ?? result.signal}).`);
+        built.add(cwd);
+    }
+    return ["dist/src/main.js"];
 }
 
 export type ServerOptions = {
@@ -58,7 +80,7 @@ export class BenchServer {
         delete env.API_KEYS;
         delete env.API_KEYS_FILE;
         const child = spawn(process.execPath, [
-            "--import", "tsx", "src/main.ts",
+            ...serverEntry(options.cwd),
             "--models", options.manifestPath,
             "--host", "127.0.0.1",
             "--port", "0",

@@ -134,6 +134,22 @@ describe("/v1/tokenize and /v1/detokenize", () => {
         expect(tokens.length).toBeGreaterThan(16_384);
         expect(tokens.slice(0, 20)).toEqual((await tokenize({model: "tiny", content: text.slice(0, 112)})).body.tokens.slice(0, 20));
         expect(await held(async () => (await detokenize(tokens)).body.content)).toBe(text);
+        // With pieces: the list is written in the render thread as the bytes JSON.stringify gives for the same answer.
+        const response = await held(() => fetch(`${server.url}/v1/tokenize`, {
+            method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({model: "tiny", content: text, with_pieces: true})
+        }));
+        expect(response.headers.get("content-type")).toBe("application/json; charset=utf-8");
+        const bytes = await response.text();
+        const body = JSON.parse(bytes) as {tokens: {id: number, piece: string}[], count: number, max_model_len: number};
+        expect(bytes).toBe(JSON.stringify(body));
+        expect(body.tokens.map(({id}) => id)).toEqual(tokens);
+        expect(body.count).toBe(tokens.length);
+        // SentencePiece writes the text's first word with its leading space ("▁Once").
+        const joined = body.tokens.map(({piece}) => piece).join("");
+        expect(joined === ` ${text}`).toBe(true);
+        const small = (await tokenize({model: "tiny", content: text.slice(0, 112), with_pieces: true})).body;
+        expect(body.tokens.slice(0, 20)).toEqual(small.tokens.slice(0, 20));
+        expect(body.max_model_len).toBe(small.max_model_len);
     });
 
     it("refuses bad input with a 400 naming the field", async () => {

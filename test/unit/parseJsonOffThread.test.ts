@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseJsonOffThread } from "../../src/core/http/parseJsonOffThread.js";
+import { movedStringLength, putLongStrings, takeLongStrings } from "../../src/core/workers/movedStrings.js";
 import { joinPieces, ownedPieces } from "../../src/core/workers/ownedPieces.js";
 
 const long = (chars: number, unit = "ab") => unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
@@ -25,6 +26,37 @@ describe("parseJsonOffThread", () => {
         const reply = await parseJsonOffThread(JSON.stringify({list: Array(20).fill(long(10))}), {maxDepth: 128, maxValues: 10});
         expect(reply).toMatchObject({hazard: {problem: "too_many_values"}});
         await expect(parseJsonOffThread("{not json", {maxDepth: 128, maxValues: 10})).rejects.toThrow(SyntaxError);
+    });
+});
+
+describe("long strings moved as bytes", () => {
+    // Latin-1 beyond ASCII, UTF-16 beyond Latin-1 (an emoji's surrogate pair, and a lone surrogate JSON may hold).
+    const latin1 = "é" + long(movedStringLength);
+    const utf16 = long(movedStringLength, "😀") + "\ud800";
+
+    it("takes each long string out of a value by its path, as latin1 or utf16le bytes, and puts it back whole", () => {
+        const value = {messages: [{role: "user", content: latin1}, {role: "user", content: "short"}], tools: [[utf16]], n: 1};
+        const expected = structuredClone(value);
+        const taken = takeLongStrings(value);
+        expect(taken.strings.map(({path, encoding}) => ({path, encoding}))).toEqual(expect.arrayContaining([
+            {path: ["messages", 0, "content"], encoding: "latin1"}, {path: ["tools", 0, 0], encoding: "utf16le"}]));
+        expect(taken.strings).toHaveLength(2);
+        expect(taken.transfer).toEqual(taken.strings.map(({bytes}) => bytes));
+        expect(value.messages[0].content).toBe("");
+        expect(putLongStrings(structuredClone(taken.value), taken.strings)).toEqual(expected);
+    });
+
+    it("moves a root that is itself a long string, and leaves a value without long strings as it is", () => {
+        const root = takeLongStrings(utf16);
+        expect(root.value).toBe("");
+        expect(putLongStrings(root.value, root.strings)).toBe(utf16);
+        const small = {a: [long(movedStringLength - 1)]};
+        expect(takeLongStrings(small)).toEqual({value: small, strings: [], transfer: []});
+    });
+
+    it("gives a body's long strings back from the parse thread exactly as JSON.parse reads them", async () => {
+        const body = {messages: [{role: "user", content: latin1}], input: [{type: "function_call", arguments: utf16}]};
+        expect(await parseJsonOffThread(JSON.stringify(body), {maxDepth: 128, maxValues: 1000})).toEqual({value: body});
     });
 });
 

@@ -250,7 +250,11 @@ export type TokenizeInput =
 /** A token's text piece (llama-server's `with_pieces`): its text when its bytes are valid UTF-8 on their own, else the bytes. */
 export type TokenPiece = string | number[];
 
-export type Tokenized = {tokens: number[], pieces?: TokenPiece[]};
+/**
+ * A tokenize result: the tokens (and their pieces when asked); or, for a long list prepared off the main thread, the
+ * list as the tokenize routes write it (`tokens`: ids or `{id, piece}` objects), as UTF-8 JSON, and its length.
+ */
+export type Tokenized = {tokens: number[], pieces?: TokenPiece[]} | {count: number, json: Uint8Array};
 
 /** A question the model answers by picking one of `options` (their text as shown to it), read from its next-token distribution. */
 export type DecisionQuestion = {instructions: string, options: string[]};

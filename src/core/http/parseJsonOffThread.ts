@@ -1,6 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { passOffThreadGate } from "../workers/offThreadGate.js";
 import { siblingModuleUrl } from "../workers/siblingModuleUrl.js";
+import { putLongStrings } from "../workers/movedStrings.js";
 import { ownedPieces } from "../workers/ownedPieces.js";
 import { startModuleThread } from "../workers/startModuleThread.js";
 import type { JsonHazard } from "./findJsonHazard.js";
@@ -10,7 +11,7 @@ import type { JsonBounds, ParseReply, ParseRequest } from "./jsonParseThreadMain
  * JSON.parse in a worker thread, for large request bodies: parsing (and decoding) a 10 MB body took
  * ~30 ms of the main thread, during which every other request waited; in the worker the main thread
  * only moves the bytes there (transferred, not copied, not even joined) and takes the parsed value back (a structured
- * clone, a few ms for a long string), or only its hazard (findJsonHazard: a body of too many values, too
+ * clone, its long strings moved as bytes: movedStrings), or only its hazard (findJsonHazard: a body of too many values, too
  * deep, with a prototype key: the clone of a body of many values is slow). One worker (jsonParseThreadMain), started on first use, unref'd so
  * it never keeps the process alive.
  */
@@ -61,5 +62,5 @@ export async function parseJsonOffThread(pieces: string | Uint8Array | Uint8Arra
     const reply = await ask({id, pieces: owned.pieces, bounds}, owned.transfer);
     if ("error" in reply)
         throw new SyntaxError(reply.error);
-    return "hazard" in reply ? {hazard: reply.hazard} : {value: reply.value};
+    return "hazard" in reply ? {hazard: reply.hazard} : {value: putLongStrings(reply.value, reply.strings)};
 }

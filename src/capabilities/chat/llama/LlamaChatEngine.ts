@@ -115,7 +115,8 @@ export class LlamaChatEngine implements ChatEngine {
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
-            prepare: (request, signal) => this.prepare(request, signal), load: () => this.pool.load(), queueSize: options.queueSize});
+            prepare: (request, signal) => this.prepare(request, signal), isSmall: (request) => isSmallPrompt(request, this.renderer),
+            load: () => this.pool.load(), queueSize: options.queueSize});
         this.decisionLabels = decisionLabels(llamaLabelTokenizer(model));
         this.info = {
             id: options.id,

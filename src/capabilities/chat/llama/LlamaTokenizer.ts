@@ -5,10 +5,10 @@ import type { TokenPiece, Tokenized } from "../ChatEngine.js";
 import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
 import type { PromptRenderThread } from "./PromptRenderThread.js";
 import type { TokenBytes } from "./TokenBytes.js";
+import { tokenPiece } from "./tokenListJson.js";
 
 /** Token lists detokenized on the main thread (llama.cpp's detokenizer takes well under a millisecond for these). */
 const smallDetokenize = 16_384;
-const strictUtf8 = new TextDecoder("utf-8", {fatal: true});
 
 export type LlamaTokenizerParts = {
     id: string;
@@ -17,6 +17,8 @@ export type LlamaTokenizerParts = {
     renderThread: PromptRenderThread;
     /** The engine's own prompt preparation: on the main thread when small, in the render thread otherwise. */
     prepare(request: PromptRequest, signal?: AbortSignal): Promise<PreparedPrompt>;
+    /** Whether the engine prepares `request` on the main thread (isSmallPrompt). */
+    isSmall(request: PromptRequest): boolean;
     /** The engine's admission queue's load, and how many may wait in it. */
     load(): EngineLoad;
     queueSize: number;
@@ -25,7 +27,9 @@ export type LlamaTokenizerParts = {
 /**
  * A chat model's /v1/tokenize and /v1/detokenize: the same prompt preparation as a chat turn (large work in the render
  * thread), pieces as llama-server gives them, and the model's admission rule: a request needs no sequence, but is
- * refused (503) whenever a chat request would be, because the model's waiting line is full.
+ * refused (503) whenever a chat request would be, because the model's waiting line is full. A large prompt's token list
+ * comes back from the render thread as its JSON (tokenListJson), never as a list the main thread would turn into
+ * millions of objects and serialize (a 9 MB text is ~4 million tokens).
  */
 export class LlamaTokenizer {
     private readonly pieces = new Map<number, TokenPiece>();
@@ -34,6 +38,8 @@ export class LlamaTokenizer {
 
     async tokenize(request: PromptRequest, withPieces: boolean, signal?: AbortSignal): Promise<Tokenized> {
         this.admit();
+        if (!this.parts.isSmall(request))
+            return this.parts.renderThread.tokenListJson(request, withPieces, signal);
         const {tokens} = await this.parts.prepare(request, signal);
         return withPieces ? {tokens, pieces: tokens.map((token) => this.piece(token))} : {tokens};
     }
@@ -52,16 +58,10 @@ export class LlamaTokenizer {
             throw new QueueFullError(this.parts.id, this.parts.queueSize);
     }
 
-    /** llama-server's piece: the token's bytes (TokenBytes: what llama.cpp's token_to_piece writes) as text, or as byte values when not valid UTF-8. */
     private piece(token: Token): TokenPiece {
         let piece = this.pieces.get(token);
         if (piece == null) {
-            const bytes = this.parts.tokenBytes.of(token);
-            try {
-                piece = strictUtf8.decode(Uint8Array.from(bytes));
-            } catch {
-                piece = [...bytes];
-            }
+            piece = tokenPiece(this.parts.tokenBytes, token);
             this.pieces.set(token, piece);
         }
         return piece;

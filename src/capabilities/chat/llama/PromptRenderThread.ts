@@ -34,6 +34,17 @@ export class PromptRenderThread {
         return {tokens: toArray(reply.tokens), start: reply.start, clientStart: reply.clientStart};
     }
 
+    /**
+     * The prompt's tokens as the tokenize routes write them (tokenListJson: ids, or `{id, piece}` objects), prepared and
+     * written in the render thread: a long list crosses as bytes, moved; stopped as `prepare` is.
+     */
+    async tokenListJson(request: PromptRequest, withPieces: boolean, signal?: AbortSignal): Promise<{count: number, json: Uint8Array}> {
+        const reply = await this.cancellable(signal, (id, cancel) => ({type: "render", id, request, cancel, listJson: {withPieces}}));
+        if (!("json" in reply))
+            throw new Error("The render thread answered a token list without its JSON");
+        return {count: reply.count, json: reply.json};
+    }
+
     /** A decision job's prefix and question suffixes (decisionTokens), in the render thread; stopped between questions as `prepare` is. */
     async decisionTokens(format: ReasoningFormat | null, turns: ChatTurn[], questionTexts: string[], signal?: AbortSignal): Promise<DecisionTokens> {
         const reply = await this.cancellable(signal, (id, cancel) => ({type: "decision", id, format, turns, questionTexts, cancel}));

@@ -7,15 +7,18 @@ import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { decisionTokens } from "./decisionPrompt.js";
 import { preparePrompt, type PromptRequest } from "./preparePrompt.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
+import { TokenBytes } from "./TokenBytes.js";
+import { tokenListJson, tokenPiece } from "./tokenListJson.js";
 
 /** What the main thread sends the render thread (see PromptRenderThread). */
 export type RenderThreadMessage =
-    | {type: "render", id: number, request: PromptRequest, cancel?: Int32Array}
+    | {type: "render", id: number, request: PromptRequest, cancel?: Int32Array, /** Reply with the token list's JSON (tokenListJson) instead of the tokens. */ listJson?: {withPieces: boolean}}
     | {type: "decision", id: number, format: ReasoningFormat | null, turns: ChatTurn[], questionTexts: string[], cancel?: Int32Array}
     | {type: "detokenize", id: number, tokens: Uint32Array}
     | {type: "close"};
 export type RenderThreadReply =
     | {id: number, tokens: Uint32Array, start: ReasoningStart, clientStart: number}
+    | {id: number, count: number, json: Uint8Array}
     | {id: number, text: string}
     | {id: number, prefix: Uint32Array, suffixes: Uint32Array, suffixLengths: Uint32Array}
     | {id: number, error: string}
@@ -41,7 +44,7 @@ const checkpoint = () => {
 const ready = (async () => {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath, vocabOnly: true});
-    return {llama, model, renderer: new ChatPromptRenderer(model, {checkpoint})};
+    return {llama, model, renderer: new ChatPromptRenderer(model, {checkpoint}), tokenBytes: new TokenBytes(model)};
 })();
 // Kept as a rejection for each request rather than an unhandled one.
 ready.catch(() => {});
@@ -63,7 +66,7 @@ async function handle(message: RenderThreadMessage) {
         return;
     }
     try {
-        const {model, renderer} = await ready;
+        const {model, renderer, tokenBytes} = await ready;
         if (message.type === "detokenize") {
             parentPort!.postMessage({id: message.id, text: model.detokenize(Array.from(message.tokens) as Token[], true)} satisfies RenderThreadReply);
             return;
@@ -77,6 +80,13 @@ async function handle(message: RenderThreadMessage) {
             return;
         }
         const {tokens, start, clientStart} = preparePrompt(model, renderer, message.request);
+        if (message.listJson != null) {
+            checkpoint();
+            const json = Buffer.from(tokenListJson(tokens, message.listJson.withPieces ? (token) => tokenPiece(tokenBytes, token) : null));
+            const bytes = new Uint8Array(json.buffer, json.byteOffset, json.byteLength);
+            parentPort!.postMessage({id: message.id, count: tokens.length, json: bytes} satisfies RenderThreadReply, [json.buffer as ArrayBuffer]);
+            return;
+        }
         const moved = Uint32Array.from(tokens);
         parentPort!.postMessage({id: message.id, tokens: moved, start, clientStart} satisfies RenderThreadReply, [moved.buffer]);
     } catch (error) {

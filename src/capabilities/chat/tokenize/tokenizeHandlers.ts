@@ -1,4 +1,6 @@
 import type { Middleware } from "koa";
+import { Readable } from "node:stream";
+import { bodyPieces } from "../../../core/http/bodyPieces.js";
 import { ApiError } from "../../../core/http/ApiError.js";
 import type { RequestState } from "../../../core/http/RequestState.js";
 import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
@@ -19,7 +21,18 @@ export function tokenizeHandler(context: RouteContext): Middleware {
         const state = ctx.state as RequestState;
         const engine = await chatEngine(context, state, request.model);
         const input = await toTokenizeInput(request, engine.info, visionModelIds(context.engines.registry));
-        const {tokens, pieces} = await engine.tokenize(input, {withPieces: request.with_pieces === true, signal: state.signal});
+        const tokenized = await engine.tokenize(input, {withPieces: request.with_pieces === true, signal: state.signal});
+        if ("json" in tokenized) {
+            // A long list, written off the main thread: the same bytes JSON.stringify would give, written a piece at a time.
+            ctx.type = "application/json";
+            ctx.body = Readable.from([
+                Buffer.from(`{"tokens":`),
+                ...bodyPieces(Buffer.from(tokenized.json.buffer, tokenized.json.byteOffset, tokenized.json.byteLength)),
+                Buffer.from(`,"count":${tokenized.count},"max_model_len":${engine.info.contextSize}}`)
+            ]);
+            return;
+        }
+        const {tokens, pieces} = tokenized;
         ctx.body = {
             tokens: pieces == null ? tokens : tokens.map((id, index) => ({id, piece: pieces[index]})),
             count: tokens.length,
