@@ -21,8 +21,10 @@ export type OnnxVisionChatEngineOptions = {
 /**
  * A chat engine on an ONNX vision-language model (SmolVLM / Idefics3 layout) in the shared worker pool: a job's images
  * decoded there (decodeChatImages), the prompt counted by the model's processor before the job takes its place in the
- * queue, one `generate` task per request with its text sent as it comes. What it cannot do is refused naming the
- * field (refuseUnsupported); it never answers such a request unconstrained.
+ * queue, one `generate` task per choice with its text sent as it comes (the sampling, stop sequences and logprobs in
+ * the worker: VisionModel); tokenize, detokenize and decisions in the worker too. What it cannot do (constrained output,
+ * tools, raw prompts) is refused naming the field and the served models that can (refuseUnsupported); it never answers
+ * such a request unconstrained.
  */
 export class OnnxVisionChatEngine implements ChatEngine {
     readonly info: ChatEngineInfo;
