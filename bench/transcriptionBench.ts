@@ -14,13 +14,13 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import OpenAI, { toFile } from "openai";
+import { toFile } from "openai";
 import { defaultConfig } from "../src/config.js";
 import { makeTestLlamaGguf } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { encodeFixture, testSignal } from "../test/support/audioFixtures.js";
 import { makeTestWhisperOnnx } from "../test/support/onnx/makeTestWhisperOnnx.js";
-import { chatTtft } from "./chatTtft.js";
-import { BenchServer } from "./serverClient.js";
+import { chatTtftUnderLoad } from "./chatTtft.js";
+import { startOnnxBenchServer } from "./onnxBenchServer.js";
 import { fixed, median } from "./stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -40,20 +40,13 @@ makeTestWhisperOnnx(tinyPath, {seed: 3});
 makeTestWhisperOnnx(basePath, {seed: 3, hidden: 512, layers: 6, logits: 51_865, maxTargetPositions: 448});
 const chatPath = path.join(dir, "chat.gguf");
 await makeTestLlamaGguf(chatPath, {seed: 1});
-const manifest = path.join(dir, "models.json");
-fs.writeFileSync(manifest, JSON.stringify({models: [
+const {server, client} = await startOnnxBenchServer(dir, [
     {id: "tiny", task: "transcription", path: tinyPath},
     {id: "base-sized", task: "transcription", path: basePath},
     {id: "tiny-no-fallback", task: "transcription", path: tinyPath, temperatureFallback: false},
     {id: "base-sized-no-fallback", task: "transcription", path: basePath, temperatureFallback: false},
     {id: "chat", task: "chat", path: chatPath, contextSize: 512, parallel: 2}
-]}));
-process.env.WORKERS = String(workers);
-process.env.ONNX_THREADS = String(onnxThreads);
-const server = await BenchServer.start({
-    cwd: process.cwd(), manifestPath: manifest, keysFile: path.join(dir, "no-keys.json"), threads: 1, parallel: 2, startTimeoutMs: 300_000
-});
-const client = new OpenAI({baseURL: `${server.baseUrl}/v1`, apiKey: "none", maxRetries: 0});
+], {workers, onnxThreads, startTimeoutMs: 300_000});
 const wav = await encodeFixture("wav", testSignal(seconds, 16_000), 16_000);
 
 async function transcribe(model: string): Promise<number> {
@@ -95,21 +88,7 @@ for (const model of ["tiny", "tiny-no-fallback", "base-sized", "base-sized-no-fa
 }
 
 const samples = quick ? 5 : 10;
-const idle: number[] = [];
-for (let i = 0; i < samples; i++)
-    idle.push(await chatTtft(client));
-let loading = true;
-const load = Promise.all(Array.from({length: 2}, async () => {
-    while (loading)
-        await transcribe("base-sized");
-}));
-while ((await (await fetch(`${server.baseUrl}/health`)).json() as {models: Record<string, {busy: number}>}).models["base-sized"].busy === 0)
-    await new Promise((resolve) => setImmediate(resolve));
-const busy: number[] = [];
-for (let i = 0; i < samples; i++)
-    busy.push(await chatTtft(client));
-loading = false;
-await load;
+const {idle, busy} = await chatTtftUnderLoad(client, server.baseUrl, {model: "base-sized", streams: 2, samples, request: () => transcribe("base-sized")});
 await server.stop();
 fs.rmSync(dir, {recursive: true, force: true});
 

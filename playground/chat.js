@@ -1,16 +1,20 @@
 // @ts-check
 import { call, element, labelled, modelOptions, streamMessages } from "./api.js";
+import { imageAttachments, thumbnail } from "./chatImages.js";
 import { markdownView } from "./markdownStream.js";
 
-/** @typedef {{id: string, aliases: string[]}} Model */
-/** @typedef {{role: "system" | "user" | "assistant", content: string}} Turn */
+/** @typedef {import("./models.js").Model} Model */
+/** @typedef {{type: "text", text: string} | {type: "image_url", image_url: {url: string}}} Part */
+/** @typedef {{role: "system" | "user" | "assistant", content: string | Part[]}} Turn */
 
 const storageKey = "playground.chat";
 
 /**
  * The chat tab: a streamed conversation kept in the page (and, when asked, in localStorage), its answer as
  * Markdown, a thinking model's reasoning in a fold, a stop button, the sampling fields, JSON mode, and per
- * answer the time to the first token and the tokens per second read from the stream.
+ * answer the time to the first token and the tokens per second read from the stream. A model that takes images
+ * (`architecture.input_modalities` in the list) gets them attached to a message (chatImages.js), sent as `image_url`
+ * parts with data URLs.
  * @param {HTMLElement} root
  * @param {Model[]} models
  */
@@ -34,8 +38,18 @@ export function mountChat(root, models) {
             element("label", {class: "inline"}, [json, " JSON mode"]), element("label", {class: "inline"}, [keep, " keep in this browser"])]),
         system
     ]);
-    const composer = element("form", {class: "card"}, [prompt, element("div", {class: "row"}, [send, stop, clear])]);
+    const composer = element("form", {class: "card"}, [prompt]);
+    const images = imageAttachments(composer, (message) => error.textContent = message);
+    composer.append(images.tray, images.input, element("div", {class: "row"}, [send, stop, clear, images.button]));
     root.append(form, element("div", {class: "card"}, [messages, error]), composer);
+    // The attach button follows the chosen model, and the list when a fresh one replaces the picker's options.
+    const offerImages = () => {
+        const chosen = models.find((entry) => entry.id === model.value);
+        images.allow(chosen?.architecture?.input_modalities.includes("image") === true ? null : `The model ${model.value} does not take images`);
+    };
+    model.addEventListener("change", offerImages);
+    new MutationObserver(offerImages).observe(model, {childList: true});
+    offerImages();
 
     /** @type {Turn[]} */
     let conversation = [];
@@ -45,10 +59,19 @@ export function mountChat(root, models) {
     } catch {
         conversation = [];
     }
-    const save = () => keep.checked ? localStorage.setItem(storageKey, JSON.stringify(conversation)) : localStorage.removeItem(storageKey);
+    const save = () => {
+        try {
+            if (keep.checked)
+                localStorage.setItem(storageKey, JSON.stringify(conversation));
+            else
+                localStorage.removeItem(storageKey);
+        } catch {
+            error.textContent = "This conversation is too large to keep in this browser (its images).";
+        }
+    };
     keep.addEventListener("change", save);
     for (const turn of conversation)
-        messages.append(turn.role === "user" ? userMessage(turn.content) : assistantMessage().showAnswer(turn.content).node);
+        messages.append(turn.role === "user" ? userMessage(turn.content) : assistantMessage().showAnswer(String(turn.content)).node);
 
     /** @type {AbortController | null} */
     let running = null;
@@ -61,12 +84,18 @@ export function mountChat(root, models) {
     composer.addEventListener("submit", async (event) => {
         event.preventDefault();
         const text = prompt.value.trim();
-        if (text === "" || running != null)
+        if (running != null || (text === "" && images.tray.childElementCount === 0))
             return;
         error.textContent = "";
         prompt.value = "";
-        conversation.push({role: "user", content: text});
-        messages.append(userMessage(text));
+        const attached = images.take();
+        /** @type {Turn} */
+        const turn = {role: "user", content: attached.length === 0 ? text : [
+            ...attached.map((url) => /** @type {Part} */ ({type: "image_url", image_url: {url}})),
+            ...(text === "" ? [] : [/** @type {Part} */ ({type: "text", text})])
+        ]};
+        conversation.push(turn);
+        messages.append(userMessage(turn.content));
         const answer = assistantMessage();
         messages.append(answer.node);
         running = new AbortController();
@@ -129,9 +158,16 @@ export function mountChat(root, models) {
     });
 }
 
-/** @param {string} text */
-function userMessage(text) {
-    return element("div", {class: "message user"}, [text]);
+/**
+ * A message of the person: its images as thumbnails, then its text.
+ * @param {string | Part[]} content
+ */
+function userMessage(content) {
+    if (typeof content === "string")
+        return element("div", {class: "message user"}, [content]);
+    const pictures = content.flatMap((part) => part.type === "image_url" ? [thumbnail(part.image_url.url)] : []);
+    const text = content.flatMap((part) => part.type === "text" ? [part.text] : []).join("\n");
+    return element("div", {class: "message user"}, [...(pictures.length === 0 ? [] : [element("div", {class: "attachments"}, pictures)]), text]);
 }
 
 /**

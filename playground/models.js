@@ -5,7 +5,7 @@ import { call, element, labelled, streamMessages } from "./api.js";
  * @typedef {{value: string, estimated_bytes: number | null, measured_bytes: number | null, last_used: number | null,
  *     keep_alive: string, pinned: boolean, preload: boolean, error?: string, retry_at?: number,
  *     progress?: {stages: string[], current: string, value: number}}} ModelStatus
- * @typedef {{id: string, task: string, aliases: string[], endpoints: string[], parameter_set?: string, status?: ModelStatus}} Model
+ * @typedef {{id: string, task: string, aliases: string[], endpoints: string[], architecture?: {input_modalities: string[], output_modalities: string[]}, parameter_set?: string, status?: ModelStatus}} Model
  * @typedef {{data: Model[], can_manage?: boolean, memory?: {budget_bytes: number, in_use_bytes: number, vram_budget_bytes?: number | null, vram_in_use_bytes?: number}}} Library
  */
 

@@ -112,6 +112,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const engines = new EngineHost(registry, capabilities.map((capability) => ({
         task: capability.task,
         endpoints: capability.endpoints,
+        modalities: capability.modalities,
         createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress) => capability.createEngine(entry, {...engineContext, onLoadProgress}))
     })), logger, {
         memoryBudget: config.memoryBudget,

@@ -1,4 +1,5 @@
 import type { ManifestSettings } from "../core/registry/ManifestSettings.js";
+import type { ModalitiesOf } from "../core/registry/Modalities.js";
 import type { SettingsTable } from "../settings/Setting.js";
 import type { ModelRecognition } from "./ModelRecognition.js";
 
@@ -14,6 +15,8 @@ export type CapabilityManifest<Settings = unknown> = {
     task: string;
     /** Listed per model in /v1/models. */
     endpoints: readonly string[];
+    /** What one of its models takes in and gives out, listed per model in /v1/models (`architecture`); none = not listed. */
+    modalities?: ModalitiesOf;
     /** Manifest fields only its models have; none = only the common ones. */
     manifest?: ManifestSettings<Settings>;
     /** Server-wide settings only it reads (flags and environment variables, e.g. chat's `--draft-max`): rows of src/config.ts's table, in `Config`. */

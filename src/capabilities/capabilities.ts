@@ -12,7 +12,7 @@ export type CapabilityLine = {manifest: CapabilityManifest, server: () => Promis
 export async function loadCapabilities(list: readonly CapabilityLine[] = capabilityList): Promise<readonly Capability[]> {
     return Promise.all(list.map(async ({manifest, server}) => {
         const capability = await server();
-        if (capability.task !== manifest.task || capability.endpoints !== manifest.endpoints || capability.manifest !== manifest.manifest || capability.recognise !== manifest.recognise)
+        if (capability.task !== manifest.task || capability.endpoints !== manifest.endpoints || capability.manifest !== manifest.manifest || capability.recognise !== manifest.recognise || capability.modalities !== manifest.modalities)
             throw new Error(`The server part of capability '${manifest.task}' does not match its manifest part (task '${capability.task}')`);
         return capability;
     }));

@@ -3,6 +3,8 @@ import { manifestParts } from "../capabilities/manifestParts.js";
 import { recogniseModel } from "../capabilities/recogniseModel.js";
 import type { CatalogueEntry, CatalogueFile } from "./CatalogueEntry.js";
 import { DownloadError } from "./DownloadError.js";
+import { hubUrl } from "./hubUrl.js";
+import { visionRepoFiles } from "./visionRepoFiles.js";
 
 /** One file of a hub repository's tree (`GET /api/models/{repo}/tree/{revision}?recursive=true`). */
 export type HubTreeFile = {type: string, path: string, size?: number, lfs?: {oid: string, size: number} | null};
@@ -27,7 +29,7 @@ const defaultQuant = "Q4_K_M";
  * The files to fetch for `spec` from the repository's tree: a named file; the GGUF of a
  * quantisation (all the parts of a split GGUF); with neither, the default quantisation, or for an
  * ONNX repository its configuration and tokenizer files and one model file (quantized when there is
- * one). Returns them and the path the manifest names. Pure.
+ * one), a Whisper export's encoder and decoder, a vision-language model's three networks (visionRepoFiles). Returns them and the path the manifest names. Pure.
  */
 export function selectHubFiles(spec: HubSpec, tree: readonly HubTreeFile[]): {files: HubTreeFile[], manifestPath: string} {
     const files = tree.filter((entry) => entry.type === "file");
@@ -53,6 +55,10 @@ export function selectHubFiles(spec: HubSpec, tree: readonly HubTreeFile[]): {fi
     // A diffusers/optimum Stable Diffusion export (images): its pipeline's ONNX networks with their configs and the tokenizer.
     if (files.some((entry) => entry.path === "model_index.json"))
         return {files: files.filter((entry) => /^model_index\.json$|^(text_encoder|unet|vae_decoder)\/(model\.onnx(_data)?|config\.json)$|^(tokenizer|scheduler)\/[^/]+\.(json|txt)$/.test(entry.path)), manifestPath: "."};
+    // A vision-language model (chat with images): its three networks in the dtype the vision engine loads, and its processor.
+    const vision = visionRepoFiles(spec, files);
+    if (vision != null)
+        return {files: vision, manifestPath: "."};
     // A transformers.js repository (embeddings, speech, transcription): configuration, tokenizer, the model file(s) of the dtype, Kokoro's voices.
     const dtypeSuffix = {fp32: "", q8: "_quantized", fp16: "_fp16", int8: "_int8", uint8: "_uint8", q4: "_q4", q4f16: "_q4f16"}[spec.dtype ?? "q8"];
     if (dtypeSuffix == null)
@@ -87,13 +93,19 @@ function splitSiblings(first: HubTreeFile, candidates: readonly HubTreeFile[]): 
         .sort((a, b) => a.path.localeCompare(b.path));
 }
 
+/** What a repository's `config.json` says of its model (read only for a repository the hub gives no `pipeline_tag`). */
+export type HubConfig = {architectures?: unknown, model_type?: unknown};
+
 /**
  * The task a hub repository serves, by the capabilities' own rules (`recogniseModel`): its top-level marker
- * files (images: `model_index.json`), then its `pipeline_tag`; a GGUF no tag decides is chat's (any other GGUF).
+ * files (images: `model_index.json`), then its `pipeline_tag`, or without one its `config.json` (`architectures`,
+ * `model_type`: a SmolVLM export is chat's); a GGUF nothing decides is chat's (any other GGUF).
  */
-export function hubTask<Part extends CapabilityManifest>(repo: string, facts: {gguf: boolean, topFiles: readonly string[], pipelineTag: string | null}, parts: readonly Part[]): Part["task"] {
+export function hubTask<Part extends CapabilityManifest>(repo: string, facts: {gguf: boolean, topFiles: readonly string[], pipelineTag: string | null, config?: HubConfig | null}, parts: readonly Part[]): Part["task"] {
     const markers = facts.topFiles.filter((file) => parts.some((part) => part.recognise?.folderFiles?.includes(file)));
-    const recognised = recogniseModel({gguf: facts.gguf, folderFiles: markers, pipelineTag: facts.pipelineTag ?? undefined}, parts);
+    const architectures = Array.isArray(facts.config?.architectures) ? facts.config.architectures.filter((name): name is string => typeof name === "string") : undefined;
+    const modelType = typeof facts.config?.model_type === "string" ? facts.config.model_type : undefined;
+    const recognised = recogniseModel({gguf: facts.gguf, folderFiles: markers, pipelineTag: facts.pipelineTag ?? undefined, architectures, modelType}, parts);
     if ("refused" in recognised)
         throw new DownloadError("usage", `${repo} ${recognised.refused}`);
     return recognised.task;
@@ -121,7 +133,12 @@ export async function hubRepoEntry(spec: HubSpec, hub: {hfEndpoint: string, hfTo
     const tree = await api<HubTreeFile[]>(`/tree/${info.sha}?recursive=true`);
     const {files, manifestPath} = selectHubFiles(spec, tree);
     const gguf = manifestPath.toLowerCase().endsWith(".gguf");
-    const task = hubTask(spec.repo, {gguf, topFiles: tree.filter((entry) => entry.type === "file" && !entry.path.includes("/")).map((entry) => entry.path), pipelineTag: info.pipeline_tag ?? null}, manifestParts);
+    const topFiles = tree.filter((entry) => entry.type === "file" && !entry.path.includes("/")).map((entry) => entry.path);
+    // No pipeline_tag: the repository's config.json tells what the model is (its architectures, model_type).
+    const config = info.pipeline_tag == null && !gguf && topFiles.includes("config.json")
+        ? await fetchImpl(hubUrl(hub.hfEndpoint, spec.repo, info.sha, "config.json"), {headers}).then((response) => response.ok ? response.json() as Promise<HubConfig> : null).catch(() => null)
+        : null;
+    const task = hubTask(spec.repo, {gguf, topFiles, pipelineTag: info.pipeline_tag ?? null, config}, manifestParts);
     // A manifest id: the file's (or repository's) name, lower case, characters an id cannot have as "-".
     const id = (gguf ? manifestPath.split("/").at(-1)!.replace(/(-00001-of-\d{5})?\.gguf$/i, "") : spec.repo.split("/")[1])
         .toLowerCase().replace(/[^a-z0-9._:+-]+/g, "-").replace(/^[^a-z0-9]+/, "");

@@ -14,6 +14,12 @@ export type ModelObject = {
     endpoints: readonly string[];
     aliases: string[];
     family: string | null;
+    /**
+     * What the model takes in and gives out, where OpenRouter's `/v1/models` says it (`architecture.input_modalities`,
+     * which clients read to tell a model that sees; `modality`, its older one-string form, `text+image->text`): chat
+     * models, `["text", "image"]` for one that takes images.
+     */
+    architecture?: {modality: string, input_modalities: string[], output_modalities: string[]};
     /** Image models: `stable-diffusion` or `midjourney`, the request fields they take (the playground shows those). */
     parameter_set?: string;
     /**
@@ -35,9 +41,18 @@ export function toModelObject(engines: EngineHost, entry: ModelEntry): ModelObje
         endpoints: engines.endpointsOf(entry),
         aliases: engines.registry.aliasesOf(entry),
         family: entry.family,
+        ...architectureOf(engines, entry),
         ...parameterSetOf(entry),
         status: engines.statusOf(entry)
     };
+}
+
+function architectureOf(engines: EngineHost, entry: ModelEntry) {
+    const modalities = engines.modalitiesOf(entry);
+    return modalities == null ? {} : {architecture: {
+        modality: `${modalities.input.join("+")}->${modalities.output.join("+")}`,
+        input_modalities: [...modalities.input], output_modalities: [...modalities.output]
+    }};
 }
 
 function parameterSetOf(entry: ModelEntry) {

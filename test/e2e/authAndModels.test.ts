@@ -87,6 +87,8 @@ describe("/v1/models and name resolution", () => {
         expect(body.data[0]).toEqual({
             id: "tiny-2024", object: "model", created: Date.UTC(2024, 4, 1) / 1000, owned_by: "local",
             task: "chat", endpoints: ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/tokenize", "/v1/detokenize", "/v1/decisions", "/v1/systemone"], aliases: ["gpt-4o-mini", "tiny-latest"], family: "tiny",
+            // A GGUF chat model takes text only (OpenRouter's field; docs/models.md "Which models take images").
+            architecture: {modality: "text->text", input_modalities: ["text"], output_modalities: ["text"]},
             // Loaded at start (startTestServer preloads) and kept: its estimate (in RAM; none in VRAM on the CPU) and what loading it added to the RSS.
             status: {value: "loaded", estimated_bytes: expect.any(Number), estimated_vram_bytes: 0, measured_bytes: expect.any(Number), last_used: null, keep_alive: "forever", pinned: false, preload: true}
         });

@@ -1,6 +1,7 @@
 import type { Logger } from "../../logger.js";
 import { ApiError } from "../http/ApiError.js";
 import type { ModelEntry } from "../registry/ModelEntry.js";
+import type { Modalities, ModalitiesOf } from "../registry/Modalities.js";
 import type { ModelRegistry } from "../registry/ModelRegistry.js";
 import { systemClock, type Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
@@ -19,8 +20,11 @@ export type { ModelStatus } from "./ModelSlot.js";
  */
 export type EngineFactory = (entry: ModelEntry, onLoadProgress?: (fraction: number) => void) => Promise<Engine>;
 
-/** A task the host serves: its endpoints (for messages and /v1/models) and how its engines are made. */
-export type HostedTask = {task: string, endpoints: readonly string[], createEngine: EngineFactory};
+/**
+ * A task the host serves: its endpoints (for messages and /v1/models), what its models take in and give out (for
+ * /v1/models; none = not said) and how its engines are made.
+ */
+export type HostedTask = {task: string, endpoints: readonly string[], modalities?: ModalitiesOf, createEngine: EngineFactory};
 
 /** `loading` while preloaded models load; `failed` while one of them has failed (and not loaded since). */
 export type HostState = "loading" | "ready" | "failed" | "disposed";
@@ -166,6 +170,11 @@ export class EngineHost {
 
     endpointsOf(entry: ModelEntry): readonly string[] {
         return this.tasks.get(entry.task)?.endpoints ?? [];
+    }
+
+    /** What the model takes in and gives out (a chat model that sees takes `image`), or null when its task does not say. */
+    modalitiesOf(entry: ModelEntry): Modalities | null {
+        return this.tasks.get(entry.task)?.modalities?.(entry) ?? null;
     }
 
     /**

@@ -33,18 +33,27 @@ export function openResponse(ctx: Context, headers: Record<string, string>) {
     ctx.res.flushHeaders();
 }
 
+/** Each response's wait for 'drain' under way: writers that wait together share it (one listener pair, however many wait). */
+const drains = new WeakMap<object, Promise<void>>();
+
 /** Resolves once the socket buffer is below its high-water mark again, or the connection is gone. */
 export function drained(ctx: Context): Promise<void> {
     const res = ctx.res;
     if (!res.writableNeedDrain || res.destroyed)
         return Promise.resolve();
-    return new Promise((resolve) => {
-        const done = () => {
-            res.off("drain", done);
-            res.off("close", done);
-            resolve();
-        };
-        res.on("drain", done);
-        res.on("close", done);
-    });
+    let waiting = drains.get(res);
+    if (waiting == null) {
+        waiting = new Promise((resolve) => {
+            const done = () => {
+                res.off("drain", done);
+                res.off("close", done);
+                drains.delete(res);
+                resolve();
+            };
+            res.on("drain", done);
+            res.on("close", done);
+        });
+        drains.set(res, waiting);
+    }
+    return waiting;
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import { seededRandom } from "../seededRandom.js";
 import { byteCharacters, byteLevelTokenizerJson } from "./byteLevelTokenizer.js";
 import { encodeModel, float, int64, node, tensor, valueInfo } from "./onnxGraphBuilder.js";
+import { smolVlmSizedNetworks, type SmolVlmShape } from "./smolVlmSizedNetworks.js";
 
 export type TestSmolVlmOptions = {
     seed?: number;
@@ -14,6 +15,12 @@ export type TestSmolVlmOptions = {
     imageSize?: number;
     /** Never ends its answer (<end_of_utterance> impossible) and has a context of a million positions: a generation only a cancel stops. */
     endless?: boolean;
+    /**
+     * A real model's size instead of the tiny graphs (`smolVlm256mShape`, for `npm run bench:vision`): its networks'
+     * matrix products at full size (smolVlmSizedNetworks.ts), 64 image tokens per 512 px tile, answers that run to
+     * `max_tokens`. Hundreds of MB of random weights: written to a git-ignored cache, never to test/.models.
+     */
+    shape?: SmolVlmShape;
 };
 
 /**
@@ -41,9 +48,10 @@ export const smolVlmStyleTemplate = "<|im_start|>{% for message in messages %}{{
  *   tokenizer_config.json with the chat template.
  */
 export function makeTestSmolVlmOnnx(folder: string, options: TestSmolVlmOptions = {}) {
-    const hidden = options.hidden ?? 16;
-    const imageSeqLen = options.imageSeqLen ?? 4;
-    const imageSize = options.imageSize ?? 32;
+    const shape = options.shape;
+    const hidden = shape?.hidden ?? options.hidden ?? 16;
+    const imageSeqLen = shape != null ? (shape.tile / shape.patch / shape.scaleFactor) ** 2 : options.imageSeqLen ?? 4;
+    const imageSize = shape?.tile ?? options.imageSize ?? 32;
     const random = seededRandom(options.seed ?? 5);
     const weights = (length: number, scale: number) => Float32Array.from({length}, () => (random() * 2 - 1) * scale);
 
@@ -112,21 +120,26 @@ export function makeTestSmolVlmOnnx(folder: string, options: TestSmolVlmOptions 
         ]
     });
 
+    const networks = shape != null ? smolVlmSizedNetworks(shape, vocabSize, id("<end_of_utterance>"), random) : {vision, embed, decoder};
     fs.mkdirSync(path.join(folder, "onnx"), {recursive: true});
-    fs.writeFileSync(path.join(folder, "onnx", "vision_encoder.onnx"), vision);
-    fs.writeFileSync(path.join(folder, "onnx", "embed_tokens.onnx"), embed);
-    fs.writeFileSync(path.join(folder, "onnx", "decoder_model_merged.onnx"), decoder);
+    fs.writeFileSync(path.join(folder, "onnx", "vision_encoder.onnx"), networks.vision);
+    fs.writeFileSync(path.join(folder, "onnx", "embed_tokens.onnx"), networks.embed);
+    fs.writeFileSync(path.join(folder, "onnx", "decoder_model_merged.onnx"), networks.decoder);
     const endOfText = id("<|endoftext|>");
     const endOfUtterance = id("<end_of_utterance>");
     const json = (name: string, value: unknown) => fs.writeFileSync(path.join(folder, name), JSON.stringify(value, null, 2));
     json("config.json", {
-        model_type: "smolvlm", architectures: ["SmolVLMForConditionalGeneration"], image_token_id: id("<image>"), scale_factor: 1,
+        model_type: "smolvlm", architectures: ["SmolVLMForConditionalGeneration"], image_token_id: id("<image>"), scale_factor: shape?.scaleFactor ?? 1,
         text_config: {
-            model_type: "llama", hidden_size: hidden, num_hidden_layers: 1, num_attention_heads: 1, num_key_value_heads: 1, head_dim: hidden,
-            vocab_size: vocabSize, max_position_embeddings: options.endless === true ? 1_000_000 : 2048
+            model_type: "llama", hidden_size: hidden, num_hidden_layers: shape?.layers ?? 1, num_attention_heads: shape?.heads ?? 1,
+            num_key_value_heads: shape?.kvHeads ?? 1, head_dim: shape?.headDim ?? hidden, intermediate_size: shape?.mlp,
+            vocab_size: shape?.vocab ?? vocabSize, max_position_embeddings: options.endless === true ? 1_000_000 : shape != null ? 8192 : 2048
         },
-        vision_config: {model_type: "smolvlm_vision", hidden_size: hidden, image_size: imageSize, patch_size: imageSize / 2},
-        vocab_size: vocabSize, bos_token_id: id("<|im_start|>"), eos_token_id: endOfUtterance, pad_token_id: endOfText
+        vision_config: shape != null
+            ? {model_type: "smolvlm_vision", hidden_size: shape.visionHidden, num_hidden_layers: shape.visionLayers, num_attention_heads: shape.visionHeads,
+                intermediate_size: shape.visionMlp, image_size: shape.tile, patch_size: shape.patch}
+            : {model_type: "smolvlm_vision", hidden_size: hidden, image_size: imageSize, patch_size: imageSize / 2},
+        vocab_size: shape?.vocab ?? vocabSize, bos_token_id: id("<|im_start|>"), eos_token_id: endOfUtterance, pad_token_id: endOfText
     });
     json("generation_config.json", {bos_token_id: id("<|im_start|>"), eos_token_id: [endOfUtterance, endOfText], pad_token_id: endOfText});
     json("preprocessor_config.json", {
