@@ -21,7 +21,9 @@ beforeAll(async () => {
     [red, blue] = await Promise.all([twoColourImage("png", 40, 20), sharp({create: {width: 30, height: 30, channels: 3, background: {r: 0, g: 0, b: 255}}}).png().toBuffer()]);
     // A GGUF chat model beside them: the model the vision engine's refusals of constrained output name.
     server = await startTestServer({models: [{id: "smolvlm", task: "chat", path: tinySmolVlmPath}, {id: "endless", task: "chat", path: tinySmolVlmEndlessPath},
-        {id: "tiny-chat", task: "chat", path: tinyChatModelPath}], config: {workers: 1}});
+        {id: "tiny-chat", task: "chat", path: tinyChatModelPath},
+        // The same folder (the same loaded model in the worker) with one place: more choices than that are refused.
+        {id: "narrow", task: "chat", path: tinySmolVlmPath, parallel: 1}], config: {workers: 1}});
     openai = new OpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0});
 });
 afterAll(async () => {
@@ -278,6 +280,10 @@ describe("sampling, stop sequences, logprobs and n on the vision engine", () => 
         const streamed = await openai.chat.completions.stream({model: "smolvlm", max_tokens: 12, temperature: 1, seed: 21, n: 2,
             messages: [{role: "user", content: [{type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "What is this?"}]}]}).finalChatCompletion();
         expect(streamed.choices.map((choice) => choice.message.content)).toEqual(several.choices.map((choice) => choice.message.content));
+        // Each choice takes one of the model's `parallel` places, as on the llama engine: more choices than places is a 400 naming `n`.
+        const refused = await ask(red, {model: "narrow", n: 2}).catch((error: unknown) => error);
+        expect(refused).toMatchObject({status: 400, param: "n"});
+        expect((refused as Error).message).toContain("'n' is 2, but model 'narrow' is configured with 1 parallel sequence");
     });
 });
 
