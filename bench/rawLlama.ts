@@ -2,11 +2,12 @@ import { type Llama, type LlamaContext, type LlamaContextSequence, type LlamaMod
 import type { LlamaBuildSetting } from "../src/settings/serverSettings.js";
 import { loadLlamaRuntime } from "../src/runtimes/llama/llamaRuntime.js";
 import { ChatPromptRenderer } from "../src/capabilities/chat/llama/ChatPromptRenderer.js";
-import { choiceSeed } from "../src/capabilities/chat/llama/choiceSeed.js";
+import { choiceSeed } from "../src/capabilities/chat/shared/choiceSeed.js";
 import { createLogitBias } from "../src/capabilities/chat/llama/createLogitBias.js";
 import { DecodeStepBarrier } from "../src/capabilities/chat/llama/DecodeStepBarrier.js";
 import { generateChoice } from "../src/capabilities/chat/llama/generateChoice.js";
-import { TokenTextDecoder } from "../src/capabilities/chat/llama/TokenTextDecoder.js";
+import { TokenTextDecoder } from "../src/capabilities/chat/shared/TokenTextDecoder.js";
+import { llamaDetokenize } from "../src/capabilities/chat/llama/llamaTokenizerParts.js";
 import type { GenerationSettings, RunResult, StreamTiming } from "./stats.js";
 
 /** The binary the server loads (src/runtimes/llama/llamaRuntime.ts), LLAMA_BUILD as for the server. */
@@ -106,7 +107,7 @@ export class RawLlama {
     }
 
     private decode(promptTokens: readonly Token[], generated: readonly Token[]) {
-        const decoder = new TokenTextDecoder(this.model, promptTokens);
+        const decoder = new TokenTextDecoder(llamaDetokenize(this.model), promptTokens);
         return generated.map((token) => decoder.push(token)).join("") + decoder.flush();
     }
 

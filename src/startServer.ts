@@ -106,7 +106,8 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     const engineContext: EngineContext = {
         config, logger,
         workers: () => workers ??= new WorkerPool({workers: config.workers}),
-        runFiles: {folder: runFolder, closing: drain.signal}
+        runFiles: {folder: runFolder, closing: drain.signal},
+        registry
     };
     const engines = new EngineHost(registry, capabilities.map((capability) => ({
         task: capability.task,

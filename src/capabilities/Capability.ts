@@ -6,6 +6,7 @@ import type { MultipartLimits } from "../core/http/multipartBody.js";
 import type { Engine } from "../core/engines/Engine.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
+import type { ModelRegistry } from "../core/registry/ModelRegistry.js";
 import type { RunFolder } from "../core/files/RunFolder.js";
 import type { WorkerPool } from "../core/workers/WorkerPool.js";
 import type { Logger } from "../logger.js";
@@ -26,6 +27,8 @@ export type EngineContext = {
     runFiles?: {folder: RunFolder, closing: AbortSignal};
     /** Hears how far this engine's load is, 0 to 1 (GGUF: node-llama-cpp's `onLoadProgress` of the weights), for `GET /models`. */
     onLoadProgress?(fraction: number): void;
+    /** The models the server serves (read when asked: the library may change), for an engine whose refusals name the served models that can; none outside a server. */
+    registry?: ModelRegistry;
 };
 
 /** What a capability's routes get. */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel, type Llama, type LlamaModel } from "node-llama-cpp";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
-import { decisionLabels } from "../../src/capabilities/chat/llama/decisionLabels.js";
+import { llamaLabelTokenizer } from "../../src/capabilities/chat/llama/llamaTokenizerParts.js";
+import { decisionLabels } from "../../src/capabilities/chat/shared/decisionLabels.js";
 import { decisionPrompt, decisionTokens, isSmallDecision } from "../../src/capabilities/chat/llama/decisionPrompt.js";
 import { PromptRenderThread } from "../../src/capabilities/chat/llama/PromptRenderThread.js";
 import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
@@ -61,7 +62,7 @@ describe("decisionPrompt", () => {
 
     it("labels are single tokens, one character each, capitals first", async () => {
         const model = await load(tinyChatModelPath);
-        const {singles: labels} = decisionLabels(model);
+        const {singles: labels} = decisionLabels(llamaLabelTokenizer(model));
         expect(labels.slice(0, 3).map((label) => label.text)).toEqual(["A", "B", "C"]);
         for (const label of labels) {
             expect(model.tokenize(label.text, false, "trimLeadingSpace")).toEqual([label.token]);
@@ -77,7 +78,7 @@ describe("decisionPrompt", () => {
     it("beyond the single labels, pairs of a letter and a digit written as exactly those two tokens, letter by letter", async () => {
         for (const path of [tinyChatModelPath, tinyPlainModelPath]) {
             const model = await load(path);
-            const {singles, pairs} = decisionLabels(model);
+            const {singles, pairs} = decisionLabels(llamaLabelTokenizer(model));
             expect(pairs.length).toBeGreaterThan(singles.length);
             expect(pairs.slice(0, 3).map((pair) => pair.text)).toEqual(["A0", "A1", "A2"]);
             for (const pair of pairs)

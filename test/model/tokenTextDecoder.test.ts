@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getLlama, LlamaLogLevel, type LlamaModel, type Token } from "node-llama-cpp";
-import { TokenTextDecoder } from "../../src/capabilities/chat/llama/TokenTextDecoder.js";
+import { llamaDetokenize } from "../../src/capabilities/chat/llama/llamaTokenizerParts.js";
+import { TokenTextDecoder } from "../../src/capabilities/chat/shared/TokenTextDecoder.js";
 import { testLlamaTokens } from "../support/gguf/makeTestLlamaGguf.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
@@ -21,7 +22,7 @@ afterAll(async () => {
 
 /** Pushes the tokens one at a time; returns every piece, flush() last. */
 function decode(tokens: readonly Token[], promptTail: readonly Token[]) {
-    const decoder = new TokenTextDecoder(model, promptTail);
+    const decoder = new TokenTextDecoder(llamaDetokenize(model), promptTail);
     const pieces = tokens.map((token) => decoder.push(token));
     pieces.push(decoder.flush());
     return pieces;
@@ -76,7 +77,7 @@ describe("TokenTextDecoder", () => {
     it("flush() releases a dangling incomplete character as a single U+FFFD", () => {
         // "a" then the first two bytes of 🦙 (F0 9F A6 99): generation ended in the middle of the emoji.
         const tokens = [...model.tokenize("a"), byteToken(0xF0), byteToken(0x9F)];
-        const decoder = new TokenTextDecoder(model, []);
+        const decoder = new TokenTextDecoder(llamaDetokenize(model), []);
         expect(decoder.push(tokens[0])).toBe("a");
         expect(decoder.push(tokens[1])).toBe("");
         expect(decoder.push(tokens[2])).toBe("");

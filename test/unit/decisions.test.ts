@@ -4,7 +4,7 @@ import { confidenceOf, decisionAnswers, decisionUsage, scoreOf } from "../../src
 import type { DecisionRequest, SystemOneRequest } from "../../src/capabilities/chat/decisions/DecisionsWire.js";
 import { predicateOptions, toDecisionJob } from "../../src/capabilities/chat/decisions/toDecisionJob.js";
 import { toSystemOneAnswers, toSystemOneRequest } from "../../src/capabilities/chat/decisions/toSystemOneRequest.js";
-import { combineOrders, decisionOrders, decisionQuestionText } from "../../src/capabilities/chat/llama/decisionQuestionText.js";
+import { combineOrders, decisionOrders, decisionQuestionText } from "../../src/capabilities/chat/shared/decisionQuestionText.js";
 
 // The decision routes' pure parts, without a model: requests as the engine's jobs, answers from its probabilities.
 const refusal = (run: () => unknown) => {

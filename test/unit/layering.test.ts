@@ -125,12 +125,20 @@ describe("layering of src/", () => {
         expect(violations).toEqual([]);
     });
 
-    it("the chat engine imports from chat/ only the engine interface, the settings it is made with and the errors it raises", () => {
+    it("the chat engine imports from chat/ only the engine interface, the settings it is made with, the errors it raises and the engines' shared pieces", () => {
         const chat = path.join(src, "capabilities/chat"), engine = path.join(chat, "llama");
         const allowed = (target: string) => [path.join(chat, "ChatEngine.ts"), path.join(chat, "SpeculativeSettings.ts")].includes(target)
-            || target.startsWith(path.join(chat, "errors") + path.sep);
+            || target.startsWith(path.join(chat, "errors") + path.sep) || target.startsWith(path.join(chat, "shared") + path.sep);
         const violations = sourceFiles(engine).flatMap((file) => relativeImports(file)
             .filter((target) => target.startsWith(chat + path.sep) && !target.startsWith(engine + path.sep) && !allowed(target))
+            .map((target) => `${relativeOf(file)} imports ${relativeOf(target)}`));
+        expect(violations).toEqual([]);
+    });
+
+    it("the engines' shared pieces (chat/shared/) import from chat/ only the engine interface and each other", () => {
+        const chat = path.join(src, "capabilities/chat"), shared = path.join(chat, "shared") + path.sep;
+        const violations = sourceFiles(shared).flatMap((file) => relativeImports(file)
+            .filter((target) => target.startsWith(chat + path.sep) && !target.startsWith(shared) && target !== path.join(chat, "ChatEngine.ts"))
             .map((target) => `${relativeOf(file)} imports ${relativeOf(target)}`));
         expect(violations).toEqual([]);
     });

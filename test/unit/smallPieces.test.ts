@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toChunk, toUsage, type CompletionEnvelope } from "../../src/capabilities/chat/chatResponses.js";
 import type { ChoiceResult } from "../../src/capabilities/chat/ChatEngine.js";
-import { choiceSeed } from "../../src/capabilities/chat/llama/choiceSeed.js";
+import { choiceSeed } from "../../src/capabilities/chat/shared/choiceSeed.js";
 import { isLoopbackHost } from "../../src/server/isLoopbackHost.js";
 
 describe("choiceSeed", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { StopSequenceFilter } from "../../src/capabilities/chat/llama/text/StopSequenceFilter.js";
+import { StopSequenceFilter } from "../../src/capabilities/chat/shared/StopSequenceFilter.js";
 
 /** Feeds `pieces` one push at a time and returns every returned piece (flush included when asked). */
 function feed(filter: StopSequenceFilter, pieces: readonly string[], flush = true) {

@@ -187,6 +187,11 @@ export type ChatEngineInfo = {
     decisionOptions?: number;
     /** The model takes images in its turns (`ChatTurn.images`); absent or false = text only, and a job with images is refused before it reaches it. */
     vision?: boolean;
+    /**
+     * A sentence naming the served models that can do what this one refuses (tools, constrained output), added to those
+     * refusals: the vision engine's, read when a refusal is written (the served models may change); absent = none added.
+     */
+    servedAlternatives?(): string;
 };
 
 /**

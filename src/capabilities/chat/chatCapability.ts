@@ -16,6 +16,7 @@ import type { ChatSettings } from "./chatManifest.js";
 import { speculativeOptions } from "./speculativeOptions.js";
 import { detokenizeHandler, tokenizeHandler } from "./tokenize/tokenizeHandlers.js";
 import { decisionsHandler, systemOneHandler } from "./decisions/decisionsHandlers.js";
+import { constrainingModelIds } from "./vision/visionModels.js";
 
 const chatBodyBounds = {maxValues: maxChatJsonValues};
 /** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
@@ -31,11 +32,12 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     }),
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     // A chat model given as a folder is an ONNX vision-language model (docs/vision.md), run in the worker pool.
-    async createEngine(entry, {config, logger, runFiles, onLoadProgress, workers}) {
+    async createEngine(entry, {config, logger, runFiles, onLoadProgress, workers, registry}) {
         if ((await fs.promises.stat(entry.path)).isDirectory()) {
             const {OnnxVisionChatEngine} = await import("./vision/onnx/OnnxVisionChatEngine.js");
             return OnnxVisionChatEngine.load(workers(), {
-                id: entry.id, path: entry.path, dtype: "fp32", parallel: entry.parallel ?? config.parallel, queueSize: config.queueSize, workers: entry.workers
+                id: entry.id, path: entry.path, dtype: "fp32", parallel: entry.parallel ?? config.parallel, queueSize: config.queueSize, workers: entry.workers,
+                constrainingModels: () => registry == null ? [] : constrainingModelIds(registry)
             });
         }
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");

@@ -68,7 +68,7 @@ function rejectUnsupported(request: ChatCompletionRequest, engine: ChatEngineInf
     if (engine.toolCallFormat != null)
         return;
     const noTools = (param: string, what: string) => ApiError.invalidRequest(
-        `${what} is not supported by the model '${engine.id}': its chat template has no tool support.`, param, "unsupported_parameter");
+        `${what} is not supported by the model '${engine.id}': its chat template has no tool support.${engine.servedAlternatives?.() ?? ""}`, param, "unsupported_parameter");
     if (request.tools != null && request.tools.length > 0)
         throw noTools("tools", "Tool calling ('tools')");
     if (request.tool_choice != null && request.tool_choice !== "none")

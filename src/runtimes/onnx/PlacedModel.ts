@@ -64,9 +64,9 @@ export class PlacedModel<Spec extends {key: string}, Description> {
         return this.admission.load();
     }
 
-    /** Runs `work` once the request is admitted (one of `parallel`); throws QueueFullError synchronously when the queue is full. */
-    admit<Result>(signal: AbortSignal, work: () => Promise<Result>): Promise<Result> {
-        return this.admission.run(1, signal, work);
+    /** Runs `work` once the request is admitted (`places` of `parallel`, default one); throws QueueFullError synchronously when the queue is full. */
+    admit<Result>(signal: AbortSignal, work: () => Promise<Result>, places = 1): Promise<Result> {
+        return this.admission.run(places, signal, work);
     }
 
     /** Runs one of the model's tasks on a worker of its placement. */

@@ -1,4 +1,4 @@
-import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel, Token } from "node-llama-cpp";
 import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
@@ -7,7 +7,7 @@ import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported } from "./createLogitBias.js";
-import { choiceSeed } from "./choiceSeed.js";
+import { choiceSeed } from "../shared/choiceSeed.js";
 import { generateChoice } from "./generateChoice.js";
 import { RawDistributionTap } from "./RawDistributionTap.js";
 import { TokenBytes } from "./TokenBytes.js";
@@ -32,7 +32,8 @@ import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Tur
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
-import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "./decisionLabels.js";
+import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "../shared/decisionLabels.js";
+import { llamaLabelTokenizer } from "./llamaTokenizerParts.js";
 import { decisionTokens, isSmallDecision } from "./decisionPrompt.js";
 
 export type LlamaChatEngineOptions = {
@@ -91,7 +92,7 @@ export class LlamaChatEngine implements ChatEngine {
     /** What the last load restored of it, for the "Loaded" log line. */
     private restoredStates = {sequences: 0, tokens: 0};
     /** The labels decision questions' options get (decisionLabels). */
-    private readonly decisionLabels: DecisionLabels;
+    private readonly decisionLabels: DecisionLabels<Token>;
 
     private constructor(
         private readonly llama: Llama,
@@ -116,7 +117,7 @@ export class LlamaChatEngine implements ChatEngine {
         this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
             prepare: (request, signal) => this.prepare(request, signal), isSmall: (request) => isSmallPrompt(request, this.renderer),
             load: () => this.pool.load(), queueSize: options.queueSize});
-        this.decisionLabels = decisionLabels(model);
+        this.decisionLabels = decisionLabels(llamaLabelTokenizer(model));
         this.info = {
             id: options.id,
             decisionOptions: mostDecisionOptions(this.decisionLabels),

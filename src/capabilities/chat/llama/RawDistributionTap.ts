@@ -1,19 +1,14 @@
 import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import { nativeContextOf, nativeSamplerFactory, replaceNativeContext, sequenceIdOf, type NativeContext, type NativeSampler } from "../../../runtimes/llama/internals.js";
-
-/**
- * The model's own next-token distribution (softmax of the raw logits, before any sampling
- * transformation) as node-llama-cpp's native sampler returns it: `[token, probability, ...]`,
- * most likely first, over the whole vocabulary.
- */
-export type RawDistribution = ArrayLike<number>;
+import type { RawDistribution } from "../shared/toTokenLogprob.js";
 
 /** `position`: where in the sequence the sampled token goes (the position after the token whose logits these are). */
 type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: RawDistribution, position: number) => void};
 
 /**
- * Hands the raw next-token distribution of chosen sequences to a listener, without changing what
- * they sample.
+ * Hands the raw next-token distribution of chosen sequences to a listener, without changing what they sample: the
+ * model's own (softmax of the raw logits, before any sampling transformation) as node-llama-cpp's native sampler
+ * returns it, over the whole vocabulary, most likely first.
  *
  * Why this design: node-llama-cpp's `LlamaChat` exposes no probabilities, and the probabilities
  * its lower layer returns (`evaluateWithMetadata`) are taken after the sampler chain (logit bias,

@@ -1,4 +1,5 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
+import { byteLevelPieceBytes } from "../shared/byteLevelBytes.js";
 
 const byteTokenType = 6;
 const utf8 = new TextEncoder();
@@ -44,27 +45,8 @@ export class TokenBytes {
             const byte = this.types?.[token] === byteTokenType ? /^<0x([0-9A-Fa-f]{2})>$/.exec(piece) : null;
             return byte != null ? [parseInt(byte[1], 16)] : [...utf8.encode(piece.replaceAll("\u2581", " "))];
         }
-        if (this.kind === "gpt2") {
-            const bytes: number[] = [];
-            for (const char of piece) {
-                const byte = unicodeToByte.get(char);
-                if (byte == null)
-                    return [...utf8.encode(piece)]; // an added (control) token spelled in plain text
-                bytes.push(byte);
-            }
-            return bytes;
-        }
+        if (this.kind === "gpt2")
+            return byteLevelPieceBytes(piece) ?? [...utf8.encode(piece)]; // an added (control) token spelled in plain text
         return [...utf8.encode(this.model.detokenize([token], true))];
     }
 }
-
-/** Inverse of GPT-2's bytes_to_unicode: printable bytes stand for themselves, the others for U+0100 onwards. */
-const unicodeToByte = (() => {
-    const map = new Map<string, number>();
-    let next = 0;
-    for (let byte = 0; byte < 256; byte++) {
-        const printable = (byte >= 0x21 && byte <= 0x7e) || (byte >= 0xa1 && byte <= 0xac) || (byte >= 0xae && byte <= 0xff);
-        map.set(String.fromCodePoint(printable ? byte : 256 + next++), byte);
-    }
-    return map;
-})();

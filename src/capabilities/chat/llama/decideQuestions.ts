@@ -2,9 +2,10 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import type { ChatTurn, DecisionJob, DecisionOutcome } from "../ChatEngine.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
-import { labelsFor, type DecisionLabel, type DecisionLabelPair, type DecisionLabels } from "./decisionLabels.js";
+import type { DecisionLabel, DecisionLabelPair, DecisionLabels } from "../shared/decisionLabels.js";
+import { labelProbabilities } from "../shared/labelProbabilities.js";
 import type { DecisionTokens } from "./decisionPrompt.js";
-import { combineOrders, decisionOrders, decisionQuestionText } from "./decisionQuestionText.js";
+import { answerQuestions, askQuestions } from "../shared/decisionQuestionText.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
 import type { SequencePrefixCache } from "./SequencePrefixCache.js";
 
@@ -12,7 +13,7 @@ import type { SequencePrefixCache } from "./SequencePrefixCache.js";
 export type DecisionEngineParts = {
     /** The prefix and question suffixes (decisionTokens): on the main thread when small, in the render thread otherwise. */
     prepare(turns: ChatTurn[], questionTexts: string[], signal: AbortSignal): Promise<DecisionTokens>;
-    labels: DecisionLabels;
+    labels: DecisionLabels<Token>;
     pool: AdmissionQueue;
     sequences: SequencePrefixCache<LlamaContextSequence>;
     contextSize: number;
@@ -20,7 +21,7 @@ export type DecisionEngineParts = {
 };
 
 /** One question in one option order: its suffix tokens, its options' labels, and the labels' probabilities once evaluated. */
-type Evaluation = {question: number, order: number[], tokens: Token[], shown: readonly DecisionLabel[] | readonly DecisionLabelPair[], labels: number[] | null};
+type Evaluation = {question: number, order: number[], tokens: Token[], shown: readonly DecisionLabel<Token>[] | readonly DecisionLabelPair<Token>[], labels: number[] | null};
 
 /**
  * Answers `job`'s questions on this model. The input is rendered once (decisionPrompt) as the shared prefix; each
@@ -34,11 +35,7 @@ type Evaluation = {question: number, order: number[], tokens: Token[], shown: re
  * input starts from it.
  */
 export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJob, signal: AbortSignal): Promise<DecisionOutcome> {
-    const asked = job.questions.flatMap((question, index) => {
-        const shown = labelsFor(parts.labels, question.options.length);
-        const texts = shown.map((label) => label.text);
-        return decisionOrders(question.options.length).map((order) => ({question: index, order, shown, text: decisionQuestionText(question, texts, order)}));
-    });
+    const asked = askQuestions(job.questions, parts.labels);
     const {prefix, suffixes} = await parts.prepare(job.turns, asked.map((evaluation) => evaluation.text), signal);
     const evaluations: Evaluation[] = asked.map(({question, order, shown}, index) => ({question, order, shown, tokens: suffixes[index], labels: null}));
     const longest = Math.max(...evaluations.map((evaluation) => evaluation.tokens.length));
@@ -66,7 +63,7 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
             while (next < evaluations.length) {
                 stop.throwIfAborted();
                 const evaluation = evaluations[next++];
-                evaluation.labels = await labelProbabilities(sequence, evaluation);
+                evaluation.labels = await evaluateLabels(sequence, evaluation);
                 await sequence.eraseContextTokenRanges([{start: prefix.length, end: sequence.nextTokenIndex}]);
             }
             parts.sequences.giveBack(sequence, 0);
@@ -83,12 +80,8 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
     if (failed != null)
         throw signal.aborted ? signal.reason : failed.reason;
 
-    const probabilities = job.questions.map((_, index) => {
-        const own = evaluations.filter((evaluation) => evaluation.question === index);
-        return combineOrders(own.map((evaluation) => evaluation.order), own.map((evaluation) => evaluation.labels!));
-    });
     return {
-        probabilities,
+        probabilities: answerQuestions(job.questions.length, evaluations, evaluations.map((evaluation) => evaluation.labels!)),
         prefixTokens: prefix.length,
         suffixTokens,
         cachedTokens: Math.max(...taken.map(({kept}) => kept))
@@ -96,31 +89,19 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
 }
 
 /**
- * The suffix evaluated after the prefix; the probabilities of the question's labels as what comes next. A single-token
- * label's is its tokens' next-token probability. A pair's is its first label's, times its digit's as the next token
- * after the first label's own token: each first label the question uses is evaluated once after the suffix (one token)
- * and erased again.
+ * The suffix evaluated after the prefix; the probabilities of the question's labels as what comes next (labelProbabilities):
+ * each first label a pair uses is evaluated once after the suffix (one token) and erased again.
  */
-async function labelProbabilities(sequence: LlamaContextSequence, evaluation: Evaluation): Promise<number[]> {
+async function evaluateLabels(sequence: LlamaContextSequence, evaluation: Evaluation): Promise<number[]> {
     const {tokens, shown} = evaluation;
     const results = await sequence.controlledEvaluate([...tokens.slice(0, -1), [tokens.at(-1)!, {generateNext: {probabilities: true}}]]);
     const distribution = nextProbabilities(results.at(-1));
-    const of = (label: DecisionLabel) => label.tokens.reduce((sum, token) => sum + (distribution.get(token) ?? 0), 0);
-    if (!isPairs(shown))
-        return shown.map(of);
-    const afterFirst = new Map<DecisionLabel, ReadonlyMap<Token, number>>();
-    for (const {first} of shown) {
-        if (afterFirst.has(first))
-            continue;
+    return labelProbabilities(shown, (token) => distribution.get(token) ?? 0, async (first) => {
         const after = await sequence.controlledEvaluate([[first.token, {generateNext: {probabilities: true}}]]);
-        afterFirst.set(first, nextProbabilities(after.at(-1)));
+        const next = nextProbabilities(after.at(-1));
         await sequence.eraseContextTokenRanges([{start: sequence.nextTokenIndex - 1, end: sequence.nextTokenIndex}]);
-    }
-    return shown.map(({first, second}) => of(first) * (afterFirst.get(first)!.get(second) ?? 0));
-}
-
-function isPairs(labels: readonly DecisionLabel[] | readonly DecisionLabelPair[]): labels is readonly DecisionLabelPair[] {
-    return labels.length > 0 && "second" in labels[0];
+        return (token) => next.get(token) ?? 0;
+    });
 }
 
 function nextProbabilities(result: {next: {probabilities?: ReadonlyMap<Token, number>}} | undefined): ReadonlyMap<Token, number> {

@@ -4,10 +4,13 @@ import type { FinishReason, ReasoningFormat, TokenLogprob } from "../ChatEngine.
 import type { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { promptChunks } from "./promptChunks.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
-import { ChoiceText } from "./ChoiceText.js";
-import type { RawDistribution, RawDistributionTap } from "./RawDistributionTap.js";
+import { ChoiceText } from "../shared/ChoiceText.js";
+import type { RawDistributionTap } from "./RawDistributionTap.js";
+import type { RawDistribution } from "../shared/toTokenLogprob.js";
+import { TokenTextDecoder } from "../shared/TokenTextDecoder.js";
+import { llamaDetokenize } from "./llamaTokenizerParts.js";
 import type { TokenBytes } from "./TokenBytes.js";
-import { toTokenLogprob } from "./toTokenLogprob.js";
+import { toTokenLogprob } from "../shared/toTokenLogprob.js";
 import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
 import type { SwitchablePredictor } from "./speculation/SwitchablePredictor.js";
 import { ChoiceSpeculation } from "./speculation/ChoiceSpeculation.js";
@@ -84,7 +87,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     signal.throwIfAborted();
 
     const generated: Token[] = [];
-    const output = new ChoiceText(model, promptTokens, settings.stop, settings.onText);
+    const output = new ChoiceText(new TokenTextDecoder(llamaDetokenize(model), promptTokens), settings.stop, settings.onText);
     const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0;
     let finishReason: FinishReason = "length";
     // The distribution of each token the sequence samples, by the position the token goes to (a speculative

@@ -2,8 +2,9 @@ import type { ControlledEvaluateInputItem, LlamaContextSequence, LlamaModel, Tok
 import type { PromptEcho, PromptTokenLogprob, TokenLogprob } from "../ChatEngine.js";
 import type { RawDistributionTap } from "./RawDistributionTap.js";
 import type { TokenBytes } from "./TokenBytes.js";
-import { TokenTextDecoder } from "./TokenTextDecoder.js";
-import { toTokenLogprob } from "./toTokenLogprob.js";
+import { TokenTextDecoder } from "../shared/TokenTextDecoder.js";
+import { llamaDetokenize } from "./llamaTokenizerParts.js";
+import { toTokenLogprob } from "../shared/toTokenLogprob.js";
 
 export type PromptEchoSettings = {
     model: LlamaModel;
@@ -32,7 +33,7 @@ export async function promptEcho(settings: PromptEchoSettings): Promise<PromptEc
     const {model, tokens, clientStart} = settings;
     const client = tokens.slice(clientStart);
     // Offsets as the text is detokenized incrementally: a token's text starts where the text before it ends.
-    const decoder = new TokenTextDecoder(model, tokens.slice(0, clientStart));
+    const decoder = new TokenTextDecoder(llamaDetokenize(model), tokens.slice(0, clientStart));
     const offsets: number[] = [];
     let decoded = "";
     for (const token of client) {

@@ -13,3 +13,11 @@ export function takesImages(entry: Pick<ModelEntry, "task" | "path">): boolean {
 export function visionModelIds(registry: ModelRegistry): string[] {
     return registry.entries.filter(takesImages).map((entry) => entry.id);
 }
+
+/**
+ * The served chat models that constrain their output (JSON mode, `json_schema`, forced tool calls: node-llama-cpp's
+ * grammars), for the vision engine's refusal: the chat entries that are GGUF files.
+ */
+export function constrainingModelIds(registry: ModelRegistry): string[] {
+    return registry.entries.filter((entry) => entry.task === "chat" && !takesImages(entry)).map((entry) => entry.id);
+}

@@ -6,6 +6,7 @@ import type { TaskContext } from "../../../core/workers/WorkerTask.js";
 import { sessionOptions } from "../../../runtimes/onnx/sessionOptions.js";
 import { transformersInternals, type WhisperGenerationConfig } from "../../../runtimes/onnx/transformersInternals.js";
 import { byteLevelBytes } from "./byteLevelBytes.js";
+import { logSumExp } from "../../../runtimes/onnx/logSumExp.js";
 import { seededSampler } from "../../../runtimes/onnx/seededSampler.js";
 import { temperatureFallback, type WindowQuality } from "./temperatureFallback.js";
 import { timedWords } from "./timedWords.js";
@@ -347,13 +348,7 @@ export function toSegments(tokens: number[], logprobs: number[], timestampBegin:
 }
 
 function logSoftmax(logits: Float32Array): Float32Array {
-    let max = -Infinity;
-    for (const value of logits)
-        if (value > max) max = value;
-    let sum = 0;
-    for (const value of logits)
-        sum += Math.exp(value - max);
-    const log = Math.log(sum) + max;
+    const log = logSumExp(logits);
     return logits.map((value) => value - log);
 }
 

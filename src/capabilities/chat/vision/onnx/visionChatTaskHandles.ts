@@ -9,5 +9,8 @@ export const visionChatTaskHandles = {
     describe: module.task("describe"),
     promptTokens: module.task("promptTokens"),
     generate: module.task("generate"),
+    tokenize: module.task("tokenize"),
+    detokenize: module.task("detokenize"),
+    decide: module.task("decide"),
     release: module.task("release")
 };

@@ -1,4 +1,5 @@
 import type { DecisionQuestion } from "../ChatEngine.js";
+import { labelsFor, type DecisionLabel, type DecisionLabelPair, type DecisionLabels } from "./decisionLabels.js";
 
 /**
  * The text of a question as the model reads it, after the input (the last user turn): the instructions, the options
@@ -32,4 +33,27 @@ export function combineOrders(orders: readonly (readonly number[])[], labelProba
             combined[option] += (total > 0 ? raw[label] / total : 1 / optionCount) / orders.length;
     }
     return combined;
+}
+
+/** A question in one option order: its labels as shown (labelsFor) and its text. */
+export type AskedQuestion<Token extends number> = {
+    question: number, order: number[], shown: readonly DecisionLabel<Token>[] | readonly DecisionLabelPair<Token>[], text: string
+};
+
+/** Every question in every option order (decisionOrders), with the labels its options get on the model. */
+export function askQuestions<Token extends number>(questions: readonly DecisionQuestion[], labels: DecisionLabels<Token>): AskedQuestion<Token>[] {
+    return questions.flatMap((question, index) => {
+        const shown = labelsFor(labels, question.options.length);
+        const texts = shown.map((label) => label.text);
+        return decisionOrders(question.options.length).map((order) => ({question: index, order, shown, text: decisionQuestionText(question, texts, order)}));
+    });
+}
+
+/** Each question's answer (combineOrders), in question order, from the label probabilities of every asked question. */
+export function answerQuestions(questionCount: number, asked: readonly {question: number, order: readonly number[]}[],
+    labelProbabilities: readonly (readonly number[])[]): number[][] {
+    return Array.from({length: questionCount}, (_, index) => {
+        const own = asked.flatMap((evaluation, at) => evaluation.question === index ? [at] : []);
+        return combineOrders(own.map((at) => asked[at].order), own.map((at) => labelProbabilities[at]));
+    });
 }

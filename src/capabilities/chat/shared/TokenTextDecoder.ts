@@ -1,5 +1,3 @@
-import type { LlamaModel, Token } from "node-llama-cpp";
-
 const replacementCharacter = "\uFFFD";
 // A UTF-8 character is at most 4 bytes: an incomplete one spans at most the last 3 byte tokens.
 const maxIncompleteTail = 3;
@@ -8,17 +6,20 @@ const maxPendingTokens = 16;
 // Enough previous tokens for the tokenizer's leading-space rules.
 const contextTail = 8;
 
+/** The text of `tokens` written after `previous` (the tokenizer's leading-space rules read what came before). */
+export type Detokenize<Token extends number> = (tokens: readonly Token[], previous: readonly Token[]) => string;
+
 /**
  * Turns generated tokens into text one token at a time without ever emitting half a UTF-8
  * character: byte-fallback tokens are held until their character is complete. The pieces it
  * returns always concatenate to what detokenizing the whole output at once gives, invalid byte
- * sequences included.
+ * sequences included. Any tokenizer: `detokenize` is the engine's (llama.cpp's, a transformers.js tokenizer's).
  */
-export class TokenTextDecoder {
+export class TokenTextDecoder<Token extends number = number> {
     private pending: Token[] = [];
     private previous: Token[];
 
-    constructor(private readonly model: LlamaModel, promptTail: readonly Token[]) {
+    constructor(private readonly detokenize: Detokenize<Token>, promptTail: readonly Token[]) {
         this.previous = promptTail.slice(-contextTail);
     }
 
@@ -37,7 +38,7 @@ export class TokenTextDecoder {
         // own exactly as it does together with the tail (no invalid sequence spans the cut).
         for (let cut = this.pending.length - maxIncompleteTail; cut > 0; cut--) {
             const head = this.decode(this.pending.slice(0, cut));
-            const tail = this.model.detokenize(this.pending.slice(cut), false, this.previous.concat(this.pending.slice(0, cut)).slice(-contextTail));
+            const tail = this.detokenize(this.pending.slice(cut), this.previous.concat(this.pending.slice(0, cut)).slice(-contextTail));
             if (head + tail === text)
                 return this.commit(cut, head);
         }
@@ -49,7 +50,7 @@ export class TokenTextDecoder {
     }
 
     private decode(tokens: readonly Token[]) {
-        return this.model.detokenize(tokens, false, this.previous);
+        return this.detokenize(tokens, this.previous);
     }
 
     private commit(count: number, text: string) {

@@ -1,21 +1,25 @@
-import type { LlamaModel, Token } from "node-llama-cpp";
-
 /**
  * An option's label as shown to the model; `token` writes it at the start of an answer, `tokens` are every single token
  * that writes it there (with a leading space too: SentencePiece models often start an answer with `▁A`, byte-level BPE
  * ones may with `ĠA`), whose probabilities add up to the label's.
  */
-export type DecisionLabel = {text: string, token: Token, tokens: Token[]};
+export type DecisionLabel<Token extends number = number> = {text: string, token: Token, tokens: Token[]};
 
 /**
  * A two-token label for questions with more options than the model has single-token labels: a letter label (`first`)
  * then a digit (`second`), `B7`. Its probability is the first's (any of its tokens) times the digit's as the next token
  * after the first's own token.
  */
-export type DecisionLabelPair = {text: string, first: DecisionLabel, second: Token};
+export type DecisionLabelPair<Token extends number = number> = {text: string, first: DecisionLabel<Token>, second: Token};
 
 /** The labels a model's decision questions get: single tokens while a question's options fit them, else pairs. */
-export type DecisionLabels = {singles: readonly DecisionLabel[], pairs: readonly DecisionLabelPair[]};
+export type DecisionLabels<Token extends number = number> = {singles: readonly DecisionLabel<Token>[], pairs: readonly DecisionLabelPair<Token>[]};
+
+/**
+ * How an engine's tokenizer writes a label: `atStart`, at the start of an answer without a leading space (llama.cpp's
+ * `trimLeadingSpace`); `variants`, the other single tokens that may start an answer with it (with a leading space).
+ */
+export type LabelTokenizer<Token extends number> = {atStart(text: string): Token[], variants(text: string): Token[][]};
 
 /** Candidate labels, best first: capital letters, then small letters, then digits (all one character, so none is a prefix of another). */
 const candidates = [
@@ -23,7 +27,7 @@ const candidates = [
 ];
 
 /** The labels of a question with `optionCount` options: single tokens when they are enough, else two-token labels. */
-export function labelsFor(labels: DecisionLabels, optionCount: number): readonly DecisionLabel[] | readonly DecisionLabelPair[] {
+export function labelsFor<Token extends number>(labels: DecisionLabels<Token>, optionCount: number): readonly DecisionLabel<Token>[] | readonly DecisionLabelPair<Token>[] {
     return optionCount <= labels.singles.length ? labels.singles.slice(0, optionCount) : labels.pairs.slice(0, optionCount);
 }
 
@@ -44,14 +48,14 @@ export function mostDecisionOptions(labels: DecisionLabels): number {
  * of another either. Ordered letter by letter (`A0`-`A9`, `B0`...), so that a question with few more options than the
  * singles needs few letters (each letter the question uses costs one more token evaluated).
  */
-export function decisionLabels(model: LlamaModel): DecisionLabels {
-    const singles: DecisionLabel[] = [];
+export function decisionLabels<Token extends number>(tokenizer: LabelTokenizer<Token>): DecisionLabels<Token> {
+    const singles: DecisionLabel<Token>[] = [];
     const used = new Set<Token>();
     for (const text of candidates) {
-        const tokens = model.tokenize(text, false, "trimLeadingSpace");
+        const tokens = tokenizer.atStart(text);
         if (tokens.length !== 1 || used.has(tokens[0]))
             continue;
-        const spaced = [model.tokenize(text, false), model.tokenize(" " + text, false, "trimLeadingSpace")]
+        const spaced = tokenizer.variants(text)
             .filter((variant) => variant.length === 1 && !used.has(variant[0]) && variant[0] !== tokens[0])
             .map(([token]) => token);
         const all = [...new Set([tokens[0], ...spaced])];
@@ -60,11 +64,11 @@ export function decisionLabels(model: LlamaModel): DecisionLabels {
     }
     const digits = singles.filter((label) => /^[0-9]$/.test(label.text));
     const pairs = singles.filter((label) => /^[A-Za-z]$/.test(label.text)).flatMap((first) => digits
-        .filter((digit) => sameTokens(model.tokenize(first.text + digit.text, false, "trimLeadingSpace"), [first.token, digit.token]))
+        .filter((digit) => sameTokens(tokenizer.atStart(first.text + digit.text), [first.token, digit.token]))
         .map((digit) => ({text: first.text + digit.text, first, second: digit.token})));
     return {singles, pairs};
 }
 
-function sameTokens(a: readonly Token[], b: readonly Token[]) {
+function sameTokens(a: readonly number[], b: readonly number[]) {
     return a.length === b.length && a.every((token, index) => token === b[index]);
 }

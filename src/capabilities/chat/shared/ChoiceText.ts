@@ -1,7 +1,6 @@
-import type { LlamaModel, Token } from "node-llama-cpp";
 import type { TokenLogprob } from "../ChatEngine.js";
-import { StopSequenceFilter } from "./text/StopSequenceFilter.js";
-import { TokenTextDecoder } from "./TokenTextDecoder.js";
+import { StopSequenceFilter } from "./StopSequenceFilter.js";
+import type { TokenTextDecoder } from "./TokenTextDecoder.js";
 
 /** A token's logprobs entry, built lazily (off the decode path), and where its text lies in the decoded output. */
 type Pending = {entry: () => TokenLogprob, start?: number, end?: number};
@@ -20,9 +19,11 @@ type Pending = {entry: () => TokenLogprob, start?: number, end?: number};
  * its entry in the chunk where its text goes out. With a stop sequence, the tokens with some text
  * before the cut keep their entries (the one that straddles the cut included, as its text is partly
  * content); tokens wholly inside the stop sequence, or after it, have none.
+ *
+ * Either engine's: the llama engine's on the main thread (deferred as above), the vision engine's in its worker, which
+ * uses `push` (its stop is noticed at once, so generation stops on the token that completed it).
  */
-export class ChoiceText {
-    private readonly decoder: TokenTextDecoder;
+export class ChoiceText<Token extends number = number> {
     private readonly stopFilter: StopSequenceFilter;
     private readonly queue: {token: Token, entry?: () => TokenLogprob}[] = [];
     private readonly pendingEntries: Pending[] = [];
@@ -36,12 +37,10 @@ export class ChoiceText {
     readonly logprobs: TokenLogprob[] = [];
 
     constructor(
-        model: LlamaModel,
-        promptTokens: readonly Token[],
+        private readonly decoder: TokenTextDecoder<Token>,
         stop: readonly string[],
         private readonly onText: (text: string, logprobs?: TokenLogprob[]) => void
     ) {
-        this.decoder = new TokenTextDecoder(model, promptTokens);
         this.stopFilter = new StopSequenceFilter(stop);
     }
 
@@ -60,7 +59,7 @@ export class ChoiceText {
         return this.processed;
     }
 
-    /** `entry` builds the token's logprobs entry; given for every token or for none. */
+    /** `entry` builds the token's logprobs entry; given for every token or for none. Processed two event-loop turns later. */
     add(token: Token, entry?: () => TokenLogprob) {
         this.queue.push({token, entry});
         this.withLogprobs ||= entry != null;
@@ -71,6 +70,13 @@ export class ChoiceText {
             this.scheduled = false;
             this.drain();
         }));
+    }
+
+    /** As `add`, processed at once (with every token queued before it). */
+    push(token: Token, entry?: () => TokenLogprob) {
+        this.queue.push({token, entry});
+        this.withLogprobs ||= entry != null;
+        this.drain();
     }
 
     /** Processes every queued token now. */

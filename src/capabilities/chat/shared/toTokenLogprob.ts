@@ -1,7 +1,13 @@
-import type { Token } from "node-llama-cpp";
 import type { TokenLogprob, TopLogprob } from "../ChatEngine.js";
-import type { RawDistribution } from "./RawDistributionTap.js";
-import type { TokenBytes } from "./TokenBytes.js";
+
+/**
+ * A next-token distribution: `[token, probability, ...]`, most likely first. The whole vocabulary (node-llama-cpp's raw
+ * distribution, RawDistributionTap) or its head, with the sampled token after it when it is not there.
+ */
+export type RawDistribution = ArrayLike<number>;
+
+/** The exact bytes a token stands for (each engine reads them from its vocabulary). */
+export type TokenBytesOf = {of(token: number): readonly number[]};
 
 /** What a probability that underflowed float32 (exactly 0) is reported as, since JSON has no -Infinity; OpenAI uses the same floor. */
 const minLogprob = -9999;
@@ -12,7 +18,7 @@ const lenientUtf8 = new TextDecoder("utf-8", {fatal: false});
  * likely first). `token` is the text of the token's bytes; a byte that is only part of a UTF-8
  * character reads as U+FFFD there, and `bytes` has the exact bytes.
  */
-export function toTokenLogprob(token: Token, distribution: RawDistribution, topLogprobs: number, bytes: TokenBytes): TokenLogprob {
+export function toTokenLogprob(token: number, distribution: RawDistribution, topLogprobs: number, bytes: TokenBytesOf): TokenLogprob {
     let probability = 0;
     for (let index = 0; index < distribution.length; index += 2)
         if (distribution[index] === token) {
@@ -21,11 +27,11 @@ export function toTokenLogprob(token: Token, distribution: RawDistribution, topL
         }
     const top: TopLogprob[] = [];
     for (let index = 0; index < topLogprobs && index * 2 < distribution.length; index++)
-        top.push(entry(distribution[index * 2] as Token, distribution[index * 2 + 1], bytes));
+        top.push(entry(distribution[index * 2], distribution[index * 2 + 1], bytes));
     return {...entry(token, probability, bytes), topLogprobs: top};
 }
 
-function entry(token: Token, probability: number, bytes: TokenBytes): TopLogprob {
+function entry(token: number, probability: number, bytes: TokenBytesOf): TopLogprob {
     const tokenBytes = bytes.of(token);
     return {
         token: lenientUtf8.decode(Uint8Array.from(tokenBytes)),
