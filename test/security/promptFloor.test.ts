@@ -49,8 +49,8 @@ describe("floods of messages and items", () => {
             const response = await whileLive("json-parse", () => server.post(route, body));
             expect(response.status).toBe(400);
             const {error} = await jsonOf(response);
-            expect(error.message).toContain("more than 100,000 JSON values");
-            expect(error.message).toContain(route === "/v1/responses" ? "'input'" : "'messages'");
+            // The conversation's bound (10,000), checked in the parse thread, in the words of the route's validation.
+            expect(error.message).toContain(`Invalid '${route === "/v1/responses" ? "input" : "messages"}': expected an array with maximum length 10000, but got an array with length 250000 instead.`);
         }
     });
 
@@ -58,7 +58,7 @@ describe("floods of messages and items", () => {
         const input = [...Array.from({length: 400_000}, () => ({type: "reasoning"})), {role: "user", content: "hi"}];
         const response = await whileLive("json-parse", () => server.post("/v1/responses", {model: "tools", input, max_output_tokens: 1}));
         expect(response.status).toBe(400);
-        expect((await jsonOf(response)).error).toMatchObject({param: "input", code: "too_many_values"});
+        expect((await jsonOf(response)).error).toMatchObject({param: "input", message: expect.stringContaining("maximum length 10000, but got an array with length 400001")});
     });
 
     it("more than 10,000 messages or items is a 400 naming the field, on every route", async () => {
@@ -71,6 +71,13 @@ describe("floods of messages and items", () => {
         const messages = await server.post("/v1/messages", {model: "tools", max_tokens: 1, messages: emptyTurns(10_001)});
         expect(messages.status).toBe(400);
         expect((await jsonOf(messages)).error.message).toMatch(/messages.*10000/);
+        // Decisions' input and tokenize's messages too; 32,000 (a 1 MB body) refused where it is parsed, in the same words.
+        const decisions = await jsonOf(await server.post("/v1/decisions", {model: "tools", input: emptyTurns(10_001), questions: [{question: "?", type: "boolean"}]}));
+        expect(decisions.error).toMatchObject({param: "input"});
+        expect(decisions.error.message).toContain("maximum length 10000");
+        const tokenize = await jsonOf(await server.post("/v1/tokenize", {model: "tools", messages: emptyTurns(32_000)}));
+        expect(tokenize.error).toMatchObject({param: "messages",
+            message: "Invalid 'messages': expected an array with maximum length 10000, but got an array with length 32000 instead."});
     });
 
     it("10,000 empty messages are refused by the floor (each message's share of the template), before rendering", async () => {

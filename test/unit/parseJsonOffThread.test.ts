@@ -29,6 +29,18 @@ describe("parseJsonOffThread", () => {
     });
 });
 
+describe("a route's bound on a top-level field's items", () => {
+    it("refuses a body whose field holds more items than the route allows in the parse thread: the hazard comes back, not the value", async () => {
+        const messages = Array.from({length: 32_000}, () => ({role: "user", content: ""}));
+        const bounds = {maxDepth: 128, maxValues: 100_000, maxItems: {messages: 10_000, input: 10_000}};
+        expect(await parseJsonOffThread(JSON.stringify({model: "m", messages}), bounds))
+            .toEqual({hazard: {path: ["messages"], problem: "too_many_items", limit: 10_000, length: 32_000}});
+        // At the bound, a string where an array may be, and a field the route does not bound: the value.
+        const within = {messages: messages.slice(0, 10_000), input: "x".repeat(20_000), other: Array(20_000).fill(0)};
+        expect(await parseJsonOffThread(JSON.stringify(within), bounds)).toEqual({value: within});
+    });
+});
+
 describe("long strings moved as bytes", () => {
     // Latin-1 beyond ASCII, UTF-16 beyond Latin-1 (an emoji's surrogate pair, and a lone surrogate JSON may hold).
     const latin1 = "é" + long(movedStringLength);

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type { Capability } from "../Capability.js";
 import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
-import { maxChatJsonValues } from "./chatCompletionSchema.js";
+import { maxChatJsonValues, maxConversationItems } from "./chatCompletionSchema.js";
 import { completionsHandler } from "./completions/completionsHandler.js";
 import { countTokensHandler } from "./messages/countTokensHandler.js";
 import { messagesHandler } from "./messages/messagesHandler.js";
@@ -18,7 +18,8 @@ import { detokenizeHandler, tokenizeHandler } from "./tokenize/tokenizeHandlers.
 import { decisionsHandler, systemOneHandler } from "./decisions/decisionsHandlers.js";
 import { constrainingModelIds } from "./vision/visionModels.js";
 
-const chatBodyBounds = {maxValues: maxChatJsonValues};
+/** Every chat-family route's conversation field (`messages`, or Responses' and Decisions' `input`) is bounded as its schema bounds it, checked where the body is parsed. */
+const chatBodyBounds = {maxValues: maxChatJsonValues, maxItems: {messages: maxConversationItems, input: maxConversationItems}};
 /** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
 const completionsBodyBounds = {maxValues: 1_000_000};
 

@@ -1,5 +1,7 @@
 /** What is wrong at a path of a parsed JSON body: nested too deep, a key that reaches an object's prototype, or too many values (the path: the top-level field holding most). */
-export type JsonHazard = {path: (string | number)[], problem: "too_deep" | "prototype_key" | "too_many_values"};
+export type JsonHazard = {path: (string | number)[], problem: "too_deep" | "prototype_key" | "too_many_values"}
+    /** A top-level field's array longer than its route allows (`maxItems`): the field, its bound and its length. */
+    | {path: [string], problem: "too_many_items", limit: number, length: number};
 
 /**
  * What is wrong, as the rest of a sentence whose subject the caller names ("The request body …", "… is valid JSON,
@@ -8,6 +10,8 @@ export type JsonHazard = {path: (string | number)[], problem: "too_deep" | "prot
  */
 export function describeJsonHazard(hazard: JsonHazard, bounds: {maxDepth: number, maxValues: number}): string {
     switch (hazard.problem) {
+        case "too_many_items":
+            return `holds ${hazard.length.toLocaleString("en-US")} items in '${hazard.path[0]}', more than ${hazard.limit.toLocaleString("en-US")}`;
         case "too_many_values":
             return `holds more than ${bounds.maxValues.toLocaleString("en-US")} JSON values`;
         case "too_deep":
@@ -30,10 +34,20 @@ export function describeJsonHazard(hazard: JsonHazard, bounds: {maxDepth: number
  *   body parsed in a worker thread (parseJsonOffThread) is rebuilt on the main thread value by value (250,000
  *   empty chat messages took about a second there), so the worker looks for hazards and sends only those back.
  *
+ * - a top-level field whose array is longer than `maxItems` allows it (a route's schema bound, such as 10,000 chat
+ *   messages, checked here too so that a body past it is refused where it was parsed, before it is rebuilt on the
+ *   main thread: 32,000 empty messages are 1 MB of JSON and 96,000 values, within `maxValues`).
+ *
  * Iterative, one pass, each frame pointing to its parent: the path is built only for the answer. Stops as soon
  * as a bound is crossed (an array too long for `maxValues` is refused from its length).
  */
-export function findJsonHazard(body: unknown, maxDepth: number, maxValues = Infinity): JsonHazard | null {
+export function findJsonHazard(body: unknown, maxDepth: number, maxValues = Infinity, maxItems: Readonly<Record<string, number>> = {}): JsonHazard | null {
+    if (body !== null && typeof body === "object" && !Array.isArray(body))
+        for (const [field, limit] of Object.entries(maxItems)) {
+            const value = Object.hasOwn(body, field) ? (body as Record<string, unknown>)[field] : undefined;
+            if (Array.isArray(value) && value.length > limit)
+                return {path: [field], problem: "too_many_items", limit, length: value.length};
+        }
     type Frame = {value: unknown, depth: number, key: string | number | null, parent: Frame | null, field: string | null};
     const stack: Frame[] = [{value: body, depth: 0, key: null, parent: null, field: null}];
     // Values so far, and per top-level field (named in the answer when there are too many).

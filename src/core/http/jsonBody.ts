@@ -31,9 +31,9 @@ export const maxJsonDepth = 128;
  * route's own bound) a 400 naming the field. The bytes are counted in `memory` while they are held (a 503
  * when they do not fit, before any is read when the Content-Length says so).
  */
-export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?: number} = {}): Middleware {
+export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?: number, maxItems?: Readonly<Record<string, number>>} = {}): Middleware {
     const limitBytes = parseByteSize(limit) ?? Infinity;
-    const shape: JsonBounds = {maxDepth: maxJsonDepth, maxValues: bounds.maxValues ?? Infinity};
+    const shape: JsonBounds = {maxDepth: maxJsonDepth, maxValues: bounds.maxValues ?? Infinity, maxItems: bounds.maxItems};
     return async (ctx, next) => {
         if (ctx.method !== "POST" && ctx.method !== "PUT" && ctx.method !== "PATCH")
             return next();
@@ -78,7 +78,7 @@ async function parseJson(body: BodyChunks, bounds: JsonBounds): Promise<unknown>
             parsed = await parseJsonOffThread(body.chunks, bounds);
         else {
             const value: unknown = JSON.parse(utf8.decode(joinChunks(body)));
-            const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues);
+            const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues, bounds.maxItems);
             parsed = hazard == null ? {value} : {hazard};
         }
     } catch {
@@ -100,6 +100,9 @@ function notJson() {
 }
 
 function hazardError(hazard: JsonHazard, bounds: JsonBounds): ApiError {
+    // The words the route's schema validation uses for the same bound (describeAjvError's maxItems).
+    if (hazard.problem === "too_many_items")
+        return ApiError.invalidRequest(`Invalid '${hazard.path[0]}': expected an array with maximum length ${hazard.limit}, but got an array with length ${hazard.length} instead.`, hazard.path[0]);
     const param = typeof hazard.path[0] === "string" ? hazard.path[0] : null;
     const problem = `The request body ${describeJsonHazard(hazard, bounds)}`;
     if (hazard.problem === "prototype_key")
