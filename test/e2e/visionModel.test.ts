@@ -375,3 +375,47 @@ describe("decisions on the vision model (input_image in /v1/decisions)", () => {
     });
 });
 
+describe("images in /v1/systemone state (TypeSafe's assets, referenced by their keys in the state)", () => {
+    const systemOne = async (body: Record<string, unknown>) => {
+        const response = await fetch(`${server.url}/v1/systemone`, {method: "POST", headers: {"Content-Type": "application/json", "TypeSafe-Danger-Zone-Images": "true"},
+            body: JSON.stringify(body)});
+        return {status: response.status, body: await response.json() as Record<string, any>};
+    };
+    const asset = (png: Buffer) => ({type: "image", format: "png", data_base64: png.toString("base64")});
+    const colour = {type: "choice", instructions: "Which colour is `photo`?", criteria: {red: null, blue: null, green: null}};
+
+    it("answers as /v1/decisions does with the image where the state names its asset", async () => {
+        const state = {photo: "photo-7f3a9c", note: "a picture"};
+        const answered = await systemOne({model: "smolvlm", state, assets: {"photo-7f3a9c": asset(red)}, questions: {colour}});
+        expect(answered.status).toBe(200);
+        // The same question asked through /v1/decisions: the state's JSON text cut after the key, the image there.
+        const text = JSON.stringify(state, null, 2);
+        const cut = text.indexOf("photo-7f3a9c") + "photo-7f3a9c".length;
+        const decision = await openai.decisions.create({model: "smolvlm", input: [{role: "user", content: [
+            {type: "input_text", text: text.slice(0, cut)}, {type: "input_image", image_url: dataUrl("image/png", red)}, {type: "input_text", text: text.slice(cut)}]}],
+        questions: [{type: "choice", name: "colour", instructions: "Which colour is `photo`?", choices: [{value: "red"}, {value: "blue"}, {value: "green"}]}]});
+        const expected = decision.answers[0] as OpenAI.Decision.AnswerResourceChoice;
+        expect(answered.body.answers.colour.probabilities).toEqual(Object.fromEntries(expected.probabilities.map(({value, probability}) => [value, probability])));
+        expect(answered.body.usage.input_tokens).toBe(decision.usage.input_tokens);
+        // Without the image the prompt is shorter and the answer another.
+        const plain = await systemOne({model: "smolvlm", state, questions: {colour}});
+        expect(plain.body.usage.input_tokens).toBeLessThan(answered.body.usage.input_tokens);
+        expect(plain.body.answers.colour.probabilities).not.toEqual(answered.body.answers.colour.probabilities);
+    });
+
+    it("refuses, naming the asset: one the state never names, a format other than PNG or JPEG, bytes that are not the format, a model that does not see", async () => {
+        const unnamed = await systemOne({model: "smolvlm", state: {photo: "photo-1"}, assets: {"photo-1": asset(red), "photo-2": asset(blue)}, questions: {colour}});
+        expect(unnamed.status).toBe(400);
+        expect(unnamed.body.error).toMatchObject({param: "assets.photo-2", message: expect.stringContaining("never mentions")});
+        const gif = await systemOne({model: "smolvlm", state: "see photo-1", assets: {"photo-1": {...asset(red), format: "gif"}}, questions: {colour}});
+        expect(gif.status).toBe(400);
+        expect(gif.body.error.param).toMatch(/^assets\.photo-1/);
+        const notPng = await systemOne({model: "smolvlm", state: "see photo-1", assets: {"photo-1": {format: "png", data_base64: Buffer.from("not a png at all").toString("base64")}}, questions: {colour}});
+        expect(notPng.status).toBe(400);
+        expect(notPng.body.error.param).toBe("assets.photo-1");
+        const textOnly = await systemOne({model: "tiny-chat", state: "see photo-1", assets: {"photo-1": asset(red)}, questions: {colour}});
+        expect(textOnly.status).toBe(400);
+        expect(textOnly.body.error).toMatchObject({param: "assets.photo-1", code: "model_not_multimodal"});
+    });
+});
+

@@ -53,7 +53,10 @@ export type SystemOneQuestion =
     | {type: "choice", instructions: unknown, criteria: Record<string, string | null>}
     | {type: "score", instructions: unknown, criteria: string[]};
 
-export type SystemOneRequest = {model: string, state: unknown, questions: Record<string, SystemOneQuestion>};
+/** An image of a System One request, sent once in `assets` and referenced by its key in the state (TypeSafe's, as OpenRouter's `DecisionsImageAsset`). */
+export type SystemOneImageAsset = {type?: "image", format: "png" | "jpeg", data_base64: string};
+
+export type SystemOneRequest = {model: string, state: unknown, questions: Record<string, SystemOneQuestion>, assets?: Record<string, SystemOneImageAsset>};
 
 export type SystemOneAnswer =
     | {type: "noul", noul: number}

@@ -7,12 +7,13 @@ import type { ChatEngine } from "../ChatEngine.js";
 import { chatManifestPart } from "../chatManifestPart.js";
 import type { ChatSettings } from "../chatManifest.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
+import { ImageInputError } from "../errors/ImageInputError.js";
 import { decisionAnswers, decisionUsage } from "./decisionAnswers.js";
 import type { DecisionRequest, DecisionResponse, SystemOneRequest, SystemOneResponse } from "./DecisionsWire.js";
 import { decisionsSchema, maxDecisionChoices, systemOneSchema } from "./decisionsSchema.js";
 import { toDecisionJob } from "./toDecisionJob.js";
 import { visionModelIds } from "../vision/visionModels.js";
-import { toSystemOneAnswers, toSystemOneRequest } from "./toSystemOneRequest.js";
+import { assetOfPart, toSystemOneAnswers, toSystemOneRequest } from "./toSystemOneRequest.js";
 
 /** POST /v1/decisions: OpenAI's Decisions API on a chat model (docs/decisions.md). */
 export function decisionsHandler(context: RouteContext): Middleware {
@@ -29,7 +30,9 @@ export function systemOneHandler(context: RouteContext): Middleware {
     const validate = compileRequestValidator<SystemOneRequest>(systemOneSchema);
     return async (ctx) => {
         const request = validate(ctx.request.body);
-        const {response} = await decide(ctx, context, request, (engine) => toSystemOneRequest(request, mostOptions(engine)));
+        const {response} = await decide(ctx, context, request, (engine) => toSystemOneRequest(request, mostOptions(engine))).catch((error: unknown) => {
+            throw namingAssets(error, request);
+        });
         ctx.body = {
             model: response.model,
             answers: toSystemOneAnswers(request, response.answers),
@@ -62,4 +65,21 @@ async function decide(ctx: Context, context: RouteContext, body: {model: string}
 /** The most options a question may have: the model's labels, and OpenAI's limit (System One's criteria too). */
 function mostOptions(engine: ChatEngine): number {
     return Math.min(engine.info.decisionOptions ?? 0, maxDecisionChoices);
+}
+
+/**
+ * An error about an image of a System One request's state, named as the decisions request's part it became (a refusal
+ * here, or the image's decoding in a worker), names its asset instead: the field the client sent.
+ */
+function namingAssets(error: unknown, request: SystemOneRequest): unknown {
+    const param = error instanceof ApiError ? error.param : error instanceof ImageInputError ? error.source : null;
+    const match = param == null ? null : /^input\[0\]\.content\[(\d+)\](\.image_url)?/.exec(param);
+    const key = match == null ? undefined : assetOfPart(request, Number(match[1]));
+    if (match == null || key == null)
+        return error;
+    const field = `assets.${key}`;
+    if (error instanceof ImageInputError)
+        return new ImageInputError(field, error.reason, error.message.replaceAll(match[0], field));
+    const apiError = error as ApiError;
+    return new ApiError(apiError.status, apiError.type, apiError.message.replaceAll(match[0], field), {code: apiError.code, param: field, headers: apiError.headers});
 }

@@ -1,3 +1,5 @@
+import { imageLimits } from "../vision/imageLimits.js";
+
 /** Most questions one request may ask (OpenAI's limit). */
 export const maxDecisionQuestions = 400;
 /** Most choices of a `choice` question (OpenAI's limit; a model may allow fewer: its single-token labels). */
@@ -60,6 +62,12 @@ export const systemOneSchema = {
     properties: {
         model: {type: "string", minLength: 1},
         state: {type: ["string", "object", "array"]},
+        // Images, each referenced by its key in the state (toSystemOneRequest); as many as a chat request may hold.
+        assets: {type: "object", maxProperties: imageLimits.maxImages, propertyNames: {minLength: 1, maxLength: 256}, additionalProperties: {
+            type: "object",
+            required: ["format", "data_base64"],
+            properties: {type: {enum: ["image"]}, format: {enum: ["png", "jpeg"]}, data_base64: {type: "string"}}
+        }},
         questions: {type: "object", minProperties: 1, maxProperties: maxDecisionQuestions, additionalProperties: {
             type: "object",
             required: ["type", "instructions"],

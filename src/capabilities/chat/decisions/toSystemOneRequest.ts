@@ -1,5 +1,5 @@
 import { ApiError } from "../../../core/http/ApiError.js";
-import type { DecisionAnswer, DecisionQuestionParam, DecisionRequest, SystemOneAnswer, SystemOneRequest } from "./DecisionsWire.js";
+import type { DecisionAnswer, DecisionContentPart, DecisionInputItem, DecisionQuestionParam, DecisionRequest, SystemOneAnswer, SystemOneImageAsset, SystemOneRequest } from "./DecisionsWire.js";
 
 /**
  * A System One request as the /v1/decisions request it asks the same thing as: `state` (text as it is, JSON as JSON
@@ -33,7 +33,47 @@ export function toSystemOneRequest(request: SystemOneRequest, maxOptions: number
         checkCount(criteria.length, `${field}.criteria`, maxOptions);
         return {type: "score", name, instructions, levels: (criteria as string[]).map((label) => ({label}))};
     });
-    return {model: request.model, input: textOf(request.state), questions};
+    const state = textOf(request.state);
+    return {model: request.model, input: request.assets == null || Object.keys(request.assets).length === 0 ? state : withAssets(state, request.assets).input, questions};
+}
+
+/** The asset a part of toSystemOneRequest's input message is the image of (its key), to name it in an error about that part. */
+export function assetOfPart(request: SystemOneRequest, part: number): string | undefined {
+    return request.assets == null ? undefined : withAssets(textOf(request.state), request.assets).partAssets[part];
+}
+
+/**
+ * The state as one user message whose images stand where the state first names their assets (each key's first
+ * occurrence in the state's text, the image right after the key): TypeSafe's rule that an asset is referenced by its
+ * key wherever it appears in the state. An asset the state never names is refused (as TypeSafe refuses it).
+ */
+function withAssets(state: string, assets: Record<string, SystemOneImageAsset>): {input: DecisionInputItem[], partAssets: (string | undefined)[]} {
+    const content: DecisionContentPart[] = [];
+    const partAssets: (string | undefined)[] = [];
+    let from = 0;
+    for (const {key, at} of placedAssets(state, assets)) {
+        if (at > from) {
+            content.push({type: "input_text", text: state.slice(from, at)});
+            partAssets.push(undefined);
+        }
+        const asset = assets[key];
+        content.push({type: "input_image", image_url: `data:image/${asset.format};base64,${asset.data_base64}`});
+        partAssets.push(key);
+        from = at;
+    }
+    if (from < state.length)
+        content.push({type: "input_text", text: state.slice(from)});
+    return {input: [{type: "message", role: "user", content}], partAssets};
+}
+
+/** Each asset with where its image goes in the state's text (right after the key's first occurrence), in the text's order. */
+function placedAssets(state: string, assets: Record<string, SystemOneImageAsset>): {key: string, at: number}[] {
+    return Object.keys(assets).map((key) => {
+        const found = state.indexOf(key);
+        if (found < 0)
+            throw invalid(`assets.${key}`, "the state never mentions this asset (an asset is referenced by its key in the state, e.g. \"state\": {\"photo\": \"" + key + "\"})");
+        return {key, at: found + key.length};
+    }).sort((a, b) => a.at - b.at);
 }
 
 /** The answers keyed by question name: a noul's probability of true; a choice's and a score's probabilities keyed by option. */
