@@ -165,6 +165,10 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     // body), not Node, which would invite every body at once.
     server.on("checkContinue", (request, response) => server.emit("request", request, response));
     server.on("request", (request, response) => {
+        // Each response carries a fixed set of 'close' listeners (these two watches, the request context, the body's
+        // memory hold, a shared drain wait), and a streamed body's pipeline (koa's respond) adds its own: 11 with a
+        // Readable body, past Node's default of 10 (a MaxListenersExceededWarning for what is not a leak).
+        response.setMaxListeners(20);
         watchBodyIdle(request, response, config.bodyTimeoutMs);
         watchWriteStall(response, config.writeTimeoutMs);
     });
