@@ -96,8 +96,12 @@ describe("each capability's manifest part, apart from its server part", () => {
             expect(fs.existsSync(path.join(root, folderPath)), folderPath).toBe(true);
             const outside = files.filter((file) => !file.startsWith(folderPath) && file !== "src/capabilities/capabilityList.ts");
             const naming = outside.filter((file) => {
-                // A model's modalities (OpenRouter's words: ["text", "image"]) share the images task's name, not the capability.
-                const text = fs.readFileSync(path.join(root, file), "utf8").replaceAll('["text", "image"]', "");
+                // Wire words that share a task's name without naming the capability: a content part's or a block's
+                // type (chat's and Anthropic's `type: "image"`, System One's asset `type` and its schema's enum) and a
+                // model's modalities (OpenRouter's ["text", "image"]). A capability is named by its task (`task:`,
+                // engineFor's argument, a comparison with an entry's task), never as a `type`.
+                const wireWord = new RegExp(String.raw`(\btype\??\s*(:|===|!==)\s*|\benum:\s*\[|\["text", )"${manifest.task}"`, "g");
+                const text = fs.readFileSync(path.join(root, file), "utf8").replace(wireWord, "");
                 return text.includes(`"${manifest.task}"`) || text.includes(`capabilities/${folder}/`) || text.includes(`"./${folder}/`) ||
                     manifest.endpoints.some((endpoint) => text.includes(`"${endpoint}"`));
             });

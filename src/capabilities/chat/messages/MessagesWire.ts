@@ -16,7 +16,7 @@ export type RedactedThinkingBlock = {type: "redacted_thinking", data: string};
  * Its tag is written as a template literal: the quoted word is the images capability's task, which no file outside it says.
  */
 export type ImageBlock = {
-    type: `image`,
+    type: "image",
     source: {type: "base64", media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp", data: string} | {type: "url", url: string} | {type: "file", file_id: string}
 };
 export type ContentBlockParam = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock;

@@ -101,7 +101,7 @@ function offeredTools(tools: readonly ToolParam[], turns: readonly Turn[], force
 function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSource}[] {
     const text = (blocks: Turn["blocks"]) => blocks.filter(({block}) => block.type === "text").map(({block}) => (block as {text: string}).text).join("\n\n");
     if (turn.role === "assistant") {
-        const image = turn.blocks.find(({block}) => block.type === `image`);
+        const image = turn.blocks.find(({block}) => block.type === "image");
         if (image != null)
             throw ApiError.invalidRequest(`${image.path}: \`image\` blocks can only be in \`user\` messages`, image.path);
         const uses = turn.blocks.filter(({block}) => block.type === "tool_use");
@@ -122,7 +122,7 @@ function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSourc
             : (result.content ?? []).map((part) => part.type === "text" ? part.text : `Tool loaded: ${part.tool_name}`).join("\n\n");
         return {message: {role: "tool" as const, tool_call_id: result.tool_use_id, content: result.is_error === true ? `Error: ${content}` : content}, source: {path}};
     });
-    const said = turn.blocks.some(({block}) => block.type === `image`) ? withImages(turn.blocks) : null;
+    const said = turn.blocks.some(({block}) => block.type === "image") ? withImages(turn.blocks) : null;
     if (said != null)
         return [...results, {message: {role: "user", content: said.content}, source: {path: turn.path, parts: said.parts}}];
     const plain = text(turn.blocks);
@@ -143,7 +143,7 @@ function withImages(blocks: Turn["blocks"]): {content: WireContentPart[], parts:
             content.push({type: "text", text: textBefore ? `\n\n${block.text}` : block.text});
             parts.push(path);
             textBefore = true;
-        } else if (block.type === `image`) {
+        } else if (block.type === "image") {
             const source = block.source;
             if (source.type === "file")
                 throw ApiError.invalidRequest(`${path}.source: image sources of type \`file\` are not supported by this server (no Files API); send the image as \`base64\``, `${path}.source`);

@@ -149,7 +149,7 @@ export class OnnxVisionChatEngine implements ChatEngine {
             for (const {offset} of turn.images ?? []) {
                 if (offset > at)
                     content.push({type: "text", text: turn.content.slice(at, offset)});
-                content.push({type: `image`});
+                content.push({type: "image"});
                 at = offset;
             }
             if (at < turn.content.length || content.length === 0)

@@ -17,7 +17,7 @@ export type VisionModelDescription = {
  * A turn as the model's chat template takes it: text and images in order (`image` parts are `<image>` where the template
  * puts them). The tag is a template literal: the quoted word is the images capability's task, which no file outside it says.
  */
-export type TemplateTurn = {role: ChatRole, content: ({type: "text", text: string} | {type: `image`})[]};
+export type TemplateTurn = {role: ChatRole, content: ({type: "text", text: string} | {type: "image"})[]};
 
 /** An image's pixels (8-bit RGB rows), decoded on a worker by decodeChatImages. */
 export type TemplateImage = {rgb: Uint8Array, width: number, height: number};
