@@ -5,7 +5,7 @@ import type { TokenPiece, Tokenized } from "../ChatEngine.js";
 import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
 import type { PromptRenderThread } from "./PromptRenderThread.js";
 import type { TokenBytes } from "./TokenBytes.js";
-import { tokenPiece } from "./tokenListJson.js";
+import { tokenPiece } from "../shared/tokenPiece.js";
 
 /** Token lists detokenized on the main thread (llama.cpp's detokenizer takes well under a millisecond for these). */
 const smallDetokenize = 16_384;
@@ -61,7 +61,7 @@ export class LlamaTokenizer {
     private piece(token: Token): TokenPiece {
         let piece = this.pieces.get(token);
         if (piece == null) {
-            piece = tokenPiece(this.parts.tokenBytes, token);
+            piece = tokenPiece(this.parts.tokenBytes.of(token));
             this.pieces.set(token, piece);
         }
         return piece;

@@ -8,7 +8,8 @@ import { decisionTokens } from "./decisionPrompt.js";
 import { preparePrompt, type PromptRequest } from "./preparePrompt.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 import { TokenBytes } from "./TokenBytes.js";
-import { tokenListJson, tokenPiece } from "./tokenListJson.js";
+import { tokenPiece } from "../shared/tokenPiece.js";
+import { tokenListJson } from "./tokenListJson.js";
 
 /** What the main thread sends the render thread (see PromptRenderThread). */
 export type RenderThreadMessage =
@@ -82,7 +83,7 @@ async function handle(message: RenderThreadMessage) {
         const {tokens, start, clientStart} = preparePrompt(model, renderer, message.request);
         if (message.listJson != null) {
             checkpoint();
-            const json = Buffer.from(tokenListJson(tokens, message.listJson.withPieces ? (token) => tokenPiece(tokenBytes, token) : null));
+            const json = Buffer.from(tokenListJson(tokens, message.listJson.withPieces ? (token) => tokenPiece(tokenBytes.of(token)) : null));
             const bytes = new Uint8Array(json.buffer, json.byteOffset, json.byteLength);
             parentPort!.postMessage({id: message.id, count: tokens.length, json: bytes} satisfies RenderThreadReply, [json.buffer as ArrayBuffer]);
             return;

@@ -1,18 +1,5 @@
 import type { Token } from "node-llama-cpp";
 import type { TokenPiece } from "../ChatEngine.js";
-import type { TokenBytes } from "./TokenBytes.js";
-
-const strictUtf8 = new TextDecoder("utf-8", {fatal: true});
-
-/** llama-server's piece: the token's bytes (TokenBytes: what llama.cpp's token_to_piece writes) as text, or as byte values when not valid UTF-8. */
-export function tokenPiece(tokenBytes: TokenBytes, token: Token): TokenPiece {
-    const bytes = tokenBytes.of(token);
-    try {
-        return strictUtf8.decode(Uint8Array.from(bytes));
-    } catch {
-        return [...bytes];
-    }
-}
 
 /**
  * A token list as the tokenize routes write it (`tokens`: ids, or `{id, piece}` objects with `with_pieces`), as JSON

@@ -3,11 +3,11 @@ import path from "node:path";
 import type { PreTrainedTokenizer } from "@huggingface/transformers";
 import type { TokenPiece } from "../../ChatEngine.js";
 import { byteLevelPieceBytes } from "../../shared/byteLevelBytes.js";
+import { tokenPiece } from "../../shared/tokenPiece.js";
 import type { TokenBytesOf } from "../../shared/toTokenLogprob.js";
 import type { Detokenize } from "../../shared/TokenTextDecoder.js";
 
 const utf8 = new TextEncoder();
-const strictUtf8 = new TextDecoder("utf-8", {fatal: true});
 
 /**
  * A transformers.js tokenizer's text, as the shared chat pieces take it (in a worker): `detokenize` for TokenTextDecoder
@@ -57,12 +57,7 @@ export class VocabularyText {
 
     /** llama-server's piece: the token's bytes as text when they are valid UTF-8 on their own, else the byte values. */
     piece(token: number): TokenPiece {
-        const bytes = this.bytes.of(token);
-        try {
-            return strictUtf8.decode(Uint8Array.from(bytes));
-        } catch {
-            return [...bytes];
-        }
+        return tokenPiece(this.bytes.of(token));
     }
 
     private compute(token: number): readonly number[] {
