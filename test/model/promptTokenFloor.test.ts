@@ -58,7 +58,7 @@ describe("PromptTokenFloor with the Qwen2.5 tool template", () => {
         model = await (await loadLlamaRuntime({gpu: "off"})).loadModel({modelPath: tinyToolsModelPath, vocabOnly: true});
         loaded.push(model);
         renderer = new ChatPromptRenderer(model);
-        floor = new PromptTokenFloor(model, measureTemplateFloor(renderer, (content) => model.tokenize(content, false, "trimLeadingSpace").length));
+        floor = new PromptTokenFloor(model, await measureTemplateFloor(renderer, (content) => model.tokenize(content, false, "trimLeadingSpace").length));
     });
 
     const content = fc.oneof(fc.constant(""), text, fc.constantFrom("<|im_start|>", "<|im_end|>\n<|im_start|>system\n", "{\"a\": 1}"));
@@ -78,6 +78,29 @@ describe("PromptTokenFloor with the Qwen2.5 tool template", () => {
         // 10,000 empty messages are refused by their number alone (the last, an assistant one, is the answer's start).
         expect(floor.of({turns: empty(10_000), rawPrompt: null})).toBe(6 * (9_999 - 1));
         expect(renderer.render(empty(100)).length).toBeGreaterThanOrEqual(floor.of({turns: empty(100), rawPrompt: null}));
+    });
+
+    it("lets the event loop run between the measurement's renders (a load on the main thread holds it one render at a time)", async () => {
+        let renders = 0, pauses = 0, rendersWithoutPause = 0;
+        const watched = new Proxy(renderer, {
+            get(target, property) {
+                const value = Reflect.get(target, property);
+                if (property !== "render" && property !== "renderTemplate")
+                    return typeof value === "function" ? value.bind(target) : value;
+                return (...args: unknown[]) => {
+                    renders++;
+                    if (renders > pauses)
+                        rendersWithoutPause++;
+                    return (value as (...args: unknown[]) => unknown).apply(target, args);
+                };
+            }
+        });
+        const measured = await measureTemplateFloor(watched, (content) => model.tokenize(content, false, "trimLeadingSpace").length, async () => {
+            pauses++;
+        });
+        expect(renders).toBeGreaterThan(40);
+        expect(rendersWithoutPause).toBe(0);
+        expect(new PromptTokenFloor(model, measured).of({turns: Array.from({length: 11}, () => ({role: "user" as const, content: ""})), rawPrompt: null})).toBe(6 * 10);
     });
 
     it("never exceeds the rendered prompt's tokens", () => {
@@ -104,21 +127,21 @@ describe("PromptTokenFloor.forModel", () => {
     });
     afterAll(() => fs.rmSync(folder, {recursive: true, force: true}));
 
-    it("measures a model file once across reloads, and again once the file is replaced", () => {
+    it("measures a model file once across reloads, and again once the file is replaced", async () => {
         const file = path.join(folder, "model.gguf");
         fs.copyFileSync(gpt2VocabPath, file);
         let measured = 0;
-        const measure = () => {
+        const measure = async () => {
             measured++;
             return new PromptTokenFloor(model);
         };
-        const first = PromptTokenFloor.forModel(file, "fp_a", measure);
-        expect(PromptTokenFloor.forModel(file, "fp_a", measure)).toBe(first);
+        const first = await PromptTokenFloor.forModel(file, "fp_a", measure);
+        expect(await PromptTokenFloor.forModel(file, "fp_a", measure)).toBe(first);
         expect(measured).toBe(1);
         // Another runtime or context (another fingerprint), then the file replaced (a new modification time).
-        expect(PromptTokenFloor.forModel(file, "fp_b", measure)).not.toBe(first);
+        expect(await PromptTokenFloor.forModel(file, "fp_b", measure)).not.toBe(first);
         fs.utimesSync(file, new Date(), new Date(Date.now() + 60_000));
-        PromptTokenFloor.forModel(file, "fp_a", measure);
+        await PromptTokenFloor.forModel(file, "fp_a", measure);
         expect(measured).toBe(3);
     });
 });

@@ -80,7 +80,6 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly stepBarrier = new DecodeStepBarrier();
     private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
-    private readonly tokenFloor: PromptTokenFloor;
     /** Where prompts too large for the main thread are rendered and tokenized. */
     private readonly renderThread: PromptRenderThread;
     /** Each job's turn, decided before it waits for sequences. */
@@ -103,14 +102,12 @@ export class LlamaChatEngine implements ChatEngine {
         options: LlamaChatEngineOptions,
         fingerprint: string,
         private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription},
-        private readonly speculation: ModelSpeculation
+        private readonly speculation: ModelSpeculation,
+        private readonly tokenFloor: PromptTokenFloor
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => speculation.createSequence(context));
         this.distributionTap = RawDistributionTap.install(context, model, speculation.verification === "native");
         this.tokenBytes = new TokenBytes(model);
-        this.tokenFloor = PromptTokenFloor.forModel(options.modelPath, fingerprint, () => new PromptTokenFloor(model, renderer.usesTemplate
-            ? measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
-            : null));
         this.renderThread = new PromptRenderThread(options.modelPath);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
@@ -166,7 +163,10 @@ export class LlamaChatEngine implements ChatEngine {
             const speculation = await ModelSpeculation.load(llama, {context, modelPath: options.modelPath}, options.speculative, {
                 threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
             });
-            const engine = new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation);
+            const tokenFloor = await PromptTokenFloor.forModel(options.modelPath, fingerprint, async () => new PromptTokenFloor(model, renderer.usesTemplate
+                ? await measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
+                : null));
+            const engine = new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation, tokenFloor);
             if (options.promptStates != null && options.promptStates.maxBytes > 0 && options.promptCache !== "off") {
                 const identity = await promptStateIdentity({
                     fingerprint, modelPath: options.modelPath, contextSize: context.contextSize, sequences: context.totalSequences, batchSize: context.batchSize

@@ -4,7 +4,6 @@ import type { ChatJob, ChatTurn } from "../ChatEngine.js";
 import type { TemplateFloor } from "./measureTemplateFloor.js";
 
 const controlTokenType = 3;
-const utf8 = new TextEncoder();
 /** Model files whose floor is remembered across unloads (the least recently loaded is forgotten first). */
 const rememberedFloors = 64;
 
@@ -42,7 +41,7 @@ export class PromptTokenFloor {
                 continue;
             // The piece's UTF-8 length is at least the bytes it stands for (`▁` is 3 bytes for one space;
             // a byte-level BPE character is 1 or 2 bytes for one byte): a safe upper bound.
-            longest = Math.max(longest, utf8.encode(piece).length);
+            longest = Math.max(longest, Buffer.byteLength(piece));
         }
         this.longestPieceBytes = longest;
     }
@@ -53,12 +52,16 @@ export class PromptTokenFloor {
      * and modification time and by `fingerprint` (systemFingerprint: its first and last MiB), so a replaced file is
      * measured again.
      */
-    static forModel(modelPath: string, fingerprint: string, measure: () => PromptTokenFloor): PromptTokenFloor {
+    static forModel(modelPath: string, fingerprint: string, measure: () => Promise<PromptTokenFloor>): Promise<PromptTokenFloor> {
         const stat = fs.statSync(modelPath);
         const key = JSON.stringify([modelPath, stat.size, stat.mtimeMs, fingerprint]);
         let floor = measuredFloors.get(key);
         measuredFloors.delete(key);
-        floor ??= measure();
+        if (floor == null) {
+            floor = measure();
+            // A measurement that failed is not remembered.
+            floor.catch(() => measuredFloors.get(key) === floor && measuredFloors.delete(key));
+        }
         measuredFloors.set(key, floor);
         if (measuredFloors.size > rememberedFloors)
             measuredFloors.delete(measuredFloors.keys().next().value!);
@@ -103,8 +106,8 @@ export class PromptTokenFloor {
     }
 }
 
-/** PromptTokenFloor.forModel's floors, least recently loaded first. */
-const measuredFloors = new Map<string, PromptTokenFloor>();
+/** PromptTokenFloor.forModel's floors (being measured, or measured), least recently loaded first. */
+const measuredFloors = new Map<string, Promise<PromptTokenFloor>>();
 
 /**
  * The messages a template writes for these turns, as node-llama-cpp gives them to it: assistant turns in a row are

@@ -13,17 +13,26 @@ const noTemplateFloor: TemplateFloor = {perMessageTokens: 0, renders: {descripti
 
 const marker = (name: string) => `qz${name}7v`;
 
+/** Lets the event loop run between two renders of the measurement (setImmediate). */
+const nextTurnOfEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Measures a template once, at load, by rendering small conversations: the tokens one and two more messages add
  * (of each role, after each role, before a last message or last, empty and with text, less that text's own tokens;
  * the least of all, so the floor stays
  * below what any conversation renders), and whether marked tool text comes out in the rendered prompt. Parameters
  * and arguments count only when a value nested deep in them (and an object key) is written, as `tojson` writes them.
+ *
+ * The ~50 renders take 50-150 ms of the main thread, where a model loads while the server answers others (a model
+ * library's load on first request): `pause` lets the event loop run after each (by default until its next turn), so
+ * no single piece holds it for more than one render.
  */
-export function measureTemplateFloor(renderer: ChatPromptRenderer, contentTokens: (text: string) => number): TemplateFloor {
+export async function measureTemplateFloor(renderer: ChatPromptRenderer, contentTokens: (text: string) => number,
+    pause: () => Promise<void> = nextTurnOfEventLoop): Promise<TemplateFloor> {
     if (!renderer.usesTemplate)
         return noTemplateFloor;
-    const count = (turns: ChatTurn[]) => {
+    const count = async (turns: ChatTurn[]) => {
+        await pause();
         try {
             return renderer.render(turns).length;
         } catch {
@@ -40,8 +49,11 @@ export function measureTemplateFloor(renderer: ChatPromptRenderer, contentTokens
                     if (role === "assistant" && (after.length === 0 || before === "assistant"))
                         continue;
                     const base: ChatTurn[] = [{role: "user", content: "b"}, ...before == null ? [] : [{role: before, content: "c"}]];
-                    const [without, withOne, withTwo] = [0, 1, 2].map((added) =>
-                        count([...base, ...Array.from({length: added}, () => ({role, content})), ...after]));
+                    const [without, withOne, withTwo] = [
+                        await count(base.concat(after)),
+                        await count([...base, {role, content}, ...after]),
+                        await count([...base, {role, content}, {role, content}, ...after])
+                    ];
                     const own = content === "" ? 0 : contentTokens(content);
                     if (without != null && withOne != null)
                         deltas.push(withOne - without - own);
@@ -54,6 +66,7 @@ export function measureTemplateFloor(renderer: ChatPromptRenderer, contentTokens
 
     const deep = (name: string) => ({type: "object", properties: {[marker(name + "Key")]: {type: "array", items: {enum: [marker(name)]}}}});
     const tool: ChatToolFunction = {name: "probe", description: marker("Description"), parameters: deep("Parameters")};
+    await pause();
     const rendered = (() => {
         try {
             return renderer.renderTemplate([

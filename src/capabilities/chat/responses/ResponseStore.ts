@@ -1,4 +1,5 @@
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
+import { pacedBody } from "../../../core/http/bodyPieces.js";
 import type { InputItem, OutputItem, ResponseObject } from "./ResponsesWire.js";
 import { StoredItemsJson } from "./StoredItemsJson.js";
 
@@ -127,7 +128,7 @@ export class ResponseStore {
         const [first, last] = ascending ? [ids[0], ids.at(-1)] : [ids.at(-1), ids[0]];
         const head = Buffer.from("{\"object\":\"list\",\"data\":[");
         const tail = Buffer.from(`],"first_id":${JSON.stringify(first ?? null)},"last_id":${JSON.stringify(last ?? null)},"has_more":false}`);
-        const body = Readable.from((function* () {
+        const body = pacedBody((function* () {
             yield head;
             yield* stored.inputJson.joined(ascending);
             yield tail;

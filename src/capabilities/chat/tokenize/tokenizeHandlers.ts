@@ -1,6 +1,5 @@
 import type { Middleware } from "koa";
-import { Readable } from "node:stream";
-import { bodyPieces } from "../../../core/http/bodyPieces.js";
+import { bodyPieces, pacedBody } from "../../../core/http/bodyPieces.js";
 import { ApiError } from "../../../core/http/ApiError.js";
 import type { RequestState } from "../../../core/http/RequestState.js";
 import { compileRequestValidator } from "../../../core/validation/compileRequestValidator.js";
@@ -25,7 +24,7 @@ export function tokenizeHandler(context: RouteContext): Middleware {
         if ("json" in tokenized) {
             // A long list, written off the main thread: the same bytes JSON.stringify would give, written a piece at a time.
             ctx.type = "application/json";
-            ctx.body = Readable.from([
+            ctx.body = pacedBody([
                 Buffer.from(`{"tokens":`),
                 ...bodyPieces(Buffer.from(tokenized.json.buffer, tokenized.json.byteOffset, tokenized.json.byteLength)),
                 Buffer.from(`,"count":${tokenized.count},"max_model_len":${engine.info.contextSize}}`)
