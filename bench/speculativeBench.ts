@@ -26,6 +26,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { makeTestLlamaGguf, type TestLlamaGgufOptions } from "../test/support/gguf/makeTestLlamaGguf.js";
+import { processCpuMs } from "./cpuAccounting.js";
 import { buildLlamaServer } from "./peer/buildLlamaServer.js";
 import { LlamaServerProcess } from "./peer/LlamaServerProcess.js";
 import { cacheDir, peerModelPath, projectRoot } from "./peer/peerModels.js";
@@ -65,11 +66,16 @@ async function modelFile(name: string): Promise<string> {
     return file;
 }
 
-type Side = {name: string, url: string, ours: BenchServer | null};
-type Timing = {tokensPerSecond: number, completionTokens: number, text: string, draftN: number | null, draftAccepted: number | null};
+type Side = {name: string, url: string, ours: BenchServer | null, pid: number};
+type Timing = {tokensPerSecond: number, cpuMsPerToken: number, completionTokens: number, text: string, draftN: number | null, draftAccepted: number | null};
 
-/** One streamed completion; decode speed = the tokens after the first over the time after the first. */
+/**
+ * One streamed completion; decode speed = the tokens after the first over the time after the first; CPU = the server
+ * process's CPU time (all its threads, /proc, 10 ms ticks) over the whole request, per generated token: steadier than
+ * tokens/s on a loaded machine (one request runs at a time, so it is this request's).
+ */
 async function complete(side: Side, prompt: string, maxTokens: number): Promise<Timing> {
+    const cpuBefore = processCpuMs(side.pid);
     const response = await fetch(`${side.url}/v1/completions`, {
         method: "POST", signal: AbortSignal.timeout(300_000), headers: {"Content-Type": "application/json"},
         body: JSON.stringify({
@@ -98,7 +104,8 @@ async function complete(side: Side, prompt: string, maxTokens: number): Promise<
             draftAccepted = data.timings.draft_n_accepted;
         }
     }
-    return {tokensPerSecond: (completionTokens - 1) / ((end - first) / 1000), completionTokens, text, draftN, draftAccepted};
+    const cpuMsPerToken = (processCpuMs(side.pid) - cpuBefore) / completionTokens;
+    return {tokensPerSecond: (completionTokens - 1) / ((end - first) / 1000), cpuMsPerToken, completionTokens, text, draftN, draftAccepted};
 }
 
 /** The request shapes: a prompt quoting `source` (the model's own continuation of `seed`), ending where the quote starts again. */
@@ -155,7 +162,7 @@ async function benchGroup(group: Group, llamaServer: string | null) {
                 cwd: projectRoot, manifestPath: extraArgs.includes("off") ? plainManifestPath : manifestPath,
                 keysFile: path.join(dir, "no-keys.json"), threads, parallel: 1, startTimeoutMs: 300_000, extraArgs
             });
-            sides.push({name, url: server.baseUrl.replace(/\/v1$/, ""), ours: server});
+            sides.push({name, url: server.baseUrl.replace(/\/v1$/, ""), ours: server, pid: server.pid});
         }
         if (llamaServer != null)
             for (const [name, extraArgs] of group.peer) {
@@ -165,8 +172,11 @@ async function benchGroup(group: Group, llamaServer: string | null) {
                     ...(extraArgs.includes("-md") ? ["-td", String(threads), "-tbd", String(threads)] : [])
                 ]);
                 peers.push(peer);
-                sides.push({name, url: peer.baseUrl, ours: null});
+                sides.push({name, url: peer.baseUrl, ours: null, pid: peer.pid});
             }
+        // Every side loads its model before the timed runs (ours load on demand): its CPU time is then the requests' own.
+        for (const side of sides)
+            await complete(side, "Once", 2);
         // The quoted passages: the model's own greedy continuations (our server, speculation off).
         const sources = new Map<string, string>();
         for (const shape of shapes)
@@ -174,6 +184,7 @@ async function benchGroup(group: Group, llamaServer: string | null) {
                 sources.set(shape.seed, (await complete(sides[0], shape.seed, tokens)).text);
 
         const speedOf = new Map<string, number[]>();
+        const cpuOf = new Map<string, number[]>();
         const acceptance = new Map<string, {drafted: number, accepted: number, drafts: number}>();
         const same = new Map<string, boolean>();
         for (let run = 0; run < runs; run++) {
@@ -188,6 +199,7 @@ async function benchGroup(group: Group, llamaServer: string | null) {
                         throw new Error(`${group.model}, ${shape.name}, ${side.name}: ${timing.completionTokens} tokens instead of ${tokens}`);
                     const key = `${shape.name}|${side.name}`;
                     speedOf.set(key, [...speedOf.get(key) ?? [], timing.tokensPerSecond]);
+                    cpuOf.set(key, [...cpuOf.get(key) ?? [], timing.cpuMsPerToken]);
                     texts.set(side.name, timing.text);
                     const total = acceptance.get(key) ?? {drafted: 0, accepted: 0, drafts: 0};
                     if (before != null) {
@@ -206,6 +218,7 @@ async function benchGroup(group: Group, llamaServer: string | null) {
             }
         }
         report(group, sides, speedOf, acceptance, same, sources);
+        reportCpu(group, sides, speedOf, cpuOf);
     } finally {
         for (const side of sides)
             await side.ours?.stop();
@@ -251,6 +264,25 @@ function report(group: Group, sides: Side[], speedOf: Map<string, number[]>, acc
     if (peerSpecs.length > 1)
         console.log(`\nEvery llama-server setting (median tokens/s per request): ${peerSpecs.map((side) =>
             `${side.name.replace("llama-server ", "")} ${shapes.map((shape) => fixed(median(speedOf.get(`${shape.name}|${side.name}`) ?? []), 0)).join("/")}`).join("; ")}`);
+}
+
+/** CPU ms per generated token of every side (medians), beside its tokens/s, and ours over llama-server's best per request. */
+function reportCpu(group: Group, sides: Side[], speedOf: Map<string, number[]>, cpuOf: Map<string, number[]>) {
+    const value = (map: Map<string, number[]>, shape: string, side: string) => median(map.get(`${shape}|${side}`) ?? []);
+    const peers = sides.filter((side) => side.ours == null);
+    console.log(`\nCPU ms per generated token (server process, all threads; medians) and tokens/s, ${group.model}:`);
+    console.log(`\n| request | ${sides.map((side) => side.name).join(" | ")} |${peers.length > 0 ? " ours / llama-server's fastest, CPU per token |" : ""}`);
+    console.log(`|---|${sides.map(() => "---|").join("")}${peers.length > 0 ? "---|" : ""}`);
+    const fast = group.ours.at(-1)![0];
+    for (const shape of shapes) {
+        const cells = sides.map((side) => `${fixed(value(cpuOf, shape.name, side.name), 2)} (${fixed(value(speedOf, shape.name, side.name), 0)}/s)`);
+        let row = `| ${shape.name} | ${cells.join(" | ")} |`;
+        if (peers.length > 0) {
+            const best = peers.reduce((a, b) => value(speedOf, shape.name, b.name) > value(speedOf, shape.name, a.name) ? b : a, peers[0]);
+            row += ` ${fixed(value(cpuOf, shape.name, fast) / value(cpuOf, shape.name, best.name), 2)} (${best.name.replace("llama-server ", "")}) |`;
+        }
+        console.log(row);
+    }
 }
 
 const llamaServer = args["skip-peer"] ? null : buildLlamaServer(projectRoot, cacheDir);

@@ -74,10 +74,10 @@ export class PromptTokenFloor {
             return job.rawPrompt.prompt.length;
         const longest = this.longestPieceBytes;
         if (job.rawPrompt != null)
-            return longest == null ? 0 : Math.ceil((Buffer.byteLength(job.rawPrompt.prompt as string) + Buffer.byteLength(job.rawPrompt.suffix ?? "")) / longest);
+            return longest == null ? 0 : Math.ceil((utf8BytesAtLeast(job.rawPrompt.prompt as string) + utf8BytesAtLeast(job.rawPrompt.suffix ?? "")) / longest);
         let bytes = 0;
         for (const turn of job.turns)
-            bytes += Buffer.byteLength(turn.content);
+            bytes += utf8BytesAtLeast(turn.content);
         if (this.template == null)
             return longest == null ? 0 : Math.ceil((bytes + 2 * Math.max(0, job.turns.length - 1)) / longest);
         let tokens = this.template.perMessageTokens * Math.max(0, renderedMessages(job.turns) - 1);
@@ -87,7 +87,7 @@ export class PromptTokenFloor {
         const {renders} = this.template;
         const toolText = (value: unknown) => {
             for (const text of stringsOf(value))
-                tokens += Math.max(0, Math.floor(Buffer.byteLength(text) / longest) - 2);
+                tokens += Math.max(0, Math.floor(utf8BytesAtLeast(text) / longest) - 2);
         };
         for (const fn of job.tools?.functions ?? []) {
             if (renders.descriptions)
@@ -104,6 +104,19 @@ export class PromptTokenFloor {
             }
         return tokens;
     }
+}
+
+/** Strings this long (UTF-16 code units) or longer are counted by their length (utf8BytesAtLeast). */
+const countedByLength = 64 * 1024;
+
+/**
+ * At least the UTF-8 bytes of `text`: exact for a short string; for a long one, its length, which never exceeds them
+ * (a UTF-16 code unit is at least one byte; a surrogate pair, two units, is four). Reading a long string's bytes would
+ * make one block of it first: a 10 MB message that arrived as a rope of pieces (putLongStrings) would be copied whole
+ * on the main thread only to be counted. For non-ASCII text the floor is lower (up to 3x for CJK), still a floor.
+ */
+function utf8BytesAtLeast(text: string): number {
+    return text.length >= countedByLength ? text.length : Buffer.byteLength(text);
 }
 
 /** PromptTokenFloor.forModel's floors (being measured, or measured), least recently loaded first. */
