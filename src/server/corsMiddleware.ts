@@ -35,7 +35,7 @@ export function corsMiddleware(origins: readonly string[]): Middleware {
             const headers = new Set([...baseRequestHeaders, ...requested.filter((name) => allowedRequestHeader.test(name.toLowerCase()))]);
             ctx.set({
                 "Access-Control-Allow-Origin": origin,
-                "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
                 "Access-Control-Allow-Headers": [...headers].join(", "),
                 "Access-Control-Max-Age": String(preflightMaxAgeSeconds)
             });

@@ -33,6 +33,11 @@ describe("CORS", () => {
             expect(allowed, name).toContain(name);
         expect(Number(response.headers["access-control-max-age"])).toBeGreaterThan(0);
         expect(String(response.headers.vary)).toMatch(/Origin/);
+        // The openai client's responses.delete() from a page: DELETE is asked for in the preflight.
+        const deletion = await rawRequest(`${server.url}/v1/responses/resp_x`, {method: "OPTIONS", headers: {
+            Origin: "http://localhost:5173", "Access-Control-Request-Method": "DELETE", "Access-Control-Request-Headers": clientHeaders
+        }});
+        expect(String(deletion.headers["access-control-allow-methods"]).split(/,\s*/)).toContain("DELETE");
     });
 
     it("allows the headers the Anthropic client sends from a browser, and exposes request-id and x-should-retry", async () => {

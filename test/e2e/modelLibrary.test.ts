@@ -1,3 +1,4 @@
+import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { gate, library, libraryModel, mb, startLibraryServer, type LibraryServerOptions } from "../support/libraryFakes.js";
 import { ManualClock } from "../support/ManualClock.js";
@@ -180,6 +181,7 @@ describe("the memory budget, in bytes", () => {
         const refused = await chat(target, "huge");
         expect(refused.status).toBe(503);
         expect(refused.headers.get("retry-after")).toBeNull();
+        expect(refused.headers.get("x-should-retry")).toBe("false");
         expect((await jsonOf(refused)).error).toMatchObject({
             code: "model_too_large",
             message: "Model 'huge' needs about 3.00 GB of memory, more than the server's whole budget of 150 MB (--memory-budget)."
@@ -187,6 +189,17 @@ describe("the memory budget, in bytes", () => {
         expect(fakes.created).toEqual([]);
         expect(await statusOf(target, "huge")).toMatchObject({value: "failed"});
         expect((await chat(target, "small")).status).toBe(200);
+
+        // The openai client, which retries a 503 twice by default, asks once.
+        let requests = 0;
+        const client = new OpenAI({baseURL: `${target.url}/v1`, apiKey: "none", fetch: (url, init) => {
+            requests++;
+            return fetch(url, init);
+        }});
+        const error = await client.chat.completions.create({model: "huge", messages: [{role: "user", content: "hi"}]}).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(OpenAI.APIError);
+        expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+        expect(requests).toBe(1);
     });
 });
 

@@ -20,12 +20,15 @@ const deviceWords: Record<MemoryDevice, {memory: string, budget: string, flag: s
     vram: {memory: "GPU memory (VRAM)", budget: "VRAM budget", flag: "--vram-budget"}
 };
 
-/** A model the whole memory budget of a device cannot hold: no wait helps, so no Retry-After. */
+/**
+ * A model the whole memory budget of a device cannot hold: no wait helps, so no Retry-After, and `x-should-retry:
+ * false`, which the openai and Anthropic SDKs obey (they retry any 5xx otherwise: three requests for one answer).
+ */
 export function modelTooLarge(id: string, device: MemoryDevice, needs: number, budget: number) {
     const words = deviceWords[device];
     return new ApiError(503, "service_unavailable_error",
         `Model '${id}' needs about ${formatBytes(needs)} of ${words.memory}, more than the server's whole ${words.budget} of ${formatBytes(budget)} (${words.flag}).`,
-        {code: "model_too_large"});
+        {code: "model_too_large", headers: {"x-should-retry": "false"}});
 }
 
 /** The memory a model needs on a device is held by models that may not be evicted (busy or pinned) past the wait. */
