@@ -94,6 +94,25 @@ describe("a response's body is the fold of its stream", () => {
         expect(cutBody.output.map((item) => [item.type, item.status])).toEqual([["reasoning", "incomplete"], ["message", "incomplete"]]);
     });
 
+    it("a function call cut by max_output_tokens is incomplete (the calls before it are completed), in the body and the stream's fold", async () => {
+        const cut = () => scriptedChatEngine((hooks) => {
+            hooks.onToolCall?.(0, {type: "call", index: 0, name: "weather"});
+            hooks.onToolCall?.(0, {type: "arguments", index: 0, fragment: "{\"city\": \"Paris\"}"});
+            hooks.onToolCall?.(0, {type: "call", index: 1, name: "weather"});
+            hooks.onToolCall?.(0, {type: "arguments", index: 1, fragment: "{\"city\": \"Ro"});
+        }, {
+            index: 0, text: "", finishReason: "length", completionTokens: 30,
+            toolCalls: [{name: "weather", arguments: "{\"city\": \"Paris\"}"}, {name: "weather", arguments: "{\"city\": \"Ro"}]
+        });
+        const body = (await plainBody(cut(), noTools)).body;
+        const {events, folded} = await streamed(cut(), noTools);
+        expect(folded).toEqual(body);
+        expect(body).toMatchObject({status: "incomplete", incomplete_details: {reason: "max_output_tokens"}});
+        expect(body.output.map((item) => [item.type, item.status])).toEqual([["function_call", "completed"], ["function_call", "incomplete"]]);
+        expect(events.filter((event) => event.type === "response.output_item.done").map((event) => (event.item as {status?: string}).status))
+            .toEqual(["completed", "incomplete"]);
+    });
+
     it("announces no item the response will not have: reasoning that stayed whitespace, logprobs of a call's tokens", async () => {
         const entry = {token: "<call>", logprob: -0.1, bytes: [60], topLogprobs: []};
         const blank = () => scriptedChatEngine((hooks) => {

@@ -163,7 +163,10 @@ export class ResponseEvents {
             const status = incomplete ? "incomplete" : "completed";
             this.emit({type: "response.output_item.done", output_index: index, item: {...this.itemAt(index, "message"), status}});
         } else {
-            const call = choice.toolCalls?.[[...this.calls].find(([, output]) => output === index)![0]];
+            const callIndex = [...this.calls].find(([, output]) => output === index)![0];
+            const call = choice.toolCalls?.[callIndex];
+            // Cut by max_output_tokens: the last call is the one being written (its arguments may not even be JSON).
+            const cut = incomplete && callIndex === (choice.toolCalls ?? []).length - 1;
             if (item.type === "custom_tool_call") {
                 const input = call != null ? customToolInput(call.arguments) : item.input;
                 if (input !== "")
@@ -172,7 +175,7 @@ export class ResponseEvents {
             } else
                 this.emit({type: "response.function_call_arguments.done", ...at, name: item.name, arguments: call?.arguments ?? item.arguments});
             const folded = this.response.output[index] as typeof item;
-            this.emit({type: "response.output_item.done", output_index: index, item: {...folded, status: "completed"}});
+            this.emit({type: "response.output_item.done", output_index: index, item: {...folded, status: cut ? "incomplete" : "completed"}});
         }
     }
 

@@ -82,8 +82,8 @@ export type ResponseCreateRequest = {
 export type OutputLogprob = {token: string, bytes: number[], logprob: number, top_logprobs: {token: string, bytes: number[], logprob: number}[]};
 
 export type OutputMessage = {type: "message", id: string, status: "completed" | "incomplete" | "in_progress", role: "assistant", content: WrittenOutputText[]};
-export type OutputFunctionCall = {type: "function_call", id: string, call_id: string, name: string, namespace?: string, arguments: string, status: "completed" | "in_progress"};
-export type OutputCustomToolCall = {type: "custom_tool_call", id: string, call_id: string, name: string, namespace?: string, input: string, status: "completed" | "in_progress"};
+export type OutputFunctionCall = {type: "function_call", id: string, call_id: string, name: string, namespace?: string, arguments: string, status: "completed" | "in_progress" | "incomplete"};
+export type OutputCustomToolCall = {type: "custom_tool_call", id: string, call_id: string, name: string, namespace?: string, input: string, status: "completed" | "in_progress" | "incomplete"};
 /**
  * A thinking model's reasoning, whole, twice: as `reasoning_text` content (as gpt-oss servers return it) and as the
  * `summary` (no summarizer runs: the summary is the reasoning), which clients such as the AI SDK read;
