@@ -55,7 +55,9 @@ const texts: [string, string, boolean][] = [
     ["unfinished call (auto): content", "a\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zo", false],
     ["forced call cut short keeps its arguments so far", "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"U", true],
     ["forced call cut in the suffix", "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</to", true],
-    ["forced call cut in the name", call("get_time", "{}") + "\n<tool_call>\n{\"name\": \"get_", true]
+    ["forced call cut in the name", call("get_time", "{}") + "\n<tool_call>\n{\"name\": \"get_", true],
+    ["forced call cut in its prefix: no markup in the content", "<tool_call>\n{\"name", true],
+    ["forced call cut in its prefix after text", "Sure.\n<tool_call>\n{", true]
 ];
 
 describe("parseToolCalls and ToolCallStream agree", () => {
@@ -74,6 +76,9 @@ describe("parseToolCalls and ToolCallStream agree", () => {
             content: "Let me check.", calls: [{name: "get_weather", arguments: "{\"city\": \"Paris\"}"}], complete: true
         });
         expect(parseToolCalls("no call", hermes, names)).toBeNull();
+        // Cut by max_tokens inside the prefix of a forced call: its start is not the answer's text.
+        expect(parseToolCalls("<tool_call>\n{\"name", hermes, names, true)).toEqual({content: "", calls: [], complete: false});
+        expect(parseToolCalls("See <tool_ca", hermes, names)).toBeNull();
     });
 });
 

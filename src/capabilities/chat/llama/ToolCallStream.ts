@@ -1,5 +1,5 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
-import { isJsonObject } from "./parseToolCalls.js";
+import { isJsonObject, partialPrefixAtEnd } from "./parseToolCalls.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -45,7 +45,13 @@ export class ToolCallStream {
     finish() {
         this.process();
         switch (this.state) {
-            case "content": case "text":
+            case "content":
+                // A forced call cut before its prefix was whole: the held start of it is not content (parseToolCalls).
+                if (!this.hold && partialPrefixAtEnd(this.buffer, this.format.prefix) > 0)
+                    break;
+                this.emitContent(this.buffer);
+                break;
+            case "text":
                 this.emitContent(this.buffer);
                 break;
             case "name": case "arguments":

@@ -11,15 +11,19 @@ import type { GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
  *   dropped.
  * - `truncated` (generation stopped at the token limit; used for grammar-forced calls, which can
  *   only be unfinished, never malformed): a last call cut short is kept with the arguments written
- *   so far (as OpenAI does), and `complete` says whether every call was finished.
+ *   so far (as OpenAI does), and `complete` says whether every call was finished; a call cut before
+ *   its name is whole is dropped, and so is the start of a prefix that ends the text (never content).
  *
  * ToolCallStream is the streaming counterpart; both must give the same content and arguments.
  */
 export function parseToolCalls(text: string, format: ToolCallFormat, names: ReadonlySet<string>, truncated = false):
     {content: string, calls: GeneratedToolCall[], complete: boolean} | null {
     const first = text.indexOf(format.prefix);
-    if (first < 0)
-        return null;
+    if (first < 0) {
+        // A forced call cut before its prefix was whole (`<tool_call>\n{"na`): the call's start, not content.
+        const partial = truncated ? partialPrefixAtEnd(text, format.prefix) : 0;
+        return partial === 0 ? null : {content: text.slice(0, text.length - partial).trimEnd(), calls: [], complete: false};
+    }
     const content = text.slice(0, first).trimEnd();
     const calls: GeneratedToolCall[] = [];
     let at = first;
@@ -50,6 +54,14 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         if (!text.startsWith(format.prefix, at))
             return {content, calls, complete: true};
     }
+}
+
+/** The length of the longest proper start of `prefix` that ends `text` (0: none). */
+export function partialPrefixAtEnd(text: string, prefix: string): number {
+    for (let length = Math.min(text.length, prefix.length - 1); length > 0; length--)
+        if (prefix.startsWith(text.slice(text.length - length)))
+            return length;
+    return 0;
 }
 
 export function isJsonObject(text: string) {
