@@ -80,6 +80,52 @@ describe("stories260K (real weights, models/demo)", () => {
         expect(countRepeats(encouraged)).toBeGreaterThan(countRepeats(plain));
     });
 
+    it("llama-server's and vLLM's sampling fields: top_k 1 and min_p 1 give the greedy text at temperature 1, on chat and completions", async () => {
+        for (const seed of [1, 2, 3]) {
+            for (const fields of [{top_k: 1}, {min_p: 1}]) {
+                const chat = await ask({temperature: 1, seed, max_tokens: 60, ...fields});
+                expect(chat.choices[0].message.content!.startsWith(storiesGreedyText), JSON.stringify(fields)).toBe(true);
+                const completion = await server.client.completions.create({model: "stories-260k", prompt: "", temperature: 1, seed, max_tokens: 60, ...fields});
+                expect(completion.choices[0].text.startsWith(storiesGreedyText), JSON.stringify(fields)).toBe(true);
+            }
+        }
+        // Without them the same seeds wander off the greedy text.
+        const unconstrained = await Promise.all([1, 2, 3].map(async (seed) => (await ask({temperature: 1, seed, max_tokens: 60})).choices[0].message.content!));
+        expect(unconstrained.some((text) => !text.startsWith(storiesGreedyText))).toBe(true);
+    });
+
+    it("repeat_penalty (llama-server) or repetition_penalty (vLLM) discourages repeats within repeat_last_n tokens", async () => {
+        const countRepeats = (text: string) => {
+            const words = text.split(/\s+/).filter(Boolean);
+            return words.length - new Set(words).size;
+        };
+        const long = {max_tokens: 120, logit_bias: {[eos]: -100}};
+        const plain = (await ask(long)).choices[0].message.content!;
+        const penalized = (await ask({...long, repeat_penalty: 1.5})).choices[0].message.content!;
+        expect(countRepeats(penalized)).toBeLessThan(countRepeats(plain));
+        expect((await ask({...long, repetition_penalty: 1.5})).choices[0].message.content).toBe(penalized);
+        // A window of none, or a penalty of 1, is no penalty.
+        expect((await ask({...long, repeat_penalty: 1.5, repeat_last_n: 0})).choices[0].message.content).toBe(plain);
+        expect((await ask({...long, repeat_penalty: 1})).choices[0].message.content).toBe(plain);
+        // The window matters: the last 2 tokens only is not llama.cpp's default 64; -1 is the whole completion.
+        expect((await ask({...long, repeat_penalty: 1.5, repeat_last_n: 2})).choices[0].message.content).not.toBe(penalized);
+        expect((await ask({...long, repeat_penalty: 1.5, repeat_last_n: -1})).choices[0].message.content)
+            .toBe((await ask({...long, repeat_penalty: 1.5, repeat_last_n: 120})).choices[0].message.content);
+    });
+
+    it("refuses the two names of the repetition penalty with different values, and the fields out of range, naming them", async () => {
+        const refused = async (fields: Record<string, unknown>) => {
+            const response = await server.post("/v1/chat/completions", {model: "stories-260k", messages: [{role: "user", content: ""}], max_tokens: 1, ...fields});
+            expect(response.status).toBe(400);
+            return ((await response.json()) as {error: {param: string}}).error;
+        };
+        expect(await refused({repeat_penalty: 1.1, repetition_penalty: 1.2})).toMatchObject({param: "repetition_penalty"});
+        expect(await refused({min_p: 1.5})).toMatchObject({param: "min_p"});
+        expect(await refused({top_k: -2})).toMatchObject({param: "top_k"});
+        expect(await refused({repeat_penalty: 0})).toMatchObject({param: "repeat_penalty"});
+        expect((await ask({repeat_penalty: 1.1, repetition_penalty: 1.1, max_tokens: 2})).choices).toHaveLength(1);
+    });
+
     it("continues the text of the messages, joined by a blank line", async () => {
         const completion = await ask({messages: [{role: "user", content: "Once upon a time, there was a little girl named"}], max_tokens: 2});
         expect(completion.choices[0].message.content).toBe(" Lily.");

@@ -135,7 +135,11 @@ describe("the vision engine on a generated SmolVLM-shaped model", () => {
         for (const [extra, param] of [
             [{response_format: {type: "json_schema", json_schema: {name: "x", schema: {type: "object"}}}}, "response_format"],
             [{response_format: {type: "json_object"}, messages: [{role: "user", content: [{type: "image_url", image_url: {url: dataUrl("image/png", red)}}, {type: "text", text: "As json."}]}]}, "response_format"],
-            [{tools: [{type: "function", function: {name: "f", parameters: {type: "object"}}}], tool_choice: "required"}, "tools"]
+            [{tools: [{type: "function", function: {name: "f", parameters: {type: "object"}}}], tool_choice: "required"}, "tools"],
+            // llama.cpp's samplers this engine does not have, by the name the client sent.
+            [{min_p: 0.1}, "min_p"],
+            [{repetition_penalty: 1.2}, "repetition_penalty"],
+            [{repeat_penalty: 1.2}, "repeat_penalty"]
         ] as const) {
             const error = await refusal(extra);
             expect(error).toMatchObject({status: 400, param});

@@ -59,8 +59,16 @@ export type SamplingOptions = {
     /** 0 = greedy. */
     temperature: number;
     topP: number;
-    /** Only the k most likely tokens (Anthropic's `top_k`); absent or 0 = the whole vocabulary. */
+    /** Only the k most likely tokens (Anthropic's `top_k`, llama-server's and vLLM's); absent or 0 = the whole vocabulary. */
     topK?: number;
+    /** Only tokens at least this fraction as likely as the most likely one (llama.cpp's `min_p`); absent = no floor. */
+    minP?: number;
+    /**
+     * llama.cpp's repetition penalty (`repeat_penalty`, vLLM's `repetition_penalty`): the logits of tokens among the
+     * last `lastN` generated are divided by `penalty` (multiplied when negative); the frequency and presence penalties
+     * then look at the same window. `param`: the field the client named it by, for a model that refuses it.
+     */
+    repeatPenalty?: {penalty: number, lastN: number, param: string};
     /** Seed of the first choice; the other choices derive theirs from it. */
     seed: number;
     frequencyPenalty: number;

@@ -8,6 +8,12 @@ export const samplingSchema = {
     seed: nullable({type: "integer", minimum: -maxSafe, maximum: maxSafe}),
     frequency_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
     presence_penalty: nullable({type: "number", minimum: -2, maximum: 2}),
+    // llama-server's and vLLM's own sampling fields, which their users send to any OpenAI-compatible server.
+    top_k: nullable({type: "integer", minimum: -1, maximum: maxSafe}),
+    min_p: nullable({type: "number", minimum: 0, maximum: 1}),
+    repeat_penalty: nullable({type: "number", exclusiveMinimum: 0, maximum: 10}),
+    repetition_penalty: nullable({type: "number", exclusiveMinimum: 0, maximum: 10}),
+    repeat_last_n: nullable({type: "integer", minimum: -1, maximum: maxSafe}),
     logit_bias: nullable({
         type: "object",
         propertyNames: {pattern: "^(0|[1-9][0-9]{0,9})$"},

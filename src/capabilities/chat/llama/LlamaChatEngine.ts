@@ -332,6 +332,8 @@ export class LlamaChatEngine implements ChatEngine {
             temperature: job.sampling.temperature,
             topP: job.sampling.topP,
             topK: job.sampling.topK,
+            minP: job.sampling.minP,
+            repeatPenalty: job.sampling.repeatPenalty,
             seed: choiceSeed(job.sampling.seed, index),
             frequencyPenalty: job.sampling.frequencyPenalty,
             presencePenalty: job.sampling.presencePenalty,

@@ -26,6 +26,9 @@ export type ChoiceSettings = {
     topP: number;
     /** 0 = the whole vocabulary (OpenAI's semantics). */
     topK?: number;
+    minP?: number;
+    /** llama.cpp's repetition penalty over the last `lastN` generated tokens (SamplingOptions.repeatPenalty). */
+    repeatPenalty?: {penalty: number, lastN: number};
     /** uint32 */
     seed: number;
     frequencyPenalty: number;
@@ -88,7 +91,10 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
 
     const generated: Token[] = [];
     const output = new ChoiceText(new TokenTextDecoder(llamaDetokenize(model), promptTokens), settings.stop, settings.onText);
-    const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0;
+    const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0 || settings.repeatPenalty != null;
+    // The penalties' window: a constant one keeps the native sampler incremental. The whole completion (OpenAI's
+    // penalties), or llama.cpp's last `repeat_last_n` tokens when its repetition penalty is asked for.
+    const window = Math.max(1, Math.min(settings.repeatPenalty?.lastN ?? Infinity, settings.maxTokens));
     let finishReason: FinishReason = "length";
     // The distribution of each token the sequence samples, by the position the token goes to (a speculative
     // step samples several positions at once, and those after a rejected draft token are never handed out).
@@ -105,18 +111,18 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         temperature: settings.temperature,
         topK: settings.topK ?? 0,
         topP: settings.topP,
-        minP: 0,
+        minP: settings.minP ?? 0,
         seed: settings.seed,
         tokenBias: settings.tokenBias,
         grammarEvaluationState: settings.grammar == null ? undefined : answerGrammar,
         repeatPenalty: penalize
             ? {
-                punishTokens: () => generated,
-                penalty: 1,
+                // node-llama-cpp widens the window to the tokens given: only the window's own go.
+                punishTokens: () => window >= generated.length ? generated : generated.slice(-window),
+                penalty: settings.repeatPenalty?.penalty ?? 1,
                 frequencyPenalty: settings.frequencyPenalty,
                 presencePenalty: settings.presencePenalty,
-                // A constant window (the whole completion) keeps the native sampler incremental.
-                maxPunishTokens: Math.max(1, settings.maxTokens)
+                maxPunishTokens: window
             }
             : undefined,
         yieldEogToken: true,

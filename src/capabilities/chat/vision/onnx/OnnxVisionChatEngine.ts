@@ -183,6 +183,10 @@ function refuseUnsupported(job: ChatJob, info: ChatEngineInfo) {
         refuse("response_format", "JSON mode ('response_format' json_object)", served);
     if (job.tools?.choice.type === "forced")
         refuse("tool_choice", "A forced tool call ('tool_choice')", served);
+    if (job.sampling.minP != null)
+        refuse("min_p", "'min_p'", served);
+    if (job.sampling.repeatPenalty != null)
+        refuse(job.sampling.repeatPenalty.param, `'${job.sampling.repeatPenalty.param}'`, served);
 }
 
 /** The served models that constrain output (GGUF chat models: node-llama-cpp's grammars), as a refusal's last sentence. */
