@@ -126,6 +126,18 @@ describe("stories260K (real weights, models/demo)", () => {
         expect((await ask({repeat_penalty: 1.1, repetition_penalty: 1.1, max_tokens: 2})).choices).toHaveLength(1);
     });
 
+    it("ignore_eos runs on past end-of-generation to max_tokens, even when logit_bias would force EOS", async () => {
+        const forced = await ask({logit_bias: {[eos]: 100}, max_tokens: 20});
+        expect(forced.choices[0]).toMatchObject({finish_reason: "stop", message: {content: ""}});
+        const ignored = await ask({logit_bias: {[eos]: 100}, max_tokens: 20, ignore_eos: true});
+        expect(ignored.choices[0].finish_reason).toBe("length");
+        expect(ignored.usage!.completion_tokens).toBe(20);
+        const completion = await server.client.completions.create({model: "stories-260k", prompt: "", temperature: 0, max_tokens: 20,
+            logit_bias: {[eos]: 100}, ...{ignore_eos: true}});
+        expect(completion.choices[0].finish_reason).toBe("length");
+        expect(completion.usage!.completion_tokens).toBe(20);
+    });
+
     it("continues the text of the messages, joined by a blank line", async () => {
         const completion = await ask({messages: [{role: "user", content: "Once upon a time, there was a little girl named"}], max_tokens: 2});
         expect(completion.choices[0].message.content).toBe(" Lily.");

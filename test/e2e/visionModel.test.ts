@@ -139,7 +139,8 @@ describe("the vision engine on a generated SmolVLM-shaped model", () => {
             // llama.cpp's samplers this engine does not have, by the name the client sent.
             [{min_p: 0.1}, "min_p"],
             [{repetition_penalty: 1.2}, "repetition_penalty"],
-            [{repeat_penalty: 1.2}, "repeat_penalty"]
+            [{repeat_penalty: 1.2}, "repeat_penalty"],
+            [{ignore_eos: true}, "ignore_eos"]
         ] as const) {
             const error = await refusal(extra);
             expect(error).toMatchObject({status: 400, param});

@@ -69,6 +69,8 @@ export type SamplingOptions = {
      * then look at the same window. `param`: the field the client named it by, for a model that refuses it.
      */
     repeatPenalty?: {penalty: number, lastN: number, param: string};
+    /** Generation runs on past end-of-generation tokens (every one banned) until `maxTokens` (llama-server's and vLLM's `ignore_eos`). */
+    ignoreEos?: boolean;
     /** Seed of the first choice; the other choices derive theirs from it. */
     seed: number;
     frequencyPenalty: number;

@@ -68,6 +68,7 @@ export const chatCompletionSchema = {
         repeat_penalty: samplingSchema.repeat_penalty,
         repetition_penalty: samplingSchema.repetition_penalty,
         repeat_last_n: samplingSchema.repeat_last_n,
+        ignore_eos: samplingSchema.ignore_eos,
         logit_bias: samplingSchema.logit_bias,
         logprobs: {type: ["boolean", "null"]},
         top_logprobs: nullable({type: "integer", minimum: 0, maximum: 5}),

@@ -14,6 +14,7 @@ export const samplingSchema = {
     repeat_penalty: nullable({type: "number", exclusiveMinimum: 0, maximum: 10}),
     repetition_penalty: nullable({type: "number", exclusiveMinimum: 0, maximum: 10}),
     repeat_last_n: nullable({type: "integer", minimum: -1, maximum: maxSafe}),
+    ignore_eos: nullable({type: "boolean"}),
     logit_bias: nullable({
         type: "object",
         propertyNames: {pattern: "^(0|[1-9][0-9]{0,9})$"},

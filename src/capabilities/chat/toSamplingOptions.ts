@@ -5,7 +5,8 @@ import type { SamplingOptions } from "./ChatEngine.js";
 type SamplingFields = {
     temperature?: number | null, top_p?: number | null, seed?: number | null,
     frequency_penalty?: number | null, presence_penalty?: number | null,
-    top_k?: number | null, min_p?: number | null, repeat_penalty?: number | null, repetition_penalty?: number | null, repeat_last_n?: number | null
+    top_k?: number | null, min_p?: number | null, repeat_penalty?: number | null, repetition_penalty?: number | null, repeat_last_n?: number | null,
+    ignore_eos?: boolean | null
 };
 
 /** llama.cpp's default window of the repetition penalty (`repeat_last_n`). */
@@ -14,9 +15,9 @@ const defaultRepeatLastN = 64;
 /**
  * llama-server's and vLLM's sampling fields as they mean them there: `top_k` (0 or -1: the whole vocabulary), `min_p`
  * (0: none), `repeat_penalty` or vLLM's `repetition_penalty` (1: none) over the last `repeat_last_n` generated tokens
- * (llama.cpp's default 64; -1: all of them; 0: none).
+ * (llama.cpp's default 64; -1: all of them; 0: none), `ignore_eos`.
  */
-function llamaSamplingFields(request: SamplingFields): Pick<SamplingOptions, "topK" | "minP" | "repeatPenalty"> {
+function llamaSamplingFields(request: SamplingFields): Pick<SamplingOptions, "topK" | "minP" | "repeatPenalty" | "ignoreEos"> {
     const topK = request.top_k != null && request.top_k > 0 ? {topK: request.top_k} : {};
     const minP = request.min_p != null && request.min_p > 0 ? {minP: request.min_p} : {};
     if (request.repeat_penalty != null && request.repetition_penalty != null && request.repeat_penalty !== request.repetition_penalty)
@@ -25,7 +26,7 @@ function llamaSamplingFields(request: SamplingFields): Pick<SamplingOptions, "to
     const penalty = request.repetition_penalty ?? request.repeat_penalty;
     const lastN = request.repeat_last_n ?? defaultRepeatLastN;
     const repeatPenalty = penalty != null && penalty !== 1 && lastN !== 0 ? {repeatPenalty: {penalty, lastN: lastN < 0 ? Infinity : lastN, param}} : {};
-    return {...topK, ...minP, ...repeatPenalty};
+    return {...topK, ...minP, ...repeatPenalty, ...request.ignore_eos === true ? {ignoreEos: true} : {}};
 }
 
 /** OpenAI's sampling fields (chat and legacy completions alike) with their defaults applied, and llama-server's and vLLM's own. */

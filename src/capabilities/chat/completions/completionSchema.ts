@@ -33,6 +33,7 @@ export const completionSchema = {
         repeat_penalty: samplingSchema.repeat_penalty,
         repetition_penalty: samplingSchema.repetition_penalty,
         repeat_last_n: samplingSchema.repeat_last_n,
+        ignore_eos: samplingSchema.ignore_eos,
         logit_bias: samplingSchema.logit_bias,
         logprobs: nullable({type: "integer", minimum: 0, maximum: 5}),
         echo: {type: ["boolean", "null"]},

@@ -5,7 +5,7 @@ import { EmptyPromptError } from "../errors/EmptyPromptError.js";
 import { InvalidJsonSchemaError } from "../errors/InvalidJsonSchemaError.js";
 import { TooManyChoicesError } from "../errors/TooManyChoicesError.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
-import { createLogitBias } from "./createLogitBias.js";
+import { createLogitBias, withEndOfGenerationBanned } from "./createLogitBias.js";
 import type { ChoiceSettings } from "./generateChoice.js";
 import type { ToolCallPlan } from "./ChoiceOutput.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
@@ -101,7 +101,7 @@ export class TurnPlanner {
             throw new ContextLengthExceededError(contextSize, prepared.tokens.length);
 
         const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - prepared.tokens.length);
-        const tokenBias = createLogitBias(model, job.sampling.logitBias);
+        const tokenBias = createLogitBias(model, job.sampling.ignoreEos ? withEndOfGenerationBanned(model, job.sampling.logitBias) : job.sampling.logitBias);
         const calls: ToolCallPlan | null = tools != null && tools.choice.type !== "none" && toolCallFormat != null
             ? {format: toolCallFormat, names: new Set(tools.functions.map((fn) => fn.name)), forced: forced != null}
             : null;

@@ -1,4 +1,4 @@
-import { TokenBias, type LlamaModel } from "node-llama-cpp";
+import { TokenBias, type LlamaModel, type Token } from "node-llama-cpp";
 import { assertTokenBiasMap, tokenBiasMap } from "../../../runtimes/llama/internals.js";
 
 const banned = -1e4;
@@ -24,6 +24,32 @@ export function createLogitBias(model: LlamaModel, biases: ReadonlyMap<number, n
     for (const [token, bias] of biases)
         map.set(token, bias <= -100 ? banned : bias);
     return tokenBias;
+}
+
+/** The model's end-of-generation tokens (llama.cpp's EOG set: EOS, EOT, `<|im_end|>`...), read once per model. */
+const endOfGeneration = new WeakMap<LlamaModel, readonly number[]>();
+const controlTokenType = 3;
+
+/**
+ * `biases` with every end-of-generation token banned, as llama-server's `ignore_eos` does: generation runs to its
+ * token limit. The EOG tokens are among the vocabulary's control tokens (a few hundred to check, not the whole
+ * vocabulary), and EOS / EOT themselves.
+ */
+export function withEndOfGenerationBanned(model: LlamaModel, biases: ReadonlyMap<number, number>): ReadonlyMap<number, number> {
+    let tokens = endOfGeneration.get(model);
+    if (tokens == null) {
+        const types = (model.fileInfo.metadata.tokenizer?.ggml as {token_type?: number[]} | undefined)?.token_type ?? [];
+        const found = new Set<number>([model.tokens.eos, model.tokens.eot].filter((token): token is Token => token != null));
+        types.forEach((type, token) => {
+            if (type === controlTokenType && model.isEogToken(token as Token))
+                found.add(token);
+        });
+        endOfGeneration.set(model, tokens = [...found]);
+    }
+    const banned = new Map(biases);
+    for (const token of tokens)
+        banned.set(token, -100);
+    return banned;
 }
 
 export function assertLogitBiasSupported(model: LlamaModel) {

@@ -185,6 +185,8 @@ function refuseUnsupported(job: ChatJob, info: ChatEngineInfo) {
         refuse("tool_choice", "A forced tool call ('tool_choice')", served);
     if (job.sampling.minP != null)
         refuse("min_p", "'min_p'", served);
+    if (job.sampling.ignoreEos === true)
+        refuse("ignore_eos", "'ignore_eos'", served);
     if (job.sampling.repeatPenalty != null)
         refuse(job.sampling.repeatPenalty.param, `'${job.sampling.repeatPenalty.param}'`, served);
 }
