@@ -242,3 +242,28 @@ describe("llama-server's /tokenize and /detokenize, behind the API key", () => {
         }
     });
 });
+
+describe("--context-size: the context of chat models without a manifest contextSize", () => {
+    it("sets their tokens per sequence, the manifest's own wins, 0 is the model's training context", async () => {
+        const entries = [{id: "plain", task: "chat", path: tinyChatModelPath, parallel: 1}, {id: "sized", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 1}];
+        const maxModelLen = async (target: TestServer, model: string) => (await jsonOf(await target.post("/v1/tokenize", {model, content: "hi"}))).max_model_len;
+        const sized = await startTestServer({models: entries, config: {contextSize: 512}});
+        try {
+            expect(await maxModelLen(sized, "plain")).toBe(512);
+            expect(await maxModelLen(sized, "sized")).toBe(1024);
+            const refused = await sized.post("/v1/chat/completions", {model: "plain", max_tokens: 1, messages: [{role: "user", content: "hello ".repeat(600)}]});
+            expect(refused.status).toBe(400);
+            expect((await jsonOf(refused)).error.message).toContain("maximum context length is 512 tokens");
+        } finally {
+            await sized.stop();
+        }
+        const trained = await startTestServer({models: entries.slice(0, 1), config: {contextSize: 0}});
+        try {
+            const {readGgufFileInfo} = await import("node-llama-cpp");
+            const trainContext = (await readGgufFileInfo(tinyChatModelPath)).architectureMetadata.context_length;
+            expect(await maxModelLen(trained, "plain")).toBe(trainContext);
+        } finally {
+            await trained.stop();
+        }
+    });
+});

@@ -52,7 +52,7 @@ describe("loadConfig", () => {
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7", UI: "off",
             SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0",
             MAX_AUDIO_SECONDS: "600", MEMORY_BUDGET: "2gb", VRAM_BUDGET: "3gb", KEEP_ALIVE: "90s", PRELOAD_ALL: "yes", MEMORY_WAIT_SECONDS: "5",
-            CACHE_DIR: "/var/cache/los", PROMPT_CACHE_DISK: "256mb"
+            CACHE_DIR: "/var/cache/los", PROMPT_CACHE_DISK: "256mb", CONTEXT_SIZE: "8192"
         });
         expect(config).toEqual({
             host: "0.0.0.0", port: 9000, modelsConfig: "/etc/models.json", modelPaths: [], threads: 3, parallel: 2, queueSize: 0,
@@ -64,7 +64,7 @@ describe("loadConfig", () => {
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
             speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
             maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, vramBudget: 3 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5,
-            cacheDir: "/var/cache/los", promptCacheDisk: 256 * 1024 ** 2
+            cacheDir: "/var/cache/los", promptCacheDisk: 256 * 1024 ** 2, contextSize: 8192
         });
     });
 

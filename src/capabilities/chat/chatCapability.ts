@@ -28,7 +28,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
     // The draft model (speculative decoding) gets a context of the same shape as the model's (loadDraftModel).
     ggufContext: (entry, config, trainContextSize) => ({
-        contextSize: entry.contextSize ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
+        contextSize: entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : trainContextSize ?? 4096), sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
         companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null)
     }),
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
@@ -46,7 +46,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         return LlamaChatEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
             id: entry.id,
             modelPath: entry.path,
-            contextSize: entry.contextSize,
+            contextSize: entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : null),
             threads: entry.threads ?? config.threads,
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,
