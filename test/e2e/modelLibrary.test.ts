@@ -184,7 +184,8 @@ describe("the memory budget, in bytes", () => {
         expect(refused.headers.get("x-should-retry")).toBe("false");
         expect((await jsonOf(refused)).error).toMatchObject({
             code: "model_too_large",
-            message: "Model 'huge' needs about 3.00 GB of memory, more than the server's whole budget of 150 MB (--memory-budget)."
+            message: "Model 'huge' needs about 3.00 GB of memory, more than the server's whole budget of 150 MB (--memory-budget). " +
+                "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context) times its sequences (--parallel)."
         });
         expect(fakes.created).toEqual([]);
         expect(await statusOf(target, "huge")).toMatchObject({value: "failed"});

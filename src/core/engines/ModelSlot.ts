@@ -228,7 +228,7 @@ export class ModelSlot {
             let reserved = false;
             try {
                 const estimated = this.estimated ??= memoryEstimateOf(await context.estimateBytes(entry));
-                const tooLarge = await context.budget.tooLarge(entry.id, estimated);
+                const tooLarge = await context.budget.tooLarge(entry.id, estimated, entry.path.toLowerCase().endsWith(".gguf"));
                 if (tooLarge != null)
                     throw new ModelLoadError(entry, tooLarge, "permanent");
                 await context.budget.reserve(this, estimated, context.disposed);
