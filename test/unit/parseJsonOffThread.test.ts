@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseJsonOffThread } from "../../src/core/http/parseJsonOffThread.js";
-import { movedStringLength, movedStringPieceBytes, putLongStrings, takeLongStrings } from "../../src/core/workers/movedStrings.js";
+import { movedStringLength, putLongStrings, takeLongStrings } from "../../src/core/workers/movedStrings.js";
 import { joinPieces, ownedPieces } from "../../src/core/workers/ownedPieces.js";
 
 const long = (chars: number, unit = "ab") => unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
@@ -46,7 +46,7 @@ describe("long strings moved as bytes", () => {
     const latin1 = "é" + long(movedStringLength);
     const utf16 = long(movedStringLength, "😀") + "\ud800";
 
-    it("takes each long string out of a value by its path, as latin1 or utf16le bytes, and puts it back whole", async () => {
+    it("takes each long string out of a value by its path, as latin1 or utf16le bytes, and puts it back whole", () => {
         const value = {messages: [{role: "user", content: latin1}, {role: "user", content: "short"}], tools: [[utf16]], n: 1};
         const expected = structuredClone(value);
         const taken = takeLongStrings(value);
@@ -55,29 +55,15 @@ describe("long strings moved as bytes", () => {
         expect(taken.strings).toHaveLength(2);
         expect(taken.transfer).toEqual(taken.strings.map(({bytes}) => bytes));
         expect(value.messages[0].content).toBe("");
-        expect(await putLongStrings(structuredClone(taken.value), taken.strings)).toEqual(expected);
+        expect(putLongStrings(structuredClone(taken.value), taken.strings)).toEqual(expected);
     });
 
-    it("moves a root that is itself a long string, and leaves a value without long strings as it is", async () => {
+    it("moves a root that is itself a long string, and leaves a value without long strings as it is", () => {
         const root = takeLongStrings(utf16);
         expect(root.value).toBe("");
-        expect(await putLongStrings(root.value, root.strings)).toBe(utf16);
+        expect(putLongStrings(root.value, root.strings)).toBe(utf16);
         const small = {a: [long(movedStringLength - 1)]};
         expect(takeLongStrings(small)).toEqual({value: small, strings: [], transfer: []});
-    });
-
-    it("makes a string again a piece at a time, pausing between pieces: a surrogate pair across two pieces comes back whole", async () => {
-        const units = movedStringPieceBytes / 2;
-        const straddling = "a".repeat(units - 1) + "😀" + "b".repeat(units) + "é";
-        const taken = takeLongStrings({content: straddling});
-        expect(taken.strings[0].bytes.byteLength).toBe(2 * straddling.length);
-        let pauses = 0;
-        const put = await putLongStrings(taken.value, taken.strings, async () => {
-            pauses++;
-        }) as {content: string};
-        expect(pauses).toBe(2);
-        expect(put.content).toBe(straddling);
-        expect(put.content.codePointAt(units - 1)).toBe(0x1F600);
     });
 
     it("gives a body's long strings back from the parse thread exactly as JSON.parse reads them", async () => {

@@ -62,5 +62,5 @@ export async function parseJsonOffThread(pieces: string | Uint8Array | Uint8Arra
     const reply = await ask({id, pieces: owned.pieces, bounds}, owned.transfer);
     if ("error" in reply)
         throw new SyntaxError(reply.error);
-    return "hazard" in reply ? {hazard: reply.hazard} : {value: await putLongStrings(reply.value, reply.strings)};
+    return "hazard" in reply ? {hazard: reply.hazard} : {value: putLongStrings(reply.value, reply.strings)};
 }

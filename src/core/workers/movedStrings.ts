@@ -53,25 +53,10 @@ export function takeLongStrings(value: unknown, minLength = movedStringLength): 
     return {value, strings, transfer: strings.map(({bytes}) => bytes)};
 }
 
-/** A moved string is made a string again this many bytes at a time (an even number: UTF-16 code units stay whole). */
-export const movedStringPieceBytes = 1024 * 1024;
-const nextTurnOfEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
- * Puts moved strings back into the value they were taken from (in the receiving thread); returns the value (the root may
- * be one). Each is made a string again a piece at a time, `pause` between two pieces (by default the event loop's next
- * turn), and the pieces joined: V8 keeps such a join as a rope of the pieces, copied into one block only if something
- * reads it whole. A 10 MB string made at once took 33-39 ms of the main thread (its new memory), then a mark-compact.
- */
-export async function putLongStrings(value: unknown, strings: readonly MovedString[], pause: () => Promise<void> = nextTurnOfEventLoop): Promise<unknown> {
+/** Puts moved strings back into the value they were taken from (in the receiving thread); returns the value (the root may be one). */
+export function putLongStrings(value: unknown, strings: readonly MovedString[]): unknown {
     for (const {path, encoding, bytes} of strings) {
-        const buffer = Buffer.from(bytes);
-        let text = "";
-        for (let start = 0; start < buffer.length; start += movedStringPieceBytes) {
-            if (start > 0)
-                await pause();
-            text += buffer.toString(encoding, start, Math.min(buffer.length, start + movedStringPieceBytes));
-        }
+        const text = Buffer.from(bytes).toString(encoding);
         if (path.length === 0)
             return text;
         let node = value as Record<string | number, unknown>;

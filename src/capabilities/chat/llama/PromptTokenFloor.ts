@@ -111,9 +111,8 @@ const countedByLength = 64 * 1024;
 
 /**
  * At least the UTF-8 bytes of `text`: exact for a short string; for a long one, its length, which never exceeds them
- * (a UTF-16 code unit is at least one byte; a surrogate pair, two units, is four). Reading a long string's bytes would
- * make one block of it first: a 10 MB message that arrived as a rope of pieces (putLongStrings) would be copied whole
- * on the main thread only to be counted. For non-ASCII text the floor is lower (up to 3x for CJK), still a floor.
+ * (a UTF-16 code unit is at least one byte; a surrogate pair, two units, is four), read without a pass over a 10 MB
+ * message on the main thread. For non-ASCII text the floor is lower (up to 3x for CJK), still a floor.
  */
 function utf8BytesAtLeast(text: string): number {
     return text.length >= countedByLength ? text.length : Buffer.byteLength(text);
