@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import { PoolClosedError } from "../../src/core/workers/PoolClosedError.js";
 import { taskModule, type TaskHandle } from "../../src/core/workers/TaskHandle.js";
@@ -102,6 +103,18 @@ describe("WorkerPool", () => {
         open(blocked);
         expect(await holder).toBe("holder");
         expect(await workers.run(test.task("echo"), "after")).toBe("after");
+    });
+
+    it("a signal that outlives many requests' tasks keeps no listener of the pool once they are done", async () => {
+        const workers = pool(1);
+        const signal = new AbortController().signal;
+        for (let round = 0; round < 12; round++) {
+            expect(await workers.run(test.task("echo"), round, {signal})).toBe(round);
+            // A task's bookkeeping ends just after its result is handed over: each round is a request of its own.
+            await new Promise((resolve) => setImmediate(resolve));
+        }
+        // One listener per signal remains (the cancel flag the workers read), not one per request's tasks.
+        expect(getEventListeners(signal, "abort")).toHaveLength(1);
     });
 
     it("close() waits for running tasks, then refuses new ones", async () => {

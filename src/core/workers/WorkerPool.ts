@@ -45,7 +45,8 @@ type QueuedTask = {
 };
 
 /** One request's tasks: queued ones, how many it has started, how many are running. */
-type Line = {tasks: QueuedTask[], cancel: Int32Array, started: number, running: number};
+/** `detach`: removes the line's abort listener from its request's signal once the line is done (a signal may outlive many lines). */
+type Line = {tasks: QueuedTask[], cancel: Int32Array, started: number, running: number, detach?: () => void};
 
 /** One worker thread: a piscina of one thread, so the pool decides which worker runs each task. */
 type Thread = {piscina: Piscina, busy: boolean, keys: number};
@@ -181,8 +182,12 @@ export class WorkerPool {
         if (line == null) {
             line = {tasks: [], cancel: signal != null ? cancelFlagOf(signal) : new Int32Array(new SharedArrayBuffer(4)), started: 0, running: 0};
             this.lines.set(key, line);
-            // A request that goes away leaves the pool at once: its queued tasks are dropped now, not when their turn comes.
-            signal?.addEventListener("abort", () => this.dropQueued(key, signal), {once: true});
+            if (signal != null) {
+                // A request that goes away leaves the pool at once: its queued tasks are dropped now, not when their turn comes.
+                const onAbort = () => this.dropQueued(key, signal);
+                signal.addEventListener("abort", onAbort, {once: true});
+                line.detach = () => signal.removeEventListener("abort", onAbort);
+            }
         }
         const queue = line;
         return new Promise<Result>((resolve, reject) => {
@@ -255,8 +260,10 @@ export class WorkerPool {
     }
 
     private forgetIfDone(key: object, line: Line) {
-        if (line.tasks.length === 0 && line.running === 0 && this.lines.get(key) === line)
+        if (line.tasks.length === 0 && line.running === 0 && this.lines.get(key) === line) {
             this.lines.delete(key);
+            line.detach?.();
+        }
     }
 
     private async start(thread: Thread, task: QueuedTask): Promise<unknown> {
