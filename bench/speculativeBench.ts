@@ -270,7 +270,8 @@ function report(group: Group, sides: Side[], speedOf: Map<string, number[]>, acc
 function reportCpu(group: Group, sides: Side[], speedOf: Map<string, number[]>, cpuOf: Map<string, number[]>) {
     const value = (map: Map<string, number[]>, shape: string, side: string) => median(map.get(`${shape}|${side}`) ?? []);
     const peers = sides.filter((side) => side.ours == null);
-    console.log(`\nCPU ms per generated token (server process, all threads; medians) and tokens/s, ${group.model}:`);
+    console.log(`\nCPU ms per generated token (the server process's CPU, all threads, over each whole request, prompt included, ` +
+        `divided by its generated tokens; medians) and decode tokens/s, ${group.model}:`);
     console.log(`\n| request | ${sides.map((side) => side.name).join(" | ")} |${peers.length > 0 ? " ours / llama-server's fastest, CPU per token |" : ""}`);
     console.log(`|---|${sides.map(() => "---|").join("")}${peers.length > 0 ? "---|" : ""}`);
     const fast = group.ours.at(-1)![0];

@@ -113,6 +113,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         task: capability.task,
         endpoints: capability.endpoints,
         modalities: capability.modalities,
+        memoryHint: capability.memoryHint,
         createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress) => capability.createEngine(entry, {...engineContext, onLoadProgress}))
     })), logger, {
         memoryBudget: config.memoryBudget,

@@ -6,12 +6,12 @@ import { serverEnvironment } from "../serverEnvironment.js";
 export class LlamaServerProcess {
     private constructor(private readonly child: ChildProcess, readonly baseUrl: string, readonly commandLine: string, private readonly output: () => string) {}
 
-    /** The last 20 kB of its output. */
     /** The server process's id (its CPU time: cpuAccounting's processCpuMs). */
     get pid(): number {
         return this.child.pid!;
     }
 
+    /** The last 20 kB of its output. */
     get log() {
         return this.output();
     }

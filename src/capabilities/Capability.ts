@@ -75,6 +75,8 @@ export type Capability<E extends Engine = Engine, Settings = unknown> = Capabili
     errorShapes?: Readonly<Record<string, (error: ApiError, requestId: string) => {status: number, body: unknown, headers?: Record<string, string>}>>;
     /** The context its engine creates for a GGUF model, for the memory estimate before loading (runtimes/estimateModelBytes); none = one sequence of the trained context. */
     ggufContext?(entry: ModelEntry<Settings>, config: CapabilityConfig, trainContextSize: number | undefined): GgufContextShape;
+    /** A sentence added to the refusal of one of its models larger than the whole memory budget: what sizes its memory. */
+    memoryHint?(entry: ModelEntry<Settings>): string | undefined;
     /** Its engines' errors as the client sees them; undefined = not one of its errors. */
     toApiError?(error: unknown): ApiError | undefined;
 };

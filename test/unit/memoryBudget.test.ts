@@ -108,9 +108,9 @@ describe("MemoryBudget over RAM and VRAM", () => {
             .toBe("Model 'big' needs about 600 MB of GPU memory (VRAM), more than the server's whole VRAM budget of 512 MB (--vram-budget).");
         expect((await budget.tooLarge("big", bytes(2048, 0)))?.message)
             .toBe("Model 'big' needs about 2.00 GB of memory, more than the server's whole budget of 1000 MB (--memory-budget).");
-        // A GGUF model's refusal says what its context takes and which settings size it.
-        expect((await budget.tooLarge("big", bytes(2048, 0), true))?.message).toContain("(--memory-budget). Its estimate counts its context: tokens per sequence " +
-            "(the manifest's `contextSize`, else --context-size, else the model's training context) times its sequences (--parallel).");
+        // A capability's sentence on what sizes its models' memory comes last.
+        expect((await budget.tooLarge("big", bytes(2048, 0), "Its context takes most of it."))?.message).toBe(
+            "Model 'big' needs about 2.00 GB of memory, more than the server's whole budget of 1000 MB (--memory-budget). Its context takes most of it.");
         expect(await budget.tooLarge("fits", bytes(1000, 512))).toBeNull();
     });
 

@@ -102,7 +102,7 @@ describe("a response's body is the fold of its stream", () => {
             hooks.onToolCall?.(0, {type: "arguments", index: 1, fragment: "{\"city\": \"Ro"});
         }, {
             index: 0, text: "", finishReason: "length", completionTokens: 30,
-            toolCalls: [{name: "weather", arguments: "{\"city\": \"Paris\"}"}, {name: "weather", arguments: "{\"city\": \"Ro"}]
+            toolCalls: [{name: "weather", arguments: "{\"city\": \"Paris\"}"}, {name: "weather", arguments: "{\"city\": \"Ro", cut: true}]
         });
         const body = (await plainBody(cut(), noTools)).body;
         const {events, folded} = await streamed(cut(), noTools);
@@ -111,6 +111,15 @@ describe("a response's body is the fold of its stream", () => {
         expect(body.output.map((item) => [item.type, item.status])).toEqual([["function_call", "completed"], ["function_call", "incomplete"]]);
         expect(events.filter((event) => event.type === "response.output_item.done").map((event) => (event.item as {status?: string}).status))
             .toEqual(["completed", "incomplete"]);
+
+        // Cut after a whole call, before the next one's name (that one is dropped): the call it has is completed.
+        const afterCall = scriptedChatEngine((hooks) => {
+            hooks.onToolCall?.(0, {type: "call", index: 0, name: "weather"});
+            hooks.onToolCall?.(0, {type: "arguments", index: 0, fragment: "{\"city\": \"Paris\"}"});
+        }, {index: 0, text: "", finishReason: "length", completionTokens: 30, toolCalls: [{name: "weather", arguments: "{\"city\": \"Paris\"}"}]});
+        const whole = (await plainBody(afterCall, noTools)).body;
+        expect(whole.status).toBe("incomplete");
+        expect(whole.output.map((item) => [item.type, item.status])).toEqual([["function_call", "completed"]]);
     });
 
     it("announces no item the response will not have: reasoning that stayed whitespace, logprobs of a call's tokens", async () => {

@@ -63,7 +63,9 @@ const texts: [string, string, boolean][] = [
 describe("parseToolCalls and ToolCallStream agree", () => {
     it.each(texts)("%s", (_name, text, truncated) => {
         const whole = parseToolCalls(text, hermes, names, truncated);
-        const expected = whole == null || whole.calls.length === 0 ? {content: whole?.content ?? text, calls: []} : {content: whole.content, calls: whole.calls};
+        // (The stream's calls are names and arguments; whether the last one was cut is the whole text's to say.)
+        const expected = whole == null || whole.calls.length === 0 ? {content: whole?.content ?? text, calls: []}
+            : {content: whole.content, calls: whole.calls.map(({name, arguments: args}) => ({name, arguments: args}))};
         for (let seed = 1; seed <= 30; seed++) {
             const cuts = seed === 1 ? [] : seed === 2 ? Array.from({length: text.length}, (_, i) => i) : randomCuts(text.length, seed);
             // Forced (truncated) calls stream their fragments live, auto holds each call until it is complete.
@@ -78,6 +80,13 @@ describe("parseToolCalls and ToolCallStream agree", () => {
         expect(parseToolCalls("no call", hermes, names)).toBeNull();
         // Cut by max_tokens inside the prefix of a forced call: its start is not the answer's text.
         expect(parseToolCalls("<tool_call>\n{\"name", hermes, names, true)).toEqual({content: "", calls: [], complete: false});
+        // A forced call cut in its arguments is marked; one cut before its name is not a call at all.
+        expect(parseToolCalls(call("get_time", "{}") + "\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"ci", hermes, names, true)).toEqual({
+            content: "", calls: [{name: "get_time", arguments: "{}"}, {name: "get_weather", arguments: "{\"ci", cut: true}], complete: false
+        });
+        expect(parseToolCalls(call("get_time", "{}") + "\n<tool_call>\n{\"name\": \"get_", hermes, names, true)).toEqual({
+            content: "", calls: [{name: "get_time", arguments: "{}"}], complete: false
+        });
         expect(parseToolCalls("See <tool_ca", hermes, names)).toBeNull();
     });
 });

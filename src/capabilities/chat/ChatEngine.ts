@@ -50,7 +50,8 @@ export type ChatTools = {
 /** How a model's template writes a call: prefix + name + paramsPrefix + JSON arguments + suffix, calls joined by `betweenCalls`. */
 export type ToolCallFormat = {prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string};
 
-export type GeneratedToolCall = {name: string, arguments: string};
+/** `cut`: the generation stopped inside this call (its arguments are what was written so far). */
+export type GeneratedToolCall = {name: string, arguments: string, cut?: true};
 
 /** `index` counts the calls of one choice. */
 export type ToolCallEvent = {type: "call", index: number, name: string} | {type: "arguments", index: number, fragment: string};

@@ -23,14 +23,23 @@ const chatBodyBounds = {maxValues: maxChatJsonValues, maxItems: {messages: maxCo
 /** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
 const completionsBodyBounds = {maxValues: 1_000_000};
 
+/** Tokens per sequence of a GGUF chat model: the manifest's `contextSize`, else `--context-size`; null = the model's training context. */
+function contextSizeOf(entry: {contextSize?: number | null}, config: {contextSize: number}): number | null {
+    return entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : null);
+}
+
 /** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine), Responses, Messages, tokenize and detokenize on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
     // The draft model (speculative decoding) gets a context of the same shape as the model's (loadDraftModel).
     ggufContext: (entry, config, trainContextSize) => ({
-        contextSize: entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : trainContextSize ?? 4096), sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
+        contextSize: contextSizeOf(entry, config) ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
         companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null)
     }),
+    // A GGUF chat model's memory is mostly its context's KV cache (a folder is an ONNX vision model: its files' size).
+    memoryHint: (entry) => entry.path.toLowerCase().endsWith(".gguf")
+        ? "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context) times its sequences (--parallel)."
+        : undefined,
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     // A chat model given as a folder is an ONNX vision-language model (docs/vision.md), run in the worker pool.
     async createEngine(entry, {config, logger, runFiles, onLoadProgress, workers, registry}) {
@@ -46,7 +55,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         return LlamaChatEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
             id: entry.id,
             modelPath: entry.path,
-            contextSize: entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : null),
+            contextSize: contextSizeOf(entry, config),
             threads: entry.threads ?? config.threads,
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,

@@ -24,7 +24,11 @@ export type EngineFactory = (entry: ModelEntry, onLoadProgress?: (fraction: numb
  * A task the host serves: its endpoints (for messages and /v1/models), what its models take in and give out (for
  * /v1/models; none = not said) and how its engines are made.
  */
-export type HostedTask = {task: string, endpoints: readonly string[], modalities?: ModalitiesOf, createEngine: EngineFactory};
+export type HostedTask = {
+    task: string, endpoints: readonly string[], modalities?: ModalitiesOf, createEngine: EngineFactory,
+    /** A sentence added to a model's `model_too_large` refusal: what sizes its memory and which settings change it. */
+    memoryHint?: (entry: ModelEntry) => string | undefined
+};
 
 /** `loading` while preloaded models load; `failed` while one of them has failed (and not loaded since). */
 export type HostState = "loading" | "ready" | "failed" | "disposed";
@@ -79,6 +83,7 @@ export class EngineHost {
             residentBytes: options.residentBytes ?? (() => process.memoryUsage.rss()),
             estimateBytes: (entry) => options.estimateBytes(entry),
             createEngine: (entry, onLoadProgress) => this.tasks.get(entry.task)!.createEngine(entry, onLoadProgress),
+            memoryHint: (entry) => this.tasks.get(entry.task)?.memoryHint?.(entry),
             disposed: () => this.disposed,
             loadEnded: (id, result, seconds) => this.countLoad(id, result, seconds),
             unloaded: (id, reason) => {

@@ -65,10 +65,10 @@ export class MemoryBudget {
     }
 
     /** The 503 for a model larger than a device's whole budget, or null when each device could hold it. */
-    async tooLarge(id: string, needs: MemoryEstimate, gguf = false) {
+    async tooLarge(id: string, needs: MemoryEstimate, hint?: string) {
         const budget = await this.budgetFor(needs);
         const device = memoryDevices.find((candidate) => needs[candidate] > budget[candidate]);
-        return device == null ? null : modelTooLarge(id, device, needs[device], budget[device], gguf);
+        return device == null ? null : modelTooLarge(id, device, needs[device], budget[device], hint);
     }
 
     /**

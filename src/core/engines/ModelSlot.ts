@@ -45,6 +45,8 @@ export type SlotContext = {
     /** Bytes the model will take once loaded (weights, context, worker copies, margin), per device (a number: all RAM). */
     estimateBytes(entry: ModelEntry): Promise<number | MemoryEstimate>;
     createEngine(entry: ModelEntry, onLoadProgress: (fraction: number) => void): Promise<Engine>;
+    /** Its capability's sentence for a refusal of a model larger than the whole budget (HostedTask.memoryHint). */
+    memoryHint(entry: ModelEntry): string | undefined;
     /** The library is shutting down: nothing loads, no timer is set. */
     disposed(): boolean;
     /** A load ended (`seconds`: how long a successful one took), for /metrics. */
@@ -228,7 +230,7 @@ export class ModelSlot {
             let reserved = false;
             try {
                 const estimated = this.estimated ??= memoryEstimateOf(await context.estimateBytes(entry));
-                const tooLarge = await context.budget.tooLarge(entry.id, estimated, entry.path.toLowerCase().endsWith(".gguf"));
+                const tooLarge = await context.budget.tooLarge(entry.id, estimated, context.memoryHint(entry));
                 if (tooLarge != null)
                     throw new ModelLoadError(entry, tooLarge, "permanent");
                 await context.budget.reserve(this, estimated, context.disposed);

@@ -24,11 +24,11 @@ const deviceWords: Record<MemoryDevice, {memory: string, budget: string, flag: s
  * A model the whole memory budget of a device cannot hold: no wait helps, so no Retry-After, and `x-should-retry:
  * false`, which the openai and Anthropic SDKs obey (they retry any 5xx otherwise: three requests for one answer).
  */
-export function modelTooLarge(id: string, device: MemoryDevice, needs: number, budget: number, gguf = false) {
+export function modelTooLarge(id: string, device: MemoryDevice, needs: number, budget: number, hint?: string) {
     const words = deviceWords[device];
     return new ApiError(503, "service_unavailable_error",
         `Model '${id}' needs about ${formatBytes(needs)} of ${words.memory}, more than the server's whole ${words.budget} of ${formatBytes(budget)} (${words.flag}).` +
-        (gguf ? " Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context) times its sequences (--parallel)." : ""),
+        (hint == null ? "" : ` ${hint}`),
         {code: "model_too_large", headers: {"x-should-retry": "false"}});
 }
 

@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import { setImmediate } from "node:timers/promises";
 
 /**
  * Bytes written to a socket in pieces of about this size, one each time the socket wants more: one write of 9.5 MB had
@@ -23,7 +24,7 @@ export function pacedBody(pieces: Iterable<Buffer>): Readable {
         let first = true;
         for (const piece of pieces) {
             if (!first)
-                await new Promise<void>((resolve) => setImmediate(resolve));
+                await setImmediate();
             first = false;
             yield piece;
         }

@@ -183,10 +183,8 @@ export class ToolCallStream {
 
 /** How many characters at the end of `text` could start `marker`, plus the whitespace before them. */
 function heldBack(text: string, marker: string) {
-    for (let length = Math.min(text.length, marker.length - 1); length > 0; length--)
-        if (marker.startsWith(text.slice(text.length - length)))
-            return length + trailingSpace(text.slice(0, text.length - length));
-    return trailingSpace(text);
+    const partial = partialPrefixAtEnd(text, marker);
+    return partial + trailingSpace(text.slice(0, text.length - partial));
 }
 
 function trailingSpace(text: string) {

@@ -28,12 +28,13 @@ export function createLogitBias(model: LlamaModel, biases: ReadonlyMap<number, n
 
 /** The model's end-of-generation tokens (llama.cpp's EOG set: EOS, EOT, `<|im_end|>`...), read once per model. */
 const endOfGeneration = new WeakMap<LlamaModel, readonly number[]>();
-const controlTokenType = 3;
+const normalTokenType = 1;
 
 /**
  * `biases` with every end-of-generation token banned, as llama-server's `ignore_eos` does: generation runs to its
- * token limit. The EOG tokens are among the vocabulary's control tokens (a few hundred to check, not the whole
- * vocabulary), and EOS / EOT themselves.
+ * token limit. The EOG tokens are among the vocabulary's tokens that are not normal text (control, user-defined,
+ * unknown: llama.cpp also takes `<|im_end|>`, `<end_of_turn>`... by their text when a file types them otherwise), a few
+ * hundred to check rather than the whole vocabulary, and EOS / EOT themselves.
  */
 export function withEndOfGenerationBanned(model: LlamaModel, biases: ReadonlyMap<number, number>): ReadonlyMap<number, number> {
     let tokens = endOfGeneration.get(model);
@@ -41,7 +42,7 @@ export function withEndOfGenerationBanned(model: LlamaModel, biases: ReadonlyMap
         const types = (model.fileInfo.metadata.tokenizer?.ggml as {token_type?: number[]} | undefined)?.token_type ?? [];
         const found = new Set<number>([model.tokens.eos, model.tokens.eot].filter((token): token is Token => token != null));
         types.forEach((type, token) => {
-            if (type === controlTokenType && model.isEogToken(token as Token))
+            if (type !== normalTokenType && model.isEogToken(token as Token))
                 found.add(token);
         });
         endOfGeneration.set(model, tokens = [...found]);

@@ -92,9 +92,11 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     const generated: Token[] = [];
     const output = new ChoiceText(new TokenTextDecoder(llamaDetokenize(model), promptTokens), settings.stop, settings.onText);
     const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0 || settings.repeatPenalty != null;
-    // The penalties' window: a constant one keeps the native sampler incremental. The whole completion (OpenAI's
-    // penalties), or llama.cpp's last `repeat_last_n` tokens when its repetition penalty is asked for.
-    const window = Math.max(1, Math.min(settings.repeatPenalty?.lastN ?? Infinity, settings.maxTokens));
+    // The penalties' window, constant (it keeps the native sampler incremental): the whole completion (OpenAI's
+    // penalties); with llama.cpp's repetition penalty, its last `repeat_last_n` tokens of the prompt and the completion
+    // (llama-server feeds the prompt through its sampler first), as llama.cpp applies all three penalties.
+    const penalized: Token[] = settings.repeatPenalty == null ? generated : promptTokens.slice(-Math.min(settings.repeatPenalty.lastN, promptTokens.length));
+    const window = Math.max(1, Math.min(settings.repeatPenalty?.lastN ?? Infinity, penalized.length + settings.maxTokens));
     let finishReason: FinishReason = "length";
     // The distribution of each token the sequence samples, by the position the token goes to (a speculative
     // step samples several positions at once, and those after a rejected draft token are never handed out).
@@ -118,7 +120,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         repeatPenalty: penalize
             ? {
                 // node-llama-cpp widens the window to the tokens given: only the window's own go.
-                punishTokens: () => window >= generated.length ? generated : generated.slice(-window),
+                punishTokens: () => window >= penalized.length ? penalized : penalized.slice(-window),
                 penalty: settings.repeatPenalty?.penalty ?? 1,
                 frequencyPenalty: settings.frequencyPenalty,
                 presencePenalty: settings.presencePenalty,
@@ -159,6 +161,8 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
             for (const next of forced ?? [token]) {
                 phase?.push(model.detokenize([next], true));
                 generated.push(next);
+                if (penalized !== generated)
+                    penalized.push(next);
                 if (settings.logprobs == null)
                     output.add(next);
                 else if (forced != null)

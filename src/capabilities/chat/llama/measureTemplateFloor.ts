@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import type { ChatRole, ChatToolFunction, ChatTurn } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 
@@ -13,8 +14,8 @@ const noTemplateFloor: TemplateFloor = {perMessageTokens: 0, renders: {descripti
 
 const marker = (name: string) => `qz${name}7v`;
 
-/** Lets the event loop run between two renders of the measurement (setImmediate). */
-const nextTurnOfEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Lets the event loop run between two renders of the measurement. */
+const nextTurnOfEventLoop = () => setImmediate();
 
 /**
  * Measures a template once, at load, by rendering small conversations: the tokens one and two more messages add

@@ -39,7 +39,7 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         const end = text.indexOf(format.suffix, at);
         if (end < 0) {
             if (truncated)
-                return {content, calls: [...calls, {name, arguments: text.slice(at).trim()}], complete: false};
+                return {content, calls: [...calls, {name, arguments: text.slice(at).trim(), cut: true}], complete: false};
             return calls.length === 0 ? null : {content, calls, complete: true};
         }
         const argumentsText = text.slice(at, end).trim();

@@ -165,8 +165,8 @@ export class ResponseEvents {
         } else {
             const callIndex = [...this.calls].find(([, output]) => output === index)![0];
             const call = choice.toolCalls?.[callIndex];
-            // Cut by max_output_tokens: the last call is the one being written (its arguments may not even be JSON).
-            const cut = incomplete && callIndex === (choice.toolCalls ?? []).length - 1;
+            // Cut by max_output_tokens while it was being written (its arguments may not even be JSON).
+            const cut = incomplete && call?.cut === true;
             if (item.type === "custom_tool_call") {
                 const input = call != null ? customToolInput(call.arguments) : item.input;
                 if (input !== "")
