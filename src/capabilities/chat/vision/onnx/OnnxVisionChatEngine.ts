@@ -191,9 +191,9 @@ function refuseUnsupported(job: ChatJob, info: ChatEngineInfo) {
         refuse(job.sampling.repeatPenalty.param, `'${job.sampling.repeatPenalty.param}'`, served);
 }
 
-/** The served models that constrain output (GGUF chat models: node-llama-cpp's grammars), as a refusal's last sentence. */
+/** The served models that can do what this engine refuses (GGUF chat models: node-llama-cpp's grammars and samplers), as a refusal's last sentence. */
 function constrainingNote(models: readonly string[]): string {
     return models.length === 0
-        ? " No model served here can (GGUF chat models constrain their output and call tools; none is served)."
+        ? " No model served here can (GGUF chat models can: grammars, tools and llama.cpp's samplers; none is served)."
         : ` Served models that can: ${models.map((model) => `'${model}'`).join(", ")}.`;
 }
