@@ -127,6 +127,18 @@ describe("PromptTokenFloor.forModel", () => {
     });
     afterAll(() => fs.rmSync(folder, {recursive: true, force: true}));
 
+    it("measure: the vocabulary's longest piece a slice at a time (a pause every 16,384 pieces), the same as measured at once", async () => {
+        let pauses = 0;
+        const measured = await PromptTokenFloor.measure(model, async () => null, async () => {
+            pauses++;
+        });
+        const vocabulary = model.fileInfo.metadata.tokenizer.ggml.tokens.length;
+        expect(vocabulary).toBeGreaterThan(2 * 16_384);
+        expect(pauses).toBe(Math.floor((vocabulary - 1) / 16_384));
+        expect(measured.longestPieceBytes).toBe(new PromptTokenFloor(model).longestPieceBytes);
+        expect(measured.longestPieceBytes).toBeGreaterThan(1);
+    });
+
     it("measures a model file once across reloads, and again once the file is replaced", async () => {
         const file = path.join(folder, "model.gguf");
         fs.copyFileSync(gpt2VocabPath, file);

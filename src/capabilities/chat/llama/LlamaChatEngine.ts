@@ -22,7 +22,7 @@ import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
-import { measureTemplateFloor } from "./measureTemplateFloor.js";
+import { measureTemplateFloor, nextTurnOfEventLoop } from "./measureTemplateFloor.js";
 import { preparePrompt, type PreparedPrompt, type PromptRequest } from "./preparePrompt.js";
 import { PromptRenderThread } from "./PromptRenderThread.js";
 import { LlamaTokenizer } from "./LlamaTokenizer.js";
@@ -163,9 +163,9 @@ export class LlamaChatEngine implements ChatEngine {
             const speculation = await ModelSpeculation.load(llama, {context, modelPath: options.modelPath}, options.speculative, {
                 threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
             });
-            const tokenFloor = await PromptTokenFloor.forModel(options.modelPath, fingerprint, async () => new PromptTokenFloor(model, renderer.usesTemplate
+            const tokenFloor = await PromptTokenFloor.forModel(options.modelPath, fingerprint, () => PromptTokenFloor.measure(model, async () => renderer.usesTemplate
                 ? await measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
-                : null));
+                : null, nextTurnOfEventLoop));
             const engine = new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation, tokenFloor);
             if (options.promptStates != null && options.promptStates.maxBytes > 0 && options.promptCache !== "off") {
                 const identity = await promptStateIdentity({

@@ -28,22 +28,42 @@ export class PromptTokenFloor {
     /** Bytes of the longest piece a text can become (control tokens excluded), or null: no bound. */
     readonly longestPieceBytes: number | null;
 
-    /** `template`: what the model's template adds (null: no template, messages joined by a blank line). */
-    constructor(model: LlamaModel, private readonly template: TemplateFloor | null = null) {
-        const ggml = model.fileInfo.metadata.tokenizer?.ggml as {model?: string, tokens?: string[], token_type?: number[]} | undefined;
-        if ((ggml?.model !== "llama" && ggml?.model !== "gpt2") || ggml.tokens == null || ggml.tokens.length === 0) {
+    /**
+     * `template`: what the model's template adds (null: no template, messages joined by a blank line).
+     * `longestPieceBytes`: measured already (PromptTokenFloor.measure); absent: measured here, in one piece.
+     */
+    constructor(model: LlamaModel, private readonly template: TemplateFloor | null = null, longestPieceBytes?: number | null) {
+        if (longestPieceBytes !== undefined) {
+            this.longestPieceBytes = longestPieceBytes;
+            return;
+        }
+        const pieces = longestPieceMeasure(model);
+        if (pieces == null) {
             this.longestPieceBytes = null;
             return;
         }
         let longest = 1;
-        for (const [index, piece] of ggml.tokens.entries()) {
-            if (ggml.token_type?.[index] === controlTokenType)
-                continue;
-            // The piece's UTF-8 length is at least the bytes it stands for (`▁` is 3 bytes for one space;
-            // a byte-level BPE character is 1 or 2 bytes for one byte): a safe upper bound.
-            longest = Math.max(longest, Buffer.byteLength(piece));
-        }
+        for (let index = 0; index < pieces.tokens.length; index++)
+            longest = pieces.longest(index, longest);
         this.longestPieceBytes = longest;
+    }
+
+    /**
+     * The floor as a model's load measures it: the vocabulary's longest piece (~150,000 pieces: 15-100 ms on the
+     * main thread) a slice at a time, `pause` between slices, then the template's (measureTemplateFloor, also paced).
+     */
+    static async measure(model: LlamaModel, template: () => Promise<TemplateFloor | null>, pause: () => Promise<void>): Promise<PromptTokenFloor> {
+        const pieces = longestPieceMeasure(model);
+        let longest: number | null = null;
+        if (pieces != null) {
+            longest = 1;
+            for (let index = 0; index < pieces.tokens.length; index++) {
+                if (index > 0 && index % piecesPerSlice === 0)
+                    await pause();
+                longest = pieces.longest(index, longest);
+            }
+        }
+        return new PromptTokenFloor(model, await template(), longest);
     }
 
     /**
@@ -116,6 +136,23 @@ const countedByLength = 64 * 1024;
  */
 function utf8BytesAtLeast(text: string): number {
     return text.length >= countedByLength ? text.length : Buffer.byteLength(text);
+}
+
+/** Vocabulary pieces measured between two pauses of PromptTokenFloor.measure. */
+const piecesPerSlice = 16_384;
+
+/** The vocabulary's pieces and the step of the longest-piece measure, or null where text has no byte bound (see PromptTokenFloor). */
+function longestPieceMeasure(model: LlamaModel) {
+    const ggml = model.fileInfo.metadata.tokenizer?.ggml as {model?: string, tokens?: string[], token_type?: number[]} | undefined;
+    if ((ggml?.model !== "llama" && ggml?.model !== "gpt2") || ggml.tokens == null || ggml.tokens.length === 0)
+        return null;
+    const {tokens, token_type: types} = ggml;
+    return {
+        tokens,
+        // The piece's UTF-8 length is at least the bytes it stands for (`▁` is 3 bytes for one space; a byte-level BPE
+        // character is 1 or 2 bytes for one byte): a safe upper bound. Control tokens are never client text.
+        longest: (index: number, longest: number) => types?.[index] === controlTokenType ? longest : Math.max(longest, Buffer.byteLength(tokens[index]))
+    };
 }
 
 /** PromptTokenFloor.forModel's floors (being measured, or measured), least recently loaded first. */

@@ -15,7 +15,7 @@ const noTemplateFloor: TemplateFloor = {perMessageTokens: 0, renders: {descripti
 const marker = (name: string) => `qz${name}7v`;
 
 /** Lets the event loop run between two renders of the measurement. */
-const nextTurnOfEventLoop = () => setImmediate();
+export const nextTurnOfEventLoop = () => setImmediate();
 
 /**
  * Measures a template once, at load, by rendering small conversations: the tokens one and two more messages add
