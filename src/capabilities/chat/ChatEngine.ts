@@ -66,8 +66,8 @@ export type SamplingOptions = {
     minP?: number;
     /**
      * llama.cpp's repetition penalty (`repeat_penalty`, vLLM's `repetition_penalty`): the logits of tokens among the
-     * last `lastN` generated are divided by `penalty` (multiplied when negative); the frequency and presence penalties
-     * then look at the same window. `param`: the field the client named it by, for a model that refuses it.
+     * last `lastN` of the prompt and the completion are divided by `penalty` (multiplied when negative); the frequency
+     * and presence penalties then look at the same window. `param`: the field the client named it by, for a model that refuses it.
      */
     repeatPenalty?: {penalty: number, lastN: number, param: string};
     /** Generation runs on past end-of-generation tokens (every one banned) until `maxTokens` (llama-server's and vLLM's `ignore_eos`). */

@@ -61,15 +61,8 @@ export const chatCompletionSchema = {
                 }
             }
         },
-        frequency_penalty: samplingSchema.frequency_penalty,
-        presence_penalty: samplingSchema.presence_penalty,
-        top_k: samplingSchema.top_k,
-        min_p: samplingSchema.min_p,
-        repeat_penalty: samplingSchema.repeat_penalty,
-        repetition_penalty: samplingSchema.repetition_penalty,
-        repeat_last_n: samplingSchema.repeat_last_n,
-        ignore_eos: samplingSchema.ignore_eos,
-        logit_bias: samplingSchema.logit_bias,
+        // OpenAI's sampling fields and llama-server's / vLLM's own, as both endpoints take them.
+        ...samplingSchema,
         logprobs: {type: ["boolean", "null"]},
         top_logprobs: nullable({type: "integer", minimum: 0, maximum: 5}),
         max_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
@@ -94,15 +87,12 @@ export const chatCompletionSchema = {
             if: {properties: {type: {const: "json_schema"}}},
             then: {required: ["json_schema"], properties: {json_schema: {type: "object"}}}
         }),
-        seed: samplingSchema.seed,
         stop: stopSchema,
         stream: {type: ["boolean", "null"]},
         stream_options: nullable({
             type: "object",
             properties: {include_usage: {type: "boolean"}}
         }),
-        temperature: samplingSchema.temperature,
-        top_p: samplingSchema.top_p,
         tools: {type: ["array", "null"]},
         tool_choice: {type: ["string", "object", "null"]},
         parallel_tool_calls: {type: ["boolean", "null"]},

@@ -14,8 +14,8 @@ const defaultRepeatLastN = 64;
 
 /**
  * llama-server's and vLLM's sampling fields as they mean them there: `top_k` (0 or -1: the whole vocabulary), `min_p`
- * (0: none), `repeat_penalty` or vLLM's `repetition_penalty` (1: none) over the last `repeat_last_n` generated tokens
- * (llama.cpp's default 64; -1: all of them; 0: none), `ignore_eos`.
+ * (0: none), `repeat_penalty` or vLLM's `repetition_penalty` (1: none) over the last `repeat_last_n` tokens of the
+ * prompt and the completion (llama.cpp's default 64; -1: all of them; 0: none), `ignore_eos`.
  */
 function llamaSamplingFields(request: SamplingFields): Pick<SamplingOptions, "topK" | "minP" | "repeatPenalty" | "ignoreEos"> {
     const topK = request.top_k != null && request.top_k > 0 ? {topK: request.top_k} : {};

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import type { LlamaModel } from "node-llama-cpp";
 import type { ChatJob, ChatTurn } from "../ChatEngine.js";
+import { ggmlTokenType, ggmlVocabulary } from "./ggmlVocabulary.js";
 import type { TemplateFloor } from "./measureTemplateFloor.js";
 
-const controlTokenType = 3;
 /** Model files whose floor is remembered across unloads (the least recently loaded is forgotten first). */
 const rememberedFloors = 64;
 
@@ -37,15 +37,8 @@ export class PromptTokenFloor {
             this.longestPieceBytes = longestPieceBytes;
             return;
         }
-        const pieces = longestPieceMeasure(model);
-        if (pieces == null) {
-            this.longestPieceBytes = null;
-            return;
-        }
-        let longest = 1;
-        for (let index = 0; index < pieces.tokens.length; index++)
-            longest = pieces.longest(index, longest);
-        this.longestPieceBytes = longest;
+        const vocabulary = boundedVocabulary(model);
+        this.longestPieceBytes = vocabulary == null ? null : longestPiece(vocabulary, 0, vocabulary.tokens.length, 1);
     }
 
     /**
@@ -53,14 +46,14 @@ export class PromptTokenFloor {
      * main thread) a slice at a time, `pause` between slices, then the template's (measureTemplateFloor, also paced).
      */
     static async measure(model: LlamaModel, template: () => Promise<TemplateFloor | null>, pause: () => Promise<void>): Promise<PromptTokenFloor> {
-        const pieces = longestPieceMeasure(model);
+        const vocabulary = boundedVocabulary(model);
         let longest: number | null = null;
-        if (pieces != null) {
+        if (vocabulary != null) {
             longest = 1;
-            for (let index = 0; index < pieces.tokens.length; index++) {
-                if (index > 0 && index % piecesPerSlice === 0)
+            for (let start = 0; start < vocabulary.tokens.length; start += piecesPerSlice) {
+                if (start > 0)
                     await pause();
-                longest = pieces.longest(index, longest);
+                longest = longestPiece(vocabulary, start, Math.min(start + piecesPerSlice, vocabulary.tokens.length), longest);
             }
         }
         return new PromptTokenFloor(model, await template(), longest);
@@ -141,18 +134,22 @@ function utf8BytesAtLeast(text: string): number {
 /** Vocabulary pieces measured between two pauses of PromptTokenFloor.measure. */
 const piecesPerSlice = 16_384;
 
-/** The vocabulary's pieces and the step of the longest-piece measure, or null where text has no byte bound (see PromptTokenFloor). */
-function longestPieceMeasure(model: LlamaModel) {
-    const ggml = model.fileInfo.metadata.tokenizer?.ggml as {model?: string, tokens?: string[], token_type?: number[]} | undefined;
-    if ((ggml?.model !== "llama" && ggml?.model !== "gpt2") || ggml.tokens == null || ggml.tokens.length === 0)
-        return null;
-    const {tokens, token_type: types} = ggml;
-    return {
-        tokens,
-        // The piece's UTF-8 length is at least the bytes it stands for (`▁` is 3 bytes for one space; a byte-level BPE
-        // character is 1 or 2 bytes for one byte): a safe upper bound. Control tokens are never client text.
-        longest: (index: number, longest: number) => types?.[index] === controlTokenType ? longest : Math.max(longest, Buffer.byteLength(tokens[index]))
-    };
+/** The vocabulary where client text has a byte bound per token (see PromptTokenFloor), or null. */
+function boundedVocabulary(model: LlamaModel): {tokens: string[], token_type?: number[]} | null {
+    const ggml = ggmlVocabulary(model);
+    return (ggml?.model !== "llama" && ggml?.model !== "gpt2") || ggml.tokens == null || ggml.tokens.length === 0 ? null : {...ggml, tokens: ggml.tokens};
+}
+
+/**
+ * The longest piece's UTF-8 bytes among the tokens `start` to `end` (not included), at least `longest`. A piece's UTF-8
+ * length is at least the bytes it stands for (`▁` is 3 bytes for one space; a byte-level BPE character is 1 or 2 bytes
+ * for one byte): a safe upper bound. Control tokens are never client text.
+ */
+function longestPiece({tokens, token_type: types}: {tokens: string[], token_type?: number[]}, start: number, end: number, longest: number): number {
+    for (let index = start; index < end; index++)
+        if (types?.[index] !== ggmlTokenType.control)
+            longest = Math.max(longest, Buffer.byteLength(tokens[index]));
+    return longest;
 }
 
 /** PromptTokenFloor.forModel's floors (being measured, or measured), least recently loaded first. */

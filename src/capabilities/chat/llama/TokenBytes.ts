@@ -1,7 +1,7 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { byteLevelPieceBytes } from "../shared/byteLevelBytes.js";
+import { ggmlTokenType, ggmlVocabulary } from "./ggmlVocabulary.js";
 
-const byteTokenType = 6;
 const utf8 = new TextEncoder();
 
 /**
@@ -22,7 +22,7 @@ export class TokenBytes {
     private readonly types: readonly number[] | undefined;
 
     constructor(private readonly model: LlamaModel) {
-        const ggml = model.fileInfo.metadata.tokenizer?.ggml as {model?: string, tokens?: string[], token_type?: number[]} | undefined;
+        const ggml = ggmlVocabulary(model);
         this.kind = ggml?.model;
         this.pieces = ggml?.tokens;
         this.types = ggml?.token_type;
@@ -42,7 +42,7 @@ export class TokenBytes {
         if (piece == null)
             return [...utf8.encode(this.model.detokenize([token], true))];
         if (this.kind === "llama") {
-            const byte = this.types?.[token] === byteTokenType ? /^<0x([0-9A-Fa-f]{2})>$/.exec(piece) : null;
+            const byte = this.types?.[token] === ggmlTokenType.byte ? /^<0x([0-9A-Fa-f]{2})>$/.exec(piece) : null;
             return byte != null ? [parseInt(byte[1], 16)] : [...utf8.encode(piece.replaceAll("\u2581", " "))];
         }
         if (this.kind === "gpt2")

@@ -1,5 +1,6 @@
 import { TokenBias, type LlamaModel, type Token } from "node-llama-cpp";
 import { assertTokenBiasMap, tokenBiasMap } from "../../../runtimes/llama/internals.js";
+import { ggmlTokenType, ggmlVocabulary } from "./ggmlVocabulary.js";
 
 const banned = -1e4;
 
@@ -28,7 +29,6 @@ export function createLogitBias(model: LlamaModel, biases: ReadonlyMap<number, n
 
 /** The model's end-of-generation tokens (llama.cpp's EOG set: EOS, EOT, `<|im_end|>`...), read once per model. */
 const endOfGeneration = new WeakMap<LlamaModel, readonly number[]>();
-const normalTokenType = 1;
 
 /**
  * `biases` with every end-of-generation token banned, as llama-server's `ignore_eos` does: generation runs to its
@@ -39,10 +39,10 @@ const normalTokenType = 1;
 export function withEndOfGenerationBanned(model: LlamaModel, biases: ReadonlyMap<number, number>): ReadonlyMap<number, number> {
     let tokens = endOfGeneration.get(model);
     if (tokens == null) {
-        const types = (model.fileInfo.metadata.tokenizer?.ggml as {token_type?: number[]} | undefined)?.token_type ?? [];
+        const types = ggmlVocabulary(model)?.token_type ?? [];
         const found = new Set<number>([model.tokens.eos, model.tokens.eot].filter((token): token is Token => token != null));
         types.forEach((type, token) => {
-            if (type !== normalTokenType && model.isEogToken(token as Token))
+            if (type !== ggmlTokenType.normal && model.isEogToken(token as Token))
                 found.add(token);
         });
         endOfGeneration.set(model, tokens = [...found]);

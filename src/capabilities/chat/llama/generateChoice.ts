@@ -27,7 +27,7 @@ export type ChoiceSettings = {
     /** 0 = the whole vocabulary (OpenAI's semantics). */
     topK?: number;
     minP?: number;
-    /** llama.cpp's repetition penalty over the last `lastN` generated tokens (SamplingOptions.repeatPenalty). */
+    /** llama.cpp's repetition penalty over the last `lastN` tokens of the prompt and the completion (SamplingOptions.repeatPenalty). */
     repeatPenalty?: {penalty: number, lastN: number};
     /** uint32 */
     seed: number;
