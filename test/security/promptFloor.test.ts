@@ -174,6 +174,32 @@ describe("tool text counts toward the floor", () => {
     });
 });
 
+describe("a long prompt refused from its size, before it is made a string on the main thread (earlyPromptFloor)", () => {
+    it("on every chat route, in each API's words and fields", async () => {
+        // The model loaded first: the check is made only for a loaded model.
+        expect((await server.post("/v1/chat/completions", {model: "tools", messages: hi, max_tokens: 1})).status).toBe(200);
+        const openAi = (param: string, wording: RegExp) => ({status: 400, error: {type: "invalid_request_error", code: "context_length_exceeded", param, message: expect.stringMatching(wording)}});
+        const chatWords = /^This model's maximum context length is 4096 tokens\. However, your messages resulted in at least \d+ tokens\./;
+        const textPart = (type: string) => [{type, text: nineMegabytes}];
+        for (const [route, body, expected] of [
+            ["/v1/chat/completions", {model: "tools", max_tokens: 1, messages: [{role: "system", content: nineMegabytes}, ...hi]}, openAi("messages", chatWords)],
+            ["/v1/chat/completions", {model: "tools", max_tokens: 1, stream: true, messages: [{role: "user", content: textPart("text")}]}, openAi("messages", chatWords)],
+            ["/v1/completions", {model: "tools", max_tokens: 1, prompt: ["hi", nineMegabytes]},
+                openAi("prompt[1]", /^This model's maximum context length is 4096 tokens, however your prompt is at least \d+ tokens\./)],
+            ["/v1/responses", {model: "tools", max_output_tokens: 1, input: nineMegabytes}, openAi("input", chatWords)],
+            ["/v1/responses", {model: "tools", max_output_tokens: 1, instructions: nineMegabytes, input: "hi"}, openAi("input", chatWords)],
+            ["/v1/responses", {model: "tools", max_output_tokens: 1, input: [{role: "user", content: textPart("input_text")}]}, openAi("input", chatWords)],
+            ["/v1/messages", {model: "tools", max_tokens: 1, system: nineMegabytes, messages: hi},
+                {status: 400, type: "error", error: {type: "invalid_request_error", message: expect.stringMatching(/^prompt is too long: at least \d+ tokens > 4096 maximum$/)}}],
+            ["/v1/messages/count_tokens", {model: "tools", messages: [{role: "user", content: textPart("text")}]},
+                {status: 400, type: "error", error: {type: "invalid_request_error", message: expect.stringMatching(/^prompt is too long: at least \d+ tokens > 4096 maximum$/)}}]
+        ] as const) {
+            const response = await server.post(route, body);
+            expect({status: response.status, ...await jsonOf(response)}, route).toMatchObject(expected);
+        }
+    });
+});
+
 describe("chat_template_kwargs", () => {
     const kwargsError = async (kwargs: unknown) => {
         const response = await server.post("/v1/chat/completions", {model: "tools", messages: hi, max_tokens: 1, chat_template_kwargs: kwargs});

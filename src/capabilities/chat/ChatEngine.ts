@@ -294,6 +294,11 @@ export interface ChatEngine extends Engine {
     submit(job: ChatJob, hooks: ChatRunHooks): Promise<ChatRun>;
     /** The prompt tokens `job` would take (the rendered template, tools included), without running it; its render stops when `signal` aborts. */
     countPromptTokens(job: ChatJob, signal?: AbortSignal): Promise<number>;
+    /**
+     * At least how many tokens client text of `utf8Bytes` bytes becomes in any prompt of this model (the prompt floor's
+     * rule for text), without the text; absent, or 0 for any size, where the tokenizer gives no such bound.
+     */
+    textTokensAtLeast?(utf8Bytes: number): number;
     /** Tokens of a piece of generated text (the reasoning part of an answer, for usage). */
     countTextTokens(text: string): number;
     /**

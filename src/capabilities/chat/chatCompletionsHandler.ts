@@ -9,6 +9,7 @@ import { parseLargeArguments } from "./parseLargeArguments.js";
 import { toChatJob, usesDeprecatedFunctions } from "./toChatJob.js";
 import { visionModelIds } from "./vision/visionModels.js";
 import { chatTurnHandler } from "./turn/chatTurnHandler.js";
+import { messageTextAt } from "./turn/earlyPromptFloor.js";
 import { runJob } from "./turn/runJob.js";
 
 /** POST /v1/chat/completions: the request's job, answered as its chunks or, not streamed, the one chat completion they fold to (runChatTurn). */
@@ -28,5 +29,5 @@ export function chatCompletionsHandler(context: RouteContext): Middleware {
             }),
             terminator: "[DONE]"
         };
-    });
+    }, {textAt: messageTextAt("messages", ["system", "developer", "user"], "text")});
 }

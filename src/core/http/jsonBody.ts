@@ -1,11 +1,12 @@
-import type { Middleware } from "koa";
+import type { Context, Middleware } from "koa";
 import { parseByteSize } from "../../settings/settingKinds.js";
 import { ApiError } from "./ApiError.js";
 import { declaredLength, type BodyMemory } from "./BodyMemory.js";
 import { continueBody } from "./continueBody.js";
 import { describeJsonHazard, findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
 import type { JsonBounds } from "./jsonParseThreadMain.js";
-import { parseJsonOffThread } from "./parseJsonOffThread.js";
+import { parseJsonOffThreadMoving } from "./parseJsonOffThread.js";
+import { putLongStrings, type MovedString } from "../workers/movedStrings.js";
 import { joinChunks, readBody, type BodyChunks } from "./readBody.js";
 import type { RequestState } from "./RequestState.js";
 
@@ -54,11 +55,14 @@ export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?:
         }
         if (body.total === 0)
             throw emptyBody();
-        const value = await parseJson(body, shape);
+        const {value, strings} = await parseJson(body, shape);
         // Strict: an object or an array, never a bare value.
         if (value === null || typeof value !== "object")
             throw notJson();
-        ctx.request.body = value;
+        if (strings.length === 0)
+            ctx.request.body = value;
+        else
+            deferLongStrings(ctx, value, strings);
         return next();
     };
 }
@@ -71,22 +75,45 @@ const utf8 = new TextDecoder("utf-8", {fatal: true});
  * The body's value, checked for hazards. A large body is decoded, parsed and checked in a worker thread: on
  * the main thread a 10 MB body held every other request ~30 ms (three at once, /health waited over 100 ms).
  */
-async function parseJson(body: BodyChunks, bounds: JsonBounds): Promise<unknown> {
-    let parsed: {value: unknown} | {hazard: JsonHazard};
+async function parseJson(body: BodyChunks, bounds: JsonBounds): Promise<{value: unknown, strings: MovedString[]}> {
+    let parsed: {value: unknown, strings: MovedString[]} | {hazard: JsonHazard};
     try {
         if (body.total > offThreadBytes)
-            parsed = await parseJsonOffThread(body.chunks, bounds);
+            parsed = await parseJsonOffThreadMoving(body.chunks, bounds);
         else {
             const value: unknown = JSON.parse(utf8.decode(joinChunks(body)));
             const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues, bounds.maxItems);
-            parsed = hazard == null ? {value} : {hazard};
+            parsed = hazard == null ? {value, strings: []} : {hazard};
         }
     } catch {
         throw notJson();
     }
     if ("hazard" in parsed)
         throw hazardError(parsed.hazard, bounds);
-    return parsed.value;
+    return parsed;
+}
+
+/**
+ * The body's long strings are made strings again when `ctx.request.body` is first read, not before: until then they
+ * are bytes (`state.longStrings` says where and how long), so a request refused from their sizes (earlyPromptFloor)
+ * costs the main thread none of their memory. Whatever reads the body gets it whole, as if it had been parsed here.
+ */
+function deferLongStrings(ctx: Context, value: object, strings: MovedString[]) {
+    const state = ctx.state as RequestState;
+    state.longStrings = {value, strings: strings.map(({path, encoding, bytes}) => ({
+        // Latin-1: a character is one UTF-8 byte or two; UTF-16: a code unit is one byte or more (a pair is four).
+        path, utf8BytesAtLeast: encoding === "latin1" ? bytes.byteLength : bytes.byteLength / 2
+    }))};
+    const settle = (body: unknown) => {
+        state.longStrings = undefined;
+        Object.defineProperty(ctx.request, "body", {value: body, writable: true, enumerable: true, configurable: true});
+        return body;
+    };
+    Object.defineProperty(ctx.request, "body", {
+        enumerable: true, configurable: true,
+        get: () => settle(putLongStrings(value, strings)),
+        set: settle
+    });
 }
 
 function emptyBody() {

@@ -1,7 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { passOffThreadGate } from "../workers/offThreadGate.js";
 import { siblingModuleUrl } from "../workers/siblingModuleUrl.js";
-import { putLongStrings } from "../workers/movedStrings.js";
+import { putLongStrings, type MovedString } from "../workers/movedStrings.js";
 import { ownedPieces } from "../workers/ownedPieces.js";
 import { startModuleThread } from "../workers/startModuleThread.js";
 import type { JsonHazard } from "./findJsonHazard.js";
@@ -49,6 +49,15 @@ function workerThread(): Worker {
  * The pieces are moved to the worker, not copied: the caller does not use them afterwards.
  */
 export async function parseJsonOffThread(pieces: string | Uint8Array | Uint8Array[], bounds: JsonBounds): Promise<{value: unknown} | {hazard: JsonHazard}> {
+    const parsed = await parseJsonOffThreadMoving(pieces, bounds);
+    return "hazard" in parsed ? parsed : {value: putLongStrings(parsed.value, parsed.strings)};
+}
+
+/**
+ * parseJsonOffThread, its long strings left as the bytes they came back as (movedStrings): `value` holds "" in their
+ * place until putLongStrings puts them back (a refused request need never make them again: jsonBody's `longStrings`).
+ */
+export async function parseJsonOffThreadMoving(pieces: string | Uint8Array | Uint8Array[], bounds: JsonBounds): Promise<{value: unknown, strings: MovedString[]} | {hazard: JsonHazard}> {
     await passOffThreadGate("json-parse");
     const thread = workerThread();
     const id = nextId++;
@@ -62,5 +71,5 @@ export async function parseJsonOffThread(pieces: string | Uint8Array | Uint8Arra
     const reply = await ask({id, pieces: owned.pieces, bounds}, owned.transfer);
     if ("error" in reply)
         throw new SyntaxError(reply.error);
-    return "hazard" in reply ? {hazard: reply.hazard} : {value: putLongStrings(reply.value, reply.strings)};
+    return "hazard" in reply ? {hazard: reply.hazard} : {value: reply.value, strings: reply.strings};
 }

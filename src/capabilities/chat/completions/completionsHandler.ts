@@ -49,5 +49,9 @@ export function completionsHandler(context: RouteContext): Middleware {
             events: completionEvents(envelope, plan, request.stream !== true || request.stream_options?.include_usage === true),
             terminator: "[DONE]"
         };
+    }, {
+        // Each prompt alone: `prompt` (a string) or `prompt[i]`; the refusal in this API's words, as runPrompts words it.
+        textAt: (_body, path) => path[0] !== "prompt" ? null : path.length === 1 ? 0 : path.length === 2 && typeof path[1] === "number" ? path[1] : null,
+        refuse: ({error, prompt, body}) => toCompletionError(error, body as unknown as CompletionRequest, prompt)
     });
 }

@@ -241,6 +241,10 @@ export class LlamaChatEngine implements ChatEngine {
         }, job, signal);
     }
 
+    textTokensAtLeast(utf8Bytes: number): number {
+        return this.tokenFloor.ofText(utf8Bytes);
+    }
+
     countTextTokens(text: string): number {
         return text === "" ? 0 : this.model.tokenize(text, false, "trimLeadingSpace").length;
     }

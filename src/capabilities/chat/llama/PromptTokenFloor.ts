@@ -81,13 +81,18 @@ export class PromptTokenFloor {
         return floor;
     }
 
+    /** At least this many tokens for `bytes` of client text (message content, a raw prompt), wherever it stands. */
+    ofText(bytes: number): number {
+        return this.longestPieceBytes == null ? 0 : Math.ceil(bytes / this.longestPieceBytes);
+    }
+
     /** At least this many tokens, whatever the template adds. */
     of(job: Pick<ChatJob, "turns" | "rawPrompt" | "tools">): number {
         if (job.rawPrompt != null && typeof job.rawPrompt.prompt !== "string")
             return job.rawPrompt.prompt.length;
         const longest = this.longestPieceBytes;
         if (job.rawPrompt != null)
-            return longest == null ? 0 : Math.ceil((utf8BytesAtLeast(job.rawPrompt.prompt as string) + utf8BytesAtLeast(job.rawPrompt.suffix ?? "")) / longest);
+            return this.ofText(utf8BytesAtLeast(job.rawPrompt.prompt as string) + utf8BytesAtLeast(job.rawPrompt.suffix ?? ""));
         let bytes = 0;
         for (const turn of job.turns)
             bytes += utf8BytesAtLeast(turn.content);
@@ -96,7 +101,7 @@ export class PromptTokenFloor {
         let tokens = this.template.perMessageTokens * Math.max(0, renderedMessages(job.turns) - 1);
         if (longest == null)
             return tokens;
-        tokens += Math.ceil(bytes / longest);
+        tokens += this.ofText(bytes);
         const {renders} = this.template;
         const toolText = (value: unknown) => {
             for (const text of stringsOf(value))

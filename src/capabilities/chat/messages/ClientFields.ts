@@ -46,8 +46,7 @@ export class ClientFields {
      */
     error(thrown: unknown, toApiError: (error: unknown) => ApiError): ApiError {
         if (thrown instanceof ContextLengthExceededError)
-            return new ApiError(400, "invalid_request_error",
-                `prompt is too long: ${thrown.atLeast ? "at least " : ""}${thrown.promptTokens} tokens > ${thrown.contextSize} maximum`, {code: "context_length_exceeded"});
+            return promptTooLong(thrown);
         const error = toApiError(thrown);
         if (error.param == null)
             return error;
@@ -83,4 +82,10 @@ export class ClientFields {
 /** `[0].a[1]` -> `.0.a.1`: Anthropic's paths are dotted. */
 function dotted(path: string): string {
     return path.replace(/\[(\d+)\]/g, ".$1");
+}
+
+/** A prompt too long for the context as Anthropic words it (`prompt is too long: N tokens > M maximum`, which Claude Code reads to compact). */
+export function promptTooLong(error: ContextLengthExceededError): ApiError {
+    return new ApiError(400, "invalid_request_error",
+        `prompt is too long: ${error.atLeast ? "at least " : ""}${error.promptTokens} tokens > ${error.contextSize} maximum`, {code: "context_length_exceeded"});
 }

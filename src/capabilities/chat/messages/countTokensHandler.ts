@@ -4,7 +4,8 @@ import type { RouteContext } from "../../Capability.js";
 import type { ChatEngine } from "../ChatEngine.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
 import { compileMessagesValidator } from "./compileMessagesValidator.js";
-import { jobOf, toClient } from "./messagesHandler.js";
+import { jobOf, messagesEarlyFloor, toClient } from "./messagesHandler.js";
+import { refuseEarly } from "../turn/chatTurnHandler.js";
 import type { CountTokensRequest } from "./MessagesWire.js";
 import { countTokensSchema } from "./messagesSchema.js";
 import { toChatRequest } from "./toChatRequest.js";
@@ -15,6 +16,7 @@ export function countTokensHandler(context: RouteContext): Middleware {
     const validate = compileMessagesValidator<CountTokensRequest>(countTokensSchema);
     return async (ctx) => {
         const state = ctx.state as RequestState;
+        refuseEarly(context, state, messagesEarlyFloor);
         const request = validate(ctx.request.body);
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         state.logFields.model = entry.id;

@@ -5,7 +5,8 @@ import type { RouteContext } from "../../Capability.js";
 import type { ChatEngine, ChatJob } from "../ChatEngine.js";
 import { toChatJob } from "../toChatJob.js";
 import { visionModelIds } from "../vision/visionModels.js";
-import { chatTurnHandler } from "../turn/chatTurnHandler.js";
+import { chatTurnHandler, type EarlyFloor } from "../turn/chatTurnHandler.js";
+import { eitherTextAt, messageTextAt } from "../turn/earlyPromptFloor.js";
 import { inClientTerms } from "../turn/runChatTurn.js";
 import { runJob } from "../turn/runJob.js";
 import { compileMessagesValidator } from "./compileMessagesValidator.js";
@@ -15,6 +16,7 @@ import type { CountTokensRequest, MessageCreateRequest } from "./MessagesWire.js
 import { messagesSchema } from "./messagesSchema.js";
 import { toChatRequest, type MappedRequest } from "./toChatRequest.js";
 import { thinkingDisplay, toReasoning } from "./toReasoning.js";
+import { promptTooLong } from "./ClientFields.js";
 
 /** The job a Messages request means, whatever the chat path throws told in the client's field names and Anthropic's words (ClientFields). */
 export async function jobOf(request: MessageCreateRequest | CountTokensRequest, mapped: MappedRequest, engine: ChatEngine, state: RequestState, visionModels: readonly string[]): Promise<ChatJob> {
@@ -44,5 +46,12 @@ export function messagesHandler(context: RouteContext): Middleware {
             toClientError: toClient(mapped, state),
             events: messageStream({id, model: entry.id}, thinkingDisplay(request.thinking) === "omitted")
         };
-    });
+    }, messagesEarlyFloor);
 }
+
+/** The Messages API's prompt text (user turns, `system`) and its refusal of a prompt too long, for earlyPromptFloor. */
+export const messagesEarlyFloor: EarlyFloor = {
+    textAt: eitherTextAt(messageTextAt("messages", ["user"], "text"),
+        (body, path) => path[0] === "system" && (path.length === 1 || (path.length === 3 && path[2] === "text")) ? 0 : null),
+    refuse: ({error}) => promptTooLong(error)
+};

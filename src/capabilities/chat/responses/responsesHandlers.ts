@@ -14,6 +14,7 @@ import { responsesSchema } from "./responsesSchema.js";
 import { inputItems, toChatRequest } from "./toChatRequest.js";
 import { toResponse, type OutputOptions } from "./toResponse.js";
 import { toResponsesError } from "./toResponsesError.js";
+import { eitherTextAt, messageTextAt } from "../turn/earlyPromptFloor.js";
 import { ownerOf, previousOf } from "./storedResponseHandlers.js";
 import { visionModelIds } from "../vision/visionModels.js";
 
@@ -60,5 +61,10 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
                 response.store &&= store.put({response, input, previous, owner});
             })
         };
+    }, {
+        // `input` as one string, the text of system, developer and user messages, `instructions`; refused naming `input`.
+        textAt: eitherTextAt(messageTextAt("input", ["system", "developer", "user"], "input_text", "message"),
+            (_body, path) => path.length === 1 && (path[0] === "input" || path[0] === "instructions") ? 0 : null),
+        refuse: ({error}, state) => toResponsesError(state.toApiError(error), {messages: [], tools: []}, error)
     });
 }

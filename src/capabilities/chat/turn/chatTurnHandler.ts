@@ -3,25 +3,42 @@ import type { RequestState } from "../../../core/http/RequestState.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
 import type { RouteContext } from "../../Capability.js";
 import type { ChatEngine } from "../ChatEngine.js";
+import { earlyPromptFloor, type EarlyRefusal, type PromptTextAt } from "./earlyPromptFloor.js";
 import { runChatTurn, type ChatTurn, type TurnDone } from "./runChatTurn.js";
 
 /** What a format's route knows once its request is valid and its model resolved. */
 export type TurnRequest<Request> = {request: Request, entry: ModelEntry, engine: ChatEngine, state: RequestState};
 
 /**
- * A chat-family route: validates the body (the format's schema), resolves the model (`model` and `stream` go to the
- * log line), lets the format plan the turn (`plan`: its job and pure pieces, its own log fields) and runs it (runChatTurn).
+ * Where a format's prompt text is in its body (PromptTextAt), and its refusal of a prompt too long as the format
+ * words it (the engine's own error by default): for earlyPromptFloor, before the body is read.
+ */
+export type EarlyFloor = {textAt: PromptTextAt, refuse?: (refusal: EarlyRefusal, state: RequestState) => unknown};
+
+/**
+ * A chat-family route: refuses a body whose long prompt text cannot fit (`early`: earlyPromptFloor), validates the
+ * body (the format's schema), resolves the model (`model` and `stream` go to the log line), lets the format plan the
+ * turn (`plan`: its job and pure pieces, its own log fields) and runs it (runChatTurn).
  */
 export function chatTurnHandler<Request extends {model: string, stream?: boolean | null}, Done extends TurnDone>(
     context: RouteContext,
     validate: (body: unknown, state: RequestState) => Request,
-    plan: (turn: TurnRequest<Request>) => ChatTurn<Done> | Promise<ChatTurn<Done>>
+    plan: (turn: TurnRequest<Request>) => ChatTurn<Done> | Promise<ChatTurn<Done>>,
+    early?: EarlyFloor
 ): Middleware {
     return async (ctx) => {
         const state = ctx.state as RequestState;
+        refuseEarly(context, state, early);
         const request = validate(ctx.request.body, state);
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         Object.assign(state.logFields, {model: entry.id, stream: request.stream === true});
         await runChatTurn(ctx, context, await plan({request, entry, engine, state}));
     };
+}
+
+/** Throws the format's refusal of a prompt that earlyPromptFloor finds too long for its model. */
+export function refuseEarly(context: RouteContext, state: RequestState, early: EarlyFloor | undefined) {
+    const refusal = early == null ? null : earlyPromptFloor(context.engines, state, early.textAt);
+    if (refusal != null)
+        throw early!.refuse?.(refusal, state) ?? refusal.error;
 }
