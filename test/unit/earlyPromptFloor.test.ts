@@ -77,7 +77,7 @@ describe("earlyPromptFloor", () => {
     const engine = {info: {contextSize: 1000}, textTokensAtLeast: (bytes: number) => Math.ceil(bytes / 4)};
     const engines = (loaded: boolean) => ({loadedEngine: (name: string, task: string) => loaded && name === "m" && task === "chat" ? engine : null}) as unknown as EngineHost;
     const stateOf = (value: Record<string, unknown>, strings: [(string | number)[], number][]) =>
-        ({longStrings: {value, strings: strings.map(([path, utf8BytesAtLeast]) => ({path, utf8BytesAtLeast}))}}) as RequestState;
+        ({longStrings: {value, strings: strings.map(([path, utf8BytesAtLeast]) => ({path, utf8BytesAtLeast}))}}) as unknown as RequestState;
     const chat = messageTextAt("messages", ["system", "developer", "user"], "text");
     const conversation = {model: "m", messages: [
         {role: "system", content: ""}, {role: "user", content: [{type: "text", text: ""}, {type: "image_url", text: ""}]},
