@@ -197,6 +197,21 @@ describe("a long prompt refused from its size, before it is made a string on the
             const response = await server.post(route, body);
             expect({status: response.status, ...await jsonOf(response)}, route).toMatchObject(expected);
         }
+        // Counted for the model, as any refusal of a request that names one.
+        const metrics = await (await fetch(`${server.url}/metrics`)).text();
+        expect(metrics).toMatch(/los_requests_total\{endpoint="\/v1\/completions",model="tools",status="400"\} [1-9]/);
+    });
+
+    it("a field the schema refuses is reported first; text a format drops is not counted", async () => {
+        const invalid = await server.post("/v1/chat/completions", {model: "tools", max_tokens: 1, temperature: "hot", messages: [{role: "user", content: nineMegabytes}]});
+        expect(invalid.status).toBe(400);
+        expect((await jsonOf(invalid)).error.param).toBe("temperature");
+        // Claude Code's billing header, a system block the Messages API leaves out of the prompt.
+        const billing = {type: "text", text: "x-anthropic-billing-header: cc_version=1;" + nineMegabytes};
+        for (const route of ["/v1/messages", "/v1/messages/count_tokens"]) {
+            const response = await server.post(route, {model: "tools", max_tokens: 1, system: [billing, {type: "text", text: "Be brief."}], messages: hi});
+            expect(response.status, route).toBe(200);
+        }
     });
 });
 

@@ -47,17 +47,17 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 const post = (body: unknown) => fetch(url, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
 
 describe("a JSON body's long strings until the body is read", () => {
-    it("are listed with their place and at least their UTF-8 bytes, the body holding \"\" there; reading the body makes them strings again", async () => {
+    it("are listed with their place and length, the body holding \"\" there; reading the body makes them strings again", async () => {
         seen = [];
         const latin1 = "é".repeat(movedStringLength);
         const emoji = "😀".repeat(movedStringLength / 2);
         const sent = {model: "m", messages: [{role: "user", content: latin1}, {role: "user", content: [{type: "text", text: emoji}]}], short: "x".repeat(1000)};
         expect((await post(sent)).status).toBe(200);
         const [{before, valueBefore, body, after}] = seen;
-        expect(before!.strings.map(({path, utf8BytesAtLeast}) => ({path, utf8BytesAtLeast})).sort((a, b) => a.path.length - b.path.length)).toEqual([
-            // é is 2 UTF-8 bytes, counted 1 (its Latin-1 byte); 😀 is 4, counted 2 (its UTF-16 units): lower bounds.
-            {path: ["messages", 0, "content"], utf8BytesAtLeast: movedStringLength},
-            {path: ["messages", 1, "content", 0, "text"], utf8BytesAtLeast: movedStringLength}
+        expect(before!.strings.map(({path, length}) => ({path, length})).sort((a, b) => a.path.length - b.path.length)).toEqual([
+            // Their lengths, as the strings will have (é moved as Latin-1, 😀 as UTF-16).
+            {path: ["messages", 0, "content"], length: movedStringLength},
+            {path: ["messages", 1, "content", 0, "text"], length: movedStringLength}
         ]);
         expect(JSON.parse(valueBefore)).toEqual({...sent, messages: [{role: "user", content: ""}, {role: "user", content: [{type: "text", text: ""}]}]});
         expect(body).toEqual(sent);
@@ -75,9 +75,9 @@ describe("a JSON body's long strings until the body is read", () => {
 describe("earlyPromptFloor", () => {
     // A loaded model whose text is at least one token per 4 bytes (its longest piece), context 1,000 tokens.
     const engine = {info: {contextSize: 1000}, textTokensAtLeast: (bytes: number) => Math.ceil(bytes / 4)};
-    const engines = (loaded: boolean) => ({loadedEngine: (name: string, task: string) => loaded && name === "m" && task === "chat" ? engine : null}) as unknown as EngineHost;
+    const engines = (loaded: boolean) => ({loadedEngine: (name: string, task: string) => loaded && name === "m" && task === "chat" ? {entry: {id: "m-id"}, engine} : null}) as unknown as EngineHost;
     const stateOf = (value: Record<string, unknown>, strings: [(string | number)[], number][]) =>
-        ({longStrings: {value, strings: strings.map(([path, utf8BytesAtLeast]) => ({path, utf8BytesAtLeast}))}}) as unknown as RequestState;
+        ({longStrings: {value, strings: strings.map(([path, length]) => ({path, length}))}}) as unknown as RequestState;
     const chat = messageTextAt("messages", ["system", "developer", "user"], "text");
     const conversation = {model: "m", messages: [
         {role: "system", content: ""}, {role: "user", content: [{type: "text", text: ""}, {type: "image_url", text: ""}]},
@@ -87,7 +87,7 @@ describe("earlyPromptFloor", () => {
     it("refuses with the engine's error when the prompt text alone cannot fit: its texts summed, at least bytes / longest piece", () => {
         const refusal = earlyPromptFloor(engines(true), stateOf(conversation, [[["messages", 0, "content"], 2000], [["messages", 1, "content", 0, "text"], 2004]]), chat);
         expect(refusal?.error).toBeInstanceOf(ContextLengthExceededError);
-        expect(refusal).toMatchObject({prompt: 0, error: {contextSize: 1000, promptTokens: 1001, atLeast: true}});
+        expect(refusal).toMatchObject({prompt: 0, model: "m-id", error: {contextSize: 1000, promptTokens: 1001, atLeast: true}});
         // One byte fewer fits (1,000 tokens would be refused: the floor refuses at the context size).
         expect(earlyPromptFloor(engines(true), stateOf(conversation, [[["messages", 0, "content"], 2000], [["messages", 1, "content", 0, "text"], 1995]]), chat)).toBeNull();
     });

@@ -219,10 +219,10 @@ export class EngineHost {
      * one not loaded): nothing is loaded, held or counted as a use. For a check that needs a loaded model's facts
      * before the request is read in full (earlyPromptFloor); the request then resolves its model as usual.
      */
-    loadedEngine<E extends Engine>(name: string, task: string): E | null {
+    loadedEngine<E extends Engine>(name: string, task: string): {entry: ModelEntry, engine: E} | null {
         const entry = this.registry.resolve(name);
         const slot = entry == null || entry.task !== task ? undefined : this.slots.get(entry.id);
-        return slot?.state === "loaded" ? slot.engine as E : null;
+        return slot?.state === "loaded" ? {entry: entry!, engine: slot.engine as E} : null;
     }
 
     /** Registers models added while the server runs (pulled from the hub; see ModelRegistry.add); returns those registered. */

@@ -32,10 +32,10 @@ export type RequestState = {
     files?: UploadedFile[];
     /**
      * A JSON body's long strings (movedStrings: 512 K characters or more) while they are still the bytes the parse
-     * thread sent: where each is, at least how many UTF-8 bytes it holds, and the body with "" in their place. Only
+     * thread sent: where each is, its length (UTF-16 code units), and the body with "" in their place. Only
      * until `ctx.request.body` is first read, which makes them strings again (in that same value; jsonBody): a route
      * that can refuse a request from their sizes alone (the prompt floor: earlyPromptFloor) looks here first, and a
      * refused 10 MB prompt is never made a string on the main thread.
      */
-    longStrings?: {value: unknown, strings: readonly {path: readonly (string | number)[], utf8BytesAtLeast: number}[]};
+    longStrings?: {value: unknown, strings: readonly {path: readonly (string | number)[], length: number}[]};
 };

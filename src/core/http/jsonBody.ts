@@ -6,7 +6,7 @@ import { continueBody } from "./continueBody.js";
 import { describeJsonHazard, findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
 import type { JsonBounds } from "./jsonParseThreadMain.js";
 import { parseJsonOffThreadMoving } from "./parseJsonOffThread.js";
-import { putLongStrings, type MovedString } from "../workers/movedStrings.js";
+import { movedLength, putLongStrings, type MovedString } from "../workers/movedStrings.js";
 import { joinChunks, readBody, type BodyChunks } from "./readBody.js";
 import type { RequestState } from "./RequestState.js";
 
@@ -100,10 +100,7 @@ async function parseJson(body: BodyChunks, bounds: JsonBounds): Promise<{value: 
  */
 function deferLongStrings(ctx: Context, value: object, strings: MovedString[]) {
     const state = ctx.state as RequestState;
-    state.longStrings = {value, strings: strings.map(({path, encoding, bytes}) => ({
-        // Latin-1: a character is one UTF-8 byte or two; UTF-16: a code unit is one byte or more (a pair is four).
-        path, utf8BytesAtLeast: encoding === "latin1" ? bytes.byteLength : bytes.byteLength / 2
-    }))};
+    state.longStrings = {value, strings: strings.map((moved) => ({path: moved.path, length: movedLength(moved)}))};
     const settle = (body: unknown) => {
         state.longStrings = undefined;
         Object.defineProperty(ctx.request, "body", {value: body, writable: true, enumerable: true, configurable: true});

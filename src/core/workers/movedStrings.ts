@@ -53,6 +53,11 @@ export function takeLongStrings(value: unknown, minLength = movedStringLength): 
     return {value, strings, transfer: strings.map(({bytes}) => bytes)};
 }
 
+/** The length (UTF-16 code units) of a moved string, without making it: a Latin-1 byte is one, two UTF-16 bytes are one. */
+export function movedLength({encoding, bytes}: MovedString): number {
+    return encoding === "latin1" ? bytes.byteLength : bytes.byteLength / 2;
+}
+
 /** Puts moved strings back into the value they were taken from (in the receiving thread); returns the value (the root may be one). */
 export function putLongStrings(value: unknown, strings: readonly MovedString[]): unknown {
     for (const {path, encoding, bytes} of strings) {

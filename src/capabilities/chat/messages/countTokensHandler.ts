@@ -16,7 +16,7 @@ export function countTokensHandler(context: RouteContext): Middleware {
     const validate = compileMessagesValidator<CountTokensRequest>(countTokensSchema);
     return async (ctx) => {
         const state = ctx.state as RequestState;
-        refuseEarly(context, state, messagesEarlyFloor);
+        refuseEarly(context, state, messagesEarlyFloor, validate);
         const request = validate(ctx.request.body);
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         state.logFields.model = entry.id;

@@ -49,9 +49,11 @@ export function messagesHandler(context: RouteContext): Middleware {
     }, messagesEarlyFloor);
 }
 
-/** The Messages API's prompt text (user turns, `system`) and its refusal of a prompt too long, for earlyPromptFloor. */
+/**
+ * The Messages API's prompt text (user turns, `system` as a string; not its blocks, of which systemPrompt drops Claude
+ * Code's billing header) and its refusal of a prompt too long, for earlyPromptFloor.
+ */
 export const messagesEarlyFloor: EarlyFloor = {
-    textAt: eitherTextAt(messageTextAt("messages", ["user"], "text"),
-        (body, path) => path[0] === "system" && (path.length === 1 || (path.length === 3 && path[2] === "text")) ? 0 : null),
+    textAt: eitherTextAt(messageTextAt("messages", ["user"], "text"), (_body, path) => path.length === 1 && path[0] === "system" ? 0 : null),
     refuse: ({error}) => promptTooLong(error)
 };

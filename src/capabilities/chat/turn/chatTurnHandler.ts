@@ -28,7 +28,7 @@ export function chatTurnHandler<Request extends {model: string, stream?: boolean
 ): Middleware {
     return async (ctx) => {
         const state = ctx.state as RequestState;
-        refuseEarly(context, state, early);
+        refuseEarly(context, state, early, validate);
         const request = validate(ctx.request.body, state);
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         Object.assign(state.logFields, {model: entry.id, stream: request.stream === true});
@@ -36,9 +36,23 @@ export function chatTurnHandler<Request extends {model: string, stream?: boolean
     };
 }
 
-/** Throws the format's refusal of a prompt that earlyPromptFloor finds too long for its model. */
-export function refuseEarly(context: RouteContext, state: RequestState, early: EarlyFloor | undefined) {
-    const refusal = early == null ? null : earlyPromptFloor(context.engines, state, early.textAt);
-    if (refusal != null)
-        throw early!.refuse?.(refusal, state) ?? refusal.error;
+/**
+ * Throws the format's refusal of a prompt that earlyPromptFloor finds too long for its model (the model goes to the
+ * log line, as for any request that names one). Only for a body its schema accepts (`validate`, on the body with its
+ * long strings as ""): an invalid field is reported first, as for any body; one the schema refuses for a long string
+ * itself, or any other, goes on to the usual path, which reports it.
+ */
+export function refuseEarly(context: RouteContext, state: RequestState, early: EarlyFloor | undefined, validate: (body: unknown, state: RequestState) => unknown) {
+    if (early == null || state.longStrings == null)
+        return;
+    try {
+        validate(state.longStrings.value, state);
+    } catch {
+        return;
+    }
+    const refusal = earlyPromptFloor(context.engines, state, early.textAt);
+    if (refusal == null)
+        return;
+    state.logFields.model = refusal.model;
+    throw early.refuse?.(refusal, state) ?? refusal.error;
 }

@@ -10,8 +10,8 @@ import { ContextLengthExceededError } from "../errors/ContextLengthExceededError
  */
 export type PromptTextAt = (body: Readonly<Record<string, unknown>>, path: readonly (string | number)[]) => number | null;
 
-/** A request refused by earlyPromptFloor: its engine's refusal, and the prompt it is about. */
-export type EarlyRefusal = {error: ContextLengthExceededError, prompt: number, body: Readonly<Record<string, unknown>>};
+/** A request refused by earlyPromptFloor: its engine's refusal, the prompt it is about, and its model's id. */
+export type EarlyRefusal = {error: ContextLengthExceededError, prompt: number, body: Readonly<Record<string, unknown>>, model: string};
 
 /**
  * The prompt floor (PromptTokenFloor) of a body's long strings while they are still bytes (RequestState.longStrings):
@@ -26,20 +26,22 @@ export function earlyPromptFloor(engines: EngineHost, state: RequestState, textA
     const body = long?.value;
     if (long == null || !isRecord(body) || typeof body.model !== "string")
         return null;
-    const engine = engines.loadedEngine<ChatEngine>(body.model, "chat");
+    const loaded = engines.loadedEngine<ChatEngine>(body.model, "chat");
+    const engine = loaded?.engine;
     if (engine?.textTokensAtLeast == null)
         return null;
     const bytes = new Map<number, number>();
-    for (const {path, utf8BytesAtLeast} of long.strings) {
+    // Its UTF-8 bytes are at least its length: the floor counts a long string so (PromptTokenFloor).
+    for (const {path, length} of long.strings) {
         const prompt = textAt(body, path);
         if (prompt != null)
-            bytes.set(prompt, (bytes.get(prompt) ?? 0) + utf8BytesAtLeast);
+            bytes.set(prompt, (bytes.get(prompt) ?? 0) + length);
     }
     const {contextSize} = engine.info;
     for (const [prompt, total] of bytes) {
         const tokens = engine.textTokensAtLeast(total);
         if (tokens >= contextSize)
-            return {error: new ContextLengthExceededError(contextSize, tokens, {atLeast: true}), prompt, body};
+            return {error: new ContextLengthExceededError(contextSize, tokens, {atLeast: true}), prompt, body, model: loaded!.entry.id};
     }
     return null;
 }
