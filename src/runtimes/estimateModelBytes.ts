@@ -30,7 +30,13 @@ export type GpuReport = {backend: "cuda" | "vulkan" | "metal", vram: {total: num
 export type GgufContextShape = {
     contextSize: number, sequences: number, batchSize?: number, isEmbeddingContext?: boolean, companions?: readonly string[],
     /** Layers its engine asks to offload (a chat model: `--gpu-layers`); default node-llama-cpp's `auto`. */
-    gpuLayers?: "auto" | "max" | number
+    gpuLayers?: "auto" | "max" | number,
+    /**
+     * `contextSize` is then the most it may have: it gets the largest context (a multiple of 1,024 tokens, and at least
+     * 4,096 or `contextSize` if smaller) whose estimate, margin included, fits these bytes of RAM (and of VRAM when
+     * given): fitGgufContextSize. As llama.cpp's `--fit` and node-llama-cpp's `auto` context size fit the device.
+     */
+    fitWithin?: {ram: number, vram?: number}
 };
 
 /** A GGUF model's context shape, from its entry and the context size it was trained for (when its file says). */
@@ -64,22 +70,68 @@ const onnxWeightFile = /\.onnx(_data|\.data)?$|\.onnx_data_\d+$/i;
  * estimated from its file size, in RAM (its load will say what is wrong).
  */
 export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf = defaultGgufContext): Promise<MemoryEstimate> {
-    const raw = entry.path.toLowerCase().endsWith(".gguf")
-        ? await estimateGguf(entry, config, contextOf).catch(() => ({ram: fileBytes(entry.path), vram: 0}))
-        : {ram: onnxFilesBytes(entry.path) * Math.min(entry.workers ?? config.workers, config.workers), vram: 0};
-    return {ram: Math.round(raw.ram * (1 + marginShare) + marginBytes), vram: Math.round(raw.vram * (1 + marginShare))};
+    if (entry.path.toLowerCase().endsWith(".gguf"))
+        return await ggufEstimate(entry, config, contextOf).then(({bytes, shape}) => bytes(shape.contextSize))
+            .catch(() => withMargin({ram: fileBytes(entry.path), vram: 0}));
+    return withMargin({ram: onnxFilesBytes(entry.path) * Math.min(entry.workers ?? config.workers, config.workers), vram: 0});
 }
 
-async function estimateGguf(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf): Promise<MemoryEstimate> {
-    const {insights, bytes} = await ggufInsights(entry.path, config);
-    const shape = contextOf(entry, insights.trainContextSize);
-    const total = await bytes(shape);
-    for (const companion of shape.companions ?? []) {
-        const part = await ggufInsights(companion, config).then(({bytes: companionBytes}) => companionBytes(shape), () => ({ram: fileBytes(companion), vram: 0}));
-        total.ram += part.ram;
-        total.vram += part.vram;
+/**
+ * The context size (tokens per sequence) a GGUF model's engine creates: its shape's `contextSize`, or with `fitWithin`
+ * the largest that fits (see GgufContextShape), the very number its estimate (estimateModelBytes) counted.
+ */
+export async function fitGgufContextSize(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf): Promise<{contextSize: number, trainContextSize: number | undefined}> {
+    const {shape, trainContextSize} = await ggufEstimate(entry, config, contextOf);
+    return {contextSize: shape.contextSize, trainContextSize};
+}
+
+/** Tokens per sequence a context is fitted in steps of, and the least it is shrunk to (a model that needs less is refused instead). */
+const fitStep = 1024;
+const fitMinimum = 4096;
+
+/** A GGUF model's context shape (fitted, when it asks), and its estimate (margin included) for a context size of that shape. */
+async function ggufEstimate(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf) {
+    const {insights, bytes: modelBytes} = await ggufInsights(entry.path, config);
+    const asked = contextOf(entry, insights.trainContextSize);
+    const companions = await Promise.all((asked.companions ?? []).map((companion) => ggufInsights(companion, config).then(({bytes: companionBytes}) => companionBytes,
+        () => async () => ({ram: fileBytes(companion), vram: 0}))));
+    const bytes = async (contextSize: number): Promise<MemoryEstimate> => {
+        const total = {ram: 0, vram: 0};
+        for (const part of [modelBytes, ...companions]) {
+            const {ram, vram} = await part({...asked, contextSize});
+            total.ram += ram;
+            total.vram += vram;
+        }
+        return withMargin(total);
+    };
+    const within = asked.fitWithin;
+    const fits = async (contextSize: number) => {
+        const {ram, vram} = await bytes(contextSize);
+        return ram <= within!.ram && (within!.vram == null || vram <= within!.vram);
+    };
+    let contextSize = asked.contextSize;
+    if (within != null && !await fits(contextSize)) {
+        // The largest multiple of the step that fits, between the minimum and the size asked (the estimate grows with the context).
+        let low = Math.ceil(Math.min(fitMinimum, asked.contextSize) / fitStep);
+        let high = Math.ceil(asked.contextSize / fitStep) - 1;
+        if (low > high || !await fits(low * fitStep))
+            contextSize = Math.min(fitMinimum, asked.contextSize);
+        else {
+            while (low < high) {
+                const middle = Math.ceil((low + high) / 2);
+                if (await fits(middle * fitStep))
+                    low = middle;
+                else
+                    high = middle - 1;
+            }
+            contextSize = low * fitStep;
+        }
     }
-    return total;
+    return {shape: {...asked, contextSize}, bytes, trainContextSize: insights.trainContextSize};
+}
+
+function withMargin(raw: MemoryEstimate): MemoryEstimate {
+    return {ram: Math.round(raw.ram * (1 + marginShare) + marginBytes), vram: Math.round(raw.vram * (1 + marginShare))};
 }
 
 /** A GGUF file's insights, and the bytes its weights and a context of a given shape take, in RAM and in VRAM. */

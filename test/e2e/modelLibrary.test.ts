@@ -185,7 +185,8 @@ describe("the memory budget, in bytes", () => {
         expect((await jsonOf(refused)).error).toMatchObject({
             code: "model_too_large",
             message: "Model 'huge' needs about 3.00 GB of memory, more than the server's whole budget of 150 MB (--memory-budget). " +
-                "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context) times its sequences (--parallel)."
+                "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context, " +
+                "or the largest that fits the budget, at least 4,096) times its sequences (--parallel)."
         });
         expect(fakes.created).toEqual([]);
         expect(await statusOf(target, "huge")).toMatchObject({value: "failed"});

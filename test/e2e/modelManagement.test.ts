@@ -249,7 +249,8 @@ describe("the VRAM budget, through the management API", () => {
         expect((await jsonOf(refused)).error).toMatchObject({
             code: "model_too_large",
             message: "Model 'huge' needs about 2.00 GB of GPU memory (VRAM), more than the server's whole VRAM budget of 1.00 GB (--vram-budget). " +
-                "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context) times its sequences (--parallel)."
+                "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context, " +
+                "or the largest that fits the budget, at least 4,096) times its sequences (--parallel)."
         });
         // Nothing was evicted for it, nothing loaded.
         expect([fakes.created, fakes.disposed]).toEqual([["gpu-a"], []]);

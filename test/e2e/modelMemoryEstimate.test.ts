@@ -6,7 +6,7 @@ import { defaultConfig } from "../../src/config.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
 import type { ChatSettings } from "../../src/capabilities/chat/chatManifest.js";
-import { estimateModelBytes } from "../../src/runtimes/estimateModelBytes.js";
+import { estimateModelBytes, fitGgufContextSize } from "../../src/runtimes/estimateModelBytes.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
@@ -22,12 +22,16 @@ import { tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
 const mb = 1024 ** 2;
 let dir: string;
 let bigModel: string;
+let longModel: string;
 let server: TestServer;
 
 beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "los-estimate-"));
     bigModel = path.join(dir, "big.gguf");
     await makeTestLlamaGguf(bigModel, {seed: 3, nEmbd: 384, nLayers: 8, nHeads: 6, nKvHeads: 6, nFf: 1536});
+    // The tiny architecture trained for 256 K tokens: 256 bytes of KV cache a token, 64 MB at its training context.
+    longModel = path.join(dir, "long.gguf");
+    await makeTestLlamaGguf(longModel, {seed: 4, contextLength: 262_144});
     server = await startTestServer({
         // The small model is preloaded: the llama.cpp runtime's own memory is in place before the measured load.
         models: [
@@ -111,5 +115,55 @@ describe("memory estimates", () => {
         expect(some.vram, figures).toBeLessThan(all.vram);
         expect(some.ram, figures).toBeGreaterThan(all.ram);
         expect(some.ram, figures).toBeLessThan(cpu.ram);
+    });
+
+    describe("a chat model given no context size: its training context, or the largest that fits the memory budget", () => {
+        // The model's file is written in beforeAll: the entry is made when a test runs.
+        let long: ModelEntry;
+        beforeAll(() => {
+            long = entry({id: "long", task: "chat", path: longModel, parallel: 1});
+        });
+        const config = (memoryBudget: number) => ({...defaultConfig, contextSize: 0, memoryBudget});
+        const shapeOf = (budget: number) => (model: ModelEntry, trained: number | undefined) => chatCapability.ggufContext!(model as ModelEntry<ChatSettings>, config(budget), trained);
+        const sized = (contextSize: number) => () => ({contextSize, sequences: 1, gpuLayers: "auto" as const});
+
+        it("the largest multiple of 1,024 tokens whose estimate fits, the size its estimate counts; the training context when it fits", async () => {
+            const budget = 72 * mb;
+            const {contextSize, trainContextSize} = await fitGgufContextSize(long, config(budget), shapeOf(budget));
+            expect(trainContextSize).toBe(262_144);
+            expect(contextSize % 1024).toBe(0);
+            expect(contextSize).toBeGreaterThan(4096);
+            expect(contextSize).toBeLessThan(262_144);
+            const estimate = await estimateModelBytes(long, config(budget), shapeOf(budget));
+            expect(estimate).toEqual(await estimateModelBytes(long, config(budget), sized(contextSize)));
+            expect(estimate.ram).toBeLessThanOrEqual(budget);
+            expect((await estimateModelBytes(long, config(budget), sized(contextSize + 1024))).ram).toBeGreaterThan(budget);
+            // Room for all of it: the training context.
+            expect((await fitGgufContextSize(long, config(1024 * mb), shapeOf(1024 * mb))).contextSize).toBe(262_144);
+            // No room even for 4,096 tokens: 4,096 (the budget then refuses the model, naming its size).
+            expect((await fitGgufContextSize(long, config(8 * mb), shapeOf(8 * mb))).contextSize).toBe(4096);
+        });
+
+        it("through HTTP: the model loads with that context (tokenize's max_model_len), where its training context would be refused", async () => {
+            const budget = 72 * mb;
+            const {contextSize} = await fitGgufContextSize(long, config(budget), shapeOf(budget));
+            const fitted = await startTestServer({models: [{id: "long", task: "chat", path: longModel, parallel: 1}], config: {preloadAll: false, keepAliveSeconds: null, contextSize: 0, memoryBudget: budget}});
+            try {
+                const tokenized = await jsonOf(await fitted.post("/v1/tokenize", {model: "long", content: "hi"}));
+                expect(tokenized.max_model_len).toBe(contextSize);
+                expect((await fitted.post("/v1/chat/completions", {model: "long", max_tokens: 2, messages: [{role: "user", content: "hi"}]})).status).toBe(200);
+            } finally {
+                await fitted.stop();
+            }
+            // The training context set explicitly does not fit: refused as larger than the whole budget.
+            const explicit = await startTestServer({models: [{id: "long", task: "chat", path: longModel, parallel: 1, contextSize: 262_144}], config: {preloadAll: false, keepAliveSeconds: null, memoryBudget: budget}});
+            try {
+                const refused = await explicit.post("/v1/chat/completions", {model: "long", max_tokens: 2, messages: [{role: "user", content: "hi"}]});
+                expect(refused.status).toBe(503);
+                expect((await jsonOf(refused)).error.code).toBe("model_too_large");
+            } finally {
+                await explicit.stop();
+            }
+        });
     });
 });

@@ -1,5 +1,8 @@
 import fs from "node:fs";
 import type { Capability } from "../Capability.js";
+import type { CapabilityConfig } from "../capabilitySettings.js";
+import type { ModelEntry } from "../../core/registry/ModelEntry.js";
+import type { Logger } from "../../logger.js";
 import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
 import { maxChatJsonValues, maxConversationItems } from "./chatCompletionSchema.js";
@@ -23,22 +26,43 @@ const chatBodyBounds = {maxValues: maxChatJsonValues, maxItems: {messages: maxCo
 /** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
 const completionsBodyBounds = {maxValues: 1_000_000};
 
-/** Tokens per sequence of a GGUF chat model: the manifest's `contextSize`, else `--context-size`; null = the model's training context. */
+/** Tokens per sequence of a GGUF chat model: the manifest's `contextSize`, else `--context-size`; null = fitted (fittedContextSize). */
 function contextSizeOf(entry: {contextSize?: number | null}, config: {contextSize: number}): number | null {
     return entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : null);
+}
+
+/**
+ * The context of a GGUF chat model given no size: its training context, or when that does not fit the memory budget
+ * (a 128 K-context model at 4 sequences needs tens of GB of KV cache), the largest that does (said in the log), the
+ * very size its memory estimate counted (fitGgufContextSize).
+ */
+async function fittedContextSize(entry: ModelEntry<ChatSettings>, config: CapabilityConfig, logger: Logger): Promise<number | null> {
+    const {fitGgufContextSize} = await import("../../runtimes/estimateModelBytes.js");
+    // A header node-llama-cpp's estimator cannot read: the training context, as before (the load says what is wrong, if anything).
+    const fitted = await fitGgufContextSize(entry, config, (model, trained) => chatCapability.ggufContext!(model as ModelEntry<ChatSettings>, config, trained)).catch(() => null);
+    if (fitted == null)
+        return null;
+    const {contextSize, trainContextSize} = fitted;
+    if (trainContextSize != null && contextSize < trainContextSize)
+        logger.warn(`Model '${entry.id}': its training context (${trainContextSize} tokens a sequence, ${entry.parallel ?? config.parallel} sequences) does not fit the memory budget; ` +
+            `it gets ${contextSize}, the largest that fits. Set its manifest contextSize or --context-size to choose.`, {model: entry.id, context_size: contextSize, train_context_size: trainContextSize});
+    return contextSize;
 }
 
 /** /v1/chat/completions and the legacy /v1/completions (raw prompts, same engine), Responses, Messages, tokenize and detokenize on GGUF models through node-llama-cpp, in-process. */
 export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
     // The draft model (speculative decoding) gets a context of the same shape as the model's (loadDraftModel).
+    // Without a size set, the training context if it fits the memory budget, else the largest that does (fitGgufContextSize).
     ggufContext: (entry, config, trainContextSize) => ({
         contextSize: contextSizeOf(entry, config) ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
-        companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null)
+        companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null),
+        ...(contextSizeOf(entry, config) == null ? {fitWithin: {ram: config.memoryBudget, ...(typeof config.vramBudget === "number" ? {vram: config.vramBudget} : {})}} : {})
     }),
     // A GGUF chat model's memory is mostly its context's KV cache (a folder is an ONNX vision model: its files' size).
     memoryHint: (entry) => entry.path.toLowerCase().endsWith(".gguf")
-        ? "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context) times its sequences (--parallel)."
+        ? "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context, " +
+            "or the largest that fits the budget, at least 4,096) times its sequences (--parallel)."
         : undefined,
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     // A chat model given as a folder is an ONNX vision-language model (docs/vision.md), run in the worker pool.
@@ -52,10 +76,11 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         }
         const {LlamaChatEngine} = await import("./llama/LlamaChatEngine.js");
         const {loadLlamaRuntime} = await import("../../runtimes/llama/llamaRuntime.js");
-        return LlamaChatEngine.load(await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu}), {
+        const runtime = await loadLlamaRuntime({build: config.llamaBuild, gpu: config.gpu});
+        return LlamaChatEngine.load(runtime, {
             id: entry.id,
             modelPath: entry.path,
-            contextSize: contextSizeOf(entry, config),
+            contextSize: contextSizeOf(entry, config) ?? await fittedContextSize(entry, config, logger),
             threads: entry.threads ?? config.threads,
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,
