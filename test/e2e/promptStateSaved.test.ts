@@ -3,6 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type OpenAI from "openai";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyChatModelPath } from "../support/testModels.js";
 
@@ -84,6 +87,54 @@ describe("the prompt cache survives an unload (saved to disk, restored on reload
         expect(restoredFollowUp.choices[0].logprobs).toEqual(warmFollowUp.choices[0].logprobs);
         // Restored once: the files are gone as the model is loaded again (`b`'s own state is saved in their place).
         expect(savedFiles(swapped).filter((file) => file.endsWith(".state")).every((file) => !files.includes(file))).toBe(true);
+    });
+
+    it("a draft model's sequences are saved and restored with the model's: the draft does not evaluate the conversation again", async () => {
+        const {first, followUp} = conversation("boats");
+        const llama = await loadLlamaRuntime({gpu: "off"});
+        const folder = fs.mkdtempSync(path.join(os.tmpdir(), "los-draft-states-"));
+        const closing = new AbortController();
+        try {
+            // `a` drafts with a one-layer copy of itself (the same vocabulary), its drafts sized by acceptance and the
+            // draft's share of the weights alone (this model is too small for its own step's cost to allow one); `b`
+            // plain. The states go to `folder`.
+            const draftPath = path.join(folder, "draft.gguf");
+            await makeTestLlamaGguf(draftPath, {seed: 1, nLayers: 1});
+            const servers = await Promise.all([1024 * mb, 150 * mb].map(async (budget) => {
+                const logLines: string[] = [];
+                const server = await startTestServer({
+                    logLines,
+                    models: [{id: "a", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 1}, {id: "b", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 1}],
+                    config: {preloadAll: false, memoryBudget: budget, keepAliveSeconds: null, logLevel: "info"},
+                    estimateBytes: async () => 100 * mb,
+                    factories: {chat: async (entry) => LlamaChatEngine.load(llama, {
+                        id: entry.id, modelPath: entry.path, contextSize: 256, threads: 1, parallel: 1, queueSize: 8, promptCache: "on",
+                        speculative: entry.id === "a" ? {mode: "draft", draftMax: 4, draftModelPath: draftPath, cost: {fixed: 0, perToken: 0}} : undefined,
+                        promptStates: {folder: async () => path.join(folder, String(budget)), maxBytes: 1024 * mb, closing: closing.signal}
+                    })}
+                });
+                return {server, logLines};
+            }));
+            const [warm, swapped] = servers;
+            for (const {server} of servers) {
+                await ask(server, "a", first);
+                await ask(server, "b", conversation("trains").first);
+            }
+            // `a` was evicted in `swapped`: its sequence's state and its draft sequence's, beside it.
+            expect(filesUnder(path.join(folder, String(150 * mb))).filter((file) => !file.endsWith(".gguf")).map((file) => path.basename(file)).sort()).toEqual(["index.json", "sequence-0.draft.state", "sequence-0.state"]);
+            const warmFollowUp = await ask(warm.server, "a", followUp);
+            const restoredFollowUp = await ask(swapped.server, "a", followUp);
+            expect(restoredFollowUp.usage!.prompt_tokens_details!.cached_tokens).toBe(warmFollowUp.usage!.prompt_tokens_details!.cached_tokens);
+            expect(restoredFollowUp.choices[0].message.content).toBe(warmFollowUp.choices[0].message.content);
+            // The reload's log line: the draft sequence came back holding the conversation.
+            const reloaded = swapped.logLines.filter((line) => line.includes("restored_sequences"));
+            expect(reloaded).toHaveLength(1);
+            expect(Number(/restored_draft_tokens[=":]+(\d+)/.exec(reloaded[0])?.[1])).toBeGreaterThan(0);
+            await Promise.all(servers.map(({server}) => server.stop()));
+        } finally {
+            closing.abort();
+            fs.rmSync(folder, {recursive: true, force: true});
+        }
     });
 
     it("without a share of disk (--prompt-cache-disk 0) the follow-up after an eviction starts cold", async () => {

@@ -89,7 +89,7 @@ export class LlamaChatEngine implements ChatEngine {
     /** The prompt cache kept on disk while the model is unloaded; null = not kept. */
     private savedStates: SavedPromptStates | null = null;
     /** What the last load restored of it, for the "Loaded" log line. */
-    private restoredStates = {sequences: 0, tokens: 0};
+    private restoredStates = {sequences: 0, tokens: 0, draftTokens: 0};
     /** The labels decision questions' options get (decisionLabels). */
     private readonly decisionLabels: DecisionLabels<Token>;
 
@@ -169,7 +169,8 @@ export class LlamaChatEngine implements ChatEngine {
             const engine = new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation, tokenFloor);
             if (options.promptStates != null && options.promptStates.maxBytes > 0 && options.promptCache !== "off") {
                 const identity = await promptStateIdentity({
-                    fingerprint, modelPath: options.modelPath, contextSize: context.contextSize, sequences: context.totalSequences, batchSize: context.batchSize
+                    fingerprint, modelPath: options.modelPath, contextSize: context.contextSize, sequences: context.totalSequences, batchSize: context.batchSize,
+                    draft: speculation.draftIdentity()
                 });
                 await engine.restorePromptStates(new SavedPromptStates(options.promptStates, options.id, identity));
             }
@@ -183,10 +184,13 @@ export class LlamaChatEngine implements ChatEngine {
     /** Before the first request: the prompt cache the model's last unload saved goes back into its sequences. */
     private async restorePromptStates(saved: SavedPromptStates) {
         this.savedStates = saved;
-        const restored = await saved.restore(this.sequences.recentFirst().map(({sequence}) => sequence));
+        const restored = await saved.restore(this.sequences.recentFirst().map(({sequence}) => sequence), (sequence) => this.speculation.draftSequenceOf(sequence));
         for (const {sequence, wholeChunkTokens} of restored)
             this.sequences.giveBack(sequence, wholeChunkTokens);
-        this.restoredStates = {sequences: restored.length, tokens: restored.reduce((sum, {sequence}) => sum + sequence.contextTokens.length, 0)};
+        this.restoredStates = {
+            sequences: restored.length, tokens: restored.reduce((sum, {sequence}) => sum + sequence.contextTokens.length, 0),
+            draftTokens: restored.reduce((sum, {sequence}) => sum + (this.speculation.draftSequenceOf(sequence)?.contextTokens.length ?? 0), 0)
+        };
     }
 
     load(): EngineLoad {
@@ -202,7 +206,8 @@ export class LlamaChatEngine implements ChatEngine {
             context: this.info.contextSize, binary, draftVerification: this.speculation.verification, flashAttention, backend: gpu.backend,
             ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
             promptCache: this.sequences.mode, speculative: this.speculation.describe(),
-            ...(this.restoredStates.sequences > 0 ? {restored_sequences: this.restoredStates.sequences, restored_tokens: this.restoredStates.tokens} : {})
+            ...(this.restoredStates.sequences > 0 ? {restored_sequences: this.restoredStates.sequences, restored_tokens: this.restoredStates.tokens} : {}),
+            ...(this.restoredStates.draftTokens > 0 ? {restored_draft_tokens: this.restoredStates.draftTokens} : {})
         };
     }
 
@@ -363,7 +368,7 @@ export class LlamaChatEngine implements ChatEngine {
         this.pool.close(new EngineDisposedError(this.info.id));
         await this.pool.drain();
         // Every request has ended: each sequence is free and holds what its last request left.
-        await this.savedStates?.saveOrWarn(this.sequences.recentFirst());
+        await this.savedStates?.saveOrWarn(this.sequences.recentFirst(), (sequence) => this.speculation.draftSequenceOf(sequence));
         await this.renderThread.close();
         await this.context.dispose();
         await this.model.dispose();

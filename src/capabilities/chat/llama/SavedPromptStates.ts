@@ -19,7 +19,11 @@ export type PromptStateOptions = {
 /** A free sequence and what the prefix cache knows of it (SequencePrefixCache.giveBack's `wholeChunkTokens`). */
 export type CachedSequenceState = {sequence: LlamaContextSequence, wholeChunkTokens: number};
 
-type SavedSequence = {file: string, bytes: number, tokens: number, wholeChunkTokens: number};
+/** A sequence's draft model sequence (speculative decoding with a draft model: ModelSpeculation.draftSequenceOf), else null. */
+export type DraftSequenceOf = (sequence: LlamaContextSequence) => LlamaContextSequence | null;
+
+/** `draftFile`: the state of its draft model's sequence, saved beside it (the draft's own prompt cache). */
+type SavedSequence = {file: string, bytes: number, tokens: number, wholeChunkTokens: number, draftFile?: string};
 /** `sequences`: most recently used first. */
 type SavedIndex = {identity: string, sequences: SavedSequence[]};
 
@@ -32,7 +36,9 @@ const indexName = "index.json";
  * bytes is spent (the oldest sequences are the ones dropped); on the model's next load the states go back
  * into its sequences and the files are deleted. A state is restored only into the model it was saved from:
  * same file (size, modification time, first and last MiB: the fingerprint), same context, sequences, batch
- * and runtime (`identity`), as llama.cpp requires; any other is deleted unread.
+ * and runtime (`identity`), as llama.cpp requires; any other is deleted unread. With a draft model, each sequence's
+ * draft sequence is saved and restored with it (its draft model's file and context are in `identity` too), so the
+ * draft model does not evaluate the conversation again on its first draft.
  */
 export class SavedPromptStates {
     constructor(private readonly options: PromptStateOptions, private readonly modelId: string, private readonly identity: string) {}
@@ -41,8 +47,8 @@ export class SavedPromptStates {
         return this.options.maxBytes > 0;
     }
 
-    /** Saves `sequences` (most recently used first) within the model's share of bytes; what was kept. */
-    async save(sequences: readonly CachedSequenceState[]): Promise<{sequences: number, bytes: number, tokens: number}> {
+    /** Saves `sequences` (most recently used first; their draft sequences too) within the model's share of bytes; what was kept. */
+    async save(sequences: readonly CachedSequenceState[], draftOf: DraftSequenceOf = () => null): Promise<{sequences: number, bytes: number, tokens: number}> {
         const kept = {sequences: 0, bytes: 0, tokens: 0};
         if (!this.enabled || this.options.closing.aborted)
             return kept;
@@ -58,18 +64,21 @@ export class SavedPromptStates {
                 if (this.options.closing.aborted)
                     break;
                 const file = `sequence-${index}.state`;
-                const filePath = path.join(folder, file);
                 const tokens = sequence.contextTokens.length;
-                const {fileSize} = await sequence.saveStateToFile(filePath);
-                // The conversation's content: the owner's only (the folder is 0700 too).
-                await fs.chmod(filePath, 0o600);
-                if (kept.bytes + fileSize > this.options.maxBytes) {
-                    await fs.rm(filePath, {force: true});
+                let bytes = await this.saveOne(sequence, path.join(folder, file));
+                const draft = draftOf(sequence);
+                const draftFile = draft != null && draft.contextTokens.length > 0 ? `sequence-${index}.draft.state` : undefined;
+                if (draftFile != null)
+                    bytes += await this.saveOne(draft!, path.join(folder, draftFile));
+                if (kept.bytes + bytes > this.options.maxBytes) {
+                    await fs.rm(path.join(folder, file), {force: true});
+                    if (draftFile != null)
+                        await fs.rm(path.join(folder, draftFile), {force: true});
                     break;
                 }
-                saved.push({file, bytes: fileSize, tokens, wholeChunkTokens});
+                saved.push({file, bytes, tokens, wholeChunkTokens, ...(draftFile != null ? {draftFile} : {})});
                 kept.sequences++;
-                kept.bytes += fileSize;
+                kept.bytes += bytes;
                 kept.tokens += tokens;
             }
             await fs.writeFile(path.join(folder, indexName), JSON.stringify({identity: this.identity, sequences: saved} satisfies SavedIndex), {mode: 0o600});
@@ -81,9 +90,9 @@ export class SavedPromptStates {
     }
 
     /** `save`, a failure (a full disk, a folder removed meanwhile) logged as one warning: the unload goes on without the cache. */
-    async saveOrWarn(sequences: readonly CachedSequenceState[]) {
+    async saveOrWarn(sequences: readonly CachedSequenceState[], draftOf?: DraftSequenceOf) {
         try {
-            return await this.save(sequences);
+            return await this.save(sequences, draftOf);
         } catch (error) {
             this.options.logger?.warn(`The prompt cache of '${this.modelId}' could not be saved: its next load starts cold`, {error: (error as Error).message});
             return null;
@@ -95,7 +104,7 @@ export class SavedPromptStates {
      * into the first; returns those restored, oldest first (the order to give them back to the prefix cache).
      * The files are deleted whatever happens: a state is restored once.
      */
-    async restore(sequences: readonly LlamaContextSequence[]): Promise<CachedSequenceState[]> {
+    async restore(sequences: readonly LlamaContextSequence[], draftOf: DraftSequenceOf = () => null): Promise<CachedSequenceState[]> {
         if (!this.enabled || this.options.closing.aborted)
             return [];
         // A cache folder that cannot be made (read-only, full) costs the cache, never the load.
@@ -117,12 +126,23 @@ export class SavedPromptStates {
                     await sequence.clearHistory().catch(() => {});
                     continue;
                 }
+                const draft = draftOf(sequence);
+                if (saved.draftFile != null && draft != null)
+                    // A draft state that does not load costs only the draft's own cache (it evaluates the text again).
+                    await draft.loadStateFromFile(path.join(folder, saved.draftFile), {acceptRisk: true}).catch(() => draft.clearHistory().catch(() => {}));
                 restored.push({sequence, wholeChunkTokens: saved.wholeChunkTokens});
             }
             return restored.reverse();
         } finally {
             await fs.rm(folder, {recursive: true, force: true}).catch(() => {});
         }
+    }
+
+    /** Writes one sequence's state, readable by its owner only (it holds the conversation; the folder is 0700 too); its bytes. */
+    private async saveOne(sequence: LlamaContextSequence, filePath: string): Promise<number> {
+        const {fileSize} = await sequence.saveStateToFile(filePath);
+        await fs.chmod(filePath, 0o600);
+        return fileSize;
     }
 
     private async folder() {
@@ -140,7 +160,10 @@ async function readIndex(folder: string): Promise<SavedIndex | null> {
 }
 
 /** What a saved state must match to be restored: the model file as it is now and the context it was evaluated in. */
-export async function promptStateIdentity(inputs: {fingerprint: string, modelPath: string, contextSize: number, sequences: number, batchSize: number}) {
+export async function promptStateIdentity(inputs: {fingerprint: string, modelPath: string, contextSize: number, sequences: number, batchSize: number,
+    draft?: {modelPath: string, contextSize: number} | null}) {
     const stat = await fs.stat(inputs.modelPath);
-    return crypto.createHash("sha256").update(JSON.stringify({...inputs, size: stat.size, modified: stat.mtimeMs})).digest("hex");
+    const draftStat = inputs.draft == null ? null : await fs.stat(inputs.draft.modelPath);
+    return crypto.createHash("sha256").update(JSON.stringify({...inputs, size: stat.size, modified: stat.mtimeMs,
+        ...(draftStat == null ? {} : {draftSize: draftStat.size, draftModified: draftStat.mtimeMs})})).digest("hex");
 }

@@ -15,7 +15,8 @@ import type { DraftCost } from "./DraftLength.js";
 export class DraftModelPredictor extends AdaptiveDraftPredictor {
     private state: Token[] = [];
 
-    constructor(private readonly draftSequence: LlamaContextSequence, options: {maxDraft: number, cost: DraftCost}) {
+    /** `draftSequence`: the draft model's sequence beside the target's (its prompt cache, saved and restored with the target's). */
+    constructor(readonly draftSequence: LlamaContextSequence, options: {maxDraft: number, cost: DraftCost}) {
         super(options.maxDraft, options.cost);
     }
 

@@ -66,6 +66,17 @@ export class ModelSpeculation {
         return {settings: {predictor, active: allowed}, done: allowed ? this.counters.track(sequence, predictor) : () => {}};
     }
 
+    /** The draft model's sequence beside `sequence` (mode `draft`), else null: its state is saved and restored with the target's (SavedPromptStates). */
+    draftSequenceOf(sequence: LlamaContextSequence): LlamaContextSequence | null {
+        const inner = this.predictors.get(sequence)?.inner;
+        return inner instanceof DraftModelPredictor ? inner.draftSequence : null;
+    }
+
+    /** The draft model's file and context size (none without one): a saved draft state belongs to them. */
+    draftIdentity(): {modelPath: string, contextSize: number} | null {
+        return this.draft == null ? null : {modelPath: this.options.draftModelPath!, contextSize: this.draft.context.contextSize};
+    }
+
     stats(): {mode: SpeculativeOptions["mode"]} & SpeculationStats {
         return {mode: this.options.mode, ...this.counters.stats()};
     }
