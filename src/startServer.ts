@@ -114,7 +114,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         endpoints: capability.endpoints,
         modalities: capability.modalities,
         memoryHint: capability.memoryHint,
-        createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress) => capability.createEngine(entry, {...engineContext, onLoadProgress}))
+        createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress, estimate) => capability.createEngine(entry, {...engineContext, onLoadProgress, estimate}))
     })), logger, {
         memoryBudget: config.memoryBudget,
         // Without a GPU the VRAM budget is 0 (every estimate is RAM); `auto` asks the GPU's size once a model needs VRAM.
@@ -124,10 +124,21 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         memoryWaitMs: config.memoryWaitSeconds * 1000,
         estimateBytes: options.estimateBytes ?? ((entry) => {
             const ggufContext = capabilities.find((capability) => capability.task === entry.task)?.ggufContext;
-            return estimateModelBytes(entry, config, ggufContext == null ? undefined : (model, trained) => ggufContext(model, config, trained));
+            // A context fitted to the budget (a chat model given no size) fits beside the pinned models loaded: they never leave.
+            const settings = {...config, memoryBudget: Math.max(0, config.memoryBudget - pinnedBytes(entry.id))};
+            return estimateModelBytes(entry, settings, ggufContext == null ? undefined : (model, trained) => ggufContext(model, settings, trained));
         }),
         clock: options.clock
     });
+
+    /** RAM the pinned models hold of the budget now (`id` aside). */
+    function pinnedBytes(id: string): number {
+        let bytes = 0;
+        for (const [holder, held] of engines.memoryByModel())
+            if (holder !== id && registry.resolve(holder)?.pin === true)
+                bytes += held.ram;
+        return bytes;
+    }
 
     const shutdown = new AbortController();
     const bodyMemory = new BodyMemory(config.maxBodyMemory);

@@ -4,6 +4,7 @@ import type { Context, Middleware } from "koa";
 import type { ApiError } from "../core/http/ApiError.js";
 import type { MultipartLimits } from "../core/http/multipartBody.js";
 import type { Engine } from "../core/engines/Engine.js";
+import type { ModelEstimate } from "../core/engines/MemoryEstimate.js";
 import type { EngineHost } from "../core/engines/EngineHost.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
 import type { ModelRegistry } from "../core/registry/ModelRegistry.js";
@@ -25,6 +26,11 @@ export type EngineContext = {
      * keeps nothing for a later load). None (an engine made outside a server, in tests): nothing is kept.
      */
     runFiles?: {folder: RunFolder, closing: AbortSignal};
+    /**
+     * The model's memory estimate, for which the library reserved memory, with what it counted that the engine must
+     * create the same (a GGUF model's context: ModelEstimate); none outside a server.
+     */
+    estimate?: ModelEstimate;
     /** Hears how far this engine's load is, 0 to 1 (GGUF: node-llama-cpp's `onLoadProgress` of the weights), for `GET /models`. */
     onLoadProgress?(fraction: number): void;
     /** The models the server serves (read when asked: the library may change), for an engine whose refusals name the served models that can; none outside a server. */

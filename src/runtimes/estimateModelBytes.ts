@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { MemoryEstimate } from "../core/engines/MemoryEstimate.js";
+import type { MemoryEstimate, ModelEstimate } from "../core/engines/MemoryEstimate.js";
 import type { ModelEntry } from "../core/registry/ModelEntry.js";
-import type { GpuSetting, LlamaBuildSetting } from "../settings/serverSettings.js";
+import { defaultVramBudget, type GpuSetting, type LlamaBuildSetting } from "../settings/serverSettings.js";
 
 /** The server settings an estimate depends on (the server's Config has them all). */
 export type EstimateSettings = {
@@ -34,9 +34,10 @@ export type GgufContextShape = {
     /**
      * `contextSize` is then the most it may have: it gets the largest context (a multiple of 1,024 tokens, and at least
      * 4,096 or `contextSize` if smaller) whose estimate, margin included, fits these bytes of RAM (and of VRAM when
-     * given): fitGgufContextSize. As llama.cpp's `--fit` and node-llama-cpp's `auto` context size fit the device.
+     * given; `auto`: `--vram-budget auto`'s share of the GPU's VRAM, none without a GPU). As llama.cpp's `--fit` and
+     * node-llama-cpp's `auto` context size fit the device.
      */
-    fitWithin?: {ram: number, vram?: number}
+    fitWithin?: {ram: number, vram?: number | "auto"}
 };
 
 /** A GGUF model's context shape, from its entry and the context size it was trained for (when its file says). */
@@ -69,20 +70,12 @@ const onnxWeightFile = /\.onnx(_data|\.data)?$|\.onnx_data_\d+$/i;
  * Each device plus a margin (RAM: a fixed part and a share; VRAM: the share). A GGUF whose header cannot be read is
  * estimated from its file size, in RAM (its load will say what is wrong).
  */
-export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf = defaultGgufContext): Promise<MemoryEstimate> {
+export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf = defaultGgufContext): Promise<ModelEstimate> {
     if (entry.path.toLowerCase().endsWith(".gguf"))
-        return await ggufEstimate(entry, config, contextOf).then(({bytes, shape}) => bytes(shape.contextSize))
-            .catch(() => withMargin({ram: fileBytes(entry.path), vram: 0}));
+        return await ggufEstimate(entry, config, contextOf).then(async ({bytes, shape, trainContextSize}) => ({
+            ...await bytes(shape.contextSize), contextSize: shape.contextSize, ...(trainContextSize != null ? {trainContextSize} : {})
+        })).catch(() => withMargin({ram: fileBytes(entry.path), vram: 0}));
     return withMargin({ram: onnxFilesBytes(entry.path) * Math.min(entry.workers ?? config.workers, config.workers), vram: 0});
-}
-
-/**
- * The context size (tokens per sequence) a GGUF model's engine creates: its shape's `contextSize`, or with `fitWithin`
- * the largest that fits (see GgufContextShape), the very number its estimate (estimateModelBytes) counted.
- */
-export async function fitGgufContextSize(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf): Promise<{contextSize: number, trainContextSize: number | undefined}> {
-    const {shape, trainContextSize} = await ggufEstimate(entry, config, contextOf);
-    return {contextSize: shape.contextSize, trainContextSize};
 }
 
 /** Tokens per sequence a context is fitted in steps of, and the least it is shrunk to (a model that needs less is refused instead). */
@@ -91,7 +84,7 @@ const fitMinimum = 4096;
 
 /** A GGUF model's context shape (fitted, when it asks), and its estimate (margin included) for a context size of that shape. */
 async function ggufEstimate(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf) {
-    const {insights, bytes: modelBytes} = await ggufInsights(entry.path, config);
+    const {insights, bytes: modelBytes, gpu} = await ggufInsights(entry.path, config);
     const asked = contextOf(entry, insights.trainContextSize);
     const companions = await Promise.all((asked.companions ?? []).map((companion) => ggufInsights(companion, config).then(({bytes: companionBytes}) => companionBytes,
         () => async () => ({ram: fileBytes(companion), vram: 0}))));
@@ -104,7 +97,10 @@ async function ggufEstimate(entry: ModelEntry, config: EstimateSettings, context
         }
         return withMargin(total);
     };
-    const within = asked.fitWithin;
+    const within = asked.fitWithin == null ? null : {
+        ram: asked.fitWithin.ram,
+        vram: asked.fitWithin.vram !== "auto" ? asked.fitWithin.vram : gpu == null ? undefined : defaultVramBudget(gpu.vram.total)
+    };
     const fits = async (contextSize: number) => {
         const {ram, vram} = await bytes(contextSize);
         return ram <= within!.ram && (within!.vram == null || vram <= within!.vram);
@@ -153,7 +149,7 @@ async function ggufInsights(file: string, config: EstimateSettings) {
         const context = insights.estimateContextResourceRequirements({...shape, modelGpuLayers: gpuLayers, flashAttention});
         return {ram: weights.cpuRam + context.cpuRam, vram: weights.gpuVram + context.gpuVram};
     };
-    return {insights, bytes};
+    return {insights, bytes, gpu};
 }
 
 function fileBytes(file: string) {

@@ -6,7 +6,7 @@ import { defaultConfig } from "../../src/config.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { chatCapability } from "../../src/capabilities/chat/chatCapability.js";
 import type { ChatSettings } from "../../src/capabilities/chat/chatManifest.js";
-import { estimateModelBytes, fitGgufContextSize } from "../../src/runtimes/estimateModelBytes.js";
+import { estimateModelBytes } from "../../src/runtimes/estimateModelBytes.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { tinyBertPath, tinyChatModelPath } from "../support/testModels.js";
@@ -123,40 +123,79 @@ describe("memory estimates", () => {
         beforeAll(() => {
             long = entry({id: "long", task: "chat", path: longModel, parallel: 1});
         });
-        const config = (memoryBudget: number) => ({...defaultConfig, contextSize: 0, memoryBudget});
+        // No GPU, whatever the machine has: the fit is then in RAM alone.
+        const config = (memoryBudget: number) => ({...defaultConfig, gpu: "off" as const, contextSize: 0, memoryBudget});
         const shapeOf = (budget: number) => (model: ModelEntry, trained: number | undefined) => chatCapability.ggufContext!(model as ModelEntry<ChatSettings>, config(budget), trained);
         const sized = (contextSize: number) => () => ({contextSize, sequences: 1, gpuLayers: "auto" as const});
 
         it("the largest multiple of 1,024 tokens whose estimate fits, the size its estimate counts; the training context when it fits", async () => {
             const budget = 72 * mb;
-            const {contextSize, trainContextSize} = await fitGgufContextSize(long, config(budget), shapeOf(budget));
-            expect(trainContextSize).toBe(262_144);
+            const estimate = await estimateModelBytes(long, config(budget), shapeOf(budget));
+            const contextSize = estimate.contextSize!;
+            expect(estimate.trainContextSize).toBe(262_144);
             expect(contextSize % 1024).toBe(0);
             expect(contextSize).toBeGreaterThan(4096);
             expect(contextSize).toBeLessThan(262_144);
-            const estimate = await estimateModelBytes(long, config(budget), shapeOf(budget));
-            expect(estimate).toEqual(await estimateModelBytes(long, config(budget), sized(contextSize)));
+            expect(estimate).toEqual({...await estimateModelBytes(long, config(budget), sized(contextSize)), trainContextSize: 262_144});
             expect(estimate.ram).toBeLessThanOrEqual(budget);
             expect((await estimateModelBytes(long, config(budget), sized(contextSize + 1024))).ram).toBeGreaterThan(budget);
             // Room for all of it: the training context.
-            expect((await fitGgufContextSize(long, config(1024 * mb), shapeOf(1024 * mb))).contextSize).toBe(262_144);
+            expect((await estimateModelBytes(long, config(1024 * mb), shapeOf(1024 * mb))).contextSize).toBe(262_144);
             // No room even for 4,096 tokens: 4,096 (the budget then refuses the model, naming its size).
-            expect((await fitGgufContextSize(long, config(8 * mb), shapeOf(8 * mb))).contextSize).toBe(4096);
+            expect((await estimateModelBytes(long, config(8 * mb), shapeOf(8 * mb))).contextSize).toBe(4096);
         });
 
-        it("through HTTP: the model loads with that context (tokenize's max_model_len), where its training context would be refused", async () => {
+        it("with a GPU and --vram-budget auto, the context fits the VRAM budget too", async () => {
+            // A made-up 320 MB GPU (node-llama-cpp's resolver and estimator are told of it): every layer and the KV cache on it.
+            const onGpu = {...config(4096 * mb), vramBudget: "auto" as const, gpuReport: gpu(320)};
+            const shape = (model: ModelEntry, trained: number | undefined) => chatCapability.ggufContext!(model as ModelEntry<ChatSettings>, onGpu, trained);
+            const estimate = await estimateModelBytes({...long, parallel: 4}, onGpu, shape);
+            expect(estimate.contextSize).toBeLessThan(262_144);
+            // defaultVramBudget: 85% of the VRAM.
+            expect(estimate.vram).toBeLessThanOrEqual(0.85 * 320 * mb);
+            expect(estimate.vram).toBeGreaterThan(0);
+        });
+
+        it("through HTTP: the model loads with the size its estimate counted (tokenize's max_model_len, GET /v1/models), where its training context would be refused", async () => {
             const budget = 72 * mb;
-            const {contextSize} = await fitGgufContextSize(long, config(budget), shapeOf(budget));
-            const fitted = await startTestServer({models: [{id: "long", task: "chat", path: longModel, parallel: 1}], config: {preloadAll: false, keepAliveSeconds: null, contextSize: 0, memoryBudget: budget}});
+            const estimate = await estimateModelBytes(long, config(budget), shapeOf(budget));
+            const logLines: string[] = [];
+            const fitted = await startTestServer({logLines, models: [{id: "long", task: "chat", path: longModel, parallel: 1}],
+                config: {preloadAll: false, keepAliveSeconds: null, contextSize: 0, memoryBudget: budget, gpu: "off", logLevel: "info"}});
             try {
                 const tokenized = await jsonOf(await fitted.post("/v1/tokenize", {model: "long", content: "hi"}));
-                expect(tokenized.max_model_len).toBe(contextSize);
+                expect(tokenized.max_model_len).toBe(estimate.contextSize);
                 expect((await fitted.post("/v1/chat/completions", {model: "long", max_tokens: 2, messages: [{role: "user", content: "hi"}]})).status).toBe(200);
+                expect((await jsonOf(await fetch(`${fitted.url}/v1/models/long`))).status.estimated_bytes).toBe(estimate.ram);
+                expect(logLines.filter((line) => line.includes("does not fit the memory budget"))).toEqual([
+                    expect.stringContaining(`Model 'long': its training context (262144 tokens a sequence) does not fit the memory budget at 1 sequences; it gets ${estimate.contextSize}`)
+                ]);
             } finally {
                 await fitted.stop();
             }
+            // Beside a pinned model (never evicted), the context fits what the pinned one leaves of the budget (before: fitted
+            // to the whole budget, the model waited for memory the pinned one never gives back, then a 503, every time).
+            const wider = 100 * mb;
+            const alone = (await estimateModelBytes(long, config(wider), shapeOf(wider))).contextSize!;
+            const pinned = await startTestServer({models: [
+                {id: "warm", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 1, pin: true, preload: true},
+                {id: "long", task: "chat", path: longModel, parallel: 1}
+            ], config: {preloadAll: false, keepAliveSeconds: null, contextSize: 0, memoryBudget: wider, gpu: "off", memoryWaitSeconds: 5}});
+            try {
+                // The pinned model loaded first (a request waits for its preload).
+                expect((await pinned.post("/v1/chat/completions", {model: "warm", max_tokens: 1, messages: [{role: "user", content: "hi"}]})).status).toBe(200);
+                const tokenized = await jsonOf(await pinned.post("/v1/tokenize", {model: "long", content: "hi"}));
+                expect(tokenized.max_model_len).toBeLessThan(alone);
+                expect(tokenized.max_model_len).toBeGreaterThanOrEqual(4096);
+                const models = await jsonOf(await fetch(`${pinned.url}/models`));
+                const held = models.data.map((model: {id: string, status: {value: string, estimated_bytes: number}}) => model.status.value === "loaded" ? model.status.estimated_bytes : 0);
+                expect(held.reduce((sum: number, bytes: number) => sum + bytes, 0)).toBeLessThanOrEqual(wider);
+                expect(models.data.find((model: {id: string}) => model.id === "warm").status.value).toBe("loaded");
+            } finally {
+                await pinned.stop();
+            }
             // The training context set explicitly does not fit: refused as larger than the whole budget.
-            const explicit = await startTestServer({models: [{id: "long", task: "chat", path: longModel, parallel: 1, contextSize: 262_144}], config: {preloadAll: false, keepAliveSeconds: null, memoryBudget: budget}});
+            const explicit = await startTestServer({models: [{id: "long", task: "chat", path: longModel, parallel: 1, contextSize: 262_144}], config: {preloadAll: false, keepAliveSeconds: null, memoryBudget: budget, gpu: "off"}});
             try {
                 const refused = await explicit.post("/v1/chat/completions", {model: "long", max_tokens: 2, messages: [{role: "user", content: "hi"}]});
                 expect(refused.status).toBe(503);

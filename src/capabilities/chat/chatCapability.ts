@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { Capability } from "../Capability.js";
-import type { CapabilityConfig } from "../capabilitySettings.js";
 import type { ModelEntry } from "../../core/registry/ModelEntry.js";
+import type { ModelEstimate } from "../../core/engines/MemoryEstimate.js";
 import type { Logger } from "../../logger.js";
 import { chatApiError } from "./chatApiError.js";
 import { chatCompletionsHandler } from "./chatCompletionsHandler.js";
@@ -31,21 +31,23 @@ function contextSizeOf(entry: {contextSize?: number | null}, config: {contextSiz
     return entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : null);
 }
 
+/** Models whose fitted context was told in the log (once per model, not at every reload). */
+const toldFitted = new WeakSet<ModelEntry>();
+
 /**
- * The context of a GGUF chat model given no size: its training context, or when that does not fit the memory budget
- * (a 128 K-context model at 4 sequences needs tens of GB of KV cache), the largest that does (said in the log), the
- * very size its memory estimate counted (fitGgufContextSize).
+ * The context of a GGUF chat model given no size: the one its memory estimate counted (the training context, or the
+ * largest that fits the budget: fitWithin), said in the log when smaller than the training context; without an
+ * estimate (an engine made outside a server), the training context.
  */
-async function fittedContextSize(entry: ModelEntry<ChatSettings>, config: CapabilityConfig, logger: Logger): Promise<number | null> {
-    const {fitGgufContextSize} = await import("../../runtimes/estimateModelBytes.js");
-    // A header node-llama-cpp's estimator cannot read: the training context, as before (the load says what is wrong, if anything).
-    const fitted = await fitGgufContextSize(entry, config, (model, trained) => chatCapability.ggufContext!(model as ModelEntry<ChatSettings>, config, trained)).catch(() => null);
-    if (fitted == null)
+function plannedContextSize(entry: ModelEntry<ChatSettings>, estimate: ModelEstimate | undefined, logger: Logger): number | null {
+    const {contextSize, trainContextSize} = estimate ?? {};
+    if (contextSize == null)
         return null;
-    const {contextSize, trainContextSize} = fitted;
-    if (trainContextSize != null && contextSize < trainContextSize)
-        logger.warn(`Model '${entry.id}': its training context (${trainContextSize} tokens a sequence, ${entry.parallel ?? config.parallel} sequences) does not fit the memory budget; ` +
+    if (trainContextSize != null && contextSize < trainContextSize && !toldFitted.has(entry)) {
+        toldFitted.add(entry);
+        logger.warn(`Model '${entry.id}': its training context (${trainContextSize} tokens a sequence) does not fit the memory budget at ${entry.parallel ?? "--parallel"} sequences; ` +
             `it gets ${contextSize}, the largest that fits. Set its manifest contextSize or --context-size to choose.`, {model: entry.id, context_size: contextSize, train_context_size: trainContextSize});
+    }
     return contextSize;
 }
 
@@ -57,7 +59,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ggufContext: (entry, config, trainContextSize) => ({
         contextSize: contextSizeOf(entry, config) ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
         companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null),
-        ...(contextSizeOf(entry, config) == null ? {fitWithin: {ram: config.memoryBudget, ...(typeof config.vramBudget === "number" ? {vram: config.vramBudget} : {})}} : {})
+        ...(contextSizeOf(entry, config) == null ? {fitWithin: {ram: config.memoryBudget, vram: config.vramBudget}} : {})
     }),
     // A GGUF chat model's memory is mostly its context's KV cache (a folder is an ONNX vision model: its files' size).
     memoryHint: (entry) => entry.path.toLowerCase().endsWith(".gguf")
@@ -66,7 +68,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         : undefined,
     // node-llama-cpp is imported on first use, so a configuration error is reported without waiting for the native bindings.
     // A chat model given as a folder is an ONNX vision-language model (docs/vision.md), run in the worker pool.
-    async createEngine(entry, {config, logger, runFiles, onLoadProgress, workers, registry}) {
+    async createEngine(entry, {config, logger, runFiles, onLoadProgress, workers, registry, estimate}) {
         if ((await fs.promises.stat(entry.path)).isDirectory()) {
             const {OnnxVisionChatEngine} = await import("./vision/onnx/OnnxVisionChatEngine.js");
             return OnnxVisionChatEngine.load(workers(), {
@@ -80,7 +82,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         return LlamaChatEngine.load(runtime, {
             id: entry.id,
             modelPath: entry.path,
-            contextSize: contextSizeOf(entry, config) ?? await fittedContextSize(entry, config, logger),
+            contextSize: contextSizeOf(entry, config) ?? plannedContextSize(entry, estimate, logger),
             threads: entry.threads ?? config.threads,
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,

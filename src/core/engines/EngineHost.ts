@@ -7,7 +7,7 @@ import { systemClock, type Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
 import { modelInUse, modelLoadFailed } from "./libraryErrors.js";
 import { MemoryBudget, type VramBudget } from "./MemoryBudget.js";
-import type { MemoryEstimate } from "./MemoryEstimate.js";
+import type { MemoryEstimate, ModelEstimate } from "./MemoryEstimate.js";
 import { ModelLoadError } from "./ModelLoadError.js";
 import { ModelSlot, type EvictionReason, type ModelStatus, type SlotContext } from "./ModelSlot.js";
 import { currentRequestLease, withRequestLease } from "./requestLease.js";
@@ -18,7 +18,8 @@ export type { ModelStatus } from "./ModelSlot.js";
  * Loads the engine of one manifest entry; `onLoadProgress` hears how far the load is (0 to 1), when the engine can tell.
  * Injectable, so tests run the HTTP layer against fakes.
  */
-export type EngineFactory = (entry: ModelEntry, onLoadProgress?: (fraction: number) => void) => Promise<Engine>;
+/** Makes a model's engine; `estimate`: its memory estimate, with what it counted that the engine must create the same (ModelEstimate). */
+export type EngineFactory = (entry: ModelEntry, onLoadProgress?: (fraction: number) => void, estimate?: ModelEstimate) => Promise<Engine>;
 
 /**
  * A task the host serves: its endpoints (for messages and /v1/models), what its models take in and give out (for
@@ -46,7 +47,7 @@ export type LibraryOptions = {
     /** How long a load waits for busy models to free the memory it needs before its requests get 503. */
     memoryWaitMs: number;
     /** Bytes a model will take once loaded (weights, context, worker copies, margin), per device (a number: all RAM). */
-    estimateBytes(entry: ModelEntry): Promise<number | MemoryEstimate>;
+    estimateBytes(entry: ModelEntry): Promise<number | ModelEstimate>;
     clock?: Clock;
     /** The process' resident memory, measured around loads and unloads for the log. */
     residentBytes?: () => number;
@@ -82,7 +83,7 @@ export class EngineHost {
             clock: this.clock, logger, budget: this.budget,
             residentBytes: options.residentBytes ?? (() => process.memoryUsage.rss()),
             estimateBytes: (entry) => options.estimateBytes(entry),
-            createEngine: (entry, onLoadProgress) => this.tasks.get(entry.task)!.createEngine(entry, onLoadProgress),
+            createEngine: (entry, onLoadProgress, estimate) => this.tasks.get(entry.task)!.createEngine(entry, onLoadProgress, estimate),
             memoryHint: (entry) => this.tasks.get(entry.task)?.memoryHint?.(entry),
             disposed: () => this.disposed,
             loadEnded: (id, result, seconds) => this.countLoad(id, result, seconds),

@@ -5,7 +5,7 @@ import type { Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
 import { EngineDisposedError } from "./EngineDisposedError.js";
 import { busyPollMs, type MemoryBudget } from "./MemoryBudget.js";
-import { memoryEstimateOf, noMemory, type MemoryEstimate } from "./MemoryEstimate.js";
+import { memoryEstimateOf, noMemory, type MemoryEstimate, type ModelEstimate } from "./MemoryEstimate.js";
 import { ModelLoadError } from "./ModelLoadError.js";
 
 /** Where a model of the library is: `unloading` holds its memory until its engine is disposed. */
@@ -43,8 +43,9 @@ export type SlotContext = {
     readonly budget: MemoryBudget;
     residentBytes(): number;
     /** Bytes the model will take once loaded (weights, context, worker copies, margin), per device (a number: all RAM). */
-    estimateBytes(entry: ModelEntry): Promise<number | MemoryEstimate>;
-    createEngine(entry: ModelEntry, onLoadProgress: (fraction: number) => void): Promise<Engine>;
+    estimateBytes(entry: ModelEntry): Promise<number | ModelEstimate>;
+    /** `estimate`: what the load reserved, and what it counted that the engine must create the same (ModelEstimate). */
+    createEngine(entry: ModelEntry, onLoadProgress: (fraction: number) => void, estimate: ModelEstimate): Promise<Engine>;
     /** Its capability's sentence for a refusal of a model larger than the whole budget (HostedTask.memoryHint). */
     memoryHint(entry: ModelEntry): string | undefined;
     /** The library is shutting down: nothing loads, no timer is set. */
@@ -75,7 +76,7 @@ export class ModelSlot {
     /** Bytes of the budget it holds (its estimate) per device, from the start of its load to the end of its unload. */
     reserved: MemoryEstimate = noMemory;
     /** Estimated once, before its first load. */
-    estimated: MemoryEstimate | null = null;
+    estimated: ModelEstimate | null = null;
     /** What the process' resident memory grew by while it loaded (other loads at the same time blur it). */
     measuredBytes: number | null = null;
     /** When a request last resolved or released it (ms since the epoch). */
@@ -242,7 +243,7 @@ export class ModelSlot {
                     engine = await context.createEngine(entry, (fraction) => {
                         if (this.state === "loading")
                             this.loadProgress = Math.min(1, Math.max(0, fraction));
-                    });
+                    }, estimated);
                 } catch (error) {
                     throw new ModelLoadError(entry, error);
                 }
