@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import type { Middleware } from "koa";
 import type { RequestState } from "../../../core/http/RequestState.js";
 import type { RouteContext } from "../../Capability.js";
@@ -18,6 +19,8 @@ export function countTokensHandler(context: RouteContext): Middleware {
         const state = ctx.state as RequestState;
         refuseEarly(context, state, messagesEarlyFloor, validate);
         const request = validate(ctx.request.body);
+        // As chatTurnHandler: the event loop runs between validating and the rest.
+        await setImmediate();
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         state.logFields.model = entry.id;
         const mapped = toChatRequest(request);

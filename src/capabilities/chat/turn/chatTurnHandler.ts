@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers/promises";
 import type { Middleware } from "koa";
 import type { RequestState } from "../../../core/http/RequestState.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
@@ -30,9 +31,14 @@ export function chatTurnHandler<Request extends {model: string, stream?: boolean
         const state = ctx.state as RequestState;
         refuseEarly(context, state, early, validate);
         const request = validate(ctx.request.body, state);
+        // The event loop runs between the steps (validating, converting, the prompt floor), so that a long conversation
+        // (10,000 messages: 30-70 ms of the main thread in one piece) does not hold the other requests for all of them.
+        await setImmediate();
         const {entry, engine} = await context.engines.engineFor<ChatEngine>(request.model, "chat");
         Object.assign(state.logFields, {model: entry.id, stream: request.stream === true});
-        await runChatTurn(ctx, context, await plan({request, entry, engine, state}));
+        const turn = await plan({request, entry, engine, state});
+        await setImmediate();
+        await runChatTurn(ctx, context, turn);
     };
 }
 
