@@ -122,21 +122,28 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
         preloadAll: config.preloadAll,
         memoryWaitMs: config.memoryWaitSeconds * 1000,
-        estimateBytes: options.estimateBytes ?? ((entry) => {
+        estimateBytes: options.estimateBytes ?? (async (entry) => {
             const ggufContext = capabilities.find((capability) => capability.task === entry.task)?.ggufContext;
             // A context fitted to the budget (a chat model given no size) fits beside the pinned models loaded: they never leave.
-            const settings = {...config, memoryBudget: Math.max(0, config.memoryBudget - pinnedBytes(entry.id))};
+            const pinned = pinnedBytes(entry.id);
+            const vramBudget = pinned.vram === 0 ? config.vramBudget
+                : Math.max(0, (config.vramBudget === "auto" ? await gpuVramBudget(config) : config.vramBudget) - pinned.vram);
+            const settings = {...config, memoryBudget: Math.max(0, config.memoryBudget - pinned.ram), vramBudget};
             return estimateModelBytes(entry, settings, ggufContext == null ? undefined : (model, trained) => ggufContext(model, settings, trained));
         }),
         clock: options.clock
     });
 
-    /** RAM the pinned models hold of the budget now (`id` aside). */
-    function pinnedBytes(id: string): number {
-        let bytes = 0;
-        for (const [holder, held] of engines.memoryByModel())
-            if (holder !== id && registry.resolve(holder)?.pin === true)
-                bytes += held.ram;
+    /** What the pinned models loaded (or loading) hold of the budgets now, `id` aside (one being unloaded is leaving). */
+    function pinnedBytes(id: string): {ram: number, vram: number} {
+        const bytes = {ram: 0, vram: 0};
+        for (const [holder, held] of engines.memoryByModel()) {
+            const entry = registry.resolve(holder);
+            if (holder !== id && entry?.pin === true && engines.statusOf(entry).value !== "unloading") {
+                bytes.ram += held.ram;
+                bytes.vram += held.vram;
+            }
+        }
         return bytes;
     }
 

@@ -73,7 +73,8 @@ const onnxWeightFile = /\.onnx(_data|\.data)?$|\.onnx_data_\d+$/i;
 export async function estimateModelBytes(entry: ModelEntry, config: EstimateSettings, contextOf: GgufContextOf = defaultGgufContext): Promise<ModelEstimate> {
     if (entry.path.toLowerCase().endsWith(".gguf"))
         return await ggufEstimate(entry, config, contextOf).then(async ({bytes, shape, trainContextSize}) => ({
-            ...await bytes(shape.contextSize), contextSize: shape.contextSize, ...(trainContextSize != null ? {trainContextSize} : {})
+            ...await bytes(shape.contextSize), contextSize: shape.contextSize, ...(trainContextSize != null ? {trainContextSize} : {}),
+            ...(shape.fitWithin != null ? {fitted: true} : {})
         })).catch(() => withMargin({ram: fileBytes(entry.path), vram: 0}));
     return withMargin({ram: onnxFilesBytes(entry.path) * Math.min(entry.workers ?? config.workers, config.workers), vram: 0});
 }

@@ -136,7 +136,7 @@ describe("memory estimates", () => {
             expect(contextSize % 1024).toBe(0);
             expect(contextSize).toBeGreaterThan(4096);
             expect(contextSize).toBeLessThan(262_144);
-            expect(estimate).toEqual({...await estimateModelBytes(long, config(budget), sized(contextSize)), trainContextSize: 262_144});
+            expect(estimate).toEqual({...await estimateModelBytes(long, config(budget), sized(contextSize)), trainContextSize: 262_144, fitted: true});
             expect(estimate.ram).toBeLessThanOrEqual(budget);
             expect((await estimateModelBytes(long, config(budget), sized(contextSize + 1024))).ram).toBeGreaterThan(budget);
             // Room for all of it: the training context.
@@ -168,7 +168,7 @@ describe("memory estimates", () => {
                 expect((await fitted.post("/v1/chat/completions", {model: "long", max_tokens: 2, messages: [{role: "user", content: "hi"}]})).status).toBe(200);
                 expect((await jsonOf(await fetch(`${fitted.url}/v1/models/long`))).status.estimated_bytes).toBe(estimate.ram);
                 expect(logLines.filter((line) => line.includes("does not fit the memory budget"))).toEqual([
-                    expect.stringContaining(`Model 'long': its training context (262144 tokens a sequence) does not fit the memory budget at 1 sequences; it gets ${estimate.contextSize}`)
+                    expect.stringContaining(`Model 'long': its training context (262144 tokens a sequence) does not fit the memory budget (or the VRAM budget) at 1 sequences; it gets ${estimate.contextSize}`)
                 ]);
             } finally {
                 await fitted.stop();
@@ -193,6 +193,20 @@ describe("memory estimates", () => {
                 expect(models.data.find((model: {id: string}) => model.id === "warm").status.value).toBe("loaded");
             } finally {
                 await pinned.stop();
+            }
+            // The pinned model loaded after it: the next load fits beside it (the estimate is made again for a fitted context).
+            const later = await startTestServer({models: [
+                {id: "warm", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 1, pin: true},
+                {id: "long", task: "chat", path: longModel, parallel: 1}
+            ], config: {preloadAll: false, keepAliveSeconds: null, contextSize: 0, memoryBudget: wider, gpu: "off", memoryWaitSeconds: 5}});
+            try {
+                const ask = (model: string) => later.post("/v1/chat/completions", {model, max_tokens: 1, messages: [{role: "user", content: "hi"}]});
+                expect((await ask("long")).status).toBe(200);
+                expect((await ask("warm")).status).toBe(200);
+                expect((await ask("long")).status).toBe(200);
+                expect((await jsonOf(await later.post("/v1/tokenize", {model: "long", content: "hi"}))).max_model_len).toBeLessThan(alone);
+            } finally {
+                await later.stop();
             }
             // The training context set explicitly does not fit: refused as larger than the whole budget.
             const explicit = await startTestServer({models: [{id: "long", task: "chat", path: longModel, parallel: 1, contextSize: 262_144}], config: {preloadAll: false, keepAliveSeconds: null, memoryBudget: budget, gpu: "off"}});

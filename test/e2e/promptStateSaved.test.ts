@@ -100,7 +100,7 @@ describe("the prompt cache survives an unload (saved to disk, restored on reload
             // plain. The states go to `folder`.
             const draftPath = path.join(folder, "draft.gguf");
             await makeTestLlamaGguf(draftPath, {seed: 1, nLayers: 1});
-            const servers = await Promise.all([1024 * mb, 150 * mb].map(async (budget) => {
+            const pair = await Promise.all([1024 * mb, 150 * mb].map(async (budget) => {
                 const logLines: string[] = [];
                 const server = await startTestServer({
                     logLines,
@@ -113,10 +113,11 @@ describe("the prompt cache survives an unload (saved to disk, restored on reload
                         promptStates: {folder: async () => path.join(folder, String(budget)), maxBytes: 1024 * mb, closing: closing.signal}
                     })}
                 });
+                servers.push(server);
                 return {server, logLines};
             }));
-            const [warm, swapped] = servers;
-            for (const {server} of servers) {
+            const [warm, swapped] = pair;
+            for (const {server} of pair) {
                 await ask(server, "a", first);
                 await ask(server, "b", conversation("trains").first);
             }
@@ -130,7 +131,6 @@ describe("the prompt cache survives an unload (saved to disk, restored on reload
             const reloaded = swapped.logLines.filter((line) => line.includes("restored_sequences"));
             expect(reloaded).toHaveLength(1);
             expect(Number(/restored_draft_tokens[=":]+(\d+)/.exec(reloaded[0])?.[1])).toBeGreaterThan(0);
-            await Promise.all(servers.map(({server}) => server.stop()));
         } finally {
             closing.abort();
             fs.rmSync(folder, {recursive: true, force: true});

@@ -39,13 +39,13 @@ const toldFitted = new WeakSet<ModelEntry>();
  * largest that fits the budget: fitWithin), said in the log when smaller than the training context; without an
  * estimate (an engine made outside a server), the training context.
  */
-function plannedContextSize(entry: ModelEntry<ChatSettings>, estimate: ModelEstimate | undefined, logger: Logger): number | null {
+function plannedContextSize(entry: ModelEntry<ChatSettings>, sequences: number, estimate: ModelEstimate | undefined, logger: Logger): number | null {
     const {contextSize, trainContextSize} = estimate ?? {};
     if (contextSize == null)
         return null;
     if (trainContextSize != null && contextSize < trainContextSize && !toldFitted.has(entry)) {
         toldFitted.add(entry);
-        logger.warn(`Model '${entry.id}': its training context (${trainContextSize} tokens a sequence) does not fit the memory budget at ${entry.parallel ?? "--parallel"} sequences; ` +
+        logger.warn(`Model '${entry.id}': its training context (${trainContextSize} tokens a sequence) does not fit the memory budget (or the VRAM budget) at ${sequences} sequences; ` +
             `it gets ${contextSize}, the largest that fits. Set its manifest contextSize or --context-size to choose.`, {model: entry.id, context_size: contextSize, train_context_size: trainContextSize});
     }
     return contextSize;
@@ -82,7 +82,7 @@ export const chatCapability: Capability<ChatEngine, ChatSettings> = {
         return LlamaChatEngine.load(runtime, {
             id: entry.id,
             modelPath: entry.path,
-            contextSize: contextSizeOf(entry, config) ?? plannedContextSize(entry, estimate, logger),
+            contextSize: contextSizeOf(entry, config) ?? plannedContextSize(entry, entry.parallel ?? config.parallel, estimate, logger),
             threads: entry.threads ?? config.threads,
             parallel: entry.parallel ?? config.parallel,
             queueSize: config.queueSize,

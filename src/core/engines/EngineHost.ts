@@ -15,10 +15,10 @@ import { currentRequestLease, withRequestLease } from "./requestLease.js";
 export type { ModelStatus } from "./ModelSlot.js";
 
 /**
- * Loads the engine of one manifest entry; `onLoadProgress` hears how far the load is (0 to 1), when the engine can tell.
+ * Loads the engine of one manifest entry; `onLoadProgress` hears how far the load is (0 to 1), when the engine can tell;
+ * `estimate`: its memory estimate, with what it counted that the engine must create the same (ModelEstimate).
  * Injectable, so tests run the HTTP layer against fakes.
  */
-/** Makes a model's engine; `estimate`: its memory estimate, with what it counted that the engine must create the same (ModelEstimate). */
 export type EngineFactory = (entry: ModelEntry, onLoadProgress?: (fraction: number) => void, estimate?: ModelEstimate) => Promise<Engine>;
 
 /**

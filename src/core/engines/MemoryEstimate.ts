@@ -13,7 +13,11 @@ export const noMemory: MemoryEstimate = {ram: 0, vram: 0};
  * sequence; `trainContextSize`: the file's own, when it is read). The engine gets it (EngineContext.estimate), so the
  * memory reserved and the context made are one decision.
  */
-export type ModelEstimate = MemoryEstimate & {readonly contextSize?: number, readonly trainContextSize?: number};
+export type ModelEstimate = MemoryEstimate & {
+    readonly contextSize?: number, readonly trainContextSize?: number,
+    /** It was fitted to the room there was (a context fitted to the budget less the pinned models): made again at each load. */
+    readonly fitted?: boolean
+};
 
 /** An estimate given as one number is all RAM (a model with nothing on a GPU). */
 export function memoryEstimateOf(estimate: number | ModelEstimate): ModelEstimate {

@@ -230,7 +230,9 @@ export class ModelSlot {
         return (async () => {
             let reserved = false;
             try {
-                const estimated = this.estimated ??= memoryEstimateOf(await context.estimateBytes(entry));
+                // Once, unless it was fitted to the room there was then (a pinned model may have loaded since).
+                const estimated = this.estimated = this.estimated != null && this.estimated.fitted !== true
+                    ? this.estimated : memoryEstimateOf(await context.estimateBytes(entry));
                 const tooLarge = await context.budget.tooLarge(entry.id, estimated, context.memoryHint(entry));
                 if (tooLarge != null)
                     throw new ModelLoadError(entry, tooLarge, "permanent");

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { LlamaContextSequence } from "node-llama-cpp";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { Logger } from "../../../logger.js";
 
 /** Where, and how much of, a chat model's prompt cache is kept on disk while the model is unloaded. */
@@ -65,20 +65,28 @@ export class SavedPromptStates {
                     break;
                 const file = `sequence-${index}.state`;
                 const tokens = sequence.contextTokens.length;
-                let bytes = await this.saveOne(sequence, path.join(folder, file));
-                const draft = draftOf(sequence);
-                const draftFile = draft != null && draft.contextTokens.length > 0 ? `sequence-${index}.draft.state` : undefined;
-                if (draftFile != null)
-                    bytes += await this.saveOne(draft!, path.join(folder, draftFile));
+                const bytes = await this.saveOne(sequence, path.join(folder, file));
                 if (kept.bytes + bytes > this.options.maxBytes) {
                     await fs.rm(path.join(folder, file), {force: true});
-                    if (draftFile != null)
-                        await fs.rm(path.join(folder, draftFile), {force: true});
                     break;
                 }
-                saved.push({file, bytes, tokens, wholeChunkTokens, ...(draftFile != null ? {draftFile} : {})});
+                // Its draft sequence, as far as it holds the same conversation (one that did not draft, with penalties, holds an older one).
+                const draft = draftOf(sequence);
+                let draftFile: string | undefined;
+                let draftBytes = 0;
+                if (draft != null && await trimToCommonPrefix(draft, sequence.contextTokens) > 0) {
+                    draftFile = `sequence-${index}.draft.state`;
+                    draftBytes = await this.saveOne(draft, path.join(folder, draftFile));
+                    if (kept.bytes + bytes + draftBytes > this.options.maxBytes) {
+                        // The share keeps the model's own state first.
+                        await fs.rm(path.join(folder, draftFile), {force: true});
+                        draftFile = undefined;
+                        draftBytes = 0;
+                    }
+                }
+                saved.push({file, bytes: bytes + draftBytes, tokens, wholeChunkTokens, ...(draftFile != null ? {draftFile} : {})});
                 kept.sequences++;
-                kept.bytes += bytes;
+                kept.bytes += bytes + draftBytes;
                 kept.tokens += tokens;
             }
             await fs.writeFile(path.join(folder, indexName), JSON.stringify({identity: this.identity, sequences: saved} satisfies SavedIndex), {mode: 0o600});
@@ -129,7 +137,10 @@ export class SavedPromptStates {
                 const draft = draftOf(sequence);
                 if (saved.draftFile != null && draft != null)
                     // A draft state that does not load costs only the draft's own cache (it evaluates the text again).
-                    await draft.loadStateFromFile(path.join(folder, saved.draftFile), {acceptRisk: true}).catch(() => draft.clearHistory().catch(() => {}));
+                    await draft.loadStateFromFile(path.join(folder, saved.draftFile), {acceptRisk: true}).catch(async (error: unknown) => {
+                        this.options.logger?.warn(`A saved draft model cache of '${this.modelId}' could not be restored: its drafts start cold`, {error: (error as Error).message});
+                        await draft.clearHistory().catch(() => {});
+                    });
                 restored.push({sequence, wholeChunkTokens: saved.wholeChunkTokens});
             }
             return restored.reverse();
@@ -149,6 +160,17 @@ export class SavedPromptStates {
         const name = crypto.createHash("sha256").update(this.modelId).digest("hex").slice(0, 16);
         return path.join(await this.options.folder(), "prompt-states", name);
     }
+}
+
+/** Erases what `draft` holds past its common prefix with `tokens`; the tokens it keeps. */
+async function trimToCommonPrefix(draft: LlamaContextSequence, tokens: readonly Token[]): Promise<number> {
+    const held = draft.contextTokens;
+    let common = 0;
+    while (common < held.length && common < tokens.length && held[common] === tokens[common])
+        common++;
+    if (common < held.length)
+        await draft.eraseContextTokenRanges([{start: common, end: held.length}]);
+    return common;
 }
 
 async function readIndex(folder: string): Promise<SavedIndex | null> {
