@@ -134,6 +134,9 @@ export class LlamaChatEngine implements ChatEngine {
         const model = await llama.loadModel({
             modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto", onLoadProgress: options.onLoadProgress
         });
+        // What a load that fails part way has made, disposed with it: the draft model's, then the whole engine's.
+        let speculation: ModelSpeculation | undefined;
+        let engine: LlamaChatEngine | undefined;
         try {
             assertLogitBiasSupported(model);
             // The batching strategy needs the context it belongs to, which exists only after this call.
@@ -160,13 +163,13 @@ export class LlamaChatEngine implements ChatEngine {
                 flashAttention
             });
             const runtime = {binary: identity.binary, flashAttention, gpu: await describeGpu(llama, model)};
-            const speculation = await ModelSpeculation.load(llama, {context, modelPath: options.modelPath}, options.speculative, {
+            speculation = await ModelSpeculation.load(llama, {context, modelPath: options.modelPath}, options.speculative, {
                 threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
             });
             const tokenFloor = await PromptTokenFloor.forModel(options.modelPath, fingerprint, () => PromptTokenFloor.measure(model, async () => renderer.usesTemplate
                 ? await measureTemplateFloor(renderer, (text) => model.tokenize(text, false, "trimLeadingSpace").length)
                 : null, nextTurnOfEventLoop));
-            const engine = new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation, tokenFloor);
+            engine = new LlamaChatEngine(llama, model, context, renderer, jsonGrammar, options, fingerprint, runtime, speculation, tokenFloor);
             if (options.promptStates != null && options.promptStates.maxBytes > 0 && options.promptCache !== "off") {
                 const identity = await promptStateIdentity({
                     fingerprint, modelPath: options.modelPath, contextSize: context.contextSize, sequences: context.totalSequences, batchSize: context.batchSize,
@@ -176,7 +179,12 @@ export class LlamaChatEngine implements ChatEngine {
             }
             return engine;
         } catch (error) {
-            await model.dispose();
+            if (engine != null)
+                await engine.dispose().catch(() => {});
+            else {
+                await speculation?.dispose().catch(() => {});
+                await model.dispose();
+            }
             throw error;
         }
     }
