@@ -1,7 +1,8 @@
 /**
  * `npm run bench:security`: does one heavy request stall the others? The server (a child process: stories260K at
  * context 2048, and a generated model with Qwen2.5's tool-calling template at context 32768) receives each heavy
- * request of securityCases.ts, 2 at a time, 6 times (`--rounds`; with 2, a case had ~60 polls and its p99 was its max),
+ * request of securityCases.ts, 2 at a time, 6 times and for at least 3 s (`--rounds`, `--min-case-ms`: with 2 rounds a case
+ * had 30-60 polls, and its p99 was its max),
  * each model loaded first by a small request (a row of its own: no attack's figures include a load); meanwhile a process of the bench's polls `/health/live` every
  * 10 ms at the normal priority while the bench's sending runs below it (bench/livePoller.ts: `--client-nice`, default
  * 10; 0 for the setup before, a worker thread at the sender's priority, which measured the bench's own stalls too). Prints, per
@@ -33,12 +34,14 @@ const {values: args} = parseArgs({options: {
     only: {type: "string", multiple: true},
     "timeout-ms": {type: "string", default: "90000"},
     rounds: {type: "string", default: "6"},
+    "min-case-ms": {type: "string", default: "3000"},
     concurrency: {type: "string", default: "2"},
     "server-root": {type: "string"},
     "client-nice": {type: "string", default: "10"}
 }});
 const timeoutMs = Number(args["timeout-ms"]);
 const rounds = Number(args.rounds);
+const minCaseMs = Number(args["min-case-ms"]);
 const concurrency = Number(args.concurrency);
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -131,7 +134,8 @@ try {
         const answers: Answer[] = [];
         await serverLoopMaxMs(server.baseUrl);
         const load = (async () => {
-            for (let round = 0; round < rounds; round++) {
+            const started = performance.now();
+            for (let round = 0; round < rounds || performance.now() - started < minCaseMs; round++) {
                 const got = await Promise.all(Array.from({length: concurrency}, () => send(server.baseUrl, heavy.route, body)));
                 answers.push(...got);
                 if (got.some((answer) => answer.status === "timeout"))
