@@ -51,7 +51,7 @@ export type RouteContext = {
      * items in each named top-level array (checked where the body is parsed, in a worker thread for large bodies,
      * before the body reaches the main thread: see findJsonHazard).
      */
-    jsonBodyWithin(bounds: {maxValues: number, maxItems?: Readonly<Record<string, number>>}): Middleware;
+    jsonBodyWithin(bounds: {maxValues: number, maxItems?: Readonly<Record<string, number>>, maxFieldValues?: Readonly<Record<string, number>>}): Middleware;
     /** Parses a multipart/form-data body (uploads, in memory): fields to `ctx.request.body`, files to `ctx.state.files`. */
     multipartBody(limits: MultipartLimits): Middleware;
     /** The base URL (scheme, host, port) of links handed to this request's client: `--public-url`, else a trusted Host, else the bound address. */

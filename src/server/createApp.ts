@@ -120,7 +120,7 @@ export function createApp(deps: AppDeps): App {
     const linkBase = (ctx: Context) => deps.publicUrl
         ?? (isLoopbackHost(hostnameOf(ctx.get("Host"))) || deps.allowedHosts.includes(hostnameOf(ctx.get("Host"))) ? `${ctx.protocol}://${ctx.host}` : deps.serverUrl());
     const routeContext = {config: deps.config, engines: deps.engines, logger: deps.logger, ssePingMs: deps.ssePingMs, jsonBody: jsonBody(deps.bodyLimit, deps.bodyMemory),
-        jsonBodyWithin: (bounds: {maxValues: number, maxItems?: Readonly<Record<string, number>>}) => jsonBody(deps.bodyLimit, deps.bodyMemory, bounds),
+        jsonBodyWithin: (bounds: {maxValues: number, maxItems?: Readonly<Record<string, number>>, maxFieldValues?: Readonly<Record<string, number>>}) => jsonBody(deps.bodyLimit, deps.bodyMemory, bounds),
         multipartBody: (limits: MultipartLimits) => multipartBody(limits, deps.bodyMemory), publicRouter, rootRouter: protectedRoot, linkBase};
     for (const capability of deps.capabilities)
         capability.routes(v1, routeContext);

@@ -86,3 +86,17 @@ describe("ownedPieces", () => {
         expect(joinPieces([whole]).buffer).toBe(whole.buffer);
     });
 });
+
+describe("a route's bound on the values a top-level field holds", () => {
+    it("refuses in the parse thread a field past it, naming the array that crossed it; other fields and a field within it pass", async () => {
+        const schema = {type: "object", properties: {pick: {type: "string", enum: Array.from({length: 40_000}, (_, index) => `value-${index}`)}}};
+        const bounds = {maxDepth: 128, maxValues: 100_000, maxFieldValues: {response_format: 32_768}};
+        expect(await parseJsonOffThread(JSON.stringify({model: "m", response_format: {type: "json_schema", json_schema: {name: "pick", schema}}}), bounds)).toEqual({hazard: {
+            problem: "field_too_large", field: "response_format", limit: 32_768, path: ["response_format", "json_schema", "schema", "properties", "pick", "enum"]
+        }});
+        const elsewhere = {model: "m", metadata: {list: schema.properties.pick.enum}};
+        expect(await parseJsonOffThread(JSON.stringify(elsewhere), bounds)).toEqual({value: elsewhere});
+        const within = {model: "m", response_format: {list: schema.properties.pick.enum.slice(0, 30_000)}};
+        expect(await parseJsonOffThread(JSON.stringify(within), bounds)).toEqual({value: within});
+    });
+});

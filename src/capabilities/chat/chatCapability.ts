@@ -21,8 +21,16 @@ import { detokenizeHandler, tokenizeHandler } from "./tokenize/tokenizeHandlers.
 import { decisionsHandler, systemOneHandler } from "./decisions/decisionsHandlers.js";
 import { constrainingModelIds } from "./vision/visionModels.js";
 
+/**
+ * The structured-output fields (chat's `response_format`, Responses' `text`, Messages' `output_config`) hold at most
+ * this many JSON values, checked where the body is parsed: a schema the grammar takes (jsonSchemaLimits: 2,048 nodes,
+ * 4,096 literal values) is far below it, and a 40,000-value enum never reaches the main thread (its rebuild there cost
+ * 40-70 ms, most of it garbage collection), where checkJsonSchema would refuse it anyway.
+ */
+const structuredOutputValues = {response_format: 32_768, text: 32_768, output_config: 32_768};
+
 /** Every chat-family route's conversation field (`messages`, or Responses' and Decisions' `input`) is bounded as its schema bounds it, checked where the body is parsed. */
-const chatBodyBounds = {maxValues: maxChatJsonValues, maxItems: {messages: maxConversationItems, input: maxConversationItems}};
+const chatBodyBounds = {maxValues: maxChatJsonValues, maxItems: {messages: maxConversationItems, input: maxConversationItems}, maxFieldValues: structuredOutputValues};
 /** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
 const completionsBodyBounds = {maxValues: 1_000_000};
 

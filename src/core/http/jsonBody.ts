@@ -32,9 +32,9 @@ export const maxJsonDepth = 128;
  * route's own bound) a 400 naming the field. The bytes are counted in `memory` while they are held (a 503
  * when they do not fit, before any is read when the Content-Length says so).
  */
-export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?: number, maxItems?: Readonly<Record<string, number>>} = {}): Middleware {
+export function jsonBody(limit: string, memory: BodyMemory, bounds: {maxValues?: number, maxItems?: Readonly<Record<string, number>>, maxFieldValues?: Readonly<Record<string, number>>} = {}): Middleware {
     const limitBytes = parseByteSize(limit) ?? Infinity;
-    const shape: JsonBounds = {maxDepth: maxJsonDepth, maxValues: bounds.maxValues ?? Infinity, maxItems: bounds.maxItems};
+    const shape: JsonBounds = {maxDepth: maxJsonDepth, maxValues: bounds.maxValues ?? Infinity, maxItems: bounds.maxItems, maxFieldValues: bounds.maxFieldValues};
     return async (ctx, next) => {
         if (ctx.method !== "POST" && ctx.method !== "PUT" && ctx.method !== "PATCH")
             return next();
@@ -82,7 +82,7 @@ async function parseJson(body: BodyChunks, bounds: JsonBounds): Promise<{value: 
             parsed = await parseJsonOffThreadMoving(body.chunks, bounds);
         else {
             const value: unknown = JSON.parse(utf8.decode(joinChunks(body)));
-            const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues, bounds.maxItems);
+            const hazard = findJsonHazard(value, bounds.maxDepth, bounds.maxValues, bounds.maxItems, bounds.maxFieldValues);
             parsed = hazard == null ? {value, strings: []} : {hazard};
         }
     } catch {
@@ -131,14 +131,24 @@ function hazardError(hazard: JsonHazard, bounds: JsonBounds): ApiError {
     const problem = `The request body ${describeJsonHazard(hazard, bounds)}`;
     if (hazard.problem === "prototype_key")
         return ApiError.invalidRequest(`${problem} (at '${shownPath(hazard.path)}').`, param, "invalid_json");
+    if (hazard.problem === "field_too_large") {
+        const at = dottedPath(hazard.path);
+        return ApiError.invalidRequest(`Invalid '${at}': '${hazard.field}' holds more than ${hazard.limit.toLocaleString("en-US")} JSON values, more than this endpoint accepts in it.`,
+            at, "too_many_values");
+    }
     if (hazard.problem === "too_many_values")
         return ApiError.invalidRequest(`${problem}${param == null ? "" : ` (most of them in '${param}')`}, more than this endpoint accepts. Send fewer items.`,
             param, "too_many_values");
     return ApiError.invalidRequest(`${problem} (at '${shownPath(hazard.path)}...'${param == null ? "" : `, in '${param}'`}). Flatten it.`, param, "json_too_deep");
 }
 
+/** A path as the field names of validation errors give it (`response_format.json_schema.schema.enum`, `messages[2].content`). */
+function dottedPath(path: (string | number)[]) {
+    return path.map((segment, index) => typeof segment === "number" ? `[${segment}]` : index === 0 ? segment : `.${segment}`).join("");
+}
+
 function shownPath(path: (string | number)[]) {
-    return path.slice(0, 6).map((segment, index) => typeof segment === "number" ? `[${segment}]` : index === 0 ? segment : `.${segment}`).join("");
+    return dottedPath(path.slice(0, 6));
 }
 
 /**

@@ -5,7 +5,8 @@ import { takeLongStrings, type MovedString } from "../workers/movedStrings.js";
 import { findJsonHazard, type JsonHazard } from "./findJsonHazard.js";
 
 /** Bounds a route puts on a JSON body's shape (see findJsonHazard). */
-export type JsonBounds = {maxDepth: number, maxValues: number, /** Top-level fields' array bounds (findJsonHazard). */ maxItems?: Readonly<Record<string, number>>};
+export type JsonBounds = {maxDepth: number, maxValues: number, /** Top-level fields' array bounds (findJsonHazard). */ maxItems?: Readonly<Record<string, number>>,
+    /** Top-level fields' bounds on the values they hold (findJsonHazard). */ maxFieldValues?: Readonly<Record<string, number>>};
 /** What the main thread asks of the JSON parse thread (see parseJsonOffThread): JSON text, or its UTF-8 bytes in pieces. */
 export type ParseRequest = {id: number, pieces: string | Uint8Array[], bounds: JsonBounds};
 /** The parsed value (its long strings moved as bytes: movedStrings), or its first hazard (then the value stays here), or why it is not JSON. */
@@ -23,7 +24,7 @@ parentPort!.on("message", ({id, pieces, bounds}: ParseRequest) => {
     let transfer: ArrayBuffer[] = [];
     try {
         const parsed: unknown = JSON.parse(typeof pieces === "string" ? pieces : decoder.decode(joinPieces(pieces)));
-        const hazard = findJsonHazard(parsed, bounds.maxDepth, bounds.maxValues, bounds.maxItems);
+        const hazard = findJsonHazard(parsed, bounds.maxDepth, bounds.maxValues, bounds.maxItems, bounds.maxFieldValues);
         if (hazard == null) {
             const {value, strings, transfer: buffers} = takeLongStrings(parsed);
             reply = {id, value, strings};
