@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
+import { isJsonObject } from "../core/validation/isJsonObject.js";
 
 export type ApiKeyRecord = {
     name: string;
@@ -73,13 +74,13 @@ function validate(json: unknown, file: string): ApiKeyFileData {
     const fail = (what: string): never => {
         throw new Error(`API keys file ${file} is malformed: ${what}`);
     };
-    if (!isObject(json) || !Array.isArray(json.keys))
+    if (!isJsonObject(json) || !Array.isArray(json.keys))
         return fail(`expected an object like { "keys": [...] }`);
 
     const names = new Set<string>();
     const keys = json.keys.map((entry: unknown, index: number): ApiKeyRecord => {
         const at = `keys[${index}]`;
-        if (!isObject(entry))
+        if (!isJsonObject(entry))
             return fail(`${at} must be an object`);
         const { name, hash, created, role } = entry;
         if (typeof name !== "string" || name === "")
@@ -99,6 +100,3 @@ function validate(json: unknown, file: string): ApiKeyFileData {
     return { keys };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-    return typeof value === "object" && value !== null && !Array.isArray(value);
-}

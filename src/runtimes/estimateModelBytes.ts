@@ -140,12 +140,20 @@ async function ggufInsights(file: string, config: EstimateSettings) {
     const insights = await GgufInsights.from(info, llama);
     const gpu = config.gpuReport !== undefined ? config.gpuReport
         : llama.gpu === false ? null : {backend: llama.gpu, vram: await llama.getVramState()};
-    const bytes = async ({companions: _companions, gpuLayers: asked, ...shape}: GgufContextShape) => {
-        const flashAttention = config.flashAttention !== "off" && insights.flashAttentionSupported;
-        // As LlamaModel.load resolves them: node-llama-cpp's resolver, told of the GPU the load will use.
-        const gpuLayers = gpu == null ? 0 : (await insights.configurationResolver.resolveModelGpuLayersV2(asked ?? "auto", {
-            getVramState: async () => gpu.vram, llamaGpu: gpu.backend, llamaSupportsGpuOffloading: true, defaultContextFlashAttention: flashAttention
-        })).gpuLayers;
+    const flashAttention = config.flashAttention !== "off" && insights.flashAttentionSupported;
+    // As LlamaModel.load resolves them: node-llama-cpp's resolver, told of the GPU the load will use. It does not depend
+    // on the context's size, so a context fitted step by step resolves them once.
+    const resolvedLayers = new Map<GgufContextShape["gpuLayers"], Promise<number>>();
+    const layersFor = (asked: GgufContextShape["gpuLayers"]) => {
+        let layers = resolvedLayers.get(asked);
+        if (layers == null)
+            resolvedLayers.set(asked, layers = gpu == null ? Promise.resolve(0) : insights.configurationResolver.resolveModelGpuLayersV2(asked ?? "auto", {
+                getVramState: async () => gpu.vram, llamaGpu: gpu.backend, llamaSupportsGpuOffloading: true, defaultContextFlashAttention: flashAttention
+            }).then(({gpuLayers}) => gpuLayers));
+        return layers;
+    };
+    const bytes = async ({companions: _companions, gpuLayers: asked, fitWithin: _fitWithin, ...shape}: GgufContextShape) => {
+        const gpuLayers = await layersFor(asked);
         const weights = insights.estimateModelResourceRequirements({gpuLayers});
         const context = insights.estimateContextResourceRequirements({...shape, modelGpuLayers: gpuLayers, flashAttention});
         return {ram: weights.cpuRam + context.cpuRam, vram: weights.gpuVram + context.gpuVram};

@@ -1,8 +1,4 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import Koa from "koa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "../../src/core/http/ApiError.js";
 import { BodyMemory } from "../../src/core/http/BodyMemory.js";
 import { jsonBody } from "../../src/core/http/jsonBody.js";
 import type { RequestState } from "../../src/core/http/RequestState.js";
@@ -10,27 +6,16 @@ import type { EngineHost } from "../../src/core/engines/EngineHost.js";
 import { movedStringLength } from "../../src/core/workers/movedStrings.js";
 import { earlyPromptFloor, eitherTextAt, messageTextAt } from "../../src/capabilities/chat/turn/earlyPromptFloor.js";
 import { ContextLengthExceededError } from "../../src/capabilities/chat/errors/ContextLengthExceededError.js";
+import { startBodyParserApp } from "../support/bodyParserApp.js";
 
 // jsonBody leaves a body's long strings as bytes until the body is read (RequestState.longStrings), and earlyPromptFloor
 // refuses from their sizes a prompt that cannot fit: a refused 10 MB prompt is never made a string on the main thread.
-let server: http.Server;
+let app: Awaited<ReturnType<typeof startBodyParserApp>>;
 let url: string;
 let seen: {before: RequestState["longStrings"], valueBefore: string, body: unknown, after: RequestState["longStrings"]}[] = [];
 
 beforeAll(async () => {
-    const app = new Koa();
-    app.use(async (ctx, next) => {
-        ctx.state.logFields = {};
-        try {
-            await next();
-        } catch (error) {
-            const apiError = error instanceof ApiError ? error : ApiError.internal();
-            ctx.status = apiError.status;
-            ctx.body = apiError.toBody();
-        }
-    });
-    app.use(jsonBody("20mb", new BodyMemory(64 * 1024 * 1024)));
-    app.use((ctx) => {
+    app = await startBodyParserApp(jsonBody("20mb", new BodyMemory(64 * 1024 * 1024)), (ctx) => {
         const state = ctx.state as RequestState;
         const before = state.longStrings == null ? undefined : {value: state.longStrings.value, strings: [...state.longStrings.strings]};
         const valueBefore = JSON.stringify(before?.value);
@@ -38,11 +23,9 @@ beforeAll(async () => {
         seen.push({before, valueBefore, body, after: state.longStrings});
         ctx.body = {ok: true};
     });
-    server = http.createServer(app.callback());
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    url = app.url;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => app.close());
 
 const post = (body: unknown) => fetch(url, {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
 

@@ -1,43 +1,25 @@
-import http from "node:http";
 import net from "node:net";
-import type { AddressInfo } from "node:net";
-import Koa from "koa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "../../src/core/http/ApiError.js";
 import { BodyMemory } from "../../src/core/http/BodyMemory.js";
 import { multipartBody } from "../../src/core/http/multipartBody.js";
 import { joinPieces } from "../../src/core/workers/ownedPieces.js";
 import type { UploadedFile } from "../../src/core/http/UploadedFile.js";
 import { jsonOf } from "../support/startTestServer.js";
+import { startBodyParserApp } from "../support/bodyParserApp.js";
 
-let server: http.Server;
+let app: Awaited<ReturnType<typeof startBodyParserApp>>;
 let url: string;
 let seen: {body: unknown, files: UploadedFile[]}[] = [];
 
 beforeAll(async () => {
-    const app = new Koa();
-    // A client that goes away mid-upload is a socket parse error Koa would print; the test checks the server goes on.
-    app.silent = true;
-    app.use(async (ctx, next) => {
-        ctx.state.logFields = {};
-        try {
-            await next();
-        } catch (error) {
-            const apiError = error instanceof ApiError ? error : ApiError.internal();
-            ctx.status = apiError.status;
-            ctx.body = apiError.toBody();
-        }
-    });
-    app.use(multipartBody({maxFileBytes: 1024, maxFiles: 2, maxFields: 8, maxFieldsBytes: 4096}, new BodyMemory(1024 * 1024)));
-    app.use((ctx) => {
+    // Silent: a client that goes away mid-upload is a socket parse error Koa would print; the test checks the server goes on.
+    app = await startBodyParserApp(multipartBody({maxFileBytes: 1024, maxFiles: 2, maxFields: 8, maxFieldsBytes: 4096}, new BodyMemory(1024 * 1024)), (ctx) => {
         seen.push({body: ctx.request.body, files: ctx.state.files});
         ctx.body = {files: (ctx.state.files as UploadedFile[]).length};
-    });
-    server = http.createServer(app.callback());
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    }, {silent: true});
+    url = app.url;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => app.close());
 
 function form(entries: [string, string | Blob, string?][]) {
     const data = new FormData();
@@ -85,7 +67,7 @@ describe("multipart/form-data bodies", () => {
 
     it("survives a client that goes away mid-upload, and serves the next request", async () => {
         seen = [];
-        const {port} = server.address() as AddressInfo;
+        const port = Number(new URL(url).port);
         await new Promise<void>((resolve) => {
             const socket = net.connect(port, "127.0.0.1", () => {
                 socket.write("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 5000\r\n\r\n" +

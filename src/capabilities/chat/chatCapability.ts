@@ -34,7 +34,7 @@ const chatBodyBounds = {maxValues: maxChatJsonValues, maxItems: {messages: maxCo
 /** Legacy completions' prompts (and detokenize's tokens) may be token ids, a value each: a prompt as long as a large context fits. */
 const completionsBodyBounds = {maxValues: 1_000_000};
 
-/** Tokens per sequence of a GGUF chat model: the manifest's `contextSize`, else `--context-size`; null = fitted (fittedContextSize). */
+/** Tokens per sequence of a GGUF chat model: the manifest's `contextSize`, else `--context-size`; null = fitted (plannedContextSize). */
 function contextSizeOf(entry: {contextSize?: number | null}, config: {contextSize: number}): number | null {
     return entry.contextSize ?? (config.contextSize > 0 ? config.contextSize : null);
 }
@@ -63,12 +63,15 @@ function plannedContextSize(entry: ModelEntry<ChatSettings>, sequences: number, 
 export const chatCapability: Capability<ChatEngine, ChatSettings> = {
     ...chatManifestPart,
     // The draft model (speculative decoding) gets a context of the same shape as the model's (loadDraftModel).
-    // Without a size set, the training context if it fits the memory budget, else the largest that does (fitGgufContextSize).
-    ggufContext: (entry, config, trainContextSize) => ({
-        contextSize: contextSizeOf(entry, config) ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
-        companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null),
-        ...(contextSizeOf(entry, config) == null ? {fitWithin: {ram: config.memoryBudget, vram: config.vramBudget}} : {})
-    }),
+    // Without a size set, the training context if it fits the memory budget, else the largest that does (ggufEstimate's fitWithin).
+    ggufContext: (entry, config, trainContextSize) => {
+        const set = contextSizeOf(entry, config);
+        return {
+            contextSize: set ?? trainContextSize ?? 4096, sequences: entry.parallel ?? config.parallel, gpuLayers: config.gpuLayers,
+            companions: [speculativeOptions(entry.settings, config).draftModelPath].filter((file) => file != null),
+            ...(set == null ? {fitWithin: {ram: config.memoryBudget, vram: config.vramBudget}} : {})
+        };
+    },
     // A GGUF chat model's memory is mostly its context's KV cache (a folder is an ONNX vision model: its files' size).
     memoryHint: (entry) => entry.path.toLowerCase().endsWith(".gguf")
         ? "Its estimate counts its context: tokens per sequence (the manifest's `contextSize`, else --context-size, else the model's training context, " +

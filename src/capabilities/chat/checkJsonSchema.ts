@@ -1,4 +1,5 @@
 import { ApiError } from "../../core/http/ApiError.js";
+import { isJsonObject } from "../../core/validation/isJsonObject.js";
 
 /** Keywords that only annotate a schema: safe to ignore when building the grammar. */
 const annotations = new Set(["title", "description", "$comment", "examples", "default", "$schema", "$id", "deprecated", "readOnly", "writeOnly"]);
@@ -34,7 +35,7 @@ export const jsonSchemaLimits = {
  * returns the schema in the dialect node-llama-cpp reads (`anyOf` -> `oneOf`, annotations removed).
  */
 export function checkJsonSchema(schema: unknown, param: string): Record<string, unknown> {
-    const rootDefs = isObject(schema) && isObject(schema.$defs) ? new Set(Object.keys(schema.$defs)) : new Set<string>();
+    const rootDefs = isJsonObject(schema) && isJsonObject(schema.$defs) ? new Set(Object.keys(schema.$defs)) : new Set<string>();
     return visit(schema, param, {rootDefs, nodes: 0, literals: 0}) as Record<string, unknown>;
 }
 
@@ -44,9 +45,9 @@ function visit(node: unknown, at: string, walk: Walk): unknown {
     if (++walk.nodes > jsonSchemaLimits.nodes)
         throw tooLarge(at, `more than ${jsonSchemaLimits.nodes} schema objects`);
     const rootDefs = walk.rootDefs;
-    if (node === true || (isObject(node) && Object.keys(node).every((key) => annotations.has(key))))
+    if (node === true || (isJsonObject(node) && Object.keys(node).every((key) => annotations.has(key))))
         throw unsupported(at, "a schema that allows any value (give it a 'type')");
-    if (!isObject(node))
+    if (!isJsonObject(node))
         throw ApiError.invalidRequest(`Invalid JSON schema at '${at}': expected an object.`, at, "invalid_json_schema");
 
     const out: Record<string, unknown> = {};
@@ -79,7 +80,7 @@ function visit(node: unknown, at: string, walk: Walk): unknown {
                 out.$ref = value;
                 break;
             case "properties": case "$defs":
-                if (!isObject(value))
+                if (!isJsonObject(value))
                     throw ApiError.invalidRequest(`Invalid JSON schema at '${here}': expected an object.`, here, "invalid_json_schema");
                 out[key] = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, visit(child, `${here}.${name}`, walk)]));
                 break;
@@ -135,6 +136,3 @@ function unsupported(param: string, what: string) {
         param, "unsupported_json_schema");
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-    return value != null && typeof value === "object" && !Array.isArray(value);
-}

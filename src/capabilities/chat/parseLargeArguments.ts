@@ -2,6 +2,7 @@ import { describeJsonHazard } from "../../core/http/findJsonHazard.js";
 import { maxJsonDepth } from "../../core/http/jsonBody.js";
 import { parseJsonOffThread } from "../../core/http/parseJsonOffThread.js";
 import { maxChatJsonValues } from "./chatCompletionSchema.js";
+import { isJsonObject } from "../../core/validation/isJsonObject.js";
 
 /**
  * Tool-call `arguments` strings at least this long are parsed in the JSON parse thread: on the main thread a
@@ -28,12 +29,12 @@ export async function parseLargeArguments(messages: unknown): Promise<ParsedArgu
         return parsed;
     const pending: Promise<void>[] = [];
     for (const message of messages) {
-        const calls = isObject(message) ? message.tool_calls : undefined;
+        const calls = isJsonObject(message) ? message.tool_calls : undefined;
         if (!Array.isArray(calls))
             continue;
         for (const call of calls) {
-            const fn = isObject(call) ? call.function : undefined;
-            if (!isObject(fn) || typeof fn.arguments !== "string" || fn.arguments.length < offThreadArgumentsChars)
+            const fn = isJsonObject(call) ? call.function : undefined;
+            if (!isJsonObject(fn) || typeof fn.arguments !== "string" || fn.arguments.length < offThreadArgumentsChars)
                 continue;
             pending.push(parseJsonOffThread(fn.arguments, argumentBounds).then(
                 (reply) => "value" in reply ? void parsed.values.set(fn, reply.value) : void parsed.refusals.set(fn, `valid JSON, but it ${describeJsonHazard(reply.hazard, argumentBounds)}`),
@@ -44,6 +45,3 @@ export async function parseLargeArguments(messages: unknown): Promise<ParsedArgu
     return parsed;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-    return typeof value === "object" && value !== null && !Array.isArray(value);
-}

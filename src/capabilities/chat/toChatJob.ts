@@ -9,6 +9,7 @@ import { checkTemplateKwargs } from "./checkTemplateKwargs.js";
 import { toLogitBias } from "./toLogitBias.js";
 import { ParsedArguments } from "./parseLargeArguments.js";
 import { toSamplingOptions } from "./toSamplingOptions.js";
+import { isJsonObject } from "../../core/validation/isJsonObject.js";
 
 /**
  * Converts a validated OpenAI request into an engine job, applying OpenAI's defaults and the
@@ -98,7 +99,7 @@ function fromDeprecatedFunctions(request: ChatCompletionRequest): ChatCompletion
     let toolChoice: unknown;
     if (functionCall == null || functionCall === "none" || functionCall === "auto")
         toolChoice = functionCall ?? undefined;
-    else if (isObject(functionCall) && typeof functionCall.name === "string")
+    else if (isJsonObject(functionCall) && typeof functionCall.name === "string")
         toolChoice = {type: "function", function: {name: functionCall.name}};
     else
         throw ApiError.invalidRequest("Invalid value for 'function_call': expected 'none', 'auto' or {\"name\": ...}.", "function_call");
@@ -145,16 +146,16 @@ function toTools(request: ChatCompletionRequest, engine: ChatEngineInfo): ChatTo
     }
     const functions = wireTools.map((tool, index): ChatToolFunction => {
         const param = `tools[${index}]`;
-        if (!isObject(tool) || tool.type !== "function")
+        if (!isJsonObject(tool) || tool.type !== "function")
             throw ApiError.invalidRequest(`Invalid value for '${param}.type': only tools of type 'function' are supported.`, `${param}.type`);
         const fn = tool.function;
-        if (!isObject(fn))
+        if (!isJsonObject(fn))
             throw ApiError.invalidRequest(`Missing required parameter: '${param}.function'.`, `${param}.function`);
         if (typeof fn.name !== "string" || !functionName.test(fn.name))
             throw ApiError.invalidRequest(`Invalid '${param}.function.name': expected 1 to 64 characters a-z, A-Z, 0-9, '_' or '-'.`, `${param}.function.name`);
         if (fn.description != null && typeof fn.description !== "string")
             throw ApiError.invalidRequest(`Invalid type for '${param}.function.description': expected a string.`, `${param}.function.description`);
-        if (fn.parameters != null && !isObject(fn.parameters))
+        if (fn.parameters != null && !isJsonObject(fn.parameters))
             throw ApiError.invalidRequest(`Invalid type for '${param}.function.parameters': expected a JSON schema object.`, `${param}.function.parameters`);
         return {
             name: fn.name,
@@ -172,7 +173,7 @@ function toTools(request: ChatCompletionRequest, engine: ChatEngineInfo): ChatTo
         forced = [];
     else if (choice === "required")
         forced = functions.map((_fn, index) => index);
-    else if (isObject(choice) && choice.type === "function" && isObject(choice.function) && typeof choice.function.name === "string") {
+    else if (isJsonObject(choice) && choice.type === "function" && isJsonObject(choice.function) && typeof choice.function.name === "string") {
         const index = names.indexOf(choice.function.name);
         if (index < 0)
             throw ApiError.invalidRequest(
@@ -248,7 +249,7 @@ function toToolCalls(message: WireMessage, param: string, parsedArguments: Parse
     const ids = new Set<string>();
     return message.tool_calls.map((call: unknown, index) => {
         const at = `${param}.tool_calls[${index}]`;
-        if (!isObject(call) || typeof call.id !== "string" || call.id === "" || call.type !== "function" || !isObject(call.function)
+        if (!isJsonObject(call) || typeof call.id !== "string" || call.id === "" || call.type !== "function" || !isJsonObject(call.function)
             || typeof call.function.name !== "string" || typeof call.function.arguments !== "string")
             throw ApiError.invalidRequest(
                 `Invalid '${at}': expected {id, type: 'function', function: {name, arguments}} with string id, name and arguments.`, at);
@@ -318,7 +319,7 @@ function toTurn(message: WireMessage, index: number, engine: ChatEngineInfo | st
 /** A chat `image_url` part's image (its `detail` accepted; the URL a base64 `data:` URL). */
 function toPartImage(part: WireContentPart, partParam: string) {
     const imageUrl = part.image_url;
-    if (!isObject(imageUrl) || typeof imageUrl.url !== "string")
+    if (!isJsonObject(imageUrl) || typeof imageUrl.url !== "string")
         throw ApiError.invalidRequest(`Missing required parameter: '${partParam}.image_url.url'.`, `${partParam}.image_url.url`);
     return imageFromUrl(imageUrl.url, imageUrl.detail, `${partParam}.image_url.url`, partParam);
 }
@@ -343,6 +344,3 @@ function checkImages(turns: readonly ChatTurn[], engine: ChatEngineInfo, visionM
             images[imageLimits.maxImages].image.source, "too_many_images");
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-    return value != null && typeof value === "object" && !Array.isArray(value);
-}

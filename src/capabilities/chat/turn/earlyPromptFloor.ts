@@ -2,6 +2,7 @@ import type { EngineHost } from "../../../core/engines/EngineHost.js";
 import type { RequestState } from "../../../core/http/RequestState.js";
 import type { ChatEngine } from "../ChatEngine.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
+import { isJsonObject } from "../../../core/validation/isJsonObject.js";
 
 /**
  * Which prompt a place in a request body is surely the client text of (0: the conversation; a completions request's
@@ -24,7 +25,7 @@ export type EarlyRefusal = {error: ContextLengthExceededError, prompt: number, b
 export function earlyPromptFloor(engines: EngineHost, state: RequestState, textAt: PromptTextAt): EarlyRefusal | null {
     const long = state.longStrings;
     const body = long?.value;
-    if (long == null || !isRecord(body) || typeof body.model !== "string")
+    if (long == null || !isJsonObject(body) || typeof body.model !== "string")
         return null;
     const loaded = engines.loadedEngine<ChatEngine>(body.model, "chat");
     const engine = loaded?.engine;
@@ -56,12 +57,12 @@ export function messageTextAt(list: string, roles: readonly string[], partType: 
         if (path[0] !== list || typeof path[1] !== "number" || path[2] !== "content")
             return null;
         const message = (body[list] as unknown[])[path[1]];
-        if (!isRecord(message) || !roles.includes(message.role as string) || (message.type !== undefined && message.type !== items))
+        if (!isJsonObject(message) || !roles.includes(message.role as string) || (message.type !== undefined && message.type !== items))
             return null;
         if (path.length === 3)
             return 0;
         const part = path.length === 5 && path[4] === "text" ? (message.content as unknown[])[path[3] as number] : null;
-        return isRecord(part) && part.type === partType ? 0 : null;
+        return isJsonObject(part) && part.type === partType ? 0 : null;
     };
 }
 
@@ -77,6 +78,3 @@ export function eitherTextAt(...places: PromptTextAt[]): PromptTextAt {
     };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-    return value !== null && typeof value === "object" && !Array.isArray(value);
-}
