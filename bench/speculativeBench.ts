@@ -12,7 +12,10 @@
  * extraction, a RAG answer quoting a passage, and a free story (the worst case: nothing to copy). The quoted
  * text is the model's own greedy continuation of a seed (asked of our server, speculation off, first): a
  * capable model copies what it quotes, and these small models copy only what they would write anyway, so the
- * quoted passage is made of that. Models (what acceptance means on each):
+ * quoted passage is made of that. On the generated models it is steered into a real copy (steeredPassage: no cycle
+ * shorter than 64 tokens, by banning the tokens that closed one; the bans go with every request quoting it, on both
+ * servers, and those prompts are sent as token ids), and each answer is checked to be its passage.
+ * Models (what acceptance means on each):
  * - stories: stories260K, real text (TinyStories). It copies what it is shown weakly: the honest figure for
  *   a tiny real model, and the cost of rejected drafts on a model whose step is ~1 ms.
  * - copier: a generated 56 MB F16 llama whose attention adds nothing, so its next token depends on the current
@@ -25,6 +28,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { readGgufFileInfo } from "node-llama-cpp";
 import { makeTestLlamaGguf, type TestLlamaGgufOptions } from "../test/support/gguf/makeTestLlamaGguf.js";
 import { processCpuMs } from "./cpuAccounting.js";
 import { buildLlamaServer } from "./peer/buildLlamaServer.js";
@@ -67,26 +71,30 @@ async function modelFile(name: string): Promise<string> {
 }
 
 type Side = {name: string, url: string, ours: BenchServer | null, pid: number};
-type Timing = {tokensPerSecond: number, cpuMsPerToken: number, completionTokens: number, text: string, draftN: number | null, draftAccepted: number | null};
+type Timing = {tokensPerSecond: number, cpuMsPerToken: number, completionTokens: number, text: string, draftN: number | null, draftAccepted: number | null,
+    /** The generated tokens' texts (`logprobs.tokens`), when asked for. */
+    tokenTexts: string[]};
 
 /**
  * One streamed completion; decode speed = the tokens after the first over the time after the first; CPU = the server
  * process's CPU time (all its threads, /proc, 10 ms ticks) over the whole request, per generated token: steadier than
  * tokens/s on a loaded machine (one request runs at a time, so it is this request's).
  */
-async function complete(side: Side, prompt: string, maxTokens: number): Promise<Timing> {
+async function complete(side: Side, prompt: string | number[], maxTokens: number, bans: Bans = {}, withTokens = false): Promise<Timing> {
     const cpuBefore = processCpuMs(side.pid);
     const response = await fetch(`${side.url}/v1/completions`, {
         method: "POST", signal: AbortSignal.timeout(300_000), headers: {"Content-Type": "application/json"},
         body: JSON.stringify({
             model: "bench", prompt, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: {include_usage: true},
-            logit_bias: {"2": -100}
+            logit_bias: {"2": -100, ...bans},
+            ...(withTokens ? {logprobs: 0} : {})
         })
     });
     if (response.status !== 200 || response.body == null)
         throw new Error(`${side.name}: ${response.status} ${await response.text()}`);
     let first = NaN, end = NaN, text = "", completionTokens = -1;
     let draftN: number | null = null, draftAccepted: number | null = null;
+    const tokenTexts: string[] = [];
     for await (const {data, receivedAt} of readSseEvents(response.body)) {
         if (data === "[DONE]")
             break;
@@ -97,6 +105,7 @@ async function complete(side: Side, prompt: string, maxTokens: number): Promise<
             text += piece;
             end = receivedAt;
         }
+        tokenTexts.push(...data.choices?.[0]?.logprobs?.tokens ?? []);
         if (data.usage?.completion_tokens != null)
             completionTokens = data.usage.completion_tokens;
         if (typeof data.timings?.draft_n === "number") {
@@ -105,11 +114,118 @@ async function complete(side: Side, prompt: string, maxTokens: number): Promise<
         }
     }
     const cpuMsPerToken = (processCpuMs(side.pid) - cpuBefore) / completionTokens;
-    return {tokensPerSecond: (completionTokens - 1) / ((end - first) / 1000), cpuMsPerToken, completionTokens, text, draftN, draftAccepted};
+    return {tokensPerSecond: (completionTokens - 1) / ((end - first) / 1000), cpuMsPerToken, completionTokens, text, draftN, draftAccepted, tokenTexts};
+}
+
+/** Tokens banned in every request of a group (`logit_bias` -100), so that the quoted passages are real copies. */
+type Bans = Record<string, number>;
+
+/** The model's tokens for `text` (our /v1/tokenize, no special tokens added). */
+async function tokenize(side: Side, text: string): Promise<number[]> {
+    const response = await fetch(`${side.url}/v1/tokenize`, {method: "POST", headers: {"Content-Type": "application/json"},
+        body: JSON.stringify({model: "bench", content: text, add_special_tokens: false})});
+    if (response.status !== 200)
+        throw new Error(`${side.name}: /v1/tokenize ${response.status} ${await response.text()}`);
+    return (await response.json() as {tokens: number[]}).tokens;
+}
+
+/** Token ids by their text (a SentencePiece piece with `▁` as a space), from the model file's vocabulary. */
+async function vocabularyIds(modelPath: string): Promise<Map<string, number>> {
+    const info = await readGgufFileInfo(modelPath);
+    const pieces = (info.metadata as any).tokenizer.ggml.tokens as string[];
+    const ids = new Map<string, number>();
+    pieces.forEach((piece, id) => ids.set(piece.replaceAll("\u2581", " "), ids.has(piece.replaceAll("\u2581", " ")) ? -1 : id));
+    return ids;
+}
+
+/** The ids of the byte-fallback tokens (token type 6): their texts do not tell which they are, so passages have none. */
+async function byteTokenIds(modelPath: string): Promise<number[]> {
+    const types = ((await readGgufFileInfo(modelPath)).metadata as any).tokenizer.ggml.token_type as number[];
+    return [...types.keys()].filter((id) => types[id] === 6);
+}
+
+/** The shortest cycle a quoted passage may have: longer than a draft and the longest match (llama-server's 12 tokens) together. */
+const minCycle = 64;
+/** A cycle shows as this many tokens occurring again (the copier's single token starts one; a model with attention repeats single tokens in any text). */
+const cycleNgram = 4;
+
+/** Whether the `cycleNgram` tokens ending at `index` occurred within the `minCycle` tokens before. */
+function repeatsWithin(tokens: readonly number[], index: number): boolean {
+    if (index + 1 < cycleNgram)
+        return false;
+    const ngram = tokens.slice(index + 1 - cycleNgram, index + 1).join(",");
+    for (let end = index - 1; end >= Math.max(cycleNgram - 1, index - minCycle + 1); end--)
+        if (tokens.slice(end + 1 - cycleNgram, end + 1).join(",") === ngram)
+            return true;
+    return false;
+}
+
+/** A passage's text and its token ids, as generated. */
+type Passage = {text: string, tokens: number[], bans: Bans, banned: number};
+
+/**
+ * A passage the model really copies: its greedy continuation of `seed` with no `cycleNgram` tokens twice within
+ * `minCycle` tokens (the seed's included), so the copy has no short cycle: whatever occurrence of its last tokens a lookup matches, what
+ * followed there is what comes next, and a long match exists. A generated model's greedy text otherwise ends in
+ * short loops (the copier's next token depends on the current token only, so a repeated token starts a cycle), where a
+ * lookup that matches its most recent occurrence (llama-server's ngram-simple) never drafts, and the "copy" is only the
+ * model's own loop. The first token of each such repeat is banned (`logit_bias` -100, in every request quoting the passage,
+ * on both servers; byte tokens from the start), and the passage is generated again, until `length` tokens have none. Its token ids are the generated
+ * ones (from their texts through the vocabulary: the text need not tokenize back to them), so prompts quoting it are
+ * sent as token ids (promptTokens). Written to the cache with the model file's size and time, so later runs reuse it.
+ */
+async function steeredPassage(side: Side, modelPath: string, seed: string, length: number): Promise<Passage> {
+    const stat = fs.statSync(modelPath);
+    const file = path.join(cacheDir, "speculative-bench", `steer-${path.basename(modelPath, ".gguf")}-${Buffer.from(seed).toString("hex").slice(0, 40)}-${length}-${cycleNgram}-${minCycle}.json`);
+    const key = `${stat.size}:${stat.mtimeMs}`;
+    if (fs.existsSync(file)) {
+        const saved = JSON.parse(fs.readFileSync(file, "utf8"));
+        if (saved.key === key)
+            return saved.passage;
+    }
+    const ids = await vocabularyIds(modelPath);
+    const seedTokens = await tokenize(side, seed);
+    const bans: Bans = Object.fromEntries((await byteTokenIds(modelPath)).map((id) => [String(id), -100]));
+    const initialBans = Object.keys(bans).length;
+    let wanted = Math.min(length, 32);
+    for (let attempt = 0; attempt < 2000; attempt++) {
+        if (attempt % 25 === 24)
+            console.log(`  steering '${seed}': attempt ${attempt + 1}, ${wanted} tokens, ${Object.keys(bans).length - initialBans} tokens banned`);
+        const {text, completionTokens, tokenTexts} = await complete(side, seed, wanted, bans, true);
+        const tokens = tokenTexts.map((piece) => ids.get(piece) ?? -1);
+        if (tokens.length !== completionTokens || tokens.some((id) => id < 0))
+            throw new Error(`The passage of '${seed}' has tokens whose id its text does not tell: ${JSON.stringify(tokenTexts.slice(0, 40))}`);
+        const all = [...seedTokens, ...tokens];
+        // The first token of the repeated tokens is banned: the way into the cycle, not its last step (banning that
+        // only moves the cycle's end, round the same tokens).
+        const end = all.findIndex((_token, index) => index >= seedTokens.length && repeatsWithin(all, index));
+        if (end >= 0) {
+            bans[all[Math.max(seedTokens.length, end + 1 - cycleNgram)]] = -100;
+            continue;
+        }
+        if (wanted === length) {
+            const passage = {text, tokens, bans, banned: Object.keys(bans).length - initialBans};
+            fs.writeFileSync(file, JSON.stringify({key, passage}));
+            return passage;
+        }
+        wanted = Math.min(length, wanted * 2);
+    }
+    throw new Error(`No passage of ${length} tokens without a cycle shorter than ${minCycle} for '${seed}' after 2,000 attempts`);
+}
+
+/** A shape's prompt as token ids: its own text tokenized piece by piece, the seed's and the passage's tokens as they are. */
+async function promptTokens(side: Side, shape: Shape, passage: Passage): Promise<number[]> {
+    const seedMark = "\u0001seed\u0001", passageMark = "\u0001passage\u0001";
+    const seedTokens = await tokenize(side, shape.seed);
+    const tokens: number[] = [];
+    for (const part of shape.prompt(seedMark, passageMark).split(/(\u0001(?:seed|passage)\u0001)/))
+        tokens.push(...part === seedMark ? seedTokens : part === passageMark ? passage.tokens : part === "" ? [] : await tokenize(side, part));
+    return tokens;
 }
 
 /** The request shapes: a prompt quoting `source` (the model's own continuation of `seed`), ending where the quote starts again. */
-const shapes: {name: string, copies: boolean, seed: string, prompt: (seed: string, source: string) => string}[] = [
+type Shape = {name: string, copies: boolean, seed: string, prompt: (seed: string, source: string) => string};
+const shapes: Shape[] = [
     {name: "code edit", copies: true, seed: "Once upon a time",
         prompt: (seed, source) => `Here is the file story.txt:\n\n\`\`\`\n${seed}${source}\n\`\`\`\n\nFix the typo in the second line and return the whole file:\n\n\`\`\`\n${seed}`},
     {name: "summary quoting its source", copies: true, seed: "Tom had a little dog",
@@ -122,7 +238,8 @@ const shapes: {name: string, copies: boolean, seed: string, prompt: (seed: strin
         prompt: (seed) => seed}
 ];
 
-type Group = {model: string, draft: string | null, ours: [string, string[]][], peer: [string, string[]][]};
+/** `steer`: the quoted passages are steered into real copies (steeredPassage): the generated models, whose own text loops. */
+type Group = {model: string, draft: string | null, steer: boolean, ours: [string, string[]][], peer: [string, string[]][]};
 
 function groups(): Group[] {
     // llama-server's lookups at their defaults, and ngram-simple matching as short as ours does (3 tokens, 16-token drafts).
@@ -135,10 +252,10 @@ function groups(): Group[] {
     ];
     const ours: Group["ours"] = [["ours off", ["--speculative", "off"]], ["ours lookup", ["--speculative", "lookup"]]];
     return [
-        {model: "stories", draft: null, ours, peer: lookup},
-        {model: "copier", draft: null, ours, peer: lookup},
-        {model: "random", draft: null, ours, peer: lookup},
-        {model: "layered", draft: "truncated", ours: [["ours off", ["--speculative", "off"]], ["ours draft", ["--speculative", "draft"]]],
+        {model: "stories", draft: null, steer: false, ours, peer: lookup},
+        {model: "copier", draft: null, steer: true, ours, peer: lookup},
+        {model: "random", draft: null, steer: false, ours, peer: lookup},
+        {model: "layered", draft: "truncated", steer: true, ours: [["ours off", ["--speculative", "off"]], ["ours draft", ["--speculative", "draft"]]],
             peer: [["llama-server default", []], ...[8, 16, 32].map((max): [string, string[]] =>
                 [`llama-server draft n-max ${max}`, ["-md", "DRAFT", "--spec-type", "draft-simple", "--spec-draft-n-max", String(max)]])]}
     ];
@@ -177,24 +294,38 @@ async function benchGroup(group: Group, llamaServer: string | null) {
         // Every side loads its model before the timed runs (ours load on demand): its CPU time is then the requests' own.
         for (const side of sides)
             await complete(side, "Once", 2);
-        // The quoted passages: the model's own greedy continuations (our server, speculation off).
+        // The quoted passages: the model's own greedy continuations (our server, speculation off), steered into real
+        // copies on the generated models (then quoted as token ids, with the bans every request quoting them carries).
         const sources = new Map<string, string>();
+        const passages = new Map<string, Passage>();
         for (const shape of shapes)
-            if (shape.copies && !sources.has(shape.seed))
-                sources.set(shape.seed, (await complete(sides[0], shape.seed, tokens)).text);
-
+            if (shape.copies && !sources.has(shape.seed)) {
+                if (group.steer) {
+                    const passage = await steeredPassage(sides[0], modelPath, shape.seed, tokens);
+                    console.log(`${group.model}, '${shape.seed}': a passage of ${tokens} tokens without a cycle shorter than ${minCycle} tokens (${passage.banned} tokens banned, and the byte tokens)`);
+                    sources.set(shape.seed, passage.text);
+                    passages.set(shape.seed, passage);
+                } else
+                    sources.set(shape.seed, (await complete(sides[0], shape.seed, tokens)).text);
+            }
+        const prompts = new Map<string, string | number[]>();
+        for (const shape of shapes) {
+            const passage = shape.copies ? passages.get(shape.seed) : undefined;
+            prompts.set(shape.name, passage != null ? await promptTokens(sides[0], shape, passage) : shape.prompt(shape.seed, sources.get(shape.seed) ?? ""));
+        }
         const speedOf = new Map<string, number[]>();
         const cpuOf = new Map<string, number[]>();
         const acceptance = new Map<string, {drafted: number, accepted: number, drafts: number}>();
         const same = new Map<string, boolean>();
+        const notCopied = new Set<string>();
         for (let run = 0; run < runs; run++) {
             for (const shape of shapes) {
-                const prompt = shape.prompt(shape.seed, sources.get(shape.seed) ?? "");
+                const prompt = prompts.get(shape.name)!;
                 const order = run % 2 === 0 ? sides : [...sides].reverse();
                 const texts = new Map<string, string>();
                 for (const side of order) {
                     const before = side.ours == null ? null : await speculativeStats(side);
-                    const timing = await complete(side, prompt, tokens);
+                    const timing = await complete(side, prompt, tokens, shape.copies ? passages.get(shape.seed)?.bans : undefined);
                     if (timing.completionTokens !== tokens)
                         throw new Error(`${group.model}, ${shape.name}, ${side.name}: ${timing.completionTokens} tokens instead of ${tokens}`);
                     const key = `${shape.name}|${side.name}`;
@@ -213,11 +344,15 @@ async function benchGroup(group: Group, llamaServer: string | null) {
                     }
                     acceptance.set(key, total);
                 }
+                if (shape.copies && group.steer && texts.get(group.ours[0][0]) !== sources.get(shape.seed))
+                    notCopied.add(shape.name);
                 const ourTexts = group.ours.map(([name]) => texts.get(name));
                 same.set(shape.name, (same.get(shape.name) ?? true) && ourTexts.every((text) => text === ourTexts[0]));
             }
         }
         report(group, sides, speedOf, acceptance, same, sources);
+        if (group.steer)
+            console.log(notCopied.size === 0 ? "Every answer quoting a passage was that passage, token for token." : `Answers that were not the passage they quote: ${[...notCopied].join(", ")}`);
         reportCpu(group, sides, speedOf, cpuOf);
     } finally {
         for (const side of sides)
