@@ -5,8 +5,10 @@
  * off and on (prompt lookup, or a draft model), and llama.cpp's llama-server built from the same llama.cpp
  * source (bench/peer/buildLlamaServer.ts), with its default (no speculation) and with its own lookups
  * (`ngram-simple` at its default and matching 3 tokens, `ngram-mod`, `ngram-map-k`) or its draft model (`-md`, drafts
- * of at most 8, 16 and 32 tokens); each request is compared with llama-server's fastest of them. Same GGUF, threads 1, one stream, greedy, streamed
- * /v1/completions (raw prompts), the end-of-sequence token banned so every run generates `--tokens` tokens.
+ * of at most 8, 16 and 32 tokens); each request is compared with llama-server's fastest of them. Same GGUF, threads 1, a
+ * sequence per request shape (so each shape's prompt stays cached), one stream at a time, greedy, streamed
+ * /v1/completions (raw prompts), the end-of-sequence token banned so every run generates `--tokens` tokens; tokens/s over
+ * each whole request.
  *
  * Request shapes: a code edit (the file comes back with a change), a summary quoting its source, a JSON
  * extraction, a RAG answer quoting a passage, and a free story (the worst case: nothing to copy). The quoted
@@ -39,7 +41,13 @@ import { BenchServer } from "./serverClient.js";
 import { fixed, median } from "./stats.js";
 
 const threads = 1;
+/** Per sequence. */
 const contextSize = 4096;
+/**
+ * A sequence (llama-server: a slot) per request shape, on both servers: each shape's prompt stays in its own, so the
+ * interleaved requests time generation, not the prompt evaluated again after another shape's request took the only one.
+ */
+const sequences = 5;
 
 const {values: args} = parseArgs({options: {
     runs: {type: "string", default: "3"},
@@ -76,12 +84,15 @@ type Timing = {tokensPerSecond: number, cpuMsPerToken: number, completionTokens:
     tokenTexts: string[]};
 
 /**
- * One streamed completion; decode speed = the tokens after the first over the time after the first; CPU = the server
+ * One streamed completion; speed = its tokens over the whole request's time, to its last token (not from the first
+ * token: a server that verifies a draft in the same step as the prompt's last token sends its first token later and
+ * the next ones at once, and timing from the first token would credit it with that step's work); CPU = the server
  * process's CPU time (all its threads, /proc, 10 ms ticks) over the whole request, per generated token: steadier than
  * tokens/s on a loaded machine (one request runs at a time, so it is this request's).
  */
 async function complete(side: Side, prompt: string | number[], maxTokens: number, bans: Bans = {}, withTokens = false): Promise<Timing> {
     const cpuBefore = processCpuMs(side.pid);
+    const sent = performance.now();
     const response = await fetch(`${side.url}/v1/completions`, {
         method: "POST", signal: AbortSignal.timeout(300_000), headers: {"Content-Type": "application/json"},
         body: JSON.stringify({
@@ -92,7 +103,7 @@ async function complete(side: Side, prompt: string | number[], maxTokens: number
     });
     if (response.status !== 200 || response.body == null)
         throw new Error(`${side.name}: ${response.status} ${await response.text()}`);
-    let first = NaN, end = NaN, text = "", completionTokens = -1;
+    let end = NaN, text = "", completionTokens = -1;
     let draftN: number | null = null, draftAccepted: number | null = null;
     const tokenTexts: string[] = [];
     for await (const {data, receivedAt} of readSseEvents(response.body)) {
@@ -100,8 +111,6 @@ async function complete(side: Side, prompt: string | number[], maxTokens: number
             break;
         const piece = data.choices?.[0]?.text;
         if (typeof piece === "string" && piece !== "") {
-            if (text === "")
-                first = receivedAt;
             text += piece;
             end = receivedAt;
         }
@@ -114,7 +123,7 @@ async function complete(side: Side, prompt: string | number[], maxTokens: number
         }
     }
     const cpuMsPerToken = (processCpuMs(side.pid) - cpuBefore) / completionTokens;
-    return {tokensPerSecond: (completionTokens - 1) / ((end - first) / 1000), cpuMsPerToken, completionTokens, text, draftN, draftAccepted, tokenTexts};
+    return {tokensPerSecond: completionTokens / ((end - sent) / 1000), cpuMsPerToken, completionTokens, text, draftN, draftAccepted, tokenTexts};
 }
 
 /** Tokens banned in every request of a group (`logit_bias` -100), so that the quoted passages are real copies. */
@@ -277,14 +286,14 @@ async function benchGroup(group: Group, llamaServer: string | null) {
         for (const [name, extraArgs] of group.ours) {
             const server = await BenchServer.start({
                 cwd: projectRoot, manifestPath: extraArgs.includes("off") ? plainManifestPath : manifestPath,
-                keysFile: path.join(dir, "no-keys.json"), threads, parallel: 1, startTimeoutMs: 300_000, extraArgs
+                keysFile: path.join(dir, "no-keys.json"), threads, parallel: sequences, startTimeoutMs: 300_000, extraArgs
             });
             sides.push({name, url: server.baseUrl.replace(/\/v1$/, ""), ours: server, pid: server.pid});
         }
         if (llamaServer != null)
             for (const [name, extraArgs] of group.peer) {
                 const peer = await LlamaServerProcess.start(llamaServer, [
-                    "-m", modelPath, "-t", String(threads), "-tb", String(threads), "-np", "1", "-c", String(contextSize), "-fa", "auto",
+                    "-m", modelPath, "-t", String(threads), "-tb", String(threads), "-np", String(sequences), "-c", String(contextSize * sequences), "-fa", "auto",
                     ...extraArgs.map((arg) => arg === "DRAFT" ? draftPath! : arg),
                     ...(extraArgs.includes("-md") ? ["-td", String(threads), "-tbd", String(threads)] : [])
                 ]);

@@ -105,6 +105,24 @@ describe("speculative decoding gives the output of plain decoding", () => {
         }
     }, 120_000);
 
+    it("a greedy request asked again is drafted from the model's pool (its first answer) from its first step, with the same tokens", async () => {
+        // The random model: its free text has nothing to copy, so drafts accepted the second time come from the pool.
+        const plain = await load(randomPath, off), fast = await load(randomPath, lookup);
+        // Longer than the pool's 24-token runs, so that the first step already has one to look up.
+        const prompt = "Tell me a story about a dog who lived on a farm with a cat, three hens and an old horse, and what they did all day long";
+        const [reference] = await run(plain, job(prompt, {logprobs: 2}));
+        const [first] = await run(fast, job(prompt, {logprobs: 2}));
+        const acceptedFirst = accepted(fast);
+        const [again] = await run(fast, job(prompt, {logprobs: 2}));
+        expectSameGreedy(reference, first, "first");
+        expectSameGreedy(reference, again, "again");
+        expect(again.text).toBe(first.text);
+        // 64 tokens in steps of a 16-token draft and the step's own sample, the prompt's last step included, the last draft
+        // only as long as the budget leaves (12 of the 13 tokens left; 16 would have verified 4 for nothing): 16 + 16 + 16 + 12.
+        expect(accepted(fast) - acceptedFirst).toBe(60);
+        expect(acceptedFirst).toBeLessThan(16);
+    }, 60_000);
+
     it("logprobs of accepted tokens are those of plain decoding; JSON mode, stop sequences and n = 2 give the same choices", async () => {
         const plain = await load(copierPath, off), fast = await load(copierPath, lookup);
         const [quoting] = (await prompts(plain)).slice(-1);

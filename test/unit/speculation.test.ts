@@ -4,6 +4,7 @@ import { NgramLookup } from "../../src/capabilities/chat/llama/speculation/Ngram
 import { DraftLength } from "../../src/capabilities/chat/llama/speculation/DraftLength.js";
 import { estimatedStepMs, modelDraftCost } from "../../src/capabilities/chat/llama/speculation/modelDraftCost.js";
 import { PromptLookupPredictor } from "../../src/capabilities/chat/llama/speculation/PromptLookupPredictor.js";
+import { NgramPool } from "../../src/capabilities/chat/llama/speculation/NgramPool.js";
 import { chatManifest } from "../../src/capabilities/chat/chatManifest.js";
 import { speculativeOptions } from "../../src/capabilities/chat/speculativeOptions.js";
 import { loadConfig } from "../../src/config.js";
@@ -129,9 +130,92 @@ describe("the draft cost: fixed by the model's size, never by a clock", () => {
     });
 });
 
+describe("NgramPool: what a model's sequences read and wrote, across requests", () => {
+    const range = (from: number, count: number) => t(...Array.from({length: count}, (_, index) => from + index));
+
+    it("chains the tokens that followed each run of n, and knows no run it was not given", () => {
+        const pool = new NgramPool(3, 1024);
+        pool.add(range(100, 40));
+        // The last 3 tokens of a text that holds 110, 111, 112: then 113, 114 ... to the end of what was added.
+        expect(pool.draft(t(1, 2, 110, 111, 112), 5)).toEqual(range(113, 5));
+        expect(pool.draft(t(137, 138, 139), 5)).toEqual([]);
+        expect(pool.draft(range(130, 3), 50)).toEqual(range(133, 7));
+        expect(pool.draft(t(111, 112), 5)).toEqual([]);
+        // Never seen: nothing.
+        expect(pool.draft(t(5, 6, 7), 5)).toEqual([]);
+        // `from` adds only the runs that start there or after.
+        const later = new NgramPool(3, 1024);
+        later.add(range(100, 40), 20);
+        expect(later.draft(range(110, 3), 3)).toEqual([]);
+        expect(later.draft(range(120, 3), 3)).toEqual(range(123, 3));
+    });
+
+    it("a slot another run took is not that run's (the check), and a quarter-full pool starts again", () => {
+        // One slot: every run lands in it; only the run that wrote it last reads it.
+        const pool = new NgramPool(2, 1);
+        pool.add(t(1, 2, 3));
+        pool.add(t(7, 8, 9));
+        // A pool of one slot is over a quarter full at once, so it is emptied after each add.
+        expect(pool.draft(t(7, 8), 1)).toEqual([]);
+        const roomy = new NgramPool(2, 64);
+        roomy.add(t(1, 2, 3));
+        roomy.add(t(7, 8, 9));
+        expect(roomy.draft(t(1, 2), 1)).toEqual(t(3));
+        expect(roomy.draft(t(7, 8), 1)).toEqual(t(9));
+        // 38 more runs in 64 slots: past a quarter full, emptied.
+        roomy.add(range(200, 40));
+        expect(roomy.draft(t(1, 2), 1)).toEqual([]);
+    });
+
+    const predictorFor = (pool: NgramPool, temperature = 0) => {
+        // A 58 MB model whose drafts are verified in one native call (per position, a draft token costs more: 48 at most pay).
+        const predictor = new PromptLookupPredictor({maxDraft: 64, minNgram: 2, maxNgram: 4, cost: modelDraftCost(58_208_256, 0, "native"), pool});
+        return {predictor, reset: (prompt: Token[]) =>
+            predictor.reset({stateTokens: [...prompt], evaluateOptions: {temperature}} as unknown as Parameters<PromptLookupPredictor["reset"]>[0])};
+    };
+
+    it("a greedy generation drafts long at once what another request wrote after the same 24 tokens; a sampled one does not", () => {
+        const pool = new NgramPool(24);
+        const prompt = range(1000, 40);
+        const answer = range(3000, 100);
+        // The first request: its prompt and its answer go to the pool as they come.
+        const first = predictorFor(pool);
+        first.reset(prompt);
+        for (const token of answer)
+            first.predictor.pushTokens([token]);
+        // The same request again, greedy: the whole first answer is drafted, 64 tokens at once (not one-token tries).
+        const again = predictorFor(pool);
+        again.reset(prompt);
+        expect(again.predictor.predictTokens()).toEqual(answer.slice(0, 64));
+        // The predictor's own lookup (its text only) had nothing to draft from: the prompt does not repeat.
+        const alone = predictorFor(new NgramPool(24));
+        alone.reset(prompt);
+        expect(alone.predictor.predictTokens()).toEqual([]);
+        // Sampled: what was drafted would decide which random numbers its seed gives, so no draft from other requests.
+        const sampled = predictorFor(pool, 0.8);
+        sampled.reset(prompt);
+        expect(sampled.predictor.predictTokens()).toEqual([]);
+    });
+
+    it("a draft never goes past what the generation may still take (its budget)", () => {
+        const pool = new NgramPool(24);
+        const prompt = range(1000, 40);
+        const first = predictorFor(pool);
+        first.reset(prompt);
+        first.predictor.pushTokens(range(3000, 100));
+        const again = predictorFor(pool);
+        again.reset(prompt);
+        again.predictor.budget = 5;
+        expect(again.predictor.predictTokens()).toEqual(range(3000, 5));
+        again.predictor.pushTokens(range(3000, 6));
+        again.predictor.budget = 0;
+        expect(again.predictor.predictTokens()).toEqual([]);
+    });
+});
+
 describe("speculative settings", () => {
     it("--speculative and --draft-max, and the manifest's speculative/draftModel/draftMax per model", () => {
-        expect(loadConfig([], {})).toMatchObject({speculative: "lookup", draftMax: 16});
+        expect(loadConfig([], {})).toMatchObject({speculative: "lookup", draftMax: 64});
         expect(loadConfig(["--speculative", "off", "--draft-max", "4"], {})).toMatchObject({speculative: "off", draftMax: 4});
         expect(loadConfig([], {SPECULATIVE: "draft"}).speculative).toBe("draft");
         expect(() => loadConfig(["--speculative", "ngram"], {})).toThrow(/speculative/);

@@ -34,7 +34,7 @@ export const chatServerSettings = {
         flag: "speculative", env: "SPECULATIVE", arg: "<m>", default: "lookup", help: "chat models: lookup (drafts from prompt/output), draft (manifest draftModel), off",
         docs: "chat models' speculative decoding: `lookup` (drafts copied from the prompt and the output), `draft` (a manifest `draftModel`; lookup for models without one), `off`. A manifest entry's `speculative` wins. See [docs/speculative.md](speculative.md)"
     }),
-    draftMax: integer({flag: "draft-max", env: "DRAFT_MAX", arg: "<n>", default: 16, min: 1, max: 64, help: "most tokens per draft",
+    draftMax: integer({flag: "draft-max", env: "DRAFT_MAX", arg: "<n>", default: 64, min: 1, max: 64, help: "most tokens per draft",
         docs: "most tokens per draft (a manifest `draftMax` wins)"}),
     // As OpenAI keeps responses for previous_response_id; per key, so that one key cannot push out another's.
     responseStoreMb: integer({

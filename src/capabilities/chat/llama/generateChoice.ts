@@ -108,7 +108,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         ? undefined
         : grammarState ??= new LlamaGrammarEvaluationState({model, grammar: settings.grammar});
 
-    const speculation = settings.speculation == null ? null : new ChoiceSpeculation(sequence, settings.speculation.predictor, settings.speculation.active);
+    const speculation = settings.speculation == null ? null : new ChoiceSpeculation(sequence, settings.speculation.predictor, settings.speculation.active, settings.maxTokens);
     const tokens = sequence.evaluate(promptTokens.slice(last.start, last.end), {
         temperature: settings.temperature,
         topK: settings.topK ?? 0,
@@ -186,6 +186,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 joined = true;
             }
             await settings.stepBarrier.arrive();
+            speculation?.remaining(settings.maxTokens - generated.length);
             pending = forced == null ? iterator.next() : iterator.next([...forced]);
         }
         output.finish();

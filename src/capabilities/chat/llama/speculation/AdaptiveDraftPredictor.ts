@@ -1,5 +1,5 @@
 import { TokenPredictor, type Token } from "node-llama-cpp";
-import { DraftLength, type DraftCost } from "./DraftLength.js";
+import { cautiousPrior, DraftLength, type DraftCost, type DraftPrior } from "./DraftLength.js";
 
 /**
  * What both of our token predictors share: how long a draft may be (DraftLength, one per kind of draft: a 4-token
@@ -13,6 +13,11 @@ import { DraftLength, type DraftCost } from "./DraftLength.js";
  * it was accepted.
  */
 export abstract class AdaptiveDraftPredictor extends TokenPredictor {
+    /**
+     * Most tokens the next draft may have: what the generation may still take after the token the step samples anyway
+     * (its max_tokens less what it has); a draft past it would be evaluated for nothing. Set by the choice (ChoiceSpeculation).
+     */
+    budget = Number.POSITIVE_INFINITY;
     private readonly lengths = new Map<number, DraftLength>();
     private lastDraft: readonly Token[] = [];
     private lastKind = 0;
@@ -53,7 +58,7 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
             this.lastDraft = [];
             this.pushedSinceDraft = [];
         }
-        return this.lengthsOf(kind).next(this.cost);
+        return Math.max(0, Math.min(this.budget, this.lengthsOf(kind).next(this.cost)));
     }
 
     /** The draft handed to node-llama-cpp. */
@@ -63,10 +68,15 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
         return draft;
     }
 
+    /** What is believed of a kind of draft before its first: cautious (one-token tries first) unless the kind says more. */
+    protected priorOf(_kind: number): DraftPrior {
+        return cautiousPrior;
+    }
+
     private lengthsOf(kind: number) {
         let lengths = this.lengths.get(kind);
         if (lengths == null)
-            this.lengths.set(kind, lengths = new DraftLength(this.maxDraft));
+            this.lengths.set(kind, lengths = new DraftLength(this.maxDraft, this.priorOf(kind)));
         return lengths;
     }
 }

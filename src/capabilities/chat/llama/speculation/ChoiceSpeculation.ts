@@ -16,16 +16,23 @@ export class ChoiceSpeculation {
     private readonly reattach: (() => void) | null;
     private readonly predictionsBefore: LlamaContextSequence["tokenPredictions"];
 
-    /** Before the choice's generator is made. */
-    constructor(private readonly sequence: LlamaContextSequence, predictor: SwitchablePredictor, allowed: boolean) {
+    /** Before the choice's generator is made; `maxTokens`: most tokens the choice may generate. */
+    constructor(private readonly sequence: LlamaContextSequence, private readonly predictor: SwitchablePredictor, allowed: boolean, maxTokens: number) {
         this.drafting = allowed && predictor.inner.worthDrafting();
         predictor.active = this.drafting;
+        this.remaining(maxTokens);
         this.reattach = this.drafting ? null : detachTokenPredictor(sequence);
         this.predictionsBefore = sequence.tokenPredictions;
     }
 
+    /** Before each step: the choice may still generate `tokens` tokens, one of them the step's own sample. */
+    remaining(tokens: number) {
+        this.predictor.inner.budget = tokens - 1;
+    }
+
     /** Once the generator is done with the sequence. */
     async end() {
+        this.predictor.inner.budget = Number.POSITIVE_INFINITY;
         this.reattach?.();
         if (this.drafting && unusedPredictions(this.sequence, this.predictionsBefore) > 0)
             await dropUnusedPredictions(this.sequence);

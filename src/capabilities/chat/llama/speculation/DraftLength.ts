@@ -22,10 +22,15 @@ const pauses = [1, 2, 4, 8, 16, 32, 64];
  * draft accepted whole would pay (a model whose step costs about what verifying one draft token does), there
  * are no drafts at all.
  */
+/** What a DraftLength believes before any draft: accepted tokens and rejections (q = accepted / (accepted + rejected)). */
+export type DraftPrior = {accepted: number, rejected: number};
+
+/** The default prior: one accepted token and two rejections (q = 1/3): drafting starts with one-token tries. */
+export const cautiousPrior: DraftPrior = {accepted: 1, rejected: 2};
+
 export class DraftLength {
-    // Prior: one accepted token and two rejections (q = 1/3): drafting starts with one-token tries.
-    private accepted = 1;
-    private rejected = 2;
+    private accepted: number;
+    private rejected: number;
     private pause = 0;
     private pauseIndex = 0;
     /** Twice the last draft's accepted tokens, plus 2: one rejection keeps the next draft short, whatever q says. */
@@ -33,8 +38,11 @@ export class DraftLength {
     /** After a pause: the shortest draft that would pay if accepted whole, whatever the estimate. */
     private probe = false;
 
-    /** `max`: most tokens a draft may have. */
-    constructor(private readonly max: number) {}
+    /** `max`: most tokens a draft may have; `prior`: what is believed before the first draft. */
+    constructor(private readonly max: number, prior: DraftPrior = cautiousPrior) {
+        this.accepted = prior.accepted;
+        this.rejected = prior.rejected;
+    }
 
     /** The chance that a draft token is accepted given the previous one was. */
     get continuation() {

@@ -3,6 +3,7 @@ import { DraftLength, type DraftCost } from "./DraftLength.js";
 import { DraftModelPredictor } from "./DraftModelPredictor.js";
 import { loadDraftModel, type DraftModel } from "./loadDraftModel.js";
 import { modelDraftCost } from "./modelDraftCost.js";
+import { NgramPool } from "./NgramPool.js";
 import { PromptLookupPredictor } from "./PromptLookupPredictor.js";
 import { SpeculationCounters, type SpeculationStats } from "./SpeculationCounters.js";
 import type { DraftVerification, SpeculativeOptions } from "./SpeculativeOptions.js";
@@ -11,6 +12,8 @@ import { SwitchablePredictor } from "./SwitchablePredictor.js";
 
 /** Prompt lookup matches the last 2 to 4 tokens: one token matches everywhere in vain, longer suffixes rarely. */
 const lookupNgrams = {minNgram: 2, maxNgram: 4};
+/** The pool's runs: 24 tokens, as llama.cpp's ngram-mod (a run that long seen again is text written again). */
+const poolNgram = 24;
 
 /**
  * A chat model's speculative decoding (the engine's side): its draft model if it has one, the predictor of
@@ -19,6 +22,8 @@ const lookupNgrams = {minNgram: 2, maxNgram: 4};
 export class ModelSpeculation {
     private readonly predictors = new Map<LlamaContextSequence, SwitchablePredictor>();
     private readonly counters = new SpeculationCounters();
+    /** What the model's sequences read and wrote (prompt lookup), made with the first sequence. */
+    private pool: NgramPool | null = null;
 
     /** What a draft costs in steps of the target (its draft model's steps included), fixed at load. */
     private readonly cost: DraftCost;
@@ -100,7 +105,7 @@ export class ModelSpeculation {
     private createPredictor(): SwitchablePredictor | null {
         const {mode, draftMax} = this.options;
         if (mode === "lookup")
-            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, cost: this.cost, ...lookupNgrams}));
+            return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, cost: this.cost, ...lookupNgrams, pool: this.pool ??= new NgramPool(poolNgram)}));
         if (mode === "draft")
             return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {maxDraft: draftMax, cost: this.cost}));
         return null;

@@ -31,6 +31,11 @@ export class NgramLookup {
         return this.tokens.length;
     }
 
+    /** The text indexed so far (the sequence's tokens). */
+    get text(): readonly Token[] {
+        return this.tokens;
+    }
+
     reset(tokens: readonly Token[]) {
         this.tokens = [];
         for (const map of this.ends)
