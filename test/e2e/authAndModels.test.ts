@@ -90,7 +90,9 @@ describe("/v1/models and name resolution", () => {
             // A GGUF chat model takes text only (OpenRouter's field; docs/models.md "Which models take images").
             architecture: {modality: "text->text", input_modalities: ["text"], output_modalities: ["text"]},
             // Loaded at start (startTestServer preloads) and kept: its estimate (in RAM; none in VRAM on the CPU) and what loading it added to the RSS.
-            status: {value: "loaded", estimated_bytes: expect.any(Number), estimated_vram_bytes: 0, measured_bytes: expect.any(Number), last_used: null, keep_alive: "forever", pinned: false, preload: true}
+            status: {value: "loaded", estimated_bytes: expect.any(Number), estimated_vram_bytes: 0, measured_bytes: expect.any(Number), last_used: null, keep_alive: "forever", pinned: false, preload: true,
+                // The manifest's context, and the file's own.
+                context_size: 128, train_context_size: expect.any(Number)}
         });
         expect(body.data[1].aliases).toEqual(["gpt-3.5-turbo"]);
     });

@@ -166,7 +166,8 @@ describe("memory estimates", () => {
                 const tokenized = await jsonOf(await fitted.post("/v1/tokenize", {model: "long", content: "hi"}));
                 expect(tokenized.max_model_len).toBe(estimate.contextSize);
                 expect((await fitted.post("/v1/chat/completions", {model: "long", max_tokens: 2, messages: [{role: "user", content: "hi"}]})).status).toBe(200);
-                expect((await jsonOf(await fetch(`${fitted.url}/v1/models/long`))).status.estimated_bytes).toBe(estimate.ram);
+                expect((await jsonOf(await fetch(`${fitted.url}/v1/models/long`))).status).toMatchObject({
+                    estimated_bytes: estimate.ram, context_size: estimate.contextSize, train_context_size: 262_144});
                 expect(logLines.filter((line) => line.includes("does not fit the memory budget"))).toEqual([
                     expect.stringContaining(`Model 'long': its training context (262144 tokens a sequence) does not fit the memory budget (or the VRAM budget) at 1 sequences; it gets ${estimate.contextSize}`)
                 ]);

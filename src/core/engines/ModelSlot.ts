@@ -26,6 +26,13 @@ export type ModelStatus = {
     keep_alive: string;
     pinned: boolean;
     preload: boolean;
+    /**
+     * A GGUF model's context, tokens per sequence, as its estimate planned it (the manifest's or `--context-size`, else
+     * fitted to the memory budget: it may change at the next load); `train_context_size`: the file's own. Absent until
+     * first estimated, and for models without one.
+     */
+    context_size?: number;
+    train_context_size?: number;
     /** A failed model: why, and (Unix seconds) when a request will try again. */
     error?: string;
     retry_at?: number;
@@ -128,6 +135,8 @@ export class ModelSlot {
             keep_alive: formatKeepAlive(this.keepAliveMs),
             pinned: this.pinned,
             preload: this.preload,
+            ...(this.estimated?.contextSize != null ? {context_size: this.estimated.contextSize} : {}),
+            ...(this.estimated?.trainContextSize != null ? {train_context_size: this.estimated.trainContextSize} : {}),
             ...(this.state === "failed" && this.failure != null ? {error: this.failure.error.message, retry_at: Math.ceil(this.failure.retryAt / 1000)} : {}),
             ...(this.state === "loading" && this.loadProgress != null ? {progress: {stages: ["text_model"], current: "text_model", value: this.loadProgress}} : {})
         };
