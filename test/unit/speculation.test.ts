@@ -5,6 +5,8 @@ import { DraftLength } from "../../src/capabilities/chat/llama/speculation/Draft
 import { estimatedStepMs, modelDraftCost } from "../../src/capabilities/chat/llama/speculation/modelDraftCost.js";
 import { PromptLookupPredictor } from "../../src/capabilities/chat/llama/speculation/PromptLookupPredictor.js";
 import { NgramPool } from "../../src/capabilities/chat/llama/speculation/NgramPool.js";
+import { ChoiceSpeculation } from "../../src/capabilities/chat/llama/speculation/ChoiceSpeculation.js";
+import { SwitchablePredictor } from "../../src/capabilities/chat/llama/speculation/SwitchablePredictor.js";
 import { chatManifest } from "../../src/capabilities/chat/chatManifest.js";
 import { speculativeOptions } from "../../src/capabilities/chat/speculativeOptions.js";
 import { loadConfig } from "../../src/config.js";
@@ -210,6 +212,27 @@ describe("NgramPool: what a model's sequences read and wrote, across requests", 
         again.predictor.pushTokens(range(3000, 6));
         again.predictor.budget = 0;
         expect(again.predictor.predictTokens()).toEqual([]);
+    });
+});
+
+describe("ChoiceSpeculation: a choice's side of it", () => {
+    it("switches the sequence's predictor on for the choice, with its budget, and off when it ends (the next prompt's chunks do not reset it)", async () => {
+        const pool = new NgramPool(24);
+        const inner = new PromptLookupPredictor({maxDraft: 64, minNgram: 2, maxNgram: 4, cost: {fixed: 0, perToken: 0}, pool});
+        const predictor = new SwitchablePredictor(inner);
+        const counts = {used: 0, unused: 0, validated: 0, refuted: 0};
+        const sequence = {tokenPredictions: counts} as unknown as ConstructorParameters<typeof ChoiceSpeculation>[0];
+        const speculation = new ChoiceSpeculation(sequence, predictor, true, 100);
+        expect([predictor.active, inner.budget]).toEqual([true, 99]);
+        speculation.remaining(10);
+        expect(inner.budget).toBe(9);
+        await speculation.end();
+        expect([predictor.active, inner.budget]).toEqual([false, Number.POSITIVE_INFINITY]);
+        // Off: a reset (node-llama-cpp's, at each prompt chunk of the next request) reaches neither the lookup nor the pool.
+        const reset = vi.spyOn(inner, "reset");
+        predictor.reset({stateTokens: t(...Array.from({length: 40}, (_, index) => index))} as unknown as Parameters<SwitchablePredictor["reset"]>[0]);
+        expect(reset).not.toHaveBeenCalled();
+        expect(pool.draft(t(...Array.from({length: 24}, (_, index) => index)), 1)).toEqual([]);
     });
 });
 

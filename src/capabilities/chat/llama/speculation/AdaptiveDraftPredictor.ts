@@ -58,7 +58,9 @@ export abstract class AdaptiveDraftPredictor extends TokenPredictor {
             this.lastDraft = [];
             this.pushedSinceDraft = [];
         }
-        return Math.max(0, Math.min(this.budget, this.lengthsOf(kind).next(this.cost)));
+        const length = Math.min(this.budget, this.lengthsOf(kind).next(this.cost));
+        // Cut short by the budget below what pays even if accepted whole: no draft.
+        return length < DraftLength.shortestPaying(this.cost) ? 0 : length;
     }
 
     /** The draft handed to node-llama-cpp. */

@@ -30,9 +30,14 @@ export class ChoiceSpeculation {
         this.predictor.inner.budget = tokens - 1;
     }
 
-    /** Once the generator is done with the sequence. */
+    /**
+     * Once the generator is done with the sequence. The predictor is switched off until the sequence's next choice
+     * switches it on: the next request's prompt chunks, evaluated before that, would otherwise reset it once per chunk
+     * (the lookup indexing, and the pool taking in, the whole text again each time).
+     */
     async end() {
         this.predictor.inner.budget = Number.POSITIVE_INFINITY;
+        this.predictor.active = false;
         this.reattach?.();
         if (this.drafting && unusedPredictions(this.sequence, this.predictionsBefore) > 0)
             await dropUnusedPredictions(this.sequence);

@@ -65,7 +65,9 @@ export class PromptLookupPredictor extends AdaptiveDraftPredictor {
     override predictTokens(): Token[] {
         if (this.greedy && this.pool != null && this.pool.draft(this.lookup.text, 1).length > 0) {
             const length = this.allowedLength(poolKind);
-            return length === 0 ? [] : this.proposed(this.pool.draft(this.lookup.text, length), poolKind);
+            if (length > 0)
+                return this.proposed(this.pool.draft(this.lookup.text, length), poolKind);
+            // Pool drafts paused: the text's own match may still draft.
         }
         const match = this.lookup.match();
         const length = match == null ? 0 : this.allowedLength(match.n);
