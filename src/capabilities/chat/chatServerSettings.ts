@@ -22,8 +22,8 @@ export const chatServerSettings = {
                 throw new ConfigError(`${name} must be 0 or a size of at least 1kb such as 512mb or 2gb, got "${raw}"`);
             return bytes;
         },
-        help: "chat models: prompt cache saved to disk per model when it is unloaded (0 = none)",
-        docs: "chat models: bytes of each model's prompt cache (its sequences' KV state) saved under `--cache-dir` when the model is evicted or idles out, and restored when it loads again, most recently used sequences first; `0` saves nothing. See [docs/models.md](models.md#the-prompt-cache-across-an-unload)"
+        help: "chat models: prompt cache kept on disk per model, when it is unloaded and for conversations pushed out of its sequences (0 = none)",
+        docs: "chat models: bytes of each model's prompt cache (its sequences' KV state) saved under `--cache-dir` when the model is evicted or idles out, and restored when it loads again, most recently used sequences first; also, while it is loaded, the conversations other conversations pushed out of its sequences, loaded back when they return ([docs/performance.md](performance.md#conversations-pushed-out-of-a-sequence)); `0` saves nothing. See [docs/models.md](models.md#the-prompt-cache-across-an-unload)"
     } satisfies Setting<number> as Setting<number>,
     reasoningFormat: oneOf(["parsed", "raw"], {
         flag: "reasoning-format", env: "REASONING_FORMAT", arg: "<f>", default: "parsed", help: "thinking models: parsed (reasoning_content apart), raw (as generated)",

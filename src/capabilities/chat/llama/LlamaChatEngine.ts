@@ -30,6 +30,7 @@ import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Turn } from "./TurnPlanner.js";
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
+import { DisplacedStates, minDisplacedTokens } from "./DisplacedStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
 import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "../shared/decisionLabels.js";
@@ -88,6 +89,8 @@ export class LlamaChatEngine implements ChatEngine {
     private readonly tokenizer: LlamaTokenizer;
     /** The prompt cache kept on disk while the model is unloaded; null = not kept. */
     private savedStates: SavedPromptStates | null = null;
+    /** Conversations pushed out of the sequences by others, kept on disk while the model is loaded; null = not kept. */
+    private displaced: DisplacedStates | null = null;
     /** What the last load restored of it, for the "Loaded" log line. */
     private restoredStates = {sequences: 0, tokens: 0, draftTokens: 0};
     /** The labels decision questions' options get (decisionLabels). */
@@ -176,6 +179,9 @@ export class LlamaChatEngine implements ChatEngine {
                     draft: speculation.draftIdentity()
                 });
                 await engine.restorePromptStates(new SavedPromptStates(options.promptStates, options.id, identity));
+                // Only where any shared prefix is reused: in `exact` mode a restored state's batches are unknown.
+                if (options.promptCache !== "exact")
+                    engine.displaced = new DisplacedStates(options.promptStates, options.id);
             }
             return engine;
         } catch (error) {
@@ -274,6 +280,8 @@ export class LlamaChatEngine implements ChatEngine {
     private async runTurn(job: ChatJob, hooks: ChatRunHooks, turn: Turn, release: () => void): Promise<ChoiceResult[]> {
         const promptTokens = turn.prompt.tokens;
         const taken = this.sequences.take(promptTokens, job.n);
+        if (job.n === 1 && this.displaced != null)
+            taken[0].kept = await this.swapConversation(this.displaced, promptTokens, taken[0]);
         const slots = taken.map(({sequence}) => sequence);
         const leaseNumber = ++this.leasesGranted;
         const aloneAtStart = this.pool.load().busy === job.n;
@@ -318,6 +326,28 @@ export class LlamaChatEngine implements ChatEngine {
             results.push(outcome.value);
         }
         return results;
+    }
+
+    /**
+     * Before a request's prompt goes into the sequence it took: what the sequence holds that the prompt does not share
+     * (another conversation, at least minDisplacedTokens of it) is written aside first (DisplacedStates), and a state
+     * written aside earlier that shares more of the prompt (by a quarter of minDisplacedTokens at least) is loaded in
+     * its place. Returns the prompt tokens the sequence keeps.
+     */
+    private async swapConversation(displaced: DisplacedStates, prompt: readonly Token[], {sequence, kept}: {sequence: LlamaContextSequence, kept: number}): Promise<number> {
+        const best = displaced.best(prompt);
+        const restorable = best == null ? 0 : Math.min(best.common, prompt.length - 1);
+        if (sequence.contextTokens.length - kept >= minDisplacedTokens)
+            await displaced.keep(sequence, best?.entry);
+        if (best == null || restorable - kept < minDisplacedTokens / 4)
+            return kept;
+        // Loaded, or not (then the sequence holds what it did, or nothing after a failed load): what it holds now decides.
+        await displaced.restoreInto(sequence, best.entry);
+        const held = sequence.contextTokens;
+        let common = 0;
+        while (common < held.length && common < prompt.length - 1 && held[common] === prompt[common])
+            common++;
+        return common;
     }
 
     /** A raw prompt as echoed back (legacy completions' `echo`), its tokens' logprobs evaluated on the first choice's sequence when asked. */
@@ -376,6 +406,7 @@ export class LlamaChatEngine implements ChatEngine {
         this.pool.close(new EngineDisposedError(this.info.id));
         await this.pool.drain();
         // Every request has ended: each sequence is free and holds what its last request left.
+        await this.displaced?.clear();
         await this.savedStates?.saveOrWarn(this.sequences.recentFirst(), (sequence) => this.speculation.draftSequenceOf(sequence));
         await this.renderThread.close();
         await this.context.dispose();

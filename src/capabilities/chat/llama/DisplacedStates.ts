@@ -1,0 +1,131 @@
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import type { PromptStateOptions } from "./SavedPromptStates.js";
+
+/** A sequence holding fewer tokens than this past what the next request keeps is not worth a file: evaluating them is quick. */
+export const minDisplacedTokens = 256;
+
+export type DisplacedState = {file: string, tokens: readonly Token[], bytes: number};
+type Entry = DisplacedState;
+
+/**
+ * The prompt cache of conversations pushed out of a model's sequences by other conversations, while the model stays
+ * loaded (llama-server's host-memory prompt cache, `--cache-ram`, does the same): when a request takes a sequence
+ * whose tokens it does not share (another conversation's), the sequence's state (node-llama-cpp's `saveStateToFile`:
+ * its KV cells and tokens) is written to `<run folder>/prompt-states/<model>-displaced/` first; a later request whose
+ * prompt shares more with a written state than with any free sequence gets that state loaded back into its sequence
+ * and evaluates only what follows. Bounded by the model's share of bytes (`--prompt-cache-disk`), the least recently
+ * written dropped first; a state is loaded once (its file is deleted then: the sequence holds it again). Files are
+ * removed when the model unloads (its free sequences are saved by SavedPromptStates then) and with the run's folder.
+ */
+export class DisplacedStates {
+    /** Oldest first. */
+    private entries: Entry[] = [];
+    private bytes = 0;
+    /** Whether the folder was ever made. */
+    private written = false;
+    private warned = false;
+
+    constructor(private readonly options: PromptStateOptions, private readonly modelId: string) {}
+
+    /**
+     * The written state that shares the longest prefix with `prompt`, and how many tokens it shares; null when none
+     * shares any.
+     */
+    best(prompt: readonly Token[]): {entry: Entry, common: number} | null {
+        let best: {entry: Entry, common: number} | null = null;
+        for (const entry of this.entries) {
+            const common = commonPrefix(entry.tokens, prompt);
+            if (common > 0 && common > (best?.common ?? 0))
+                best = {entry, common};
+        }
+        return best;
+    }
+
+    /**
+     * Writes what `sequence` holds, before another conversation takes it; a failure costs only this cache (logged).
+     * `protect`: a state about to be loaded, never dropped to make room.
+     */
+    async keep(sequence: LlamaContextSequence, protect?: Entry) {
+        if (this.options.maxBytes <= 0 || this.options.closing.aborted || sequence.contextTokens.length === 0)
+            return;
+        const tokens = sequence.contextTokens.slice();
+        // A conversation written before and grown since: the older state is only a prefix of this one.
+        for (const entry of this.entries.filter((entry) => entry !== protect && commonPrefix(entry.tokens, tokens) === entry.tokens.length))
+            await this.drop(entry);
+        try {
+            const folder = await this.folder();
+            await fs.mkdir(folder, {recursive: true, mode: 0o700});
+            this.written = true;
+            const file = path.join(folder, `${crypto.randomUUID()}.state`);
+            const {fileSize} = await sequence.saveStateToFile(file);
+            await fs.chmod(file, 0o600);
+            this.entries.push({file, tokens, bytes: fileSize});
+            this.bytes += fileSize;
+            for (const entry of [...this.entries]) {
+                if (this.bytes <= this.options.maxBytes)
+                    break;
+                if (entry !== protect)
+                    await this.drop(entry);
+            }
+        } catch (error) {
+            // Once: a cache folder that cannot be written fails every time.
+            if (!this.warned)
+                this.options.logger?.warn(`A displaced conversation of '${this.modelId}' could not be kept: it starts cold when it comes back (told once)`, {error: (error as Error).message});
+            this.warned = true;
+        }
+    }
+
+    /** Loads `entry` into `sequence` (whatever it held is replaced); whether it did (a failure leaves the sequence empty, logged). */
+    async restoreInto(sequence: LlamaContextSequence, entry: Entry): Promise<boolean> {
+        if (!this.entries.includes(entry))
+            return false;
+        try {
+            await sequence.loadStateFromFile(entry.file, {acceptRisk: true});
+            return true;
+        } catch (error) {
+            this.options.logger?.warn(`A displaced conversation of '${this.modelId}' could not be restored: it starts cold`, {error: (error as Error).message});
+            await sequence.clearHistory().catch(() => {});
+            return false;
+        } finally {
+            await this.drop(entry);
+        }
+    }
+
+    /** Every file removed (the model unloads); never fails (a cache folder that cannot be made holds nothing). */
+    async clear() {
+        for (const entry of [...this.entries])
+            await this.drop(entry);
+        if (this.written)
+            await this.folder().then((folder) => fs.rm(folder, {recursive: true, force: true})).catch(() => {});
+    }
+
+    /** What is kept now, for tests and /health. */
+    stats() {
+        return {conversations: this.entries.length, bytes: this.bytes};
+    }
+
+    private async drop(entry: Entry) {
+        const index = this.entries.indexOf(entry);
+        if (index < 0)
+            return;
+        this.entries.splice(index, 1);
+        this.bytes -= entry.bytes;
+        await fs.rm(entry.file, {force: true}).catch(() => {});
+    }
+
+    private async folder() {
+        const name = crypto.createHash("sha256").update(this.modelId).digest("hex").slice(0, 16);
+        return path.join(await this.options.folder(), "prompt-states", `${name}-displaced`);
+    }
+}
+
+function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
+    const length = Math.min(a.length, b.length);
+    let common = 0;
+    while (common < length && a[common] === b[common])
+        common++;
+    return common;
+}
