@@ -56,6 +56,32 @@ describe("a conversation pushed out of the model's only sequence by another come
         expect(b2.choices[0].message.content).toBe(b1.choices[0].message.content);
     }, 60_000);
 
+    it("a state file gone or cut short costs that conversation its cache, never the request or the sequence (nor the process)", async () => {
+        const server = await startTestServer({
+            models: [{id: "a", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 1}],
+            config: {preloadAll: true, keepAliveSeconds: null}
+        });
+        servers.push(server);
+        const ask = (messages: Message[]) => server.client.chat.completions.create({model: "a", messages, max_tokens: 4, temperature: 0});
+        const cats = conversation("cats", 300), rivers = conversation("rivers", 300), dogs = conversation("dogs", 300);
+        const cold = await ask(cats);
+        await ask(rivers);
+        const [catsFile] = filesUnder(path.join(server.dir, "cache")).filter((file) => file.endsWith(".state"));
+        fs.rmSync(catsFile);
+        const again = await ask(cats);
+        expect(again.usage!.prompt_tokens_details!.cached_tokens).toBeLessThan(50);
+        expect(again.choices[0].message.content).toBe(cold.choices[0].message.content);
+        // The rivers conversation was written aside in turn; cut it in half.
+        const [riversFile] = filesUnder(path.join(server.dir, "cache")).filter((file) => file.endsWith(".state"));
+        fs.truncateSync(riversFile, Math.floor(fs.statSync(riversFile).size / 2));
+        expect((await ask(rivers)).usage!.prompt_tokens_details!.cached_tokens).toBeLessThan(50);
+        // The sequence serves on: other conversations, and one loaded back whole.
+        await ask(dogs);
+        const back = await ask(rivers);
+        expect(back.usage!.prompt_tokens_details!.cached_tokens).toBe(back.usage!.prompt_tokens - 1);
+        expect((await server.client.chat.completions.create({model: "a", messages: [{role: "user", content: "short"}], max_tokens: 2})).choices).toHaveLength(1);
+    }, 60_000);
+
     it("keeps nothing aside with --prompt-cache-disk 0, and nothing is left once the model unloads", async () => {
         const off = await startTestServer({
             models: [{id: "a", task: "chat", path: tinyChatModelPath, contextSize: 1024, parallel: 1}],

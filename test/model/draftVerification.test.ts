@@ -4,7 +4,7 @@ import { InputLookupTokenPredictor, type Llama, type LlamaContext, type LlamaMod
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import type { DraftVerification, SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
-import { draftVerificationOf, nativeContextOf, replaceNativeContext } from "../../src/runtimes/llama/internals.js";
+import { draftVerificationOf, unwrapNativeContext, wrapNativeContext } from "../../src/runtimes/llama/internals.js";
 import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { rawPromptJob, runJob, speculationModelShape } from "../support/rawPromptJobs.js";
@@ -115,11 +115,8 @@ describe("below the server: node-llama-cpp's speculative evaluation, one call or
 
     /** `count` tokens generated after `prompt`, drafts from node-llama-cpp's own prompt lookup; `nativeDrafts` false hides `sampleDraft`. */
     async function generate(prompt: Token[], count: number, sampling: {temperature: number, seed?: number}, nativeDrafts: boolean, penalize = true) {
-        const native = nativeContextOf(context);
         if (!nativeDrafts)
-            replaceNativeContext(context, new Proxy(native, {
-                get: (target, property) => property === "sampleDraft" ? undefined : typeof Reflect.get(target, property) === "function" ? Reflect.get(target, property).bind(target) : Reflect.get(target, property)
-            }));
+            wrapNativeContext(context, () => ({sampleDraft: undefined}));
         const predictor = new InputLookupTokenPredictor({patternLength: {min: 2}, predictionLength: {max: 16}});
         predictor.updateInputTokens(prompt);
         const sequence = context.getSequence({tokenPredictor: predictor});
@@ -135,7 +132,7 @@ describe("below the server: node-llama-cpp's speculative evaluation, one call or
             return {tokens, validated: sequence.tokenPredictions.validated};
         } finally {
             sequence.dispose();
-            replaceNativeContext(context, native);
+            unwrapNativeContext(context);
         }
     }
 

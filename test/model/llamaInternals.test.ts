@@ -7,7 +7,7 @@ import {
 } from "node-llama-cpp";
 import {
     assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, jinjaRendererOf, keepFunctionResultsAsText,
-    nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, replaceNativeContext,
+    nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
 import { tinyChatModelPath, tinyToolsModelPath } from "../support/testModels.js";
@@ -32,19 +32,19 @@ describe("node-llama-cpp internals the server relies on", () => {
         await model?.dispose();
     });
 
-    it("LlamaContext._ctx: the native context sees every batch and sampling, and a replacement is called in its place", async () => {
+    it("LlamaContext._ctx: the native context sees every batch and sampling, and its wrapped methods are called in their place", async () => {
         const native = nativeContextOf(context);
         const calls: string[] = [];
-        replaceNativeContext(context, new Proxy(native, {
-            get(target, property) {
-                const value = Reflect.get(target, property);
-                if (typeof value !== "function")
-                    return value;
-                if (property === "initBatch" || property === "addToBatch" || property === "sampleToken")
-                    calls.push(property);
-                return value.bind(target);
-            }
+        wrapNativeContext(context, (original) => ({
+            initBatch: (size: number) => (calls.push("initBatch"), original.initBatch(size)),
+            addToBatch: (...args: Parameters<NativeContext["addToBatch"]>) => (calls.push("addToBatch"), original.addToBatch(...args)),
+            sampleToken: (...args: Parameters<NativeContext["sampleToken"]>) => (calls.push("sampleToken"), original.sampleToken(...args))
         }));
+        // Still the native object, which other native calls unwrap (a sliding-window model's checkpoint takes it).
+        expect(nativeContextOf(context)).toBe(native);
+        const checkpoint = new (model as unknown as {_llama: {_bindings: {AddonContextSequenceCheckpoint: new () => {init(ctx: unknown, sequence: number): Promise<unknown>, dispose(): void}}}})._llama._bindings.AddonContextSequenceCheckpoint();
+        await checkpoint.init(native, 0);
+        checkpoint.dispose();
         try {
             const sequence = context.getSequence();
             try {
@@ -55,9 +55,10 @@ describe("node-llama-cpp internals the server relies on", () => {
                 sequence.dispose();
             }
         } finally {
-            replaceNativeContext(context, native);
+            unwrapNativeContext(context);
         }
         expect(new Set(calls)).toEqual(new Set(["initBatch", "addToBatch", "sampleToken"]));
+        expect(Object.keys(native)).not.toContain("sampleToken");
     });
 
     it("LlamaModel._llama._bindings.AddonSampler: a native sampler of the model's own", () => {
@@ -203,7 +204,7 @@ describe("a node-llama-cpp without a field the server relies on", () => {
 
     it("keeps the native context it could not check", () => {
         const holder = {_ctx: {initBatch: () => {}}};
-        expect(() => replaceNativeContext(holder as never, {} as NativeContext)).toThrow("LlamaContext._ctx");
+        expect(() => wrapNativeContext(holder as never, () => ({}))).toThrow("LlamaContext._ctx");
         expect(holder._ctx).toEqual({initBatch: expect.any(Function)});
     });
 });

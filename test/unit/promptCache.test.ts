@@ -17,7 +17,7 @@ const sequence = (name: string, ...ids: number[]): FakeSequence => ({name, conte
 describe("SequencePrefixCache", () => {
     it("gives the free sequence sharing the longest prefix, and keeps at least the last prompt token to evaluate", () => {
         const [a, b, c] = [sequence("a", 1, 2, 9), sequence("b", 1, 2, 3, 4, 5), sequence("c")];
-        const cache = new SequencePrefixCache([a, b, c], "on", 512);
+        const cache = new SequencePrefixCache([a, b, c], "on", 512, 1);
         expect(cache.take(tokens(1, 2, 3, 7), 1)).toEqual([{sequence: b, kept: 3}]);
         // The whole prompt is held by b: all but its last token are kept.
         cache.giveBack(b, 0);
@@ -26,7 +26,7 @@ describe("SequencePrefixCache", () => {
 
     it("breaks ties by least recent use, and n > 1 takes the best sequences in order", () => {
         const [a, b, c] = [sequence("a", 5), sequence("b", 5), sequence("c", 1, 2)];
-        const cache = new SequencePrefixCache([a, b, c], "on", 512);
+        const cache = new SequencePrefixCache([a, b, c], "on", 512, 1);
         // a and b both share nothing with [1, 2, 3]; a was used least recently.
         expect(cache.take(tokens(1, 2, 3), 2).map(({sequence, kept}) => [sequence.name, kept])).toEqual([["c", 2], ["a", 0]]);
         cache.giveBack(a, 0);
@@ -35,9 +35,21 @@ describe("SequencePrefixCache", () => {
         expect(cache.take(tokens(9), 1)[0].sequence).toBe(b);
     });
 
+    it("a few shared tokens (a template's opening) do not win over a sequence holding less: another conversation is not pushed out for them", () => {
+        const opening = Array.from({length: 9}, (_, index) => 100 + index);
+        const [held, empty] = [sequence("held", ...opening, ...Array.from({length: 400}, (_, index) => 1000 + index)), sequence("empty")];
+        const cache = new SequencePrefixCache([held, empty], "on", 512);
+        cache.giveBack(held, 0);
+        // Another conversation with the same 9-token opening: the empty sequence, not the one holding a conversation.
+        expect(cache.take(tokens(...opening, 7, 7, 7), 1)).toEqual([{sequence: empty, kept: 0}]);
+        cache.giveBack(empty, 0);
+        // The same conversation again (its 409 tokens shared): its own sequence.
+        expect(cache.take(held.contextTokens.slice(0, 300), 1)).toEqual([{sequence: held, kept: 299}]);
+    });
+
     it("off: nothing is kept, sequences in least-recently-used order", () => {
         const [a, b] = [sequence("a", 1, 2, 3), sequence("b", 1, 2, 3)];
-        const cache = new SequencePrefixCache([a, b], "off", 512);
+        const cache = new SequencePrefixCache([a, b], "off", 512, 1);
         expect(cache.take(tokens(1, 2, 3, 4), 1)).toEqual([{sequence: a, kept: 0}]);
         cache.giveBack(a, 3);
         expect(cache.take(tokens(1, 2, 3, 4), 1)).toEqual([{sequence: b, kept: 0}]);
@@ -46,7 +58,7 @@ describe("SequencePrefixCache", () => {
     it("exact: keeps only whole chunks of the grid that the sequence evaluated whole", () => {
         const held = Array.from({length: 10}, (_, index) => index + 1);
         const s = sequence("s", ...held);
-        const cache = new SequencePrefixCache([s], "exact", 4);
+        const cache = new SequencePrefixCache([s], "exact", 4, 1);
         // Never given back with whole chunks (start of the server): nothing is exact.
         expect(cache.take(tokens(...held), 1)[0].kept).toBe(0);
         cache.giveBack(s, 8);
@@ -61,7 +73,7 @@ describe("SequencePrefixCache", () => {
 
     it("lists the free sequences most recently used first, with what each evaluated in whole chunks (what is saved to disk at an unload)", () => {
         const [a, b, c] = [sequence("a", 1), sequence("b", 2), sequence("c", 3)];
-        const cache = new SequencePrefixCache([a, b, c], "on", 4);
+        const cache = new SequencePrefixCache([a, b, c], "on", 4, 1);
         const [taken] = cache.take(tokens(2, 5), 1);
         expect(taken.sequence).toBe(b);
         expect(cache.recentFirst().map(({sequence}) => sequence.name)).toEqual(["c", "a"]);
@@ -70,7 +82,7 @@ describe("SequencePrefixCache", () => {
     });
 
     it("counts lookups, hits and tokens for /health", () => {
-        const cache = new SequencePrefixCache([sequence("a")], "on", 512);
+        const cache = new SequencePrefixCache([sequence("a")], "on", 512, 1);
         cache.record(100, 0);
         cache.record(120, 99);
         expect(cache.stats()).toEqual({mode: "on", lookups: 2, hits: 1, promptTokens: 220, cachedTokens: 99});

@@ -52,10 +52,31 @@ export function nativeContextOf(context: LlamaContext): NativeContext {
     return native as NativeContext;
 }
 
-/** Puts `replacement` (a Proxy over {@link nativeContextOf}'s result) where node-llama-cpp calls its native context. */
-export function replaceNativeContext(context: LlamaContext, replacement: NativeContext): void {
-    nativeContextOf(context);
-    (context as unknown as ContextInternals)._ctx = replacement;
+/**
+ * Wraps methods of the context's native context where node-llama-cpp calls them: each given method becomes an own
+ * property of the native object itself (`undefined` hides one), so the object node-llama-cpp hands to other native
+ * calls stays the native one (a Proxy in its place cannot be unwrapped there: a sliding-window model's checkpoint,
+ * `AddonContextSequenceCheckpoint.init(_ctx)`, failed with "Invalid argument"). Returns the native methods as they were.
+ */
+export function wrapNativeContext(context: LlamaContext, wrap: (original: NativeContext) => Partial<NativeContext>): NativeContext {
+    const native = nativeContextOf(context);
+    const original: NativeContext = {
+        initBatch: native.initBatch.bind(native),
+        addToBatch: native.addToBatch.bind(native),
+        sampleToken: native.sampleToken.bind(native),
+        ...(typeof native.sampleDraft === "function" ? {sampleDraft: native.sampleDraft.bind(native)} : {})
+    };
+    for (const [name, value] of Object.entries(wrap(original)))
+        Object.defineProperty(native, name, {value, writable: true, configurable: true, enumerable: false});
+    return original;
+}
+
+/** Undoes {@link wrapNativeContext}: the native context's own methods again. */
+export function unwrapNativeContext(context: LlamaContext): void {
+    const native = nativeContextOf(context) as unknown as Record<string, unknown>;
+    for (const name of ["initBatch", "addToBatch", "sampleToken", "sampleDraft"])
+        if (Object.prototype.hasOwnProperty.call(native, name))
+            delete native[name];
 }
 
 /** Makes native samplers of the model's own (`model._llama._bindings.AddonSampler` over `model._model`); checked when called. */
@@ -143,7 +164,7 @@ export function speculationPatched(): boolean {
  * How node-llama-cpp verifies a draft on this context: `native` when its native context has `sampleDraft` (the native
  * build with the project's patch) and its speculative evaluation calls it (the patch's JS part), which samples every
  * draft position in one native call; `per-position` otherwise (one native `sampleToken` call per draft position).
- * Read before a replacement (replaceNativeContext) hides or wraps the function.
+ * Read before a wrapper (wrapNativeContext) hides or wraps the function.
  */
 export function draftVerificationOf(context: LlamaContext): "native" | "per-position" {
     const native = nativeContextOf(context);

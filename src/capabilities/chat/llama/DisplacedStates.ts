@@ -26,6 +26,8 @@ export class DisplacedStates {
     private bytes = 0;
     /** Whether the folder was ever made. */
     private written = false;
+    /** Bytes per token of the last state written (the model's KV shape), to skip one that cannot fit. */
+    private bytesPerToken: number | null = null;
     private warned = false;
 
     constructor(private readonly options: PromptStateOptions, private readonly modelId: string) {}
@@ -52,16 +54,21 @@ export class DisplacedStates {
         if (this.options.maxBytes <= 0 || this.options.closing.aborted || sequence.contextTokens.length === 0)
             return;
         const tokens = sequence.contextTokens.slice();
+        // A state that cannot fit the share is not written at all (its size from the last one written, per token).
+        if (this.bytesPerToken != null && tokens.length * this.bytesPerToken > this.options.maxBytes)
+            return;
         // A conversation written before and grown since: the older state is only a prefix of this one.
         for (const entry of this.entries.filter((entry) => entry !== protect && commonPrefix(entry.tokens, tokens) === entry.tokens.length))
             await this.drop(entry);
+        let file: string | null = null;
         try {
             const folder = await this.folder();
             await fs.mkdir(folder, {recursive: true, mode: 0o700});
             this.written = true;
-            const file = path.join(folder, `${crypto.randomUUID()}.state`);
+            file = path.join(folder, `${crypto.randomUUID()}.state`);
             const {fileSize} = await sequence.saveStateToFile(file);
             await fs.chmod(file, 0o600);
+            this.bytesPerToken = fileSize / tokens.length;
             this.entries.push({file, tokens, bytes: fileSize});
             this.bytes += fileSize;
             for (const entry of [...this.entries]) {
@@ -71,6 +78,9 @@ export class DisplacedStates {
                     await this.drop(entry);
             }
         } catch (error) {
+            // What a failed write left (a full disk) is not kept.
+            if (file != null && !this.entries.some((entry) => entry.file === file))
+                await fs.rm(file, {force: true}).catch(() => {});
             // Once: a cache folder that cannot be written fails every time.
             if (!this.warned)
                 this.options.logger?.warn(`A displaced conversation of '${this.modelId}' could not be kept: it starts cold when it comes back (told once)`, {error: (error as Error).message});
@@ -83,6 +93,13 @@ export class DisplacedStates {
         if (!this.entries.includes(entry))
             return false;
         try {
+            // Emptied first: node-llama-cpp forgets the sequence's tokens before the native load, which may fail before
+            // it erases the cells (a file gone), and leave cells nobody knows of; and its checkpoints (sliding-window
+            // models) belong to the conversation being replaced.
+            await sequence.clearHistory();
+            // A file that is not the size written (cut short) would stop the process in llama.cpp's reader, not throw.
+            if ((await fs.stat(entry.file)).size !== entry.bytes)
+                throw new Error(`its file is not the ${entry.bytes} bytes written`);
             await sequence.loadStateFromFile(entry.file, {acceptRisk: true});
             return true;
         } catch (error) {

@@ -280,7 +280,9 @@ export class LlamaChatEngine implements ChatEngine {
     private async runTurn(job: ChatJob, hooks: ChatRunHooks, turn: Turn, release: () => void): Promise<ChoiceResult[]> {
         const promptTokens = turn.prompt.tokens;
         const taken = this.sequences.take(promptTokens, job.n);
-        if (job.n === 1 && this.displaced != null)
+        // Not for an echo with logprobs (it evaluates the prompt from the start anyway), nor for a request already gone.
+        const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
+        if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
             taken[0].kept = await this.swapConversation(this.displaced, promptTokens, taken[0]);
         const slots = taken.map(({sequence}) => sequence);
         const leaseNumber = ++this.leasesGranted;

@@ -1,5 +1,5 @@
 import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import { nativeContextOf, nativeSamplerFactory, replaceNativeContext, sequenceIdOf, type NativeContext, type NativeSampler } from "../../../runtimes/llama/internals.js";
+import { nativeSamplerFactory, sequenceIdOf, wrapNativeContext, type NativeContext, type NativeSampler } from "../../../runtimes/llama/internals.js";
 import type { RawDistribution } from "../shared/toTokenLogprob.js";
 
 /** `position`: where in the sequence the sampled token goes (the position after the token whose logits these are). */
@@ -36,33 +36,27 @@ export class RawDistributionTap {
      * position per native call even on a build that has it (tests compare the two paths).
      */
     static install(context: LlamaContext, model: LlamaModel, nativeDrafts = true): RawDistributionTap {
-        const native = nativeContextOf(context);
-        const tap = new RawDistributionTap(nativeSamplerFactory(model), native);
-        replaceNativeContext(context, new Proxy(native, {
-            get(target, property) {
-                if (property === "initBatch")
-                    return (size: number) => {
-                        tap.sequenceOfLogit.clear();
-                        return target.initBatch(size);
-                    };
-                if (property === "addToBatch")
-                    return (sequenceId: number, first: number, tokens: Uint32Array, logitIndexes: Uint32Array) => {
-                        const rows = target.addToBatch(sequenceId, first, tokens, logitIndexes);
-                        if (tap.watchers.has(sequenceId))
-                            for (let index = 0; index < rows.length; index++)
-                                tap.sequenceOfLogit.set(rows[index], {sequenceId, position: first + logitIndexes[index] + 1});
-                        return rows;
-                    };
-                if (property === "sampleToken")
-                    return (row: number, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sample(row, sampler, rest);
-                if (property === "sampleDraft")
-                    return nativeDrafts && typeof target.sampleDraft === "function"
-                        ? (row: number, draft: Uint32Array, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sampleDraft(row, draft, sampler, rest)
-                        : undefined;
-                const value = Reflect.get(target, property);
-                return typeof value === "function" ? value.bind(target) : value;
-            }
-        }));
+        let tap!: RawDistributionTap;
+        wrapNativeContext(context, (native) => {
+            tap = new RawDistributionTap(nativeSamplerFactory(model), native);
+            return {
+                initBatch: (size: number) => {
+                    tap.sequenceOfLogit.clear();
+                    return native.initBatch(size);
+                },
+                addToBatch: (sequenceId: number, first: number, tokens: Uint32Array, logitIndexes: Uint32Array) => {
+                    const rows = native.addToBatch(sequenceId, first, tokens, logitIndexes);
+                    if (tap.watchers.has(sequenceId))
+                        for (let index = 0; index < rows.length; index++)
+                            tap.sequenceOfLogit.set(rows[index], {sequenceId, position: first + logitIndexes[index] + 1});
+                    return rows;
+                },
+                sampleToken: (row: number, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sample(row, sampler, rest),
+                sampleDraft: nativeDrafts && typeof native.sampleDraft === "function"
+                    ? (row: number, draft: Uint32Array, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sampleDraft(row, draft, sampler, rest)
+                    : undefined
+            };
+        });
         return tap;
     }
 

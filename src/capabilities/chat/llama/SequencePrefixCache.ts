@@ -23,6 +23,9 @@ export type PromptCacheStats = {
 
 export type TakenSequence<S> = {sequence: S, /** Prompt tokens whose KV cache it keeps. */ kept: number};
 
+/** Shared prompt tokens that make a sequence worth taking over another (fewer: a template's opening, not a conversation). */
+export const minSharedPrefix = 32;
+
 /**
  * The free sequences of one context, each still holding the tokens it last evaluated (prompt and
  * generated text) after its request ended, as llama-server keeps its slots. A request takes the
@@ -40,7 +43,8 @@ export class SequencePrefixCache<S extends CachedSequence> {
     private clock = 0;
     private readonly counters = {lookups: 0, hits: 0, promptTokens: 0, cachedTokens: 0};
 
-    constructor(sequences: readonly S[], readonly mode: PromptCacheMode, private readonly chunkSize: number) {
+    /** `minShared`: the shared prompt tokens that make a sequence worth taking over an emptier one (minSharedPrefix). */
+    constructor(sequences: readonly S[], readonly mode: PromptCacheMode, private readonly chunkSize: number, private readonly minShared = minSharedPrefix) {
         for (const sequence of sequences)
             this.lastUsed.set(sequence, this.clock++);
     }
@@ -50,7 +54,10 @@ export class SequencePrefixCache<S extends CachedSequence> {
         if (count > this.lastUsed.size)
             throw new RangeError(`${count} sequences asked for, ${this.lastUsed.size} free`);
         const ranked = [...this.lastUsed].map(([sequence, lastUsed]) => ({sequence, lastUsed, kept: this.keepable(sequence, prompt)}));
-        ranked.sort((a, b) => b.kept - a.kept || a.lastUsed - b.lastUsed);
+        // A few shared tokens (a chat template's opening) are not worth pushing another conversation out for: below
+        // `minShared` they rank as none, so an empty or the least recently used sequence is taken first.
+        const worth = (kept: number) => kept >= this.minShared ? kept : 0;
+        ranked.sort((a, b) => worth(b.kept) - worth(a.kept) || a.lastUsed - b.lastUsed);
         const taken = ranked.slice(0, count);
         for (const {sequence} of taken)
             this.lastUsed.delete(sequence);
