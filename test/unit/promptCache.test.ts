@@ -45,6 +45,9 @@ describe("SequencePrefixCache", () => {
         cache.giveBack(empty, 0);
         // The same conversation again (its 409 tokens shared): its own sequence.
         expect(cache.take(held.contextTokens.slice(0, 300), 1)).toEqual([{sequence: held, kept: 299}]);
+        cache.giveBack(held, 0);
+        // A short prompt shared whole counts, however short.
+        expect(cache.take(tokens(...opening.slice(0, 5)), 1)).toEqual([{sequence: held, kept: 4}]);
     });
 
     it("off: nothing is kept, sequences in least-recently-used order", () => {

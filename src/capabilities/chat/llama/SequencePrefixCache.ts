@@ -55,8 +55,10 @@ export class SequencePrefixCache<S extends CachedSequence> {
             throw new RangeError(`${count} sequences asked for, ${this.lastUsed.size} free`);
         const ranked = [...this.lastUsed].map(([sequence, lastUsed]) => ({sequence, lastUsed, kept: this.keepable(sequence, prompt)}));
         // A few shared tokens (a chat template's opening) are not worth pushing another conversation out for: below
-        // `minShared` they rank as none, so an empty or the least recently used sequence is taken first.
-        const worth = (kept: number) => kept >= this.minShared ? kept : 0;
+        // `minShared` they rank as none, so an empty or the least recently used sequence is taken first; a short prompt
+        // shared whole still counts.
+        const enough = Math.min(this.minShared, prompt.length - 1);
+        const worth = (kept: number) => kept >= enough ? kept : 0;
         ranked.sort((a, b) => worth(b.kept) - worth(a.kept) || a.lastUsed - b.lastUsed);
         const taken = ranked.slice(0, count);
         for (const {sequence} of taken)
