@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { PromptStateOptions } from "./SavedPromptStates.js";
+import { commonPrefixLength } from "./SequencePrefixCache.js";
 
 /** A sequence holding fewer tokens than this past what the next request keeps is not worth a file: evaluating them is quick. */
 export const minDisplacedTokens = 256;
@@ -39,7 +40,7 @@ export class DisplacedStates {
     best(prompt: readonly Token[]): {entry: Entry, common: number} | null {
         let best: {entry: Entry, common: number} | null = null;
         for (const entry of this.entries) {
-            const common = commonPrefix(entry.tokens, prompt);
+            const common = commonPrefixLength(entry.tokens, prompt);
             if (common > 0 && common > (best?.common ?? 0))
                 best = {entry, common};
         }
@@ -58,7 +59,7 @@ export class DisplacedStates {
         if (this.bytesPerToken != null && tokens.length * this.bytesPerToken > this.options.maxBytes)
             return;
         // A conversation written before and grown since: the older state is only a prefix of this one.
-        for (const entry of this.entries.filter((entry) => entry !== protect && commonPrefix(entry.tokens, tokens) === entry.tokens.length))
+        for (const entry of this.entries.filter((entry) => entry !== protect && commonPrefixLength(entry.tokens, tokens) === entry.tokens.length))
             await this.drop(entry);
         let file: string | null = null;
         try {
@@ -137,12 +138,4 @@ export class DisplacedStates {
         const name = crypto.createHash("sha256").update(this.modelId).digest("hex").slice(0, 16);
         return path.join(await this.options.folder(), "prompt-states", `${name}-displaced`);
     }
-}
-
-function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
-    const length = Math.min(a.length, b.length);
-    let common = 0;
-    while (common < length && a[common] === b[common])
-        common++;
-    return common;
 }

@@ -18,7 +18,7 @@ import { ChoiceOutput } from "./ChoiceOutput.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
-import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
+import { commonPrefixLength, SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
@@ -345,11 +345,7 @@ export class LlamaChatEngine implements ChatEngine {
             return kept;
         // Loaded, or not (then the sequence holds what it did, or nothing after a failed load): what it holds now decides.
         await displaced.restoreInto(sequence, best.entry);
-        const held = sequence.contextTokens;
-        let common = 0;
-        while (common < held.length && common < prompt.length - 1 && held[common] === prompt[common])
-            common++;
-        return common;
+        return Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1);
     }
 
     /** A raw prompt as echoed back (legacy completions' `echo`), its tokens' logprobs evaluated on the first choice's sequence when asked. */

@@ -105,7 +105,8 @@ export class SequencePrefixCache<S extends CachedSequence> {
     }
 }
 
-function commonPrefixLength(a: readonly Token[], b: readonly Token[]) {
+/** How many leading tokens `a` and `b` share. */
+export function commonPrefixLength(a: readonly Token[], b: readonly Token[]) {
     const length = Math.min(a.length, b.length);
     let index = 0;
     while (index < length && a[index] === b[index])
