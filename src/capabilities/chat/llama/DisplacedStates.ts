@@ -6,10 +6,9 @@ import type { PromptStateOptions } from "./SavedPromptStates.js";
 import { commonPrefixLength } from "./SequencePrefixCache.js";
 
 /** A sequence holding fewer tokens than this past what the next request keeps is not worth a file: evaluating them is quick. */
-export const minDisplacedTokens = 256;
+const minDisplacedTokens = 256;
 
-export type DisplacedState = {file: string, tokens: readonly Token[], bytes: number};
-type Entry = DisplacedState;
+type Entry = {file: string, tokens: readonly Token[], bytes: number};
 
 /**
  * The prompt cache of conversations pushed out of a model's sequences by other conversations, while the model stays
@@ -34,10 +33,28 @@ export class DisplacedStates {
     constructor(private readonly options: PromptStateOptions, private readonly modelId: string) {}
 
     /**
+     * Before a request's prompt goes into the sequence it took (keeping `kept` of its tokens): what the sequence holds
+     * that the prompt does not share (another conversation, at least minDisplacedTokens of it) is written aside first,
+     * and a state written aside earlier that shares more of the prompt (by a quarter of minDisplacedTokens at least) is
+     * loaded in its place. Returns the prompt tokens the sequence keeps then.
+     */
+    async swap(sequence: LlamaContextSequence, kept: number, prompt: readonly Token[]): Promise<number> {
+        const best = this.best(prompt);
+        const restorable = best == null ? 0 : Math.min(best.common, prompt.length - 1);
+        if (sequence.contextTokens.length - kept >= minDisplacedTokens)
+            await this.keep(sequence, best?.entry);
+        if (best == null || restorable - kept < minDisplacedTokens / 4)
+            return kept;
+        // Loaded, or not (then the sequence holds what it did, or nothing after a failed load): what it holds now decides.
+        await this.restoreInto(sequence, best.entry);
+        return Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1);
+    }
+
+    /**
      * The written state that shares the longest prefix with `prompt`, and how many tokens it shares; null when none
      * shares any.
      */
-    best(prompt: readonly Token[]): {entry: Entry, common: number} | null {
+    private best(prompt: readonly Token[]): {entry: Entry, common: number} | null {
         let best: {entry: Entry, common: number} | null = null;
         for (const entry of this.entries) {
             const common = commonPrefixLength(entry.tokens, prompt);
@@ -51,7 +68,7 @@ export class DisplacedStates {
      * Writes what `sequence` holds, before another conversation takes it; a failure costs only this cache (logged).
      * `protect`: a state about to be loaded, never dropped to make room.
      */
-    async keep(sequence: LlamaContextSequence, protect?: Entry) {
+    private async keep(sequence: LlamaContextSequence, protect?: Entry) {
         if (this.options.maxBytes <= 0 || this.options.closing.aborted || sequence.contextTokens.length === 0)
             return;
         const tokens = sequence.contextTokens.slice();
@@ -90,7 +107,7 @@ export class DisplacedStates {
     }
 
     /** Loads `entry` into `sequence` (whatever it held is replaced); whether it did (a failure leaves the sequence empty, logged). */
-    async restoreInto(sequence: LlamaContextSequence, entry: Entry): Promise<boolean> {
+    private async restoreInto(sequence: LlamaContextSequence, entry: Entry): Promise<boolean> {
         if (!this.entries.includes(entry))
             return false;
         try {
@@ -118,11 +135,6 @@ export class DisplacedStates {
             await this.drop(entry);
         if (this.written)
             await this.folder().then((folder) => fs.rm(folder, {recursive: true, force: true})).catch(() => {});
-    }
-
-    /** What is kept now, for tests and /health. */
-    stats() {
-        return {conversations: this.entries.length, bytes: this.bytes};
     }
 
     private async drop(entry: Entry) {

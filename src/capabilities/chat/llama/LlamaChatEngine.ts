@@ -18,7 +18,7 @@ import { ChoiceOutput } from "./ChoiceOutput.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
-import { commonPrefixLength, SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
+import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
@@ -30,7 +30,7 @@ import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Turn } from "./TurnPlanner.js";
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
-import { DisplacedStates, minDisplacedTokens } from "./DisplacedStates.js";
+import { DisplacedStates } from "./DisplacedStates.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
 import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "../shared/decisionLabels.js";
@@ -283,7 +283,7 @@ export class LlamaChatEngine implements ChatEngine {
         // Not for an echo with logprobs (it evaluates the prompt from the start anyway), nor for a request already gone.
         const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
         if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
-            taken[0].kept = await this.swapConversation(this.displaced, promptTokens, taken[0]);
+            taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens);
         const slots = taken.map(({sequence}) => sequence);
         const leaseNumber = ++this.leasesGranted;
         const aloneAtStart = this.pool.load().busy === job.n;
@@ -328,24 +328,6 @@ export class LlamaChatEngine implements ChatEngine {
             results.push(outcome.value);
         }
         return results;
-    }
-
-    /**
-     * Before a request's prompt goes into the sequence it took: what the sequence holds that the prompt does not share
-     * (another conversation, at least minDisplacedTokens of it) is written aside first (DisplacedStates), and a state
-     * written aside earlier that shares more of the prompt (by a quarter of minDisplacedTokens at least) is loaded in
-     * its place. Returns the prompt tokens the sequence keeps.
-     */
-    private async swapConversation(displaced: DisplacedStates, prompt: readonly Token[], {sequence, kept}: {sequence: LlamaContextSequence, kept: number}): Promise<number> {
-        const best = displaced.best(prompt);
-        const restorable = best == null ? 0 : Math.min(best.common, prompt.length - 1);
-        if (sequence.contextTokens.length - kept >= minDisplacedTokens)
-            await displaced.keep(sequence, best?.entry);
-        if (best == null || restorable - kept < minDisplacedTokens / 4)
-            return kept;
-        // Loaded, or not (then the sequence holds what it did, or nothing after a failed load): what it holds now decides.
-        await displaced.restoreInto(sequence, best.entry);
-        return Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1);
     }
 
     /** A raw prompt as echoed back (legacy completions' `echo`), its tokens' logprobs evaluated on the first choice's sequence when asked. */

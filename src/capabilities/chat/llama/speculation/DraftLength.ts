@@ -10,6 +10,12 @@ const decay = 0.95;
 /** Steps without drafting after a draft that was not worth it; doubles up to the last. */
 const pauses = [1, 2, 4, 8, 16, 32, 64];
 
+/** What a DraftLength believes before any draft: accepted tokens and rejections (q = accepted / (accepted + rejected)). */
+export type DraftPrior = {accepted: number, rejected: number};
+
+/** The default prior: one accepted token and two rejections (q = 1/3): drafting starts with one-token tries. */
+export const cautiousPrior: DraftPrior = {accepted: 1, rejected: 2};
+
 /**
  * How long the next draft should be. A draft ends at its first rejected token, so its value is the chance
  * that each further token is accepted given the one before was, `q`, estimated from the drafts so far
@@ -22,12 +28,6 @@ const pauses = [1, 2, 4, 8, 16, 32, 64];
  * draft accepted whole would pay (a model whose step costs about what verifying one draft token does), there
  * are no drafts at all.
  */
-/** What a DraftLength believes before any draft: accepted tokens and rejections (q = accepted / (accepted + rejected)). */
-export type DraftPrior = {accepted: number, rejected: number};
-
-/** The default prior: one accepted token and two rejections (q = 1/3): drafting starts with one-token tries. */
-export const cautiousPrior: DraftPrior = {accepted: 1, rejected: 2};
-
 export class DraftLength {
     private accepted: number;
     private rejected: number;
