@@ -6,7 +6,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, jinjaRendererOf, keepFunctionResultsAsText,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, jinjaRendererOf, keepFunctionResultsAsText, keepHistoryResponsesAsGiven,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -136,6 +136,18 @@ describe("node-llama-cpp internals the server relies on", () => {
         }
     });
 
+    it("JinjaTemplateChatWrapper._transformChatHistory: a past answer goes to GLM-4.5's template as it was given", () => {
+        // The real template (test/fixtures/templates): its generation prompt opens the thought, and it writes an empty
+        // think block itself for a past answer that had none.
+        const template = fs.readFileSync(path.join(root, "test/fixtures/templates/zai-org-GLM-4.5.jinja"), "utf8");
+        const wrapper = new JinjaTemplateChatWrapper({template, joinAdjacentMessagesOfTheSameType: false});
+        keepHistoryResponsesAsGiven(wrapper);
+        const {contextText} = wrapper.generateContextState({chatHistory: [
+            {type: "user", text: "Hi"}, {type: "model", response: ["Hello!"]}, {type: "user", text: "And?"}, {type: "model", response: []}
+        ]});
+        expect(contextText.toString()).toContain("<|user|>Hi<|assistant|>\n<think></think>\nHello!<|user|>And?");
+    });
+
     it("JinjaTemplateChatWrapper._stringifyFunctionResult and ._jinjaTemplate: tool results as text, renders watched", async () => {
         const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
         const toolsModel = await llama.loadModel({modelPath: tinyToolsModelPath});
@@ -191,7 +203,8 @@ describe("a node-llama-cpp without a field the server relies on", () => {
         ["LlamaContextSequence._tokenPredictor", () => detachTokenPredictor(empty)],
         ["LlamaContext._ctx.ensureDraftContextIsCompatibleForSpeculative", () => ensureDraftContextCompatible(empty, empty)],
         ["JinjaTemplateChatWrapper._stringifyFunctionResult", () => keepFunctionResultsAsText(empty)],
-        ["JinjaTemplateChatWrapper._jinjaTemplate", () => jinjaRendererOf(empty)]
+        ["JinjaTemplateChatWrapper._jinjaTemplate", () => jinjaRendererOf(empty)],
+        ["JinjaTemplateChatWrapper._transformChatHistory", () => keepHistoryResponsesAsGiven(empty)]
     ])("names %s", (field, access) => {
         expect(access).toThrow(NodeLlamaInternalsError);
         expect(access).toThrow(field);

@@ -107,4 +107,45 @@ describe("prompt cache and seeds", () => {
         const stats = engines.get("on")!.load().details!.promptCache as {hits: number, lookups: number};
         expect(stats.hits).toBeGreaterThanOrEqual(2);
     }, 120_000);
+
+    const copiedTokens = (mode: PromptCacheMode) => (engines.get(mode)!.load().details!.promptCache as {copiedTokens: number}).copiedTokens;
+
+    it("n = 2 on a new prompt: the first choice evaluates it, the second copies it; both answer as a single request does", async () => {
+        for (const mode of ["on", "off"] as const) {
+            const {first} = conversation(11);
+            // The exact cache never copies: its single greedy answer is the reference.
+            const [single] = await run("exact", job(first, 11, 0));
+            const before = copiedTokens(mode);
+            const both = await run(mode, job(first, 11, 0, 2));
+            expect(copiedTokens(mode) - before, mode).toBe(both.promptTokens - 1);
+            expect(both.map((choice) => choice.text), mode).toEqual([single.text, single.text]);
+            // The cache held at most the template's opening: what the copy brought is not reported as cached.
+            for (const choice of both)
+                expect(choice.cachedPromptTokens, mode).toBeLessThan(32);
+        }
+        expect(copiedTokens("exact")).toBe(0);
+    }, 120_000);
+
+    it("a request sharing a long prefix with a busy sequence copies it instead of evaluating it, and answers as without the copy", async () => {
+        // One conversation's first turn fills a sequence; two follow-ups arrive together: the first takes that sequence,
+        // the second the other one, and copies the shared system prompt from the first's.
+        const system = {role: "system", content: text(400, 13)} as const;
+        const turns = (question: string): ChatTurn[] => [system, {role: "user", content: question}];
+        await run("on", job(turns("the first question"), 13, 0));
+        const before = copiedTokens("on");
+        const engine = engines.get("on")!;
+        const [b, c] = await Promise.all(["the second question", "a third question"].map(async (question) => {
+            const submitted = await engine.submit(job(turns(question), 13, 0), {signal: new AbortController().signal});
+            return Object.assign((await submitted.done)[0], {promptTokens: submitted.promptTokens});
+        }));
+        // Whichever took the first turn's sequence keeps the system prompt from it; the other copied it.
+        expect(b.cachedPromptTokens).toBeGreaterThan(400);
+        expect(c.cachedPromptTokens).toBeGreaterThan(400);
+        const copied = copiedTokens("on") - before;
+        expect([b.cachedPromptTokens, c.cachedPromptTokens]).toContain(copied);
+        const [aloneB] = await run("exact", job(turns("the second question"), 13, 0));
+        const [alone] = await run("exact", job(turns("a third question"), 13, 0));
+        expect(b.text).toBe(aloneB.text);
+        expect(c.text).toBe(alone.text);
+    }, 120_000);
 });

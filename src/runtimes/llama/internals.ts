@@ -5,7 +5,7 @@ import { LlamaContextSequence, TokenBias, type JinjaTemplateChatWrapper, type Ll
  * node-llama-cpp nowhere else). Each function checks the field it uses and throws a
  * {@link NodeLlamaInternalsError} naming it when the installed version does not have it, so an upgrade that
  * moves or renames one fails at load (or in test/model/llamaInternals.test.ts), not with a wrong answer.
- * Written against node-llama-cpp 3.21.1 (patches/node-llama-cpp+3.21.1.patch is checked here too).
+ * Written against node-llama-cpp 3.22.1 (patches/node-llama-cpp+3.22.1.patch is checked here too).
  */
 
 /** node-llama-cpp's native context (`LlamaContext._ctx`, an `AddonContext`): the part of it the server calls. */
@@ -14,7 +14,7 @@ export type NativeContext = {
     addToBatch(sequenceId: number, firstTokenIndex: number, tokens: Uint32Array, logitIndexes: Uint32Array): ArrayLike<number>;
     sampleToken(batchLogitIndex: number, sampler: unknown, probabilities?: boolean, confidence?: boolean): Promise<unknown>;
     /**
-     * The project's addition to node-llama-cpp's addon (patches/node-llama-cpp+3.21.1.patch, compiled by
+     * The project's addition to node-llama-cpp's addon (patches/node-llama-cpp+3.22.1.patch, compiled by
      * `npm run build:native`; the prebuilt binaries do not have it): samples the rows of a draft in one call, from
      * the row of the token before it, stopping at the first sample that is not the next draft token. Resolves to
      * what `sampleToken` would have given at each sampled row, or null (nothing sampled) when the batch does not hold
@@ -29,11 +29,20 @@ export type QueuedDecode = {sequenceId: number, tokens: readonly unknown[]};
 /** A Jinja chat wrapper's template renderer (`JinjaTemplateChatWrapper._jinjaTemplate`); `render` may be replaced. */
 export type JinjaRenderer = {render(params: Record<string, unknown>): string};
 
-type ContextInternals = {_ctx?: Partial<NativeContext> & {ensureDraftContextIsCompatibleForSpeculative?: (draft: unknown) => void}, _queuedDecodes?: unknown};
+type ContextInternals = {
+    _ctx?: Partial<NativeContext> & {ensureDraftContextIsCompatibleForSpeculative?: (draft: unknown) => void, getSequenceKvCacheMaxPosition?: (sequenceId: number) => number},
+    _queuedDecodes?: unknown
+};
 type ModelInternals = {_llama?: {_bindings?: {AddonSampler?: new (model: unknown) => NativeSampler}}, _model?: unknown};
-type SequenceInternals = {_sequenceId?: unknown, _tokenPredictor?: unknown};
+type SequenceInternals = {
+    _sequenceId?: unknown, _tokenPredictor?: unknown, _loadedTokenPredictions?: unknown,
+    _copyStateFromOtherSequence?: (source: LlamaContextSequence, upToTokenIndex: number) => Promise<boolean>
+};
 type TokenBiasInternals = {_biases?: unknown};
-type JinjaWrapperInternals = {_stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>};
+type JinjaWrapperInternals = {
+    _stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>,
+    _transformChatHistory?: (...args: unknown[]) => unknown, settings: {segments?: {thought?: {prefix?: unknown}}}
+};
 type SequencePrototypeInternals = {_speculativeEvaluate?: unknown};
 
 /** node-llama-cpp no longer has a private field the server relies on. */
@@ -122,6 +131,41 @@ export function queuedDecodesOf(context: LlamaContext | undefined): readonly Que
 }
 
 /**
+ * Copies what `source` holds into `target` (another sequence of the same context), keeping at most its first `upTo`
+ * tokens (`LlamaContextSequence._copyStateFromOtherSequence`, node-llama-cpp 3.22: llama.cpp's `llama_memory_seq_cp`
+ * under the context's lock, so never in the middle of a batch). Returns how many tokens `target` holds then: `upTo`, or
+ * fewer when `source` held fewer by the time the lock was taken (it is busy with another request, which may have erased
+ * some); 0 when the copy failed or `source` held evaluated draft tokens past its text (`target` is emptied then). The
+ * cells are checked against the tokens (`LlamaContext._ctx.getSequenceKvCacheMaxPosition`).
+ * Not for models whose sequences need checkpoints (`needsCheckpoints`: sliding-window, hybrid, recurrent): the caller checks.
+ */
+export async function copySequenceState(target: LlamaContextSequence, source: LlamaContextSequence, upTo: number): Promise<number> {
+    const internals = target as unknown as SequenceInternals;
+    if (typeof internals._copyStateFromOtherSequence !== "function")
+        throw new NodeLlamaInternalsError("LlamaContextSequence._copyStateFromOtherSequence", "the prompt copy between sequences");
+    const native = (target.context as unknown as ContextInternals)._ctx;
+    if (typeof native?.getSequenceKvCacheMaxPosition !== "function")
+        throw new NodeLlamaInternalsError("LlamaContext._ctx.getSequenceKvCacheMaxPosition", "the prompt copy between sequences");
+    // Draft tokens a speculative step evaluated past the source's text are cells node-llama-cpp would copy too.
+    const predictions = (source as unknown as SequenceInternals)._loadedTokenPredictions;
+    if (!Array.isArray(predictions))
+        throw new NodeLlamaInternalsError("LlamaContextSequence._loadedTokenPredictions", "the prompt copy between sequences");
+    if (predictions.length > 0)
+        return 0;
+    let held = 0;
+    try {
+        await internals._copyStateFromOtherSequence.call(target, source, upTo);
+        const tokens = target.contextTokens.length;
+        if (tokens <= upTo && native.getSequenceKvCacheMaxPosition(sequenceIdOf(target)) === tokens - 1)
+            held = tokens;
+    } finally {
+        if (held === 0)
+            await target.clearHistory();
+    }
+    return held;
+}
+
+/**
  * Takes a sequence's token predictor (`LlamaContextSequence._tokenPredictor`, fixed when the sequence is
  * made) off it until the returned function puts it back.
  */
@@ -150,7 +194,7 @@ export function ensureDraftContextCompatible(target: LlamaContext, draft: LlamaC
 }
 
 /**
- * Whether node-llama-cpp carries the project's fix (patches/node-llama-cpp+3.21.1.patch, applied by
+ * Whether node-llama-cpp carries the project's fix (patches/node-llama-cpp+3.22.1.patch, applied by
  * patch-package when `npm install`/`npm ci` runs), read from `LlamaContextSequence.prototype._speculativeEvaluate`:
  * without it, its speculative evaluation compares each draft token after the first with a list it never fills,
  * so it accepts at most one draft token per step. False, too, when the method is gone.
@@ -182,6 +226,34 @@ export function keepFunctionResultsAsText(wrapper: JinjaTemplateChatWrapper): vo
     if (typeof internals._stringifyFunctionResult !== "boolean")
         throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._stringifyFunctionResult", "tool results");
     internals._stringifyFunctionResult = false;
+}
+
+/**
+ * Makes a Jinja wrapper hand past model responses to the template as they are (`JinjaTemplateChatWrapper._transformChatHistory`
+ * run with no thought prefix). Since node-llama-cpp 3.22, when a template's generation prompt opens the thought itself
+ * (`openedOnStart`), every past model response without a thought segment gets an empty, closed one put in front, which
+ * renders as the thought's closing tag inside the message's content; a template that writes its own empty think block for
+ * such a turn (GLM-4.5: `<think></think>` and then `</think>` again) renders it twice. The server's history never carries
+ * thought segments (a past answer's reasoning is not sent back), so the messages go to the template as the client sent
+ * them, as llama-server and transformers render them.
+ */
+export function keepHistoryResponsesAsGiven(wrapper: JinjaTemplateChatWrapper): void {
+    const internals = wrapper as unknown as JinjaWrapperInternals;
+    const transform = internals._transformChatHistory;
+    if (typeof transform !== "function")
+        throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._transformChatHistory", "the chat history");
+    internals._transformChatHistory = function (this: JinjaWrapperInternals, ...args: unknown[]) {
+        const settings = this.settings;
+        const thought = settings.segments?.thought;
+        if (thought?.prefix == null)
+            return transform.apply(this, args);
+        this.settings = {...settings, segments: {...settings.segments, thought: {...thought, prefix: undefined}}};
+        try {
+            return transform.apply(this, args);
+        } finally {
+            this.settings = settings;
+        }
+    };
 }
 
 /** The wrapper's template renderer (`JinjaTemplateChatWrapper._jinjaTemplate`), whose `render` the caller may watch. */

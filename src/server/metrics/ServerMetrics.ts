@@ -75,6 +75,8 @@ export class ServerMetrics {
         detailsCounter("promptCache", "hits", "los_prompt_cache_hits_total", "Of those lookups, how many reused at least one cached token");
         detailsCounter("promptCache", "promptTokens", "los_prompt_cache_prompt_tokens_total", "Prompt tokens looked up in the prompt cache");
         detailsCounter("promptCache", "cachedTokens", "los_prompt_cache_cached_tokens_total", "Prompt tokens reused from the cache instead of evaluated");
+        detailsCounter("promptCache", "copiedTokens", "los_prompt_cache_copied_tokens_total",
+            "Prompt tokens copied from another sequence's KV cache instead of evaluated (a request's other choices; requests sharing a prefix with another sequence)");
         detailsCounter("speculative", "draftedTokens", "los_speculative_drafted_tokens_total", "Draft tokens verified by chat models (prompt lookup or a draft model)");
         detailsCounter("speculative", "acceptedTokens", "los_speculative_accepted_tokens_total", "Of those draft tokens, how many the model accepted");
         new Gauge({

@@ -8,7 +8,7 @@ import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
-import { jinjaRendererOf, keepFunctionResultsAsText } from "../../../runtimes/llama/internals.js";
+import { jinjaRendererOf, keepFunctionResultsAsText, keepHistoryResponsesAsGiven } from "../../../runtimes/llama/internals.js";
 
 /** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
@@ -82,6 +82,7 @@ export class ChatPromptRenderer {
             convertUnsupportedSystemMessagesToUserMessages: "auto",
             additionalRenderParameters: Object.keys(additionalRenderParameters).length === 0 ? undefined : additionalRenderParameters
         });
+        keepHistoryResponsesAsGiven(wrapper);
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).

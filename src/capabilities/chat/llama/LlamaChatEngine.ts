@@ -31,6 +31,7 @@ import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
 import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Turn } from "./TurnPlanner.js";
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { DisplacedStates } from "./DisplacedStates.js";
+import { PrefixCopies } from "./PrefixCopies.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
 import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "../shared/decisionLabels.js";
@@ -91,6 +92,8 @@ export class LlamaChatEngine implements ChatEngine {
     private savedStates: SavedPromptStates | null = null;
     /** Conversations pushed out of the sequences by others, kept on disk while the model is loaded; null = not kept. */
     private displaced: DisplacedStates | null = null;
+    /** Prompt tokens copied between sequences rather than evaluated again (null: `exact` cache, or a model whose sequences need checkpoints). */
+    private readonly copies: PrefixCopies | null = null;
     /** What the last load restored of it, for the "Loaded" log line. */
     private restoredStates = {sequences: 0, tokens: 0, draftTokens: 0};
     /** The labels decision questions' options get (decisionLabels). */
@@ -113,6 +116,9 @@ export class LlamaChatEngine implements ChatEngine {
         this.tokenBytes = new TokenBytes(model);
         this.renderThread = new PromptRenderThread(options.modelPath);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
+        // Not in `exact` mode: a copied prefix was evaluated in another sequence's batches.
+        if (options.promptCache !== "exact" && PrefixCopies.supported(sequences[0]))
+            this.copies = new PrefixCopies(sequences);
         this.pool = new AdmissionQueue(sequences.length, options.queueSize, options.id);
         this.tokenizer = new LlamaTokenizer({id: options.id, model, tokenBytes: this.tokenBytes, renderThread: this.renderThread,
             prepare: (request, signal) => this.prepare(request, signal), isSmall: (request) => isSmallPrompt(request, this.renderer),
@@ -209,7 +215,7 @@ export class LlamaChatEngine implements ChatEngine {
 
     load(): EngineLoad {
         return {...this.pool.load(), details: {
-            ...this.runtime, draftVerification: this.speculation.verification, promptCache: this.sequences.stats(), speculative: this.speculation.stats()
+            ...this.runtime, draftVerification: this.speculation.verification, promptCache: {...this.sequences.stats(), copiedTokens: this.copies?.copiedTokens ?? 0}, speculative: this.speculation.stats()
         }};
     }
 
@@ -284,6 +290,8 @@ export class LlamaChatEngine implements ChatEngine {
         const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
         if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
             taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens);
+        if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
+            taken[0].kept = await this.copies.fromOthers(taken[0].sequence, taken[0].kept, promptTokens);
         const slots = taken.map(({sequence}) => sequence);
         const leaseNumber = ++this.leasesGranted;
         const aloneAtStart = this.pool.load().busy === job.n;
@@ -300,12 +308,28 @@ export class LlamaChatEngine implements ChatEngine {
                 throw error;
             }
         }
+        // The choices' prompt evaluated once: by the first, the others copy it. What each reports as cached is what its
+        // sequence held before the request.
+        const cached = taken.map(({kept}) => kept);
+        if (job.n > 1 && this.copies != null && !echoes) {
+            try {
+                const kept = await this.copies.spread(taken, promptTokens, this.context.batchSize, hooks.signal);
+                kept.forEach((tokens, index) => taken[index].kept = tokens);
+            } catch (error) {
+                // As for a failed choice below.
+                for (const sequence of slots)
+                    await sequence.clearHistory().catch(() => {});
+                slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
+                release();
+                throw error;
+            }
+        }
         // One failing choice stops its siblings; the request's own signal stops them all.
         const stopAll = new AbortController();
         const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
         const outcomes = await Promise.allSettled(taken.map(async ({sequence, kept}, index): Promise<ChoiceResult> => {
             try {
-                return await this.runChoice(job, hooks, turn, index, sequence, kept, signal);
+                return await this.runChoice(job, hooks, turn, index, sequence, kept, Math.min(kept, cached[index]), signal);
             } catch (error) {
                 stopAll.abort(error);
                 // What a failed evaluation left in the sequence is not worth trusting for the next prompt.
@@ -343,14 +367,14 @@ export class LlamaChatEngine implements ChatEngine {
 
     /** Choice `index` generated on its sequence, its output handed to the hooks as it comes. */
     private async runChoice(
-        job: ChatJob, hooks: ChatRunHooks, turn: Turn, index: number, sequence: LlamaContextSequence, kept: number, signal: AbortSignal
+        job: ChatJob, hooks: ChatRunHooks, turn: Turn, index: number, sequence: LlamaContextSequence, kept: number, cached: number, signal: AbortSignal
     ): Promise<ChoiceResult> {
         const reasoning = reasoningOf(turn.prompt);
         const output = new ChoiceOutput(index, hooks, turn.calls,
             reasoning == null ? null : {format: reasoning.format, startsInReasoning: reasoning.start === "reasoning"}, job.logprobs != null);
         const speculation = this.speculation.forChoice(sequence, turn.speculate);
-        hooks.onPromptCache?.(index, kept);
-        const outcome = await generateChoice({
+        hooks.onPromptCache?.(index, cached);
+        const generated = await generateChoice({
             model: this.model,
             sequence,
             promptTokens: turn.prompt.tokens,
@@ -376,7 +400,8 @@ export class LlamaChatEngine implements ChatEngine {
             onText: (text, logprobs) => output.push(text, logprobs)
         });
         speculation.done();
-        this.sequences.record(turn.prompt.tokens.length, outcome.cachedPromptTokens);
+        const outcome = {...generated, cachedPromptTokens: cached};
+        this.sequences.record(turn.prompt.tokens.length, cached);
         const result = output.finish(outcome);
         hooks.onFinish?.(result);
         return result;

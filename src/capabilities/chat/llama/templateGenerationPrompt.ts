@@ -9,7 +9,7 @@ type JinjaMessage = {role?: unknown, content?: unknown, reasoning_content?: unkn
  * The conversation with the template's own generation prompt at its end, in place of what node-llama-cpp's Jinja
  * wrapper put there; null when the wrapper's text is to be kept.
  *
- * The wrapper (3.21.1) never renders `add_generation_prompt`: it renders the reply to come as the template's last
+ * The wrapper (3.21.1, 3.22.1) never renders `add_generation_prompt`: it renders the reply to come as the template's last
  * assistant message, with a placeholder for its content, and cuts the text at that placeholder. Templates whose
  * last assistant turn is not their generation prompt then get another prompt than the model was trained on:
  * Qwen3 writes a closed, empty think block into that turn (`<think>\n\n</think>\n\n`) whatever `enable_thinking`
