@@ -148,4 +148,40 @@ describe("prompt cache and seeds", () => {
         expect(b.text).toBe(aloneB.text);
         expect(c.text).toBe(alone.text);
     }, 120_000);
+    it("two requests arriving together with a new shared system prompt: the later waits for the earlier's prompt and copies it", async () => {
+        const system = {role: "system", content: text(400, 15)} as const;
+        const turns = (question: string): ChatTurn[] => [system, {role: "user", content: question}];
+        const engine = engines.get("on")!;
+        const before = copiedTokens("on");
+        const [b, c] = await Promise.all(["the second question", "a third question"].map(async (question) => {
+            const submitted = await engine.submit(job(turns(question), 15, 0), {signal: new AbortController().signal});
+            return (await submitted.done)[0];
+        }));
+        // The first to take a sequence evaluates the system prompt; the other copies it once it is there.
+        const [first, second] = [b, c].sort((x, y) => x.cachedPromptTokens! - y.cachedPromptTokens!);
+        expect(first.cachedPromptTokens).toBeLessThan(32);
+        expect(second.cachedPromptTokens).toBeGreaterThan(400);
+        expect(copiedTokens("on") - before).toBe(second.cachedPromptTokens);
+        const [aloneB] = await run("exact", job(turns("the second question"), 15, 0));
+        const [aloneC] = await run("exact", job(turns("a third question"), 15, 0));
+        expect([b.text, c.text]).toEqual([aloneB.text, aloneC.text]);
+    }, 120_000);
+
+    it("a request aborted while it waits for another's prompt ends alone; the other answers and the engine serves on", async () => {
+        const system = {role: "system", content: text(400, 16)} as const;
+        const turns = (question: string): ChatTurn[] => [system, {role: "user", content: question}];
+        const engine = engines.get("on")!;
+        const waiting = new AbortController();
+        const first = await engine.submit(job(turns("the first question"), 16, 0), {signal: new AbortController().signal});
+        const second = await engine.submit(job(turns("a second question"), 16, 0), {signal: waiting.signal});
+        // The second has its sequence (submit resolved) and waits for the first's prompt, which takes many batches.
+        waiting.abort(new Error("client gone"));
+        await expect(second.done).rejects.toThrow("client gone");
+        const [answer] = await first.done;
+        const [alone] = await run("exact", job(turns("the first question"), 16, 0));
+        expect(answer.text).toBe(alone.text);
+        expect(engine.load().busy).toBe(0);
+        const [again] = await run("on", job(turns("a second question"), 16, 0));
+        expect(again.cachedPromptTokens).toBeGreaterThan(400);
+    }, 120_000);
 });

@@ -18,7 +18,7 @@ import { ChoiceOutput } from "./ChoiceOutput.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
-import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
+import { SequencePrefixCache, type PromptCacheMode, type TakenSequence } from "./SequencePrefixCache.js";
 import { wholeChunkTokens } from "./promptChunks.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
@@ -284,15 +284,33 @@ export class LlamaChatEngine implements ChatEngine {
 
     /** The job on its leased sequences: the prompt echoed if asked, then its choices side by side; the sequences go back at the end. */
     private async runTurn(job: ChatJob, hooks: ChatRunHooks, turn: Turn, release: () => void): Promise<ChoiceResult[]> {
+        const taken = this.sequences.take(turn.prompt.tokens, job.n);
+        // The first choice's sequence evaluates the prompt: a later request sharing it may wait for it and copy it.
+        const ticket = this.copies?.evaluating(taken[0].sequence, turn.prompt.tokens);
+        try {
+            return await this.runTaken(job, hooks, turn, taken, release);
+        } finally {
+            if (ticket != null)
+                this.copies?.done(taken[0].sequence, ticket);
+        }
+    }
+
+    private async runTaken(job: ChatJob, hooks: ChatRunHooks, turn: Turn, taken: TakenSequence<LlamaContextSequence>[], release: () => void): Promise<ChoiceResult[]> {
         const promptTokens = turn.prompt.tokens;
-        const taken = this.sequences.take(promptTokens, job.n);
+        const slots = taken.map(({sequence}) => sequence);
         // Not for an echo with logprobs (it evaluates the prompt from the start anyway), nor for a request already gone.
         const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
-        if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
-            taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens);
-        if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
-            taken[0].kept = await this.copies.fromOthers(taken[0].sequence, taken[0].kept, promptTokens);
-        const slots = taken.map(({sequence}) => sequence);
+        try {
+            if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
+                taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens);
+            if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
+                taken[0].kept = await this.copies.fromOthers(taken[0].sequence, taken[0].kept, promptTokens, hooks.signal);
+        } catch (error) {
+            // Aborted while waiting for another request's prompt, or a copy that failed (its sequence was emptied).
+            slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
+            release();
+            throw error;
+        }
         const leaseNumber = ++this.leasesGranted;
         const aloneAtStart = this.pool.load().busy === job.n;
         // Hooks only once the caller has its run (it resumes in a microtask; this waits for the next turn).
@@ -397,6 +415,7 @@ export class LlamaChatEngine implements ChatEngine {
             logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
             reasoning,
             speculation: speculation.settings,
+            onPromptProgress: this.copies == null ? undefined : () => this.copies!.progress(sequence),
             onText: (text, logprobs) => output.push(text, logprobs)
         });
         speculation.done();

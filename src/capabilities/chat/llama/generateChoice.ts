@@ -45,6 +45,8 @@ export type ChoiceSettings = {
     /** Report a logprobs entry (with this many alternatives) for every token; needs `tap`. */
     logprobs?: {topLogprobs: number, tap: RawDistributionTap, bytes: TokenBytes};
     onText: (text: string, logprobs?: TokenLogprob[]) => void;
+    /** The sequence holds more of the prompt: after each chunk, and the whole of it with the first token. */
+    onPromptProgress?: () => void;
     /**
      * A thinking model: where its output starts; the grammar applies only after the think block; after
      * `budgetTokens` tokens inside the block the engine writes `closeTokens` itself (the answer begins).
@@ -86,6 +88,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     for (const chunk of chunks) {
         signal.throwIfAborted();
         await sequence.evaluateWithoutGeneratingNewTokens(promptTokens.slice(chunk.start, chunk.end));
+        settings.onPromptProgress?.();
     }
     signal.throwIfAborted();
 
@@ -148,6 +151,8 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
             if (result.done)
                 break;
             const token = result.value;
+            if (generated.length === 0)
+                settings.onPromptProgress?.();
             if (model.isEogToken(token) || output.stopped) {
                 finishReason = "stop";
                 break;
