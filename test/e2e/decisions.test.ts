@@ -211,6 +211,23 @@ describe("/v1/decisions and /v1/systemone", () => {
         expect(sum("los_tokens_total", {endpoint: "/v1/decisions", direction: "prompt"})).toBeGreaterThan(100);
     });
 
+    it("a long input is evaluated once: the second sequence copies it (los_prompt_cache_copied_tokens_total), the answers unchanged", async () => {
+        const copied = async () => {
+            const families = parsePrometheusTextFormat(await (await fetch(`${server.url}/metrics`)).text());
+            const family = families.find((entry) => entry.name === "los_prompt_cache_copied_tokens_total")!;
+            return Number((family.metrics.find((metric) => "labels" in metric && metric.labels!.model === "certain") as {value: string}).value);
+        };
+        const before = await copied();
+        const input = Array.from({length: 25}, (_, index) => `line ${index} of a ticket`).join("\n");
+        const questions = Array.from({length: 4}, (_, index) => ({type: "predicate" as const, instructions: `Question ${index}?`}));
+        const decision = await server.client.decisions.create({model: "certain", input, questions});
+        expect(decision.usage.input_tokens_details.cached_tokens).toBeLessThan(32);
+        // The prefix (the input through the template), copied into the second sequence instead of evaluated there.
+        expect(await copied() - before).toBeGreaterThan(300);
+        for (const answer of decision.answers)
+            expect((answer as {probability: number}).probability).toBeCloseTo(0.5, 6);
+    });
+
     it("a client that disconnects stops its questions and frees the sequences", async () => {
         const controller = new AbortController();
         const questions = Array.from({length: 400}, (_, index) => ({type: "choice", instructions: `Question ${index}?`, choices: [{value: "x"}, {value: "y"}, {value: "z"}]}));

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -6,7 +7,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, jinjaRendererOf, keepFunctionResultsAsText, keepHistoryResponsesAsGiven,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepHistoryResponsesAsGiven, passToolArgumentsAsObjects,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -136,6 +137,40 @@ describe("node-llama-cpp internals the server relies on", () => {
         }
     });
 
+    it("LlamaContextSequence._copyStateFromOtherSequence: the copied cells are in place at once (a state saved right after holds them)", async () => {
+        // llama.cpp moves a copy's data between per-sequence streams only at the next decode; copySequenceState makes one.
+        const copyContext = await model.createContext({contextSize: 256, sequences: 2, threads: 1});
+        const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "copy-state-")), "copied.state");
+        try {
+            const [first, second] = [copyContext.getSequence(), copyContext.getSequence()];
+            const a = model.tokenize("the cat sat on the mat and looked at the dog who ran across the big green field ".repeat(4));
+            const b = model.tokenize("a quick brown fox jumps over the lazy dog while the sun goes down ".repeat(4));
+            const greedy = async (sequence: typeof first, last: Token) => {
+                const out: Token[] = [];
+                for await (const token of sequence.evaluate([last], {temperature: 0})) {
+                    out.push(token);
+                    if (out.length === 8)
+                        break;
+                }
+                return out;
+            };
+            await first.evaluateWithoutGeneratingNewTokens(a.slice(0, 80));
+            const reference = await greedy(first, a[80]);
+            await first.clearHistory();
+            await first.evaluateWithoutGeneratingNewTokens(a);
+            await second.evaluateWithoutGeneratingNewTokens(b);
+            expect(await copySequenceState(second, first, a.slice(0, 80))).toBe(80);
+            expect(second.contextTokens).toEqual(a.slice(0, 80));
+            await second.saveStateToFile(file);
+            await first.clearHistory();
+            await first.loadStateFromFile(file, {acceptRisk: true});
+            expect(await greedy(first, a[80])).toEqual(reference);
+        } finally {
+            await copyContext.dispose();
+            fs.rmSync(path.dirname(file), {recursive: true, force: true});
+        }
+    });
+
     it("JinjaTemplateChatWrapper._transformChatHistory: a past answer goes to GLM-4.5's template as it was given", () => {
         // The real template (test/fixtures/templates): its generation prompt opens the thought, and it writes an empty
         // think block itself for a past answer that had none.
@@ -204,7 +239,9 @@ describe("a node-llama-cpp without a field the server relies on", () => {
         ["LlamaContext._ctx.ensureDraftContextIsCompatibleForSpeculative", () => ensureDraftContextCompatible(empty, empty)],
         ["JinjaTemplateChatWrapper._stringifyFunctionResult", () => keepFunctionResultsAsText(empty)],
         ["JinjaTemplateChatWrapper._jinjaTemplate", () => jinjaRendererOf(empty)],
-        ["JinjaTemplateChatWrapper._transformChatHistory", () => keepHistoryResponsesAsGiven(empty)]
+        ["JinjaTemplateChatWrapper._transformChatHistory", () => keepHistoryResponsesAsGiven(empty)],
+        ["JinjaTemplateChatWrapper._stringifyFunctionParams", () => passToolArgumentsAsObjects(empty)],
+        ["LlamaContextSequence._copyStateFromOtherSequence", () => assertSequenceCopy(empty)]
     ])("names %s", (field, access) => {
         expect(access).toThrow(NodeLlamaInternalsError);
         expect(access).toThrow(field);

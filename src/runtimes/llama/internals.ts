@@ -1,4 +1,4 @@
-import { LlamaContextSequence, TokenBias, type JinjaTemplateChatWrapper, type LlamaContext, type LlamaModel } from "node-llama-cpp";
+import { LlamaContextSequence, TokenBias, type JinjaTemplateChatWrapper, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 
 /**
  * Every read or write of node-llama-cpp's private fields, in one place (the layering test allows casts into
@@ -40,8 +40,8 @@ type SequenceInternals = {
 };
 type TokenBiasInternals = {_biases?: unknown};
 type JinjaWrapperInternals = {
-    _stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>,
-    _transformChatHistory?: (...args: unknown[]) => unknown, settings: {segments?: {thought?: {prefix?: unknown}}}
+    _stringifyFunctionResult?: unknown, _stringifyFunctionParams?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>,
+    _transformChatHistory?: (...args: unknown[]) => unknown
 };
 type SequencePrototypeInternals = {_speculativeEvaluate?: unknown};
 
@@ -131,38 +131,55 @@ export function queuedDecodesOf(context: LlamaContext | undefined): readonly Que
 }
 
 /**
- * Copies what `source` holds into `target` (another sequence of the same context), keeping at most its first `upTo`
- * tokens (`LlamaContextSequence._copyStateFromOtherSequence`, node-llama-cpp 3.22: llama.cpp's `llama_memory_seq_cp`
- * under the context's lock, so never in the middle of a batch). Returns how many tokens `target` holds then: `upTo`, or
- * fewer when `source` held fewer by the time the lock was taken (it is busy with another request, which may have erased
- * some); 0 when the copy failed or `source` held evaluated draft tokens past its text (`target` is emptied then). The
- * cells are checked against the tokens (`LlamaContext._ctx.getSequenceKvCacheMaxPosition`).
- * Not for models whose sequences need checkpoints (`needsCheckpoints`: sliding-window, hybrid, recurrent): the caller checks.
+ * Copies the first tokens of `tokens` that `source` holds into `target` (another sequence of the same context):
+ * `LlamaContextSequence._copyStateFromOtherSequence`, node-llama-cpp 3.22, llama.cpp's `llama_memory_seq_cp` under the
+ * context's lock (never in the middle of a batch). With node-llama-cpp's per-sequence KV streams (`kv_unified` off) llama.cpp
+ * only records the copy and moves the data at the next `llama_decode`; saving or loading a state before that would see the
+ * old data, so the copy stops one token short and `target` evaluates that token at once, which applies it. Returns how
+ * many of `tokens` `target` holds then: all of them, or fewer when `source` held fewer by the time the lock was taken (busy
+ * with another request, which may have erased some); 0 when nothing could be copied (the copy failed, or `source` held
+ * evaluated draft tokens past its text): `target` is emptied then. The cells are checked against the tokens
+ * (`LlamaContext._ctx.getSequenceKvCacheMaxPosition`). Not for models whose sequences need checkpoints
+ * (`needsCheckpoints`: sliding-window, hybrid, recurrent): the caller checks.
  */
-export async function copySequenceState(target: LlamaContextSequence, source: LlamaContextSequence, upTo: number): Promise<number> {
-    const internals = target as unknown as SequenceInternals;
-    if (typeof internals._copyStateFromOtherSequence !== "function")
-        throw new NodeLlamaInternalsError("LlamaContextSequence._copyStateFromOtherSequence", "the prompt copy between sequences");
-    const native = (target.context as unknown as ContextInternals)._ctx;
-    if (typeof native?.getSequenceKvCacheMaxPosition !== "function")
-        throw new NodeLlamaInternalsError("LlamaContext._ctx.getSequenceKvCacheMaxPosition", "the prompt copy between sequences");
+export async function copySequenceState(target: LlamaContextSequence, source: LlamaContextSequence, tokens: readonly Token[]): Promise<number> {
+    assertSequenceCopy(target);
     // Draft tokens a speculative step evaluated past the source's text are cells node-llama-cpp would copy too.
-    const predictions = (source as unknown as SequenceInternals)._loadedTokenPredictions;
-    if (!Array.isArray(predictions))
-        throw new NodeLlamaInternalsError("LlamaContextSequence._loadedTokenPredictions", "the prompt copy between sequences");
-    if (predictions.length > 0)
+    if ((source as unknown as SequenceInternals & {_loadedTokenPredictions: unknown[]})._loadedTokenPredictions.length > 0 || tokens.length < 2)
         return 0;
+    const internals = target as unknown as Required<SequenceInternals>;
+    const native = (target.context as unknown as ContextInternals)._ctx!;
     let held = 0;
     try {
-        await internals._copyStateFromOtherSequence.call(target, source, upTo);
-        const tokens = target.contextTokens.length;
-        if (tokens <= upTo && native.getSequenceKvCacheMaxPosition(sequenceIdOf(target)) === tokens - 1)
-            held = tokens;
+        await internals._copyStateFromOtherSequence.call(target, source, tokens.length - 1);
+        const copied = target.contextTokens.length;
+        if (copied <= tokens.length - 1 && native.getSequenceKvCacheMaxPosition!(sequenceIdOf(target)) === copied - 1) {
+            // What it holds of `tokens` (the source may have changed), then one token more: the decode that moves the data.
+            let shared = 0;
+            while (shared < copied && target.contextTokens[shared] === tokens[shared])
+                shared++;
+            if (shared > 0) {
+                if (copied > shared)
+                    await target.eraseContextTokenRanges([{start: shared, end: copied}]);
+                await target.evaluateWithoutGeneratingNewTokens([tokens[shared]]);
+                held = shared + 1;
+            }
+        }
     } finally {
         if (held === 0)
             await target.clearHistory();
     }
     return held;
+}
+
+/** Throws a NodeLlamaInternalsError unless the fields copySequenceState uses are there (checked when a model loads). */
+export function assertSequenceCopy(sequence: LlamaContextSequence): void {
+    if (typeof (sequence as unknown as SequenceInternals)._copyStateFromOtherSequence !== "function")
+        throw new NodeLlamaInternalsError("LlamaContextSequence._copyStateFromOtherSequence", "the prompt copy between sequences");
+    if (!Array.isArray((sequence as unknown as SequenceInternals)._loadedTokenPredictions))
+        throw new NodeLlamaInternalsError("LlamaContextSequence._loadedTokenPredictions", "the prompt copy between sequences");
+    if (typeof (sequence.context as unknown as ContextInternals)._ctx?.getSequenceKvCacheMaxPosition !== "function")
+        throw new NodeLlamaInternalsError("LlamaContext._ctx.getSequenceKvCacheMaxPosition", "the prompt copy between sequences");
 }
 
 /**
@@ -229,13 +246,15 @@ export function keepFunctionResultsAsText(wrapper: JinjaTemplateChatWrapper): vo
 }
 
 /**
- * Makes a Jinja wrapper hand past model responses to the template as they are (`JinjaTemplateChatWrapper._transformChatHistory`
- * run with no thought prefix). Since node-llama-cpp 3.22, when a template's generation prompt opens the thought itself
- * (`openedOnStart`), every past model response without a thought segment gets an empty, closed one put in front, which
- * renders as the thought's closing tag inside the message's content; a template that writes its own empty think block for
- * such a turn (GLM-4.5: `<think></think>` and then `</think>` again) renders it twice. The server's history never carries
- * thought segments (a past answer's reasoning is not sent back), so the messages go to the template as the client sent
- * them, as llama-server and transformers render them.
+ * Makes a Jinja wrapper hand past model responses to the template as they are (`JinjaTemplateChatWrapper._transformChatHistory`,
+ * its result's empty thoughts taken out again). Since node-llama-cpp 3.22, when a template's generation prompt opens the
+ * thought itself (`openedOnStart`), every model response without a thought segment gets an empty, closed one put in front
+ * (and after its function calls), which renders as the thought's closing tag inside the message's content; a template that
+ * writes its own empty think block for a past turn (GLM-4.5: `<think></think>` and then `</think>` again) renders it twice.
+ * The server's history never carries thought segments (a past answer's reasoning is not sent back), so the responses before
+ * the last user message go to the template as the client sent them, as llama-server and transformers render them, and so do
+ * those of the current turn that are calls only. One with text (an assistant message with text and tool calls whose results
+ * came back) keeps 3.22's: its splitter relies on it.
  */
 export function keepHistoryResponsesAsGiven(wrapper: JinjaTemplateChatWrapper): void {
     const internals = wrapper as unknown as JinjaWrapperInternals;
@@ -243,17 +262,33 @@ export function keepHistoryResponsesAsGiven(wrapper: JinjaTemplateChatWrapper): 
     if (typeof transform !== "function")
         throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._transformChatHistory", "the chat history");
     internals._transformChatHistory = function (this: JinjaWrapperInternals, ...args: unknown[]) {
-        const settings = this.settings;
-        const thought = settings.segments?.thought;
-        if (thought?.prefix == null)
-            return transform.apply(this, args);
-        this.settings = {...settings, segments: {...settings.segments, thought: {...thought, prefix: undefined}}};
-        try {
-            return transform.apply(this, args);
-        } finally {
-            this.settings = settings;
-        }
+        const result = transform.apply(this, args) as {transformedHistory?: unknown};
+        if (!Array.isArray(result?.transformedHistory))
+            throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._transformChatHistory's transformedHistory", "the chat history");
+        const history = result.transformedHistory as {type: string, response?: unknown[]}[];
+        const lastUser = history.findLastIndex((item) => item.type === "user");
+        const emptyThought = (part: unknown) => typeof part === "object" && part != null && (part as {type?: unknown}).type === "segment" &&
+            (part as {segmentType?: unknown}).segmentType === "thought" && (part as {text?: unknown}).text === "" && (part as {ended?: unknown}).ended === true;
+        // The current turn keeps them when it has text (3.22's splitter drops the template's think block before the text
+        // otherwise); a turn of calls only does not (the inserted thought adds a line break before the first call).
+        const strip = (item: {response?: unknown[]}, index: number) =>
+            index < lastUser || !item.response!.some((part) => typeof part === "string" && part !== "");
+        return {...result, transformedHistory: history.map((item, index) => item.type !== "model" || !Array.isArray(item.response) || !strip(item, index)
+            ? item
+            : {...item, response: item.response.filter((part) => !emptyThought(part))})};
     };
+}
+
+/**
+ * Makes a Jinja wrapper give a past tool call's arguments to the template as an object (`JinjaTemplateChatWrapper._stringifyFunctionParams`),
+ * for templates that iterate them: node-llama-cpp's detection passes GLM-4.5's a JSON string, which its template renders as one
+ * `raw_arguments` argument ("this shouldn't happen", its comment says) instead of one `<arg_key>` per argument.
+ */
+export function passToolArgumentsAsObjects(wrapper: JinjaTemplateChatWrapper): void {
+    const internals = wrapper as unknown as JinjaWrapperInternals;
+    if (typeof internals._stringifyFunctionParams !== "boolean")
+        throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._stringifyFunctionParams", "tool call arguments");
+    internals._stringifyFunctionParams = false;
 }
 
 /** The wrapper's template renderer (`JinjaTemplateChatWrapper._jinjaTemplate`), whose `render` the caller may watch. */

@@ -262,7 +262,7 @@ export class LlamaChatEngine implements ChatEngine {
                 ? Promise.resolve(decisionTokens(this.model, this.renderer, format, turns, texts))
                 : this.renderThread.decisionTokens(format, turns, texts, prepareSignal),
             labels: this.decisionLabels,
-            pool: this.pool, sequences: this.sequences, contextSize: this.info.contextSize, batchSize: this.context.batchSize
+            pool: this.pool, sequences: this.sequences, copies: this.copies, contextSize: this.info.contextSize, batchSize: this.context.batchSize
         }, job, signal);
     }
 
@@ -301,8 +301,11 @@ export class LlamaChatEngine implements ChatEngine {
         // Not for an echo with logprobs (it evaluates the prompt from the start anyway), nor for a request already gone.
         const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
         try {
-            if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
+            if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted) {
+                // A copy from the sequence this request took (it was free) has its data moved first.
+                await this.copies?.settled();
                 taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens);
+            }
             if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
                 taken[0].kept = await this.copies.fromOthers(taken[0].sequence, taken[0].kept, promptTokens, hooks.signal);
         } catch (error) {
@@ -329,9 +332,9 @@ export class LlamaChatEngine implements ChatEngine {
         // The choices' prompt evaluated once: by the first, the others copy it. What each reports as cached is what its
         // sequence held before the request.
         const cached = taken.map(({kept}) => kept);
-        if (job.n > 1 && this.copies != null && !echoes) {
+        if (job.n > 1 && this.copies != null && !echoes && turn.maxTokens > 0) {
             try {
-                const kept = await this.copies.spread(taken, promptTokens, this.context.batchSize, hooks.signal);
+                const kept = await this.copies.spread(taken, promptTokens.slice(0, -1), this.context.batchSize, hooks.signal);
                 kept.forEach((tokens, index) => taken[index].kept = tokens);
             } catch (error) {
                 // As for a failed choice below.

@@ -1,5 +1,5 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { copySequenceState } from "../../../runtimes/llama/internals.js";
+import { assertSequenceCopy, copySequenceState, NodeLlamaInternalsError } from "../../../runtimes/llama/internals.js";
 import { promptChunks } from "./promptChunks.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
 import { commonPrefixLength } from "./SequencePrefixCache.js";
@@ -18,11 +18,13 @@ export const minCopiedTokens = 64;
  *   with another request or free, than with the one it took, or with the prompt an earlier request is evaluating
  *   (it waits for that then): parallel requests with one long system prompt (a coding agent's, a team's) evaluate it
  *   once, not once per sequence.
- * - `spread`: the choices of one request (`n` > 1, `best_of`): the first evaluates the prompt, the others copy it.
+ * - `spread`: the sequences of one request: a chat request's choices (`n` > 1, `best_of`), a decision's sequences (its
+ *   input, the prefix of every question): the first evaluates the tokens they share, the others copy them.
  * The copy takes the context's lock (it waits for the batch being decoded, and the next batch waits for it); with
- * node-llama-cpp's per-sequence KV streams it copies the source's whole stream (its context size's cells), which
- * costs far less than evaluating more than a few dozen tokens. Only for models whose sequences need no checkpoints
- * (not sliding-window, hybrid or recurrent ones: `supported`).
+ * node-llama-cpp's per-sequence KV streams llama.cpp copies the source's whole stream (its context size's cells) at the
+ * next decode, which the copy makes at once (copySequenceState), so it is made only when it saves enough tokens (at least
+ * minCopiedTokens, and 1/256 of a sequence's context). Only for models whose sequences need no checkpoints (not
+ * sliding-window, hybrid or recurrent ones: `supported`).
  */
 export class PrefixCopies {
     /** Prompt tokens copied so far (the `los_prompt_cache_copied_tokens_total` metric). */
@@ -30,11 +32,32 @@ export class PrefixCopies {
     /** The sequences a request's prompt is going into, in the order the requests took them. */
     private readonly inFlight = new Map<LlamaContextSequence, InFlight>();
     private tickets = 0;
+    /** Copies whose data llama.cpp has not moved yet (copySequenceState). */
+    private readonly underWay = new Set<Promise<number>>();
+    /** Prompt tokens a copy must save over what the sequence keeps already (see minCopiedTokens). */
+    private readonly minCopied: number;
 
-    constructor(private readonly sequences: readonly LlamaContextSequence[]) {}
+    /**
+     * A copy moves the source's whole KV stream (its sequence's context size in cells), whatever it saves: for a long
+     * context it must save more tokens to pay, at least 1/256 of the context (bench: a 65,536-token stream of a 12 M
+     * model took 25 ms to copy against 10 ms to evaluate 64 tokens; a larger model's tokens cost far more to evaluate).
+     */
+    constructor(private readonly sequences: readonly LlamaContextSequence[]) {
+        this.minCopied = Math.max(minCopiedTokens, Math.ceil(sequences[0].contextSize / 256));
+    }
 
+    /** Whether `sequence`'s model can have its prompts copied: no checkpoints needed, and node-llama-cpp has the fields (assertSequenceCopy). */
     static supported(sequence: LlamaContextSequence): boolean {
-        return !sequence.needsCheckpoints;
+        if (sequence.needsCheckpoints)
+            return false;
+        try {
+            assertSequenceCopy(sequence);
+            return true;
+        } catch (error) {
+            if (error instanceof NodeLlamaInternalsError)
+                return false;
+            throw error;
+        }
     }
 
     /**
@@ -90,15 +113,15 @@ export class PrefixCopies {
             if (shared > (best?.shared ?? kept))
                 best = {source, shared};
         }
-        if (best == null || best.shared - kept < minCopiedTokens)
+        if (best == null || best.shared - kept < this.minCopied)
             return kept;
         // Its request may still be erasing what it held before, or evaluating the prompt.
         if (commonPrefixLength(best.source.contextTokens, prompt) < best.shared)
             await this.waitFor(best.source, best.shared, signal);
         const available = Math.min(commonPrefixLength(best.source.contextTokens, prompt), limit);
-        if (available - kept < minCopiedTokens)
+        if (available - kept < this.minCopied)
             return kept;
-        await this.copy(target, best.source, available);
+        await this.copy(target, best.source, prompt.slice(0, available), kept);
         return Math.min(commonPrefixLength(target.contextTokens, prompt), limit);
     }
 
@@ -126,44 +149,61 @@ export class PrefixCopies {
     }
 
     /**
-     * The choices of one request: the first (`first`, keeping `kept[0]` tokens) evaluates the prompt but its last token,
-     * in chunks of `chunkSize` (`signal` is checked between them), and each other sequence that keeps fewer tokens by
-     * minCopiedTokens copies them. Returns the tokens each keeps then, in order.
+     * The sequences of one request that all need `tokens` (a prompt but its last token; a decision's prefix): the first
+     * (keeping `taken[0].kept` of them) evaluates them, in chunks of `chunkSize` (`signal` is checked between them), and
+     * each other sequence that keeps fewer by minCopiedTokens copies them. Returns the tokens each keeps then, in order.
      */
-    async spread(taken: readonly {sequence: LlamaContextSequence, kept: number}[], prompt: readonly Token[], chunkSize: number, signal: AbortSignal): Promise<number[]> {
+    async spread(taken: readonly {sequence: LlamaContextSequence, kept: number}[], tokens: readonly Token[], chunkSize: number, signal: AbortSignal): Promise<number[]> {
         const [first, ...others] = taken;
-        const shared = prompt.length - 1;
-        if (!others.some(({kept}) => shared - kept >= minCopiedTokens))
+        const shared = tokens.length;
+        if (!others.some(({kept}) => shared - kept >= this.minCopied))
             return taken.map(({kept}) => kept);
-        await evaluatePrefix(first.sequence, prompt, first.kept, shared, chunkSize, signal, () => this.progress(first.sequence));
+        await evaluatePrefix(first.sequence, tokens, first.kept, chunkSize, signal, () => this.progress(first.sequence));
         const kept = [shared];
         for (const other of others) {
             signal.throwIfAborted();
-            if (shared - other.kept < minCopiedTokens)
+            if (shared - other.kept < this.minCopied)
                 kept.push(other.kept);
             else
-                kept.push(await this.copy(other.sequence, first.sequence, shared));
+                kept.push(await this.copy(other.sequence, first.sequence, tokens, other.kept));
         }
         return kept;
     }
 
-    /** Copies up to `tokens` of `source` into `target`; how many it holds then. */
-    private async copy(target: LlamaContextSequence, source: LlamaContextSequence, tokens: number): Promise<number> {
-        const held = await copySequenceState(target, source, tokens);
-        this.copiedTokens += held;
-        return held;
+    /** Once every copy under way has its data in place: before anything reads or replaces a sequence's state (DisplacedStates). */
+    async settled(): Promise<void> {
+        await Promise.allSettled([...this.underWay]);
+    }
+
+    /**
+     * Copies what `source` holds of `tokens` into `target` (it held `kept` of them); how many it holds then. A copy that
+     * fails costs only itself: `target` is emptied and evaluates the tokens.
+     */
+    private async copy(target: LlamaContextSequence, source: LlamaContextSequence, tokens: readonly Token[], kept: number): Promise<number> {
+        const copying = copySequenceState(target, source, tokens).catch(async () => {
+            await target.clearHistory();
+            return 0;
+        });
+        this.underWay.add(copying);
+        try {
+            const held = await copying;
+            this.copiedTokens += Math.max(0, held - kept);
+            return held;
+        } finally {
+            this.underWay.delete(copying);
+        }
     }
 }
 
-/** `sequence` keeps `prompt`'s first `from` tokens (the rest it holds is erased): evaluates them up to `to`, a chunk at a time. */
-async function evaluatePrefix(sequence: LlamaContextSequence, prompt: readonly Token[], from: number, to: number, chunkSize: number, signal: AbortSignal,
+/** `sequence` keeps the first `from` of `tokens` (the rest it holds is erased): evaluates the others, a chunk at a time. */
+async function evaluatePrefix(sequence: LlamaContextSequence, tokens: readonly Token[], from: number, chunkSize: number, signal: AbortSignal,
     progress: () => void) {
     await reusePromptPrefix(sequence, from);
-    if (from >= to)
+    if (from >= tokens.length)
         return;
-    for (const chunk of promptChunks(to, from, chunkSize)) {
+    for (const chunk of promptChunks(tokens.length, from, chunkSize)) {
         signal.throwIfAborted();
-        await sequence.evaluateWithoutGeneratingNewTokens(prompt.slice(chunk.start, chunk.end));
+        await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(chunk.start, chunk.end));
         progress();
     }
 }

@@ -7,6 +7,7 @@ import { labelProbabilities } from "../shared/labelProbabilities.js";
 import type { DecisionTokens } from "./decisionPrompt.js";
 import { answerQuestions, askQuestions } from "../shared/decisionQuestionText.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
+import type { PrefixCopies } from "./PrefixCopies.js";
 import type { SequencePrefixCache } from "./SequencePrefixCache.js";
 
 /** What of a chat engine decisions run on. */
@@ -16,6 +17,8 @@ export type DecisionEngineParts = {
     labels: DecisionLabels<Token>;
     pool: AdmissionQueue;
     sequences: SequencePrefixCache<LlamaContextSequence>;
+    /** The prefix evaluated by one sequence and copied into the others (null: each evaluates it). */
+    copies: PrefixCopies | null;
     contextSize: number;
     batchSize: number;
 };
@@ -42,20 +45,36 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
     if (prefix.length + longest >= parts.contextSize)
         throw new ContextLengthExceededError(parts.contextSize, prefix.length + longest);
 
-    // Sequences: as many as the suffixes pay for. A sequence that does not hold the prefix evaluates it again (node-llama-cpp
-    // cannot copy a sequence's KV cache to another), which is worth it only when its share of the suffixes is at least as
-    // many tokens; the suffixes of several sequences then share batches (bench:decisions).
+    // Sequences: as many as the suffixes pay for; the suffixes of several sequences share batches (bench:decisions). With
+    // PrefixCopies the first evaluates the prefix and the others copy it; otherwise each evaluates it, which is worth it
+    // only when its share of the suffixes is at least as many tokens.
     const suffixTokens = evaluations.reduce((sum, evaluation) => sum + evaluation.tokens.length, 0);
-    const count = Math.max(1, Math.min(parts.pool.capacity, evaluations.length, Math.floor(suffixTokens / Math.max(1, prefix.length))));
+    const count = Math.max(1, Math.min(parts.pool.capacity, evaluations.length,
+        parts.copies != null ? Infinity : Math.floor(suffixTokens / Math.max(1, prefix.length))));
     const {release} = await parts.pool.acquire(count, signal);
     const taken = parts.sequences.take(prefix, count);
+    const cached = taken.map(({kept}) => kept);
+    const cachedTokens = Math.max(...cached);
+    if (parts.copies != null && taken.length > 1) {
+        try {
+            const kept = await parts.copies.spread(taken, prefix, parts.batchSize, signal);
+            kept.forEach((tokens, index) => taken[index].kept = tokens);
+        } catch (error) {
+            for (const {sequence} of taken) {
+                await sequence.clearHistory().catch(() => {});
+                parts.sequences.giveBack(sequence, 0);
+            }
+            release();
+            throw error;
+        }
+    }
     const stopAll = new AbortController();
     const stop = AbortSignal.any([signal, stopAll.signal]);
     let next = 0;
-    const outcomes = await Promise.allSettled(taken.map(async ({sequence, kept}) => {
+    const outcomes = await Promise.allSettled(taken.map(async ({sequence, kept}, index) => {
         try {
             await reusePromptPrefix(sequence, kept);
-            parts.sequences.record(prefix.length, kept);
+            parts.sequences.record(prefix.length, cached[index]);
             for (let start = kept; start < prefix.length; start += parts.batchSize) {
                 stop.throwIfAborted();
                 await sequence.evaluateWithoutGeneratingNewTokens(prefix.slice(start, start + parts.batchSize));
@@ -84,7 +103,7 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
         probabilities: answerQuestions(job.questions.length, evaluations, evaluations.map((evaluation) => evaluation.labels!)),
         prefixTokens: prefix.length,
         suffixTokens,
-        cachedTokens: Math.max(...taken.map(({kept}) => kept))
+        cachedTokens
     };
 }
 

@@ -1,0 +1,73 @@
+import { Template } from "@huggingface/jinja";
+import { LlamaText, SpecialToken, SpecialTokensText, type LlamaModel } from "node-llama-cpp";
+import { expect, it } from "vitest";
+import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
+import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { realTemplateModels } from "../support/realTemplateModels.js";
+
+function textOf(model: LlamaModel, text: LlamaText | null): string {
+    const pieces = model.fileInfo.metadata.tokenizer!.ggml!.tokens as readonly string[];
+    return LlamaText(text ?? "").values.map((value) => {
+        if (typeof value === "string") return value;
+        if (value instanceof SpecialTokensText) return value.value;
+        const token = value instanceof SpecialToken ? model.tokens[value.value.toLowerCase() as "bos" | "eos"] : null;
+        return pieces[token!];
+    }).join("");
+}
+const job = (turns: ChatTurn[]): ChatJob => ({turns, n: 1, maxTokens: 24, stop: [], jsonObject: false, jsonSchema: null,
+    sampling: {temperature: 0, topP: 1, seed: 7, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}});
+const functions = [{name: "get_weather", description: "The weather in a city", parameters: {type: "object", properties: {city: {type: "string"}}}}];
+
+// node-llama-cpp 3.22 puts an empty thought in front of model responses when the generation prompt opens one
+// (keepHistoryResponsesAsGiven in src/runtimes/llama/internals.ts): past turns must render as the client sent them, the
+// current tool-call turn as the template renders it. The whole prompt against @huggingface/jinja's rendering of the same
+// OpenAI messages, on GLM-4.5's real template (test/fixtures/templates), which writes its own empty think blocks.
+it.each(realTemplateModels.filter((spec) => ["glm-4.5", "qwen3-2507"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
+    const llama = await loadLlamaRuntime({gpu: "off"});
+    const model = await llama.loadModel({modelPath: spec.path});
+    const renderer = new ChatPromptRenderer(model);
+    const cases: [string, ChatTurn[], unknown[]][] = [
+        ["tool loop (open response)", [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]}
+        ], [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "", tool_calls: [{type: "function", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+            {role: "tool", content: "sunny"}
+        ]],
+        ["tool loop with text", [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "Let me check.", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]}
+        ], [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "Let me check.", tool_calls: [{type: "function", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+            {role: "tool", content: "sunny"}
+        ]],
+        ["tool then answer then user", [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]},
+            {role: "assistant", content: "It is sunny."},
+            {role: "user", content: "Thanks"}
+        ], [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "", tool_calls: [{type: "function", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+            {role: "tool", content: "sunny"},
+            {role: "assistant", content: "It is sunny."},
+            {role: "user", content: "Thanks"}
+        ]],
+        ["plain history", [
+            {role: "user", content: "Hi"}, {role: "assistant", content: "Hello!"}, {role: "user", content: "And?"}
+        ], [
+            {role: "user", content: "Hi"}, {role: "assistant", content: "Hello!"}, {role: "user", content: "And?"}
+        ]]
+    ];
+    for (const [name, turns, messages] of cases) {
+        const prompt = conversationPrompt(renderer, spec.format, job(turns), functions, false);
+        const text = textOf(model, prompt.rendered) + prompt.tail;
+        const reference = new Template(spec.template).render({messages, tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true});
+        expect({name, text}).toEqual({name, text: reference});
+    }
+    await model.dispose();
+}, 60_000);
