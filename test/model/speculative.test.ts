@@ -105,6 +105,24 @@ describe("speculative decoding gives the output of plain decoding", () => {
         }
     }, 120_000);
 
+    it("with prompt lookup on, a request that copies its prompt from another sequence answers as plain decoding", async () => {
+        const plain = await load(copierPath, off), fast = await load(copierPath, lookup, 2, "on");
+        const [source] = await run(plain, job("Once upon a time", {maxTokens: 48}));
+        const quoted = `Copy this text.\n\nOnce upon a time${source.text}\n\nOnce upon a time${source.text}\n\nThe copy:\n\n`;
+        const first = `${quoted}Once upon a time`, second = `${quoted}Once`;
+        // Asked once: the model's pool holds the first's prompt and answer; then two other prompts take both sequences.
+        await run(fast, job(first, {maxTokens: 64}));
+        await Promise.all(["The little dog", "Tom and Lily went"].map((other) => run(fast, job(other.repeat(8), {maxTokens: 4}))));
+        // Both at once: the second waits for the first's prompt, copies it and answers (the first drafts from the pool).
+        const a = await fast.submit(job(first, {maxTokens: 64, logprobs: 2}), {signal: new AbortController().signal});
+        const [b] = await run(fast, job(second, {logprobs: 2}));
+        const [answer] = await a.done;
+        expect(answer.completionTokens).toBe(64);
+        expect(b.cachedPromptTokens).toBeGreaterThan(64);
+        const [reference] = await run(plain, job(second, {logprobs: 2}));
+        expectSameGreedy(reference, b, "copied from a drafting sequence");
+    }, 120_000);
+
     it("a greedy request asked again is drafted from the model's pool (its first answer) from its first step, with the same tokens", async () => {
         // The random model: its free text has nothing to copy, so drafts accepted the second time come from the pool.
         const plain = await load(randomPath, off), fast = await load(randomPath, lookup);

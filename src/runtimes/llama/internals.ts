@@ -34,6 +34,10 @@ type ContextInternals = {
     _queuedDecodes?: unknown
 };
 type ModelInternals = {_llama?: {_bindings?: {AddonSampler?: new (model: unknown) => NativeSampler}}, _model?: unknown};
+type CopyInternals = {
+    _copyStateFromOtherSequence: (source: LlamaContextSequence, upToTokenIndex: number) => Promise<boolean>,
+    _loadedTokenPredictions: unknown[], _nextTokenIndex: number
+};
 type SequenceInternals = {
     _sequenceId?: unknown, _tokenPredictor?: unknown, _loadedTokenPredictions?: unknown,
     _copyStateFromOtherSequence?: (source: LlamaContextSequence, upToTokenIndex: number) => Promise<boolean>
@@ -137,30 +141,39 @@ export function queuedDecodesOf(context: LlamaContext | undefined): readonly Que
  * only records the copy and moves the data at the next `llama_decode`; saving or loading a state before that would see the
  * old data, so the copy stops one token short and `target` evaluates that token at once, which applies it. Returns how
  * many of `tokens` `target` holds then: all of them, or fewer when `source` held fewer by the time the lock was taken (busy
- * with another request, which may have erased some); 0 when nothing could be copied (the copy failed, or `source` held
- * evaluated draft tokens past its text): `target` is emptied then. The cells are checked against the tokens
+ * with another request, which may have erased some); 0 when nothing could be copied (`target` is emptied then). A source
+ * in the middle of speculative decoding holds cells past its text (draft tokens it verified): they are erased from `target`. The cells are checked against the tokens
  * (`LlamaContext._ctx.getSequenceKvCacheMaxPosition`). Not for models whose sequences need checkpoints
  * (`needsCheckpoints`: sliding-window, hybrid, recurrent): the caller checks.
  */
 export async function copySequenceState(target: LlamaContextSequence, source: LlamaContextSequence, tokens: readonly Token[]): Promise<number> {
     assertSequenceCopy(target);
-    // Draft tokens a speculative step evaluated past the source's text are cells node-llama-cpp would copy too.
-    if ((source as unknown as SequenceInternals & {_loadedTokenPredictions: unknown[]})._loadedTokenPredictions.length > 0 || tokens.length < 2)
+    if (tokens.length < 2)
         return 0;
-    const internals = target as unknown as Required<SequenceInternals>;
+    const internals = target as unknown as CopyInternals;
     const native = (target.context as unknown as ContextInternals)._ctx!;
+    const targetId = sequenceIdOf(target);
     let held = 0;
     try {
         await internals._copyStateFromOtherSequence.call(target, source, tokens.length - 1);
+        // node-llama-cpp copies every cell of the source, draft tokens a speculative step evaluated past its text too,
+        // and then knows only the text (it reports the copy as failed, and leaves those cells): they are made the
+        // target's loaded predictions, which its own erase below removes with the rest.
+        const cells = native.getSequenceKvCacheMaxPosition!(targetId) + 1;
         const copied = target.contextTokens.length;
-        if (copied <= tokens.length - 1 && native.getSequenceKvCacheMaxPosition!(sequenceIdOf(target)) === copied - 1) {
-            // What it holds of `tokens` (the source may have changed), then one token more: the decode that moves the data.
-            let shared = 0;
-            while (shared < copied && target.contextTokens[shared] === tokens[shared])
-                shared++;
-            if (shared > 0) {
-                if (copied > shared)
-                    await target.eraseContextTokenRanges([{start: shared, end: copied}]);
+        if (cells > copied && copied === internals._nextTokenIndex && internals._loadedTokenPredictions.length === 0) {
+            internals._loadedTokenPredictions.push(...Array.from({length: cells - copied}, () => [0, [0]]));
+            internals._nextTokenIndex = cells;
+        }
+        // What it holds of `tokens` (the source may have changed), then one token more: the decode that moves the data.
+        let shared = 0;
+        while (shared < Math.min(copied, tokens.length - 1) && target.contextTokens[shared] === tokens[shared])
+            shared++;
+        if (shared > 0) {
+            if (internals._nextTokenIndex > shared)
+                await target.eraseContextTokenRanges([{start: shared, end: internals._nextTokenIndex}]);
+            if (target.contextTokens.length === shared && internals._loadedTokenPredictions.length === 0 &&
+                native.getSequenceKvCacheMaxPosition!(targetId) === shared - 1) {
                 await target.evaluateWithoutGeneratingNewTokens([tokens[shared]]);
                 held = shared + 1;
             }
@@ -178,6 +191,8 @@ export function assertSequenceCopy(sequence: LlamaContextSequence): void {
         throw new NodeLlamaInternalsError("LlamaContextSequence._copyStateFromOtherSequence", "the prompt copy between sequences");
     if (!Array.isArray((sequence as unknown as SequenceInternals)._loadedTokenPredictions))
         throw new NodeLlamaInternalsError("LlamaContextSequence._loadedTokenPredictions", "the prompt copy between sequences");
+    if (typeof (sequence as unknown as Partial<CopyInternals>)._nextTokenIndex !== "number")
+        throw new NodeLlamaInternalsError("LlamaContextSequence._nextTokenIndex", "the prompt copy between sequences");
     if (typeof (sequence.context as unknown as ContextInternals)._ctx?.getSequenceKvCacheMaxPosition !== "function")
         throw new NodeLlamaInternalsError("LlamaContext._ctx.getSequenceKvCacheMaxPosition", "the prompt copy between sequences");
 }
