@@ -306,6 +306,27 @@ export function passToolArgumentsAsObjects(wrapper: JinjaTemplateChatWrapper): v
     internals._stringifyFunctionParams = false;
 }
 
+/**
+ * Makes a Jinja wrapper put a tool's result into the prompt as the client sent it (a string), not as a JSON string: where
+ * node-llama-cpp renders calls and results itself with the template's extracted format (Qwen3, QwQ), its
+ * `generateFunctionCallResult` writes `jsonDumps(result)`, so `sunny` became `"sunny"` and a JSON result an escaped JSON
+ * string (llama-server and transformers put the tool message's content in as it is). The result goes through as a marker
+ * whose rendering is then replaced by the text.
+ */
+export function keepFunctionResultsRaw(wrapper: JinjaTemplateChatWrapper): void {
+    const render = wrapper.generateFunctionCallResult.bind(wrapper);
+    const marker = "\u{F8FF}tool-result\u{F8FF}";
+    const rendered = JSON.stringify(marker);
+    wrapper.generateFunctionCallResult = (functionName, functionParams, result) => {
+        if (typeof result !== "string")
+            return render(functionName, functionParams, result);
+        const text = render(functionName, functionParams, marker);
+        if (!text.values.some((value) => typeof value === "string" && value.includes(rendered)))
+            throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper.generateFunctionCallResult writing jsonDumps(result)", "tool results");
+        return text.mapValues((value) => typeof value === "string" ? value.split(rendered).join(result) : value);
+    };
+}
+
 /** The wrapper's template renderer (`JinjaTemplateChatWrapper._jinjaTemplate`), whose `render` the caller may watch. */
 export function jinjaRendererOf(wrapper: JinjaTemplateChatWrapper): JinjaRenderer {
     const renderer = (wrapper as unknown as JinjaWrapperInternals)._jinjaTemplate;

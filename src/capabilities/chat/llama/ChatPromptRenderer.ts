@@ -8,7 +8,7 @@ import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
-import { jinjaRendererOf, keepFunctionResultsAsText, keepHistoryResponsesAsGiven, passToolArgumentsAsObjects } from "../../../runtimes/llama/internals.js";
+import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, passToolArgumentsAsObjects } from "../../../runtimes/llama/internals.js";
 
 /** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
@@ -87,6 +87,7 @@ export class ChatPromptRenderer {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
             keepFunctionResultsAsText(wrapper);
+            keepFunctionResultsRaw(wrapper);
             // A template that reads the arguments as a mapping (GLM-4.5: `arguments is mapping`, `arguments.items()`) gets them as one.
             if (/arguments\s+is\s+mapping|arguments\.items\(\)/.test(template))
                 passToolArgumentsAsObjects(wrapper);
