@@ -218,12 +218,13 @@ describe("/v1/decisions and /v1/systemone", () => {
             return Number((family.metrics.find((metric) => "labels" in metric && metric.labels!.model === "certain") as {value: string}).value);
         };
         const before = await copied();
-        const input = Array.from({length: 25}, (_, index) => `line ${index} of a ticket`).join("\n");
-        const questions = Array.from({length: 4}, (_, index) => ({type: "predicate" as const, instructions: `Question ${index}?`}));
+        // The questions' suffixes outweigh the input: the request takes both sequences (decideQuestions).
+        const input = Array.from({length: 10}, (_, index) => `line ${index} of a ticket`).join("\n");
+        const questions = Array.from({length: 12}, (_, index) => ({type: "predicate" as const, instructions: `Question ${index}?`}));
         const decision = await server.client.decisions.create({model: "certain", input, questions});
         expect(decision.usage.input_tokens_details.cached_tokens).toBeLessThan(32);
         // The prefix (the input through the template), copied into the second sequence instead of evaluated there.
-        expect(await copied() - before).toBeGreaterThan(300);
+        expect(await copied() - before).toBeGreaterThan(100);
         for (const answer of decision.answers)
             expect((answer as {probability: number}).probability).toBeCloseTo(0.5, 6);
     });

@@ -176,20 +176,21 @@ describe("node-llama-cpp internals the server relies on", () => {
         try {
             const [first, second] = [copyContext.getSequence(), copyContext.getSequence()];
             const a = model.tokenize("the cat sat on the mat and looked at the dog who ran across the big green field ".repeat(4));
-            await second.evaluateWithoutGeneratingNewTokens(a.slice(0, 79));
-            const reference = await second.controlledEvaluate([[a[79], {generateNext: {probabilities: true}}]]);
+            await second.evaluateWithoutGeneratingNewTokens(a.slice(0, 89));
+            const reference = await second.controlledEvaluate([[a[89], {generateNext: {probabilities: true}}]]);
             await second.clearHistory();
             // What a speculative step leaves: cells for tokens node-llama-cpp has not handed out yet (past its text).
             await first.evaluateWithoutGeneratingNewTokens(a.slice(0, 100));
             const internals = first as unknown as {_contextTokens: Token[], _nextTokenIndex: number};
             internals._contextTokens.length = 90;
             internals._nextTokenIndex = 90;
-            expect(await copySequenceState(second, first, a.slice(0, 80))).toBe(80);
-            expect(second.contextTokens).toEqual(a.slice(0, 80));
+            // All of its text: the cells past it must not cost any of it.
+            expect(await copySequenceState(second, first, a.slice(0, 90))).toBe(90);
+            expect(second.contextTokens).toEqual(a.slice(0, 90));
             expect(nativeContextOf(copyContext) as unknown as {getSequenceKvCacheMaxPosition(id: number): number})
-                .toSatisfy((native: {getSequenceKvCacheMaxPosition(id: number): number}) => native.getSequenceKvCacheMaxPosition(sequenceIdOf(second)) === 79);
-            await second.eraseContextTokenRanges([{start: 79, end: 80}]);
-            const copied = await second.controlledEvaluate([[a[79], {generateNext: {probabilities: true}}]]);
+                .toSatisfy((native: {getSequenceKvCacheMaxPosition(id: number): number}) => native.getSequenceKvCacheMaxPosition(sequenceIdOf(second)) === 89);
+            await second.eraseContextTokenRanges([{start: 89, end: 90}]);
+            const copied = await second.controlledEvaluate([[a[89], {generateNext: {probabilities: true}}]]);
             // The same distribution (to rounding: the cells were evaluated in a batch of another size).
             const top = (result: typeof copied) => [...result.at(-1)!.next.probabilities!].slice(0, 5);
             expect(top(copied).map(([token]) => token)).toEqual(top(reference).map(([token]) => token));

@@ -118,8 +118,9 @@ describe("prompt cache and seeds", () => {
             const [single] = await run("exact", job(first, 11, 0));
             const before = copiedTokens(mode);
             const both = await run(mode, job(first, 11, 0, 2));
-            // What the second sequence did not hold already (the template's opening, at most) was copied.
-            expect(copiedTokens(mode) - before, mode).toBe(both.promptTokens - 1 - both[1].cachedPromptTokens!);
+            // What the second sequence did not hold already (the template's opening, at most) was copied, but the prompt's last
+            // two tokens: the one evaluated there to move the copy's data, and the one every choice evaluates itself.
+            expect(copiedTokens(mode) - before, mode).toBe(both.promptTokens - 2 - both[1].cachedPromptTokens!);
             expect(both.map((choice) => choice.text), mode).toEqual([single.text, single.text]);
             // The cache held at most the template's opening: what the copy brought is not reported as cached.
             for (const choice of both)
@@ -212,5 +213,34 @@ describe("prompt cache and seeds", () => {
         } finally {
             prototype._copyStateFromOtherSequence = original;
         }
+    }, 120_000);
+    it.each([false, true])("a request waiting for another's prompt wakes when that one is aborted (a request queued behind: %s)", async (queued) => {
+        // A queued request takes the aborted one's sequence at once: the waiter must be woken before (PromptsInFlight).
+        const system = {role: "system", content: text(800, queued ? 21 : 22)} as const;
+        const engine = engines.get("on")!;
+        const aborted = new AbortController();
+        const x = await engine.submit(job([system, {role: "user", content: "x"}], 21, 0), {signal: aborted.signal});
+        const y = await engine.submit(job([system, {role: "user", content: "y"}], 21, 0), {signal: new AbortController().signal});
+        const z = queued ? await engine.submit(job([{role: "user", content: "z " + text(20, 3)}], 21, 0), {signal: new AbortController().signal}) : null;
+        await new Promise((resolve) => setImmediate(resolve));
+        aborted.abort(new Error("x gone"));
+        await expect(x.done).rejects.toThrow("x gone");
+        const [answer] = await y.done;
+        await z?.done;
+        const [alone] = await run("exact", job([system, {role: "user", content: "y"}], 21, 0));
+        expect(answer.text).toBe(alone.text);
+        expect(engine.load().busy).toBe(0);
+    }, 120_000);
+
+    it("a small decision takes one sequence: the conversation the other holds stays cached", async () => {
+        const engine = engines.get("on")!;
+        const a: ChatTurn[] = [{role: "system", content: text(300, 23)}, {role: "user", content: "a"}];
+        const b: ChatTurn[] = [{role: "system", content: text(300, 24)}, {role: "user", content: "b"}];
+        await run("on", job(a, 23, 0));
+        await run("on", job(b, 23, 0));
+        await engine.decide({turns: [{role: "user", content: text(150, 25)}], questions: [{instructions: "Is it about a cat?", options: ["yes", "no"]}]},
+            new AbortController().signal);
+        const [again] = await run("on", job(b, 23, 0));
+        expect(again.cachedPromptTokens).toBeGreaterThan(300);
     }, 120_000);
 });

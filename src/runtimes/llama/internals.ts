@@ -161,14 +161,14 @@ export async function copySequenceState(target: LlamaContextSequence, source: Ll
         // target's loaded predictions, which its own erase below removes with the rest.
         const cells = native.getSequenceKvCacheMaxPosition!(targetId) + 1;
         const copied = target.contextTokens.length;
-        if (cells > copied && copied === internals._nextTokenIndex && internals._loadedTokenPredictions.length === 0) {
-            internals._loadedTokenPredictions.push(...Array.from({length: cells - copied}, () => [0, [0]]));
-            internals._nextTokenIndex = cells;
-        }
         // What it holds of `tokens` (the source may have changed), then one token more: the decode that moves the data.
         let shared = 0;
         while (shared < Math.min(copied, tokens.length - 1) && target.contextTokens[shared] === tokens[shared])
             shared++;
+        if (cells > copied && copied === internals._nextTokenIndex && internals._loadedTokenPredictions.length === 0) {
+            internals._loadedTokenPredictions.push(...Array.from({length: cells - copied}, () => [0, [0]]));
+            internals._nextTokenIndex = cells;
+        }
         if (shared > 0) {
             if (internals._nextTokenIndex > shared)
                 await target.eraseContextTokenRanges([{start: shared, end: internals._nextTokenIndex}]);
@@ -267,9 +267,9 @@ export function keepFunctionResultsAsText(wrapper: JinjaTemplateChatWrapper): vo
  * (and after its function calls), which renders as the thought's closing tag inside the message's content; a template that
  * writes its own empty think block for a past turn (GLM-4.5: `<think></think>` and then `</think>` again) renders it twice.
  * The server's history never carries thought segments (a past answer's reasoning is not sent back), so the responses before
- * the last user message go to the template as the client sent them, as llama-server and transformers render them, and so do
- * those of the current turn that are calls only. One with text (an assistant message with text and tool calls whose results
- * came back) keeps 3.22's: its splitter relies on it.
+ * the last user message go to the template as the client sent them, as llama-server and transformers render them. In the
+ * current turn (assistant messages with tool calls whose results came back), an empty thought that text follows stays:
+ * 3.22's splitter relies on it.
  */
 export function keepHistoryResponsesAsGiven(wrapper: JinjaTemplateChatWrapper): void {
     const internals = wrapper as unknown as JinjaWrapperInternals;
@@ -284,13 +284,13 @@ export function keepHistoryResponsesAsGiven(wrapper: JinjaTemplateChatWrapper): 
         const lastUser = history.findLastIndex((item) => item.type === "user");
         const emptyThought = (part: unknown) => typeof part === "object" && part != null && (part as {type?: unknown}).type === "segment" &&
             (part as {segmentType?: unknown}).segmentType === "thought" && (part as {text?: unknown}).text === "" && (part as {ended?: unknown}).ended === true;
-        // The current turn keeps them when it has text (3.22's splitter drops the template's think block before the text
-        // otherwise); a turn of calls only does not (the inserted thought adds a line break before the first call).
-        const strip = (item: {response?: unknown[]}, index: number) =>
-            index < lastUser || !item.response!.some((part) => typeof part === "string" && part !== "");
-        return {...result, transformedHistory: history.map((item, index) => item.type !== "model" || !Array.isArray(item.response) || !strip(item, index)
+        // The current turn keeps one that text follows (3.22's splitter drops the template's think block before that text
+        // otherwise); not one a call follows (it adds a line break before the call).
+        const keep = (response: unknown[], at: number, current: boolean) =>
+            current && typeof response[at + 1] === "string" && response[at + 1] !== "";
+        return {...result, transformedHistory: history.map((item, index) => item.type !== "model" || !Array.isArray(item.response)
             ? item
-            : {...item, response: item.response.filter((part) => !emptyThought(part))})};
+            : {...item, response: item.response.filter((part, at, response) => !emptyThought(part) || keep(response, at, index > lastUser))})};
     };
 }
 

@@ -36,9 +36,10 @@ export class DisplacedStates {
      * Before a request's prompt goes into the sequence it took (keeping `kept` of its tokens): what the sequence holds
      * that the prompt does not share (another conversation, at least minDisplacedTokens of it) is written aside first,
      * and a state written aside earlier that shares more of the prompt (by a quarter of minDisplacedTokens at least) is
-     * loaded in its place. Returns the prompt tokens the sequence keeps then.
+     * loaded in its place (after `settled`: the copies other requests are making have their data in place). Returns the
+     * prompt tokens the sequence keeps then.
      */
-    async swap(sequence: LlamaContextSequence, kept: number, prompt: readonly Token[]): Promise<number> {
+    async swap(sequence: LlamaContextSequence, kept: number, prompt: readonly Token[], settled?: () => Promise<void> | undefined): Promise<number> {
         const best = this.best(prompt);
         const restorable = best == null ? 0 : Math.min(best.common, prompt.length - 1);
         if (sequence.contextTokens.length - kept >= minDisplacedTokens)
@@ -46,7 +47,7 @@ export class DisplacedStates {
         if (best == null || restorable - kept < minDisplacedTokens / 4)
             return kept;
         // Loaded, or not (then the sequence holds what it did, or nothing after a failed load): what it holds now decides.
-        await this.restoreInto(sequence, best.entry);
+        await this.restoreInto(sequence, best.entry, settled);
         return Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1);
     }
 
@@ -107,7 +108,7 @@ export class DisplacedStates {
     }
 
     /** Loads `entry` into `sequence` (whatever it held is replaced); whether it did (a failure leaves the sequence empty, logged). */
-    private async restoreInto(sequence: LlamaContextSequence, entry: Entry): Promise<boolean> {
+    private async restoreInto(sequence: LlamaContextSequence, entry: Entry, settled?: () => Promise<void> | undefined): Promise<boolean> {
         if (!this.entries.includes(entry))
             return false;
         try {
@@ -115,6 +116,9 @@ export class DisplacedStates {
             // it erases the cells (a file gone), and leave cells nobody knows of; and its checkpoints (sliding-window
             // models) belong to the conversation being replaced.
             await sequence.clearHistory();
+            // A copy another request made from this sequence (PrefixCopies) moves its data at a decode: before the load
+            // writes over it. Emptied, the sequence is no copy's source any more.
+            await settled?.();
             // A file that is not the size written (cut short) would stop the process in llama.cpp's reader, not throw.
             if ((await fs.stat(entry.file)).size !== entry.bytes)
                 throw new Error(`its file is not the ${entry.bytes} bytes written`);

@@ -286,34 +286,36 @@ export class LlamaChatEngine implements ChatEngine {
     private async runTurn(job: ChatJob, hooks: ChatRunHooks, turn: Turn, release: () => void): Promise<ChoiceResult[]> {
         const taken = this.sequences.take(turn.prompt.tokens, job.n);
         // The first choice's sequence evaluates the prompt: a later request sharing it may wait for it and copy it.
-        const ticket = this.copies?.evaluating(taken[0].sequence, turn.prompt.tokens);
+        const inFlight = this.copies?.inFlight.begin(taken[0].sequence, turn.prompt.tokens);
+        // The one way back, once: the prompt's waiters woken first (the next request may take the sequence at once), then
+        // the sequences (each with the tokens it evaluated in whole prompt chunks, 0 on failure) and the lease.
+        let returned = false;
+        const giveBack = (wholeChunks: readonly number[] = []) => {
+            if (returned)
+                return;
+            returned = true;
+            inFlight?.end();
+            taken.forEach(({sequence}, index) => this.sequences.giveBack(sequence, wholeChunks[index] ?? 0));
+            release();
+        };
         try {
-            return await this.runTaken(job, hooks, turn, taken, release);
+            return await this.runTaken(job, hooks, turn, taken, giveBack);
         } finally {
-            if (ticket != null)
-                this.copies?.done(taken[0].sequence, ticket);
+            giveBack();
         }
     }
 
-    private async runTaken(job: ChatJob, hooks: ChatRunHooks, turn: Turn, taken: TakenSequence<LlamaContextSequence>[], release: () => void): Promise<ChoiceResult[]> {
+    /** runTurn's work; what fails leaves its sequences as they are worth keeping (emptied where unsure) for runTurn to give back. */
+    private async runTaken(job: ChatJob, hooks: ChatRunHooks, turn: Turn, taken: TakenSequence<LlamaContextSequence>[],
+        giveBack: (wholeChunks: readonly number[]) => void): Promise<ChoiceResult[]> {
         const promptTokens = turn.prompt.tokens;
         const slots = taken.map(({sequence}) => sequence);
         // Not for an echo with logprobs (it evaluates the prompt from the start anyway), nor for a request already gone.
         const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
-        try {
-            if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted) {
-                // A copy from the sequence this request took (it was free) has its data moved first.
-                await this.copies?.settled();
-                taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens);
-            }
-            if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
-                taken[0].kept = await this.copies.fromOthers(taken[0].sequence, taken[0].kept, promptTokens, hooks.signal);
-        } catch (error) {
-            // Aborted while waiting for another request's prompt, or a copy that failed (its sequence was emptied).
-            slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
-            release();
-            throw error;
-        }
+        if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
+            taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens, () => this.copies?.settled());
+        if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
+            taken[0].kept = await this.copies.fromOthers(taken[0].sequence, taken[0].kept, promptTokens, hooks.signal);
         const leaseNumber = ++this.leasesGranted;
         const aloneAtStart = this.pool.load().busy === job.n;
         // Hooks only once the caller has its run (it resumes in a microtask; this waits for the next turn).
@@ -324,24 +326,20 @@ export class LlamaChatEngine implements ChatEngine {
             } catch (error) {
                 // As for a failed choice below: what the evaluation left is not worth trusting.
                 await slots[0].clearHistory().catch(() => {});
-                slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
-                release();
                 throw error;
             }
         }
-        // The choices' prompt evaluated once: by the first, the others copy it. What each reports as cached is what its
-        // sequence held before the request.
+        // Cached: the prompt tokens a choice did not evaluate for this request, what its sequence held before it or copied
+        // from another request's (fromOthers above); not what the choices copy from each other here: the first evaluates
+        // the prompt, the others copy it.
         const cached = taken.map(({kept}) => kept);
         if (job.n > 1 && this.copies != null && !echoes && turn.maxTokens > 0) {
             try {
                 const kept = await this.copies.spread(taken, promptTokens.slice(0, -1), this.context.batchSize, hooks.signal);
                 kept.forEach((tokens, index) => taken[index].kept = tokens);
             } catch (error) {
-                // As for a failed choice below.
                 for (const sequence of slots)
                     await sequence.clearHistory().catch(() => {});
-                slots.forEach((sequence) => this.sequences.giveBack(sequence, 0));
-                release();
                 throw error;
             }
         }
@@ -363,9 +361,7 @@ export class LlamaChatEngine implements ChatEngine {
         // (another choice or request would have), which is certain when nobody else ran from start to end.
         const alone = job.n === 1 && aloneAtStart && this.leasesGranted === leaseNumber;
         const wholeChunks = alone ? wholeChunkTokens(promptTokens.length, this.context.batchSize) : 0;
-        outcomes.forEach((outcome, index) =>
-            this.sequences.giveBack(slots[index], outcome.status === "fulfilled" ? wholeChunks : 0));
-        release();
+        giveBack(outcomes.map((outcome) => outcome.status === "fulfilled" ? wholeChunks : 0));
         const results: ChoiceResult[] = [];
         for (const outcome of outcomes) {
             if (outcome.status === "rejected")
@@ -418,7 +414,7 @@ export class LlamaChatEngine implements ChatEngine {
             logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
             reasoning,
             speculation: speculation.settings,
-            onPromptProgress: this.copies == null ? undefined : () => this.copies!.progress(sequence),
+            onPromptProgress: this.copies == null ? undefined : () => this.copies!.inFlight.progress(sequence),
             onText: (text, logprobs) => output.push(text, logprobs)
         });
         speculation.done();

@@ -2,10 +2,8 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { assertSequenceCopy, copySequenceState, NodeLlamaInternalsError } from "../../../runtimes/llama/internals.js";
 import { promptChunks } from "./promptChunks.js";
 import { reusePromptPrefix } from "./reusePromptPrefix.js";
+import { PromptsInFlight } from "./PromptsInFlight.js";
 import { commonPrefixLength } from "./SequencePrefixCache.js";
-
-type Waiter = {until: number, resolve: () => void};
-type InFlight = {prompt: readonly Token[], ticket: number, waiters: Set<Waiter>};
 
 /** Prompt tokens a copy must save over what the sequence keeps already: fewer are evaluated as quickly as copied. */
 export const minCopiedTokens = 64;
@@ -29,9 +27,8 @@ export const minCopiedTokens = 64;
 export class PrefixCopies {
     /** Prompt tokens copied so far (the `los_prompt_cache_copied_tokens_total` metric). */
     copiedTokens = 0;
-    /** The sequences a request's prompt is going into, in the order the requests took them. */
-    private readonly inFlight = new Map<LlamaContextSequence, InFlight>();
-    private tickets = 0;
+    /** The prompts requests are evaluating, which later requests may wait for. */
+    readonly inFlight = new PromptsInFlight();
     /** Copies whose data llama.cpp has not moved yet (copySequenceState). */
     private readonly underWay = new Set<Promise<number>>();
     /** Prompt tokens a copy must save over what the sequence keeps already (see minCopiedTokens). */
@@ -61,104 +58,50 @@ export class PrefixCopies {
     }
 
     /**
-     * A request took `sequence` for `prompt` (until `done` with the ticket returned): later requests may wait for its
-     * prompt and copy it.
-     */
-    evaluating(sequence: LlamaContextSequence, prompt: readonly Token[]): number {
-        const ticket = ++this.tickets;
-        this.inFlight.set(sequence, {prompt, ticket, waiters: new Set()});
-        return ticket;
-    }
-
-    /** `sequence` evaluated more of its prompt: those waiting for that much of it go on. */
-    progress(sequence: LlamaContextSequence) {
-        const entry = this.inFlight.get(sequence);
-        if (entry == null || entry.waiters.size === 0)
-            return;
-        const held = commonPrefixLength(sequence.contextTokens, entry.prompt);
-        for (const waiter of entry.waiters)
-            if (held >= waiter.until)
-                waiter.resolve();
-    }
-
-    /** The request with `ticket` on `sequence` ended: nobody waits for it any more (the sequence may be another request's already). */
-    done(sequence: LlamaContextSequence, ticket: number) {
-        const entry = this.inFlight.get(sequence);
-        if (entry?.ticket !== ticket)
-            return;
-        this.inFlight.delete(sequence);
-        for (const waiter of entry?.waiters ?? [])
-            waiter.resolve();
-    }
-
-    /**
-     * `target` keeps `kept` tokens of `prompt`: when another sequence shares at least minCopiedTokens more, its cells
-     * up to there are copied in. A sequence whose prompt (taken by an earlier request, still being evaluated) will share
-     * more is waited for (until it has evaluated that far, its request ends, or `signal` aborts). Returns the prompt
-     * tokens `target` keeps then (0 when a copy failed: it is emptied; fewer when the other sequence's request erased
-     * some before the copy).
+     * `target` keeps `kept` tokens of `prompt`: when another sequence shares at least minCopied more, its cells up to
+     * there are copied in. A sequence whose prompt (taken by an earlier request, still being evaluated) will share more is
+     * waited for (until it holds that much, its request ends, or `signal` aborts). Returns the prompt tokens `target`
+     * keeps then (0 when a copy failed: it is emptied; fewer when the other sequence's request erased some before the copy).
      */
     async fromOthers(target: LlamaContextSequence, kept: number, prompt: readonly Token[], signal: AbortSignal): Promise<number> {
         const limit = prompt.length - 1;
-        const ticket = this.inFlight.get(target)?.ticket ?? Infinity;
-        let best: {source: LlamaContextSequence, shared: number} | null = null;
+        const ticket = this.inFlight.ticketOf(target) ?? Infinity;
+        let best: {source: LlamaContextSequence, shared: number, held: number} | null = null;
         for (const source of this.sequences) {
             if (source === target)
                 continue;
             const held = Math.min(commonPrefixLength(source.contextTokens, prompt), limit);
-            // Only an earlier request's prompt is waited for: two requests never wait for each other.
-            const entry = this.inFlight.get(source);
-            const coming = entry != null && entry.ticket < ticket ? Math.min(commonPrefixLength(entry.prompt, prompt), limit) : 0;
-            const shared = Math.max(held, coming);
-            if (shared > (best?.shared ?? kept))
-                best = {source, shared};
+            const coming = this.inFlight.comingTo(source, ticket);
+            const shared = Math.max(held, coming == null ? 0 : Math.min(commonPrefixLength(coming.prompt, prompt), limit));
+            // Ties: the sequence that holds it already (not one still waiting for it itself).
+            if (shared > (best?.shared ?? kept) || (best != null && shared === best.shared && held > best.held))
+                best = {source, shared, held};
         }
         if (best == null || best.shared - kept < this.minCopied)
             return kept;
         // Its request may still be erasing what it held before, or evaluating the prompt.
-        if (commonPrefixLength(best.source.contextTokens, prompt) < best.shared)
-            await this.waitFor(best.source, best.shared, signal);
+        if (best.held < best.shared)
+            await this.inFlight.waitFor(best.source, best.shared, signal);
         const available = Math.min(commonPrefixLength(best.source.contextTokens, prompt), limit);
         if (available - kept < this.minCopied)
             return kept;
         await this.copy(target, best.source, prompt.slice(0, available), kept);
+        // Those waiting for this request's prompt may copy it from here already.
+        this.inFlight.progress(target);
         return Math.min(commonPrefixLength(target.contextTokens, prompt), limit);
-    }
-
-    private async waitFor(source: LlamaContextSequence, until: number, signal: AbortSignal) {
-        const entry = this.inFlight.get(source);
-        if (entry == null)
-            return;
-        signal.throwIfAborted();
-        await new Promise<void>((resolve, reject) => {
-            const finish = () => {
-                entry.waiters.delete(waiter);
-                signal.removeEventListener("abort", onAbort);
-            };
-            const onAbort = () => {
-                finish();
-                reject(signal.reason);
-            };
-            const waiter: Waiter = {until, resolve: () => {
-                finish();
-                resolve();
-            }};
-            entry.waiters.add(waiter);
-            signal.addEventListener("abort", onAbort, {once: true});
-        });
     }
 
     /**
      * The sequences of one request that all need `tokens` (a prompt but its last token; a decision's prefix): the first
      * (keeping `taken[0].kept` of them) evaluates them, in chunks of `chunkSize` (`signal` is checked between them), and
-     * each other sequence that keeps fewer by minCopiedTokens copies them. Returns the tokens each keeps then, in order.
+     * each other sequence that keeps fewer by minCopied copies them. Returns the tokens each keeps then, in order.
      */
     async spread(taken: readonly {sequence: LlamaContextSequence, kept: number}[], tokens: readonly Token[], chunkSize: number, signal: AbortSignal): Promise<number[]> {
         const [first, ...others] = taken;
         const shared = tokens.length;
         if (!others.some(({kept}) => shared - kept >= this.minCopied))
             return taken.map(({kept}) => kept);
-        await evaluatePrefix(first.sequence, tokens, first.kept, chunkSize, signal, () => this.progress(first.sequence));
+        await evaluatePrefix(first.sequence, tokens, first.kept, chunkSize, signal, () => this.inFlight.progress(first.sequence));
         const kept = [shared];
         for (const other of others) {
             signal.throwIfAborted();
@@ -187,7 +130,8 @@ export class PrefixCopies {
         this.underWay.add(copying);
         try {
             const held = await copying;
-            this.copiedTokens += Math.max(0, held - kept);
+            // The last token it holds was evaluated (the decode that moves the data), not copied.
+            this.copiedTokens += Math.max(0, held - 1 - kept);
             return held;
         } finally {
             this.underWay.delete(copying);

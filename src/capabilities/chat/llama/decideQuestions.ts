@@ -45,12 +45,11 @@ export async function decideQuestions(parts: DecisionEngineParts, job: DecisionJ
     if (prefix.length + longest >= parts.contextSize)
         throw new ContextLengthExceededError(parts.contextSize, prefix.length + longest);
 
-    // Sequences: as many as the suffixes pay for; the suffixes of several sequences share batches (bench:decisions). With
-    // PrefixCopies the first evaluates the prefix and the others copy it; otherwise each evaluates it, which is worth it
-    // only when its share of the suffixes is at least as many tokens.
+    // Sequences: as many as the suffixes pay for, a sequence for each prefix's worth of suffix tokens (more would push out the
+    // conversations the other sequences hold, and wait for all of them); their suffixes share batches (bench:decisions).
+    // With PrefixCopies the first evaluates the prefix and the others copy it; otherwise each evaluates it.
     const suffixTokens = evaluations.reduce((sum, evaluation) => sum + evaluation.tokens.length, 0);
-    const count = Math.max(1, Math.min(parts.pool.capacity, evaluations.length,
-        parts.copies != null ? Infinity : Math.floor(suffixTokens / Math.max(1, prefix.length))));
+    const count = Math.max(1, Math.min(parts.pool.capacity, evaluations.length, Math.floor(suffixTokens / Math.max(1, prefix.length))));
     const {release} = await parts.pool.acquire(count, signal);
     const taken = parts.sequences.take(prefix, count);
     const cached = taken.map(({kept}) => kept);
