@@ -200,6 +200,32 @@ describe("node-llama-cpp internals the server relies on", () => {
         }
     });
 
+    it("LlamaContextSequence._copyStateFromOtherSequence: a copy that fails leaves no copy queued for a state loaded later", async () => {
+        const copyContext = await model.createContext({contextSize: 256, sequences: 2, threads: 1});
+        const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "copy-state-")), "saved.state");
+        try {
+            const [first, second] = [copyContext.getSequence(), copyContext.getSequence()];
+            const a = model.tokenize("the cat sat on the mat and looked at the dog who ran across the big green field ".repeat(4));
+            const b = model.tokenize("a quick brown fox jumps over the lazy dog while the sun goes down ".repeat(4));
+            const next = async (sequence: typeof first, token: Token) =>
+                [...(await sequence.controlledEvaluate([[token, {generateNext: {probabilities: true}}]])).at(-1)!.next.probabilities!].slice(0, 5);
+            await first.evaluateWithoutGeneratingNewTokens(a.slice(0, 100));
+            await second.evaluateWithoutGeneratingNewTokens(b.slice(0, 60));
+            await second.saveStateToFile(file);
+            const reference = await next(second, b[60]);
+            // Tokens the source does not hold: nothing to keep, after llama.cpp has queued the copy of its cells.
+            expect(await copySequenceState(second, first, b.slice(0, 80))).toBe(0);
+            expect(second.contextTokens).toEqual([]);
+            await second.loadStateFromFile(file, {acceptRisk: true});
+            const restored = await next(second, b[60]);
+            expect(restored.map(([token]) => token)).toEqual(reference.map(([token]) => token));
+            restored.forEach(([, probability], index) => expect(probability).toBeCloseTo(reference[index][1], 5));
+        } finally {
+            await copyContext.dispose();
+            fs.rmSync(path.dirname(file), {recursive: true, force: true});
+        }
+    });
+
     it("JinjaTemplateChatWrapper._transformChatHistory: a past answer goes to GLM-4.5's template as it was given", () => {
         // The real template (test/fixtures/templates): its generation prompt opens the thought, and it writes an empty
         // think block itself for a past answer that had none.

@@ -284,9 +284,17 @@ export class LlamaChatEngine implements ChatEngine {
 
     /** The job on its leased sequences: the prompt echoed if asked, then its choices side by side; the sequences go back at the end. */
     private async runTurn(job: ChatJob, hooks: ChatRunHooks, turn: Turn, release: () => void): Promise<ChoiceResult[]> {
-        const taken = this.sequences.take(turn.prompt.tokens, job.n);
-        // The first choice's sequence evaluates the prompt: a later request sharing it may wait for it and copy it.
-        const inFlight = this.copies?.inFlight.begin(taken[0].sequence, turn.prompt.tokens);
+        let taken: TakenSequence<LlamaContextSequence>[];
+        try {
+            taken = this.sequences.take(turn.prompt.tokens, job.n);
+        } catch (error) {
+            release();
+            throw error;
+        }
+        // The first choice's sequence evaluates the prompt: a later request sharing it may wait for it and copy it (not an
+        // echo with logprobs, which evaluates it apart, nor a request that generates nothing).
+        const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
+        const inFlight = echoes || turn.maxTokens <= 0 ? undefined : this.copies?.inFlight.begin(taken[0].sequence, turn.prompt.tokens);
         // The one way back, once: the prompt's waiters woken first (the next request may take the sequence at once), then
         // the sequences (each with the tokens it evaluated in whole prompt chunks, 0 on failure) and the lease.
         let returned = false;
