@@ -26,9 +26,11 @@ const functions = [{name: "get_weather", description: "The weather in a city", p
 // current tool-call turn as the template renders it. The whole prompt against @huggingface/jinja's rendering of the same
 // OpenAI messages, on GLM-4.5's real template (test/fixtures/templates), which writes its own empty think blocks, and
 // Qwen3-4B-Thinking-2507's (node-llama-cpp renders its calls and results itself: a result goes in as sent, keepFunctionResultsRaw).
-// Not yet the others: Qwen3's and QwQ's current tool-call turn gets a line break more before the call (and Qwen3's an
-// empty think block) from node-llama-cpp's rendering of calls; DeepSeek-R1-Distill's and gpt-oss's templates are not
-// used for calls at all (node-llama-cpp's own "||call:" format).
+// Not yet the others: for Qwen3's and QwQ's current tool-call turn node-llama-cpp writes the calls and their results into
+// the assistant message itself (not as tool messages), so the template takes its branch for the conversation's last
+// message: a line break more before the call, and Qwen3's an empty think block; DeepSeek-R1-Distill's and gpt-oss's
+// templates are not used for calls at all (node-llama-cpp's own "||call:" format). Rendering the messages through the
+// template ourselves (as llama-server does) would take these to the template's own rendering too.
 it.each(realTemplateModels.filter((spec) => ["glm-4.5", "qwen3-2507"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath: spec.path});
