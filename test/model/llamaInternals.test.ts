@@ -7,7 +7,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepHistoryResponsesAsGiven, passToolArgumentsAsObjects,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, passToolArgumentsAsObjects,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -224,6 +224,22 @@ describe("node-llama-cpp internals the server relies on", () => {
             await copyContext.dispose();
             fs.rmSync(path.dirname(file), {recursive: true, force: true});
         }
+    });
+
+    it("JinjaTemplateChatWrapper.generateFunctionCallResult: where node-llama-cpp writes a call's result itself, it goes in as sent", () => {
+        // Qwen3's real template without ChatPromptRenderer's `content: ""` for a calls-only message: node-llama-cpp falls
+        // back to writing the call and its result into the assistant message itself.
+        const template = fs.readFileSync(path.join(root, "test/fixtures/templates/Qwen-Qwen3-0.6B.jinja"), "utf8");
+        const wrapper = new JinjaTemplateChatWrapper({template, joinAdjacentMessagesOfTheSameType: false});
+        keepFunctionResultsAsText(wrapper);
+        keepFunctionResultsRaw(wrapper);
+        const {contextText} = wrapper.generateContextState({
+            chatHistory: [{type: "user", text: "Weather?"}, {type: "model", response: [
+                {type: "functionCall", name: "get_weather", params: {city: "Paris"}, result: "{\"sky\": \"sunny\"}", startsNewChunk: true}
+            ]}],
+            availableFunctions: {get_weather: {description: "The weather", params: {type: "object", properties: {city: {type: "string"}}}}}
+        });
+        expect(contextText.toString()).toContain("<tool_response>\n{\"sky\": \"sunny\"}\n</tool_response>");
     });
 
     it("JinjaTemplateChatWrapper._transformChatHistory: a past answer goes to GLM-4.5's template as it was given", () => {

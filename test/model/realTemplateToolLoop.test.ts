@@ -21,17 +21,14 @@ const job = (turns: ChatTurn[]): ChatJob => ({turns, n: 1, maxTokens: 24, stop: 
 const functions = [{name: "get_weather", description: "The weather in a city", parameters: {type: "object", properties: {city: {type: "string"}}}}];
 
 
-// node-llama-cpp 3.22 puts an empty thought in front of model responses when the generation prompt opens one
-// (keepHistoryResponsesAsGiven in src/runtimes/llama/internals.ts): past turns must render as the client sent them, the
-// current tool-call turn as the template renders it. The whole prompt against @huggingface/jinja's rendering of the same
-// OpenAI messages, on GLM-4.5's real template (test/fixtures/templates), which writes its own empty think blocks, and
-// Qwen3-4B-Thinking-2507's (node-llama-cpp renders its calls and results itself: a result goes in as sent, keepFunctionResultsRaw).
-// Not yet the others: for Qwen3's and QwQ's current tool-call turn node-llama-cpp writes the calls and their results into
-// the assistant message itself (not as tool messages), so the template takes its branch for the conversation's last
-// message: a line break more before the call, and Qwen3's an empty think block; DeepSeek-R1-Distill's and gpt-oss's
-// templates are not used for calls at all (node-llama-cpp's own "||call:" format). Rendering the messages through the
-// template ourselves (as llama-server does) would take these to the template's own rendering too.
-it.each(realTemplateModels.filter((spec) => ["glm-4.5", "qwen3-2507"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
+// The whole prompt of a tool loop in 12 shapes against @huggingface/jinja's rendering of the same OpenAI messages, on the
+// real templates (test/fixtures/templates). What it holds the renderer to: GLM-4.5 writes its own empty think blocks, which
+// node-llama-cpp 3.22 wrote twice (keepHistoryResponsesAsGiven); its arguments are read as a mapping
+// (passToolArgumentsAsObjects); Qwen3's and QwQ's add to a calls-only message's content, which node-llama-cpp leaves
+// out and then writes the calls and results into the assistant message itself (ChatPromptRenderer gives it `""`).
+// Not DeepSeek-R1-Distill's and gpt-oss's: node-llama-cpp does not use those templates for calls (its own "||call:"
+// format); rendering the messages through the template ourselves, as llama-server does, would.
+it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq", "glm-4.5"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath: spec.path});
     const renderer = new ChatPromptRenderer(model);

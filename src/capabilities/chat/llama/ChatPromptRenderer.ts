@@ -165,12 +165,26 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render};
-    renderer.render = (params) => {
+    renderer.render = (given) => {
+        const params = withToolCallContent(given);
         const output = render(params);
         watch.last = {params, output};
         return output;
     };
     return watch;
+}
+
+/**
+ * An assistant message with tool calls and no text gets `content: ""`, as the template's own examples and the clients'
+ * messages have it: node-llama-cpp leaves `content` out, which a template that adds to it (Qwen3's, QwQ's) cannot render,
+ * and node-llama-cpp then falls back to writing the calls and their results into the assistant message itself, where
+ * the template takes its branch for the conversation's last message (an empty think block, a line break more).
+ */
+function withToolCallContent(params: Record<string, unknown>): Record<string, unknown> {
+    if (!Array.isArray(params.messages))
+        return params;
+    return {...params, messages: params.messages.map((message: Record<string, unknown>) =>
+        message.content == null && Array.isArray(message.tool_calls) ? {...message, content: ""} : message)};
 }
 
 /**
