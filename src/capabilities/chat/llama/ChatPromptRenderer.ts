@@ -166,8 +166,16 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render};
     renderer.render = (given) => {
-        const params = withToolCallContent(given);
-        const output = render(params);
+        let params = given;
+        let output: string;
+        try {
+            output = render(params);
+        } catch (error) {
+            params = withToolCallContent(given);
+            if (params === given)
+                throw error;
+            output = render(params);
+        }
         watch.last = {params, output};
         return output;
     };
@@ -175,16 +183,18 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
 }
 
 /**
- * An assistant message with tool calls and no text gets `content: ""`, as the template's own examples and the clients'
- * messages have it: node-llama-cpp leaves `content` out, which a template that adds to it (Qwen3's, QwQ's) cannot render,
- * and node-llama-cpp then falls back to writing the calls and their results into the assistant message itself, where
- * the template takes its branch for the conversation's last message (an empty think block, a line break more).
+ * The messages again with `content: ""` for an assistant message with tool calls and no text (the same object when there
+ * is none), for a template that cannot render one without `content`: node-llama-cpp leaves it out, which Qwen3's and QwQ's
+ * templates add to and fail on, and node-llama-cpp would then fall back to writing the calls and their results into the
+ * assistant message itself, where the template takes its branch for the conversation's last message (an empty think
+ * block, a line break more). Only on a failed render: a template that tells a missing content from text (DeepSeek-V3's
+ * `content is none`) renders the calls only without it.
  */
 function withToolCallContent(params: Record<string, unknown>): Record<string, unknown> {
-    if (!Array.isArray(params.messages))
+    const calls = (message: Record<string, unknown>) => message.content == null && Array.isArray(message.tool_calls);
+    if (!Array.isArray(params.messages) || !params.messages.some(calls))
         return params;
-    return {...params, messages: params.messages.map((message: Record<string, unknown>) =>
-        message.content == null && Array.isArray(message.tool_calls) ? {...message, content: ""} : message)};
+    return {...params, messages: params.messages.map((message: Record<string, unknown>) => calls(message) ? {...message, content: ""} : message)};
 }
 
 /**
