@@ -7,7 +7,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, passToolArgumentsAsObjects,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -311,7 +311,6 @@ describe("a node-llama-cpp without a field the server relies on", () => {
         ["JinjaTemplateChatWrapper._stringifyFunctionResult", () => keepFunctionResultsAsText(empty)],
         ["JinjaTemplateChatWrapper._jinjaTemplate", () => jinjaRendererOf(empty)],
         ["JinjaTemplateChatWrapper._transformChatHistory", () => keepHistoryResponsesAsGiven(empty)],
-        ["JinjaTemplateChatWrapper._stringifyFunctionParams", () => passToolArgumentsAsObjects(empty)],
         ["LlamaContextSequence._copyStateFromOtherSequence", () => assertSequenceCopy(empty)]
     ])("names %s", (field, access) => {
         expect(access).toThrow(NodeLlamaInternalsError);

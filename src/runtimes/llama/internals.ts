@@ -44,7 +44,7 @@ type SequenceInternals = {
 };
 type TokenBiasInternals = {_biases?: unknown};
 type JinjaWrapperInternals = {
-    _stringifyFunctionResult?: unknown, _stringifyFunctionParams?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>,
+    _stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>,
     _transformChatHistory?: (...args: unknown[]) => unknown
 };
 type SequencePrototypeInternals = {_speculativeEvaluate?: unknown};
@@ -301,18 +301,6 @@ export function keepHistoryResponsesAsGiven(wrapper: JinjaTemplateChatWrapper): 
             ? item
             : {...item, response: item.response.filter((part, at, response) => !emptyThought(part) || keep(response, at, index > lastUser))})};
     };
-}
-
-/**
- * Makes a Jinja wrapper give a past tool call's arguments to the template as an object (`JinjaTemplateChatWrapper._stringifyFunctionParams`),
- * for templates that iterate them: node-llama-cpp's detection passes GLM-4.5's a JSON string, which its template renders as one
- * `raw_arguments` argument ("this shouldn't happen", its comment says) instead of one `<arg_key>` per argument.
- */
-export function passToolArgumentsAsObjects(wrapper: JinjaTemplateChatWrapper): void {
-    const internals = wrapper as unknown as JinjaWrapperInternals;
-    if (typeof internals._stringifyFunctionParams !== "boolean")
-        throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._stringifyFunctionParams", "tool call arguments");
-    internals._stringifyFunctionParams = false;
 }
 
 /**

@@ -8,7 +8,7 @@ import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
-import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, passToolArgumentsAsObjects } from "../../../runtimes/llama/internals.js";
+import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven } from "../../../runtimes/llama/internals.js";
 
 /** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
@@ -88,9 +88,6 @@ export class ChatPromptRenderer {
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
             keepFunctionResultsAsText(wrapper);
             keepFunctionResultsRaw(wrapper);
-            // A template that reads the arguments as a mapping (GLM-4.5: `arguments is mapping`, `arguments.items()`) gets them as one.
-            if (/arguments\s+is\s+mapping|arguments\.items\(\)/.test(template))
-                passToolArgumentsAsObjects(wrapper);
         }
         this.watches.set(wrapper, watchRenders(wrapper));
         return wrapper;
@@ -165,17 +162,10 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render};
+    const content = callsOnlyContent(render);
     renderer.render = (given) => {
-        let params = given;
-        let output: string;
-        try {
-            output = render(params);
-        } catch (error) {
-            params = withToolCallContent(given);
-            if (params === given)
-                throw error;
-            output = render(params);
-        }
+        const params = content === undefined ? given : withCallsOnlyContent(given, content);
+        const output = render(params);
         watch.last = {params, output};
         return output;
     };
@@ -183,18 +173,39 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
 }
 
 /**
- * The messages again with `content: ""` for an assistant message with tool calls and no text (the same object when there
- * is none), for a template that cannot render one without `content`: node-llama-cpp leaves it out, which Qwen3's and QwQ's
- * templates add to and fail on, and node-llama-cpp would then fall back to writing the calls and their results into the
- * assistant message itself, where the template takes its branch for the conversation's last message (an empty think
- * block, a line break more). Only on a failed render: a template that tells a missing content from text (DeepSeek-V3's
- * `content is none`) renders the calls only without it.
+ * The `content` an assistant message with tool calls and no text needs for the template to render it, decided once per
+ * template (as minja's `requires_non_null_content`), so a message renders the same way on every turn: none (node-llama-cpp
+ * leaves it out), else null (what OpenAI clients send), else `""`. Qwen3's and QwQ's templates add to it and fail
+ * without it, and node-llama-cpp would then fall back to writing the calls and their results into the assistant message
+ * itself, where the template takes its branch for the conversation's last message (an empty think block, a line break
+ * more); Functionary's tells null from text.
  */
-function withToolCallContent(params: Record<string, unknown>): Record<string, unknown> {
-    const calls = (message: Record<string, unknown>) => message.content == null && Array.isArray(message.tool_calls);
-    if (!Array.isArray(params.messages) || !params.messages.some(calls))
+function callsOnlyContent(render: (params: Record<string, unknown>) => string): null | "" | undefined {
+    const call = {type: "function", id: "call_0", function: {name: "get_weather", arguments: {city: "Paris"}}};
+    const tools = [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}];
+    const renders = (content: null | "" | undefined) => {
+        try {
+            render({
+                messages: [{role: "user", content: "Weather?"}, {role: "assistant", tool_calls: [call], ...(content === undefined ? {} : {content})},
+                    {role: "tool", tool_call_id: "call_0", name: "get_weather", content: "sunny"}],
+                tools, add_generation_prompt: true, bos_token: "", eos_token: ""
+            });
+            return true;
+        } catch {
+            return false;
+        }
+    };
+    if (renders(undefined))
+        return undefined;
+    return renders(null) ? null : renders("") ? "" : undefined;
+}
+
+/** The messages again with `content` for each assistant message with tool calls and no text. */
+function withCallsOnlyContent(params: Record<string, unknown>, content: null | ""): Record<string, unknown> {
+    const callsOnly = (message: Record<string, unknown>) => message.content == null && Array.isArray(message.tool_calls);
+    if (!Array.isArray(params.messages) || !params.messages.some(callsOnly))
         return params;
-    return {...params, messages: params.messages.map((message: Record<string, unknown>) => calls(message) ? {...message, content: ""} : message)};
+    return {...params, messages: params.messages.map((message: Record<string, unknown>) => callsOnly(message) ? {...message, content} : message)};
 }
 
 /**
