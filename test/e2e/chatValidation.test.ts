@@ -25,7 +25,7 @@ const badRequests: [string, Record<string, unknown>, string | null, string?][] =
     ["frequency_penalty below -2", {frequency_penalty: -2.01}, "frequency_penalty"],
     ["presence_penalty above 2", {presence_penalty: 2.5}, "presence_penalty"],
     ["presence_penalty below -2", {presence_penalty: -2.5}, "presence_penalty"],
-    ["n = 3", {n: 3}, "n"],
+    ["n = 21", {n: 21}, "n"],
     ["n = 0", {n: 0}, "n"],
     ["n fractional", {n: 1.5}, "n"],
     ["max_tokens 0", {max_tokens: 0}, "max_tokens"],
@@ -75,11 +75,13 @@ describe("chat request validation", () => {
     afterAll(() => server.stop());
 
     it("n larger than the model's parallel sequences is a 400 naming n", async () => {
-        const response = await server.post("/v1/chat/completions", {...base, model: "tiny-single", n: 2});
-        expect(response.status).toBe(400);
-        const body = await jsonOf(response);
-        expect(body.error.param).toBe("n");
-        expect(body.error.message).toContain("1 parallel sequence");
+        for (const [model, n, limit] of [["tiny-single", 2, "1 parallel sequence"], ["tiny-chat", 3, "2 parallel sequences"]] as const) {
+            const response = await server.post("/v1/chat/completions", {...base, model, n});
+            expect(response.status).toBe(400);
+            const body = await jsonOf(response);
+            expect(body.error.param).toBe("n");
+            expect(body.error.message).toContain(limit);
+        }
     });
 
     it.each(badRequests)("%s is a 400 naming the field", async (_name, fields, param, code) => {

@@ -67,7 +67,7 @@ export const chatCompletionSchema = {
         top_logprobs: nullable({type: "integer", minimum: 0, maximum: 5}),
         max_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
         max_completion_tokens: nullable({type: "integer", minimum: 1, maximum: maxSafe}),
-        n: nullable({type: "integer", minimum: 1, maximum: 2}),
+        n: nullable({type: "integer", minimum: 1, maximum: 20}),
         response_format: nullable({
             type: "object",
             required: ["type"],
