@@ -154,9 +154,7 @@ export async function copySequenceState(target: LlamaContextSequence, source: Ll
     const native = (target.context as unknown as ContextInternals)._ctx!;
     const targetId = sequenceIdOf(target);
     let held = 0;
-    let called = false;
     try {
-        called = true;
         await internals._copyStateFromOtherSequence.call(target, source, tokens.length - 1);
         // node-llama-cpp copies every cell of the source, draft tokens a speculative step evaluated past its text too,
         // and then knows only the text (it reports the copy as failed, and leaves those cells): they are made the
@@ -185,10 +183,8 @@ export async function copySequenceState(target: LlamaContextSequence, source: Ll
             await target.clearHistory();
             // The copy may still be queued in llama.cpp (its data moves at a decode): one decode on the emptied target
             // moves it now, so no state loaded into the target later is overwritten by it.
-            if (called) {
-                await target.evaluateWithoutGeneratingNewTokens([tokens[0]]);
-                await target.clearHistory();
-            }
+            await target.evaluateWithoutGeneratingNewTokens([tokens[0]]);
+            await target.clearHistory();
         }
     }
     return held;

@@ -293,8 +293,7 @@ export class LlamaChatEngine implements ChatEngine {
         }
         // The first choice's sequence evaluates the prompt: a later request sharing it may wait for it and copy it (not an
         // echo with logprobs, which evaluates it apart, nor a request that generates nothing).
-        const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
-        const inFlight = echoes || turn.maxTokens <= 0 ? undefined : this.copies?.inFlight.begin(taken[0].sequence, turn.prompt.tokens);
+        const inFlight = echoesWithLogprobs(job, turn) || turn.maxTokens <= 0 ? undefined : this.copies?.inFlight.begin(taken[0].sequence, turn.prompt.tokens);
         // The one way back, once: the prompt's waiters woken first (the next request may take the sequence at once), then
         // the sequences (each with the tokens it evaluated in whole prompt chunks, 0 on failure) and the lease.
         let returned = false;
@@ -319,7 +318,7 @@ export class LlamaChatEngine implements ChatEngine {
         const promptTokens = turn.prompt.tokens;
         const slots = taken.map(({sequence}) => sequence);
         // Not for an echo with logprobs (it evaluates the prompt from the start anyway), nor for a request already gone.
-        const echoes = turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
+        const echoes = echoesWithLogprobs(job, turn);
         if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
             taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens, () => this.copies?.settled());
         if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
@@ -445,6 +444,11 @@ export class LlamaChatEngine implements ChatEngine {
         await this.speculation.dispose();
     }
 
+}
+
+/** A legacy completion echoing its prompt with logprobs: the prompt is evaluated from its start on the first sequence (promptEcho). */
+function echoesWithLogprobs(job: ChatJob, turn: Turn): boolean {
+    return turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
 }
 
 /** What `flashAttention: "auto"` became: llama.cpp turns it on where the backend runs the op, which the CPU always does. */
