@@ -137,15 +137,35 @@ describe("node-llama-cpp internals the server relies on", () => {
         }
     });
 
+    // copySequenceState's three cases share their setup: two sequences of a fresh context, a temporary state file, two texts.
+    type Sequence = ReturnType<LlamaContext["getSequence"]>;
+    const catText = () => model.tokenize("the cat sat on the mat and looked at the dog who ran across the big green field ".repeat(4));
+    const foxText = () => model.tokenize("a quick brown fox jumps over the lazy dog while the sun goes down ".repeat(4));
+    /** `run` on two sequences of a new context, with a state file path; the context and the file are gone afterwards. */
+    const withTwoSequences = async (run: (first: Sequence, second: Sequence, file: string) => Promise<void>) => {
+        const copyContext = await model.createContext({contextSize: 256, sequences: 2, threads: 1});
+        const folder = fs.mkdtempSync(path.join(os.tmpdir(), "copy-state-"));
+        try {
+            await run(copyContext.getSequence(), copyContext.getSequence(), path.join(folder, "state"));
+        } finally {
+            await copyContext.dispose();
+            fs.rmSync(folder, {recursive: true, force: true});
+        }
+    };
+    /** The five likeliest tokens after `token` on `sequence`, with their probabilities. */
+    const nextTop5 = async (sequence: Sequence, token: Token) =>
+        [...(await sequence.controlledEvaluate([[token, {generateNext: {probabilities: true}}]])).at(-1)!.next.probabilities!].slice(0, 5);
+    /** The same distribution, to rounding (cells evaluated in batches of other sizes). */
+    const expectSameTop5 = (actual: [Token, number][], reference: [Token, number][]) => {
+        expect(actual.map(([token]) => token)).toEqual(reference.map(([token]) => token));
+        actual.forEach(([, probability], index) => expect(probability).toBeCloseTo(reference[index][1], 5));
+    };
+
     it("LlamaContextSequence._copyStateFromOtherSequence: the copied cells are in place at once (a state saved right after holds them)", async () => {
         // llama.cpp moves a copy's data between per-sequence streams only at the next decode; copySequenceState makes one.
-        const copyContext = await model.createContext({contextSize: 256, sequences: 2, threads: 1});
-        const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "copy-state-")), "copied.state");
-        try {
-            const [first, second] = [copyContext.getSequence(), copyContext.getSequence()];
-            const a = model.tokenize("the cat sat on the mat and looked at the dog who ran across the big green field ".repeat(4));
-            const b = model.tokenize("a quick brown fox jumps over the lazy dog while the sun goes down ".repeat(4));
-            const greedy = async (sequence: typeof first, last: Token) => {
+        await withTwoSequences(async (first, second, file) => {
+            const a = catText(), b = foxText();
+            const greedy = async (sequence: Sequence, last: Token) => {
                 const out: Token[] = [];
                 for await (const token of sequence.evaluate([last], {temperature: 0})) {
                     out.push(token);
@@ -165,19 +185,14 @@ describe("node-llama-cpp internals the server relies on", () => {
             await first.clearHistory();
             await first.loadStateFromFile(file, {acceptRisk: true});
             expect(await greedy(first, a[80])).toEqual(reference);
-        } finally {
-            await copyContext.dispose();
-            fs.rmSync(path.dirname(file), {recursive: true, force: true});
-        }
+        });
     });
 
     it("LlamaContextSequence._copyStateFromOtherSequence: cells a source holds past its text (a verified draft) are not kept", async () => {
-        const copyContext = await model.createContext({contextSize: 256, sequences: 2, threads: 1});
-        try {
-            const [first, second] = [copyContext.getSequence(), copyContext.getSequence()];
-            const a = model.tokenize("the cat sat on the mat and looked at the dog who ran across the big green field ".repeat(4));
+        await withTwoSequences(async (first, second) => {
+            const a = catText();
             await second.evaluateWithoutGeneratingNewTokens(a.slice(0, 89));
-            const reference = await second.controlledEvaluate([[a[89], {generateNext: {probabilities: true}}]]);
+            const reference = await nextTop5(second, a[89]);
             await second.clearHistory();
             // What a speculative step leaves: cells for tokens node-llama-cpp has not handed out yet (past its text).
             await first.evaluateWithoutGeneratingNewTokens(a.slice(0, 100));
@@ -187,43 +202,26 @@ describe("node-llama-cpp internals the server relies on", () => {
             // All of its text: the cells past it must not cost any of it.
             expect(await copySequenceState(second, first, a.slice(0, 90))).toBe(90);
             expect(second.contextTokens).toEqual(a.slice(0, 90));
-            expect(nativeContextOf(copyContext) as unknown as {getSequenceKvCacheMaxPosition(id: number): number})
+            expect(nativeContextOf(second.context) as unknown as {getSequenceKvCacheMaxPosition(id: number): number})
                 .toSatisfy((native: {getSequenceKvCacheMaxPosition(id: number): number}) => native.getSequenceKvCacheMaxPosition(sequenceIdOf(second)) === 89);
             await second.eraseContextTokenRanges([{start: 89, end: 90}]);
-            const copied = await second.controlledEvaluate([[a[89], {generateNext: {probabilities: true}}]]);
-            // The same distribution (to rounding: the cells were evaluated in a batch of another size).
-            const top = (result: typeof copied) => [...result.at(-1)!.next.probabilities!].slice(0, 5);
-            expect(top(copied).map(([token]) => token)).toEqual(top(reference).map(([token]) => token));
-            top(copied).forEach(([, probability], index) => expect(probability).toBeCloseTo(top(reference)[index][1], 5));
-        } finally {
-            await copyContext.dispose();
-        }
+            expectSameTop5(await nextTop5(second, a[89]), reference);
+        });
     });
 
     it("LlamaContextSequence._copyStateFromOtherSequence: a copy that fails leaves no copy queued for a state loaded later", async () => {
-        const copyContext = await model.createContext({contextSize: 256, sequences: 2, threads: 1});
-        const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "copy-state-")), "saved.state");
-        try {
-            const [first, second] = [copyContext.getSequence(), copyContext.getSequence()];
-            const a = model.tokenize("the cat sat on the mat and looked at the dog who ran across the big green field ".repeat(4));
-            const b = model.tokenize("a quick brown fox jumps over the lazy dog while the sun goes down ".repeat(4));
-            const next = async (sequence: typeof first, token: Token) =>
-                [...(await sequence.controlledEvaluate([[token, {generateNext: {probabilities: true}}]])).at(-1)!.next.probabilities!].slice(0, 5);
+        await withTwoSequences(async (first, second, file) => {
+            const a = catText(), b = foxText();
             await first.evaluateWithoutGeneratingNewTokens(a.slice(0, 100));
             await second.evaluateWithoutGeneratingNewTokens(b.slice(0, 60));
             await second.saveStateToFile(file);
-            const reference = await next(second, b[60]);
+            const reference = await nextTop5(second, b[60]);
             // Tokens the source does not hold: nothing to keep, after llama.cpp has queued the copy of its cells.
             expect(await copySequenceState(second, first, b.slice(0, 80))).toBe(0);
             expect(second.contextTokens).toEqual([]);
             await second.loadStateFromFile(file, {acceptRisk: true});
-            const restored = await next(second, b[60]);
-            expect(restored.map(([token]) => token)).toEqual(reference.map(([token]) => token));
-            restored.forEach(([, probability], index) => expect(probability).toBeCloseTo(reference[index][1], 5));
-        } finally {
-            await copyContext.dispose();
-            fs.rmSync(path.dirname(file), {recursive: true, force: true});
-        }
+            expectSameTop5(await nextTop5(second, b[60]), reference);
+        });
     });
 
     it("JinjaTemplateChatWrapper.generateFunctionCallResult: where node-llama-cpp writes a call's result itself, it goes in as sent", () => {

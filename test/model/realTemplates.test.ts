@@ -1,12 +1,12 @@
 import { Template } from "@huggingface/jinja";
-import { LlamaText, SpecialToken, SpecialTokensText, type LlamaModel } from "node-llama-cpp";
+import type { LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ChatJob, ChatTurn, TokenLogprob } from "../../src/capabilities/chat/ChatEngine.js";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
-import { realTemplateModels } from "../support/realTemplateModels.js";
+import { promptText, realTemplateModels } from "../support/realTemplateModels.js";
 
 // The real chat templates of thinking models (test/fixtures/templates) on the engine: the prompt is the template's own
 // rendering (what @huggingface/jinja, the renderer the model authors target, makes of it with add_generation_prompt),
@@ -40,21 +40,6 @@ function job(overrides: Partial<ChatJob> = {}): ChatJob {
 
 const off = {reasoning: {enabled: false, budgetTokens: null}};
 
-/** The text of a rendered prompt, special tokens as the vocabulary spells them (`<s>` for BOS). */
-function textOf(model: LlamaModel, text: LlamaText | null): string {
-    const pieces = model.fileInfo.metadata.tokenizer!.ggml!.tokens as readonly string[];
-    return LlamaText(text ?? "").values.map((value) => {
-        if (typeof value === "string")
-            return value;
-        if (value instanceof SpecialTokensText)
-            return value.value;
-        const token = value instanceof SpecialToken ? model.tokens[value.value.toLowerCase() as "bos" | "eos"] : null;
-        if (token == null)
-            throw new Error(`No text for ${JSON.stringify(value)}`);
-        return pieces[token];
-    }).join("");
-}
-
 describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
     let model: LlamaModel;
     let renderer: ChatPromptRenderer;
@@ -87,13 +72,13 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
             });
             for (const enabled of [true, false]) {
                 const prompt = conversationPrompt(renderer, spec.format, job(enabled ? {} : off), undefined, false);
-                const text = textOf(model, prompt.rendered) + prompt.tail;
+                const text = promptText(model, prompt.rendered) + prompt.tail;
                 expect(text.endsWith(enabled ? endings[spec.id].on : endings[spec.id].off)).toBe(true);
                 if (enabled || spec.switch)
                     expect(text).toBe(reference(enabled));
                 else {
                     // No switch in the template: its rendering, then the engine closes the thought (or opens the final channel).
-                    expect(textOf(model, prompt.rendered)).toBe(reference(false));
+                    expect(promptText(model, prompt.rendered)).toBe(reference(false));
                     expect(prompt.tail).toBe(spec.format === "harmony" ? "<|channel|>final<|message|>" : "\n</think>\n\n");
                 }
                 expect(await engine.countPromptTokens(job(enabled ? {} : off))).toBe(prompt.tokens.length);
@@ -181,7 +166,7 @@ describe("after tool results, the reply starts with the template's generation pr
             expect(renderer.toolCallFormat).not.toBeNull();
             for (const enabled of [true, false]) {
                 const prompt = conversationPrompt(renderer, spec.format, job({turns: toolTurns, ...enabled ? {} : off}), functions, false);
-                const text = textOf(model, prompt.rendered) + prompt.tail;
+                const text = promptText(model, prompt.rendered) + prompt.tail;
                 const reference = new Template(spec.template).render({
                     messages: referenceMessages, tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true, enable_thinking: enabled
                 }) + (enabled || spec.switch ? "" : "\n</think>\n\n");

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { LlamaText, SpecialToken, SpecialTokensText, type LlamaModel } from "node-llama-cpp";
 import { makeTestLlamaGguf, type TestLlamaGgufOptions } from "./gguf/makeTestLlamaGguf.js";
 import { testModelsDir } from "./testModels.js";
 
@@ -98,4 +99,19 @@ export async function writeRealTemplateModels(): Promise<void> {
     fs.mkdirSync(testModelsDir, {recursive: true});
     for (const [index, model] of realTemplateModels.entries())
         await makeTestLlamaGguf(model.path, {seed: 40 + index, chatTemplate: model.template, name: `real-template-${model.id}`, ...model.gguf});
+}
+
+/** The text of a rendered prompt, special tokens as the vocabulary spells them (`<s>` for BOS). */
+export function promptText(model: LlamaModel, text: LlamaText | null): string {
+    const pieces = model.fileInfo.metadata.tokenizer!.ggml!.tokens as readonly string[];
+    return LlamaText(text ?? "").values.map((value) => {
+        if (typeof value === "string")
+            return value;
+        if (value instanceof SpecialTokensText)
+            return value.value;
+        const token = value instanceof SpecialToken ? model.tokens[value.value.toLowerCase() as "bos" | "eos"] : null;
+        if (token == null)
+            throw new Error(`No text for ${JSON.stringify(value)}`);
+        return pieces[token];
+    }).join("");
 }
