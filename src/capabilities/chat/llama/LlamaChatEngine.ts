@@ -1,25 +1,19 @@
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel, Token } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, ChoiceResult, DecisionJob, DecisionOutcome, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, DecisionJob, DecisionOutcome, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
 import { AdmissionQueue } from "../../../core/admission/AdmissionQueue.js";
 import { ChatPromptRenderer } from "./ChatPromptRenderer.js";
-import { DecodeStepBarrier } from "./DecodeStepBarrier.js";
 import { assertLogitBiasSupported } from "./createLogitBias.js";
-import { choiceSeed } from "../shared/choiceSeed.js";
-import { generateChoice } from "./generateChoice.js";
 import { RawDistributionTap } from "./RawDistributionTap.js";
 import { TokenBytes } from "./TokenBytes.js";
 import { PromptTokenFloor } from "./PromptTokenFloor.js";
 import { jsonObjectGrammar } from "./jsonObjectGrammar.js";
-import { promptEcho } from "./promptEcho.js";
-import { ChoiceOutput } from "./ChoiceOutput.js";
 import { runtimeIdentity } from "../../../runtimes/llama/llamaRuntime.js";
 import { describeGpu, type GpuDescription } from "../../../runtimes/llama/describeGpu.js";
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
-import { SequencePrefixCache, type PromptCacheMode, type TakenSequence } from "./SequencePrefixCache.js";
-import { wholeChunkTokens } from "./promptChunks.js";
+import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
 import { measureTemplateFloor, nextTurnOfEventLoop } from "./measureTemplateFloor.js";
@@ -28,7 +22,8 @@ import { PromptRenderThread } from "./PromptRenderThread.js";
 import { LlamaTokenizer } from "./LlamaTokenizer.js";
 import { detectReasoningFormat } from "./detectReasoningFormat.js";
 import type { SpeculativeOptions } from "./speculation/SpeculativeOptions.js";
-import { promptRequestOf, reasoningOf, TurnPlanner, type RawTurnPrompt, type Turn } from "./TurnPlanner.js";
+import { promptRequestOf, TurnPlanner } from "./TurnPlanner.js";
+import { TurnRunner } from "./TurnRunner.js";
 import { SavedPromptStates, promptStateIdentity, type PromptStateOptions } from "./SavedPromptStates.js";
 import { DisplacedStates } from "./DisplacedStates.js";
 import { PrefixCopies } from "./PrefixCopies.js";
@@ -77,15 +72,13 @@ export class LlamaChatEngine implements ChatEngine {
     /** Places for sequences; which sequence a request gets is the prefix cache's choice. */
     private readonly pool: AdmissionQueue;
     private readonly sequences: SequencePrefixCache<LlamaContextSequence>;
-    /** Requests that got their sequences so far: tells a request whether another one ran beside it. */
-    private leasesGranted = 0;
-    private readonly stepBarrier = new DecodeStepBarrier();
-    private readonly distributionTap: RawDistributionTap;
     private readonly tokenBytes: TokenBytes;
     /** Where prompts too large for the main thread are rendered and tokenized. */
     private readonly renderThread: PromptRenderThread;
     /** Each job's turn, decided before it waits for sequences. */
     private readonly planner: TurnPlanner;
+    /** Each job's turn on its sequences, once it has them. */
+    private readonly runner: TurnRunner;
     /** /v1/tokenize and /v1/detokenize on this model. */
     private readonly tokenizer: LlamaTokenizer;
     /** The prompt cache kept on disk while the model is unloaded; null = not kept. */
@@ -112,7 +105,7 @@ export class LlamaChatEngine implements ChatEngine {
         private readonly tokenFloor: PromptTokenFloor
     ) {
         const sequences = Array.from({length: context.totalSequences}, () => speculation.createSequence(context));
-        this.distributionTap = RawDistributionTap.install(context, model, speculation.verification === "native");
+        const distributionTap = RawDistributionTap.install(context, model, speculation.verification === "native");
         this.tokenBytes = new TokenBytes(model);
         this.renderThread = new PromptRenderThread(options.modelPath);
         this.sequences = new SequencePrefixCache(sequences, options.promptCache ?? "on", context.batchSize);
@@ -136,6 +129,10 @@ export class LlamaChatEngine implements ChatEngine {
         };
         this.planner = new TurnPlanner({
             llama, model, renderer, info: this.info, capacity: this.pool.capacity, tokenFloor: this.tokenFloor, jsonGrammar, prepare: (request, signal) => this.prepare(request, signal)
+        });
+        this.runner = new TurnRunner({
+            model, batchSize: context.batchSize, sequences: this.sequences, copies: this.copies, displaced: () => this.displaced, speculation,
+            distributionTap, tokenBytes: this.tokenBytes, load: () => this.pool.load()
         });
     }
 
@@ -278,158 +275,8 @@ export class LlamaChatEngine implements ChatEngine {
         const turn = await this.planner.plan(job, hooks.signal);
         // Last: from here on the request holds (or waits for) sequences.
         const lease = this.pool.acquire(job.n, hooks.signal);
-        const done = lease.then(({release}) => this.runTurn(job, hooks, turn, release));
+        const done = lease.then(({release}) => this.runner.run(job, hooks, turn, release));
         return {promptTokens: turn.prompt.tokens.length, done};
-    }
-
-    /** The job on its leased sequences: the prompt echoed if asked, then its choices side by side; the sequences go back at the end. */
-    private async runTurn(job: ChatJob, hooks: ChatRunHooks, turn: Turn, release: () => void): Promise<ChoiceResult[]> {
-        let taken: TakenSequence<LlamaContextSequence>[];
-        try {
-            taken = this.sequences.take(turn.prompt.tokens, job.n);
-        } catch (error) {
-            release();
-            throw error;
-        }
-        // The first choice's sequence evaluates the prompt: a later request sharing it may wait for it and copy it (not an
-        // echo with logprobs, which evaluates it apart, nor a request that generates nothing).
-        const inFlight = echoesWithLogprobs(job, turn) || turn.maxTokens <= 0 ? undefined : this.copies?.inFlight.begin(taken[0].sequence, turn.prompt.tokens);
-        // The one way back, once: the prompt's waiters woken first (the next request may take the sequence at once), then
-        // the sequences (each with the tokens it evaluated in whole prompt chunks, 0 on failure) and the lease.
-        let returned = false;
-        const giveBack = (wholeChunks: readonly number[] = []) => {
-            if (returned)
-                return;
-            returned = true;
-            inFlight?.end();
-            taken.forEach(({sequence}, index) => this.sequences.giveBack(sequence, wholeChunks[index] ?? 0));
-            release();
-        };
-        try {
-            return await this.runTaken(job, hooks, turn, taken, giveBack);
-        } finally {
-            giveBack();
-        }
-    }
-
-    /** runTurn's work; what fails leaves its sequences as they are worth keeping (emptied where unsure) for runTurn to give back. */
-    private async runTaken(job: ChatJob, hooks: ChatRunHooks, turn: Turn, taken: TakenSequence<LlamaContextSequence>[],
-        giveBack: (wholeChunks: readonly number[]) => void): Promise<ChoiceResult[]> {
-        const promptTokens = turn.prompt.tokens;
-        const slots = taken.map(({sequence}) => sequence);
-        // Not for an echo with logprobs (it evaluates the prompt from the start anyway), nor for a request already gone.
-        const echoes = echoesWithLogprobs(job, turn);
-        if (job.n === 1 && this.displaced != null && !echoes && !hooks.signal.aborted)
-            taken[0].kept = await this.displaced.swap(taken[0].sequence, taken[0].kept, promptTokens, () => this.copies?.settled());
-        if (job.n === 1 && this.copies != null && !echoes && !hooks.signal.aborted && this.sequences.mode !== "off")
-            taken[0].kept = await this.copies.fromOthers(taken[0].sequence, taken[0].kept, promptTokens, hooks.signal);
-        const leaseNumber = ++this.leasesGranted;
-        const aloneAtStart = this.pool.load().busy === job.n;
-        // Hooks only once the caller has its run (it resumes in a microtask; this waits for the next turn).
-        await new Promise((resolve) => setImmediate(resolve));
-        if (turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true) {
-            try {
-                hooks.onPrompt?.(await this.echo(turn.prompt, job, hooks.signal, slots[0]));
-            } catch (error) {
-                // As for a failed choice below: what the evaluation left is not worth trusting.
-                await slots[0].clearHistory().catch(() => {});
-                throw error;
-            }
-        }
-        // Cached: the prompt tokens a choice did not evaluate for this request, what its sequence held before it or copied
-        // from another request's (fromOthers above); not what the choices copy from each other here: the first evaluates
-        // the prompt, the others copy it.
-        const cached = taken.map(({kept}) => kept);
-        if (job.n > 1 && this.copies != null && !echoes && turn.maxTokens > 0) {
-            try {
-                const kept = await this.copies.spread(taken, promptTokens.slice(0, -1), this.context.batchSize, hooks.signal);
-                kept.forEach((tokens, index) => taken[index].kept = tokens);
-            } catch (error) {
-                for (const sequence of slots)
-                    await sequence.clearHistory().catch(() => {});
-                throw error;
-            }
-        }
-        // One failing choice stops its siblings; the request's own signal stops them all.
-        const stopAll = new AbortController();
-        const signal = AbortSignal.any([hooks.signal, stopAll.signal]);
-        const outcomes = await Promise.allSettled(taken.map(async ({sequence, kept}, index): Promise<ChoiceResult> => {
-            try {
-                return await this.runChoice(job, hooks, turn, index, sequence, kept, Math.min(kept, cached[index]), signal);
-            } catch (error) {
-                stopAll.abort(error);
-                // What a failed evaluation left in the sequence is not worth trusting for the next prompt.
-                await sequence.clearHistory().catch(() => {});
-                throw error;
-            }
-        }));
-        // Sequences go back only once every choice has let go of its own.
-        // For the exact cache: the prompt went in whole chunks of the grid only if nothing shared its batches
-        // (another choice or request would have), which is certain when nobody else ran from start to end.
-        const alone = job.n === 1 && aloneAtStart && this.leasesGranted === leaseNumber;
-        const wholeChunks = alone ? wholeChunkTokens(promptTokens.length, this.context.batchSize) : 0;
-        giveBack(outcomes.map((outcome) => outcome.status === "fulfilled" ? wholeChunks : 0));
-        const results: ChoiceResult[] = [];
-        for (const outcome of outcomes) {
-            if (outcome.status === "rejected")
-                throw hooks.signal.aborted ? hooks.signal.reason : outcome.reason;
-            results.push(outcome.value);
-        }
-        return results;
-    }
-
-    /** A raw prompt as echoed back (legacy completions' `echo`), its tokens' logprobs evaluated on the first choice's sequence when asked. */
-    private echo(prompt: RawTurnPrompt, job: ChatJob, signal: AbortSignal, sequence: LlamaContextSequence) {
-        return promptEcho({
-            model: this.model, tokens: prompt.tokens, clientStart: prompt.clientStart,
-            text: typeof prompt.rawPrompt.prompt === "string" ? prompt.rawPrompt.prompt : null,
-            logprobs: job.logprobs == null ? undefined : {
-                topLogprobs: job.logprobs, bytes: this.tokenBytes, tap: this.distributionTap, sequence, chunkSize: this.context.batchSize, signal
-            }
-        });
-    }
-
-    /** Choice `index` generated on its sequence, its output handed to the hooks as it comes. */
-    private async runChoice(
-        job: ChatJob, hooks: ChatRunHooks, turn: Turn, index: number, sequence: LlamaContextSequence, kept: number, cached: number, signal: AbortSignal
-    ): Promise<ChoiceResult> {
-        const reasoning = reasoningOf(turn.prompt);
-        const output = new ChoiceOutput(index, hooks, turn.calls,
-            reasoning == null ? null : {format: reasoning.format, startsInReasoning: reasoning.start === "reasoning"}, job.logprobs != null);
-        const speculation = this.speculation.forChoice(sequence, turn.speculate);
-        hooks.onPromptCache?.(index, cached);
-        const generated = await generateChoice({
-            model: this.model,
-            sequence,
-            promptTokens: turn.prompt.tokens,
-            maxTokens: turn.maxTokens,
-            stop: job.stop,
-            temperature: job.sampling.temperature,
-            topP: job.sampling.topP,
-            topK: job.sampling.topK,
-            minP: job.sampling.minP,
-            repeatPenalty: job.sampling.repeatPenalty,
-            seed: choiceSeed(job.sampling.seed, index),
-            frequencyPenalty: job.sampling.frequencyPenalty,
-            presencePenalty: job.sampling.presencePenalty,
-            tokenBias: turn.tokenBias,
-            grammar: turn.grammar,
-            promptChunkSize: this.context.batchSize,
-            keptPromptTokens: kept,
-            stepBarrier: this.stepBarrier,
-            signal,
-            logprobs: job.logprobs == null ? undefined : {topLogprobs: job.logprobs, tap: this.distributionTap, bytes: this.tokenBytes},
-            reasoning,
-            speculation: speculation.settings,
-            onPromptProgress: this.copies == null ? undefined : () => this.copies!.inFlight.progress(sequence),
-            onText: (text, logprobs) => output.push(text, logprobs)
-        });
-        speculation.done();
-        const outcome = {...generated, cachedPromptTokens: cached};
-        this.sequences.record(turn.prompt.tokens.length, cached);
-        const result = output.finish(outcome);
-        hooks.onFinish?.(result);
-        return result;
     }
 
     async dispose() {
@@ -444,11 +291,6 @@ export class LlamaChatEngine implements ChatEngine {
         await this.speculation.dispose();
     }
 
-}
-
-/** A legacy completion echoing its prompt with logprobs: the prompt is evaluated from its start on the first sequence (promptEcho). */
-function echoesWithLogprobs(job: ChatJob, turn: Turn): boolean {
-    return turn.prompt.kind === "raw" && turn.prompt.rawPrompt.echo === true && job.logprobs != null;
 }
 
 /** What `flashAttention: "auto"` became: llama.cpp turns it on where the backend runs the op, which the CPU always does. */
