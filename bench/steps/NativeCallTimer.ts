@@ -6,7 +6,10 @@ export type StepPhases = {
     tokens: number;
     /** `decodeBatch`, from the call to the resolution of its promise (llama_decode on libuv's thread pool, plus the hops). */
     decodeMs: number;
-    /** From the decode's resolution to the last `sampleToken` resolution of the step (the samples run on the pool too). */
+    /**
+     * From the decode's resolution to the last `sampleToken` resolution of the step (the samples run on the pool too); 0
+     * when the decode call sampled the step itself (the native build's `decodeBatch` with samples).
+     */
     sampleMs: number;
     /** From the last sample to the next `decodeBatch` call: the JavaScript between two steps. */
     javascriptMs: number;
@@ -14,7 +17,7 @@ export type StepPhases = {
 
 /**
  * Times node-llama-cpp's native calls on one context: `initBatch` (the batch size), `decodeBatch`
- * (call and resolution) and `sampleToken` (resolution). Wraps the context's internal `_ctx`
+ * (call and resolution; with samples, the step's samples resolve with it) and `sampleToken` (resolution). Wraps the context's internal `_ctx`
  * binding object; the bench's only use of node-llama-cpp internals.
  */
 export class NativeCallTimer {
@@ -41,7 +44,13 @@ export class NativeCallTimer {
                         timer.events.push({kind: "decodeCall", at: performance.now(), size: timer.batchSize});
                     const done = value.apply(target, args) as Promise<unknown>;
                     const list = timer.events;
-                    void done.then(() => list.push({kind: property === "decodeBatch" ? "decodeDone" : "sampleDone", at: performance.now()}), () => undefined);
+                    const sampledInDecode = property === "decodeBatch" && Array.isArray(args[0]);
+                    void done.then(() => {
+                        const at = performance.now();
+                        list.push({kind: property === "decodeBatch" ? "decodeDone" : "sampleDone", at});
+                        if (sampledInDecode)
+                            list.push({kind: "sampleDone", at});
+                    }, () => undefined);
                     return done;
                 };
             return value.bind(target);

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InputLookupTokenPredictor, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import { InputLookupTokenPredictor, LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import type { DraftVerification, SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
@@ -135,6 +135,55 @@ describe("below the server: node-llama-cpp's speculative evaluation, one call or
             unwrapNativeContext(context);
         }
     }
+
+    /**
+     * `count` tokens of plain decoding (no drafts: node-llama-cpp's `_evaluate`) with their confidence and three most likely
+     * tokens; `inDecode` false hides `sampleDraft`, so each token is sampled by a call of its own after the decode.
+     */
+    async function plain(prompt: Token[], count: number, options: Record<string, unknown>, inDecode: boolean) {
+        const calls = {inDecode: 0, alone: 0};
+        wrapNativeContext(context, (original) => ({
+            ...(inDecode ? {} : {sampleDraft: undefined}),
+            sampleToken: (...args) => (calls.alone++, original.sampleToken(...args)),
+            decodeBatch: (samples) => (calls.inDecode += samples == null ? 0 : 1, original.decodeBatch(samples))
+        }));
+        const sequence = context.getSequence();
+        const tokens: Token[] = [];
+        const out: unknown[] = [];
+        try {
+            const penalties = {repeatPenalty: {penalty: 1.05, frequencyPenalty: 0.05, presencePenalty: 0.05, punishTokens: () => tokens}};
+            for await (const item of sequence.evaluateWithMetadata(prompt, {confidence: true, probabilities: true}, {...penalties, ...options})) {
+                tokens.push(item.token);
+                out.push([item.token, item.confidence, [...item.probabilities.entries()].slice(0, 3)]);
+                if (tokens.length === count)
+                    break;
+            }
+            return {out, calls};
+        } finally {
+            sequence.dispose();
+            unwrapNativeContext(context);
+        }
+    }
+
+    it("plain decoding: a token sampled in the decode call is the one a call of its own samples (greedy, seeded, top-p, a grammar)", async ({skip}) => {
+        if (draftVerificationOf(context) !== "native")
+            skip(noNativeBuild);
+        const prompt = model.tokenize("Once upon a time") as Token[];
+        const grammar = await llama.createGrammarForJsonSchema({type: "object", properties: {story: {type: "string"}}, required: ["story"]});
+        const cases: (() => Record<string, unknown>)[] = [
+            () => ({temperature: 0}),
+            () => ({temperature: 0.8, seed: 7}),
+            () => ({temperature: 1, topP: 0.9, seed: 3}),
+            () => ({temperature: 0.5, seed: 2, grammarEvaluationState: new LlamaGrammarEvaluationState({model, grammar})})
+        ];
+        for (const options of cases) {
+            const alone = await plain(prompt, 24, options(), false);
+            const inDecode = await plain(prompt, 24, options(), true);
+            expect(inDecode.out).toEqual(alone.out);
+            expect(alone.calls).toEqual({inDecode: 0, alone: 24});
+            expect(inDecode.calls).toEqual({inDecode: 24, alone: 0});
+        }
+    }, 60_000);
 
     it("repetition, frequency and presence penalties; greedy and seeded", async ({skip}) => {
         if (draftVerificationOf(context) !== "native")

@@ -35,11 +35,14 @@ describe("node-llama-cpp internals the server relies on", () => {
 
     it("LlamaContext._ctx: the native context sees every batch and sampling, and its wrapped methods are called in their place", async () => {
         const native = nativeContextOf(context);
+        // The native build's patch samples in the decode call itself; the prebuilt binary samples in a call of its own.
+        const sampling = draftVerificationOf(context) === "native" ? ["decodeBatch with samples"] : ["decodeBatch", "sampleToken"];
         const calls: string[] = [];
         wrapNativeContext(context, (original) => ({
             initBatch: (size: number) => (calls.push("initBatch"), original.initBatch(size)),
             addToBatch: (...args: Parameters<NativeContext["addToBatch"]>) => (calls.push("addToBatch"), original.addToBatch(...args)),
-            sampleToken: (...args: Parameters<NativeContext["sampleToken"]>) => (calls.push("sampleToken"), original.sampleToken(...args))
+            sampleToken: (...args: Parameters<NativeContext["sampleToken"]>) => (calls.push("sampleToken"), original.sampleToken(...args)),
+            decodeBatch: (samples) => (calls.push(samples == null ? "decodeBatch" : "decodeBatch with samples"), original.decodeBatch(samples))
         }));
         // Still the native object, which other native calls unwrap (a sliding-window model's checkpoint takes it).
         expect(nativeContextOf(context)).toBe(native);
@@ -58,8 +61,9 @@ describe("node-llama-cpp internals the server relies on", () => {
         } finally {
             unwrapNativeContext(context);
         }
-        expect(new Set(calls)).toEqual(new Set(["initBatch", "addToBatch", "sampleToken"]));
+        expect(new Set(calls)).toEqual(new Set(["initBatch", "addToBatch", ...sampling]));
         expect(Object.keys(native)).not.toContain("sampleToken");
+        expect(Object.keys(native)).not.toContain("decodeBatch");
     });
 
     it("LlamaModel._llama._bindings.AddonSampler: a native sampler of the model's own", () => {
@@ -289,8 +293,8 @@ describe("the patch the project applies to node-llama-cpp", () => {
 
     it("calls the native context's sampleDraft where the binary has it, and says per-position where it does not", () => {
         // What the speculative evaluation calls is read from its source: a native context with the function makes it `native`.
-        const withCall = {_ctx: {initBatch: () => {}, addToBatch: () => [], sampleToken: async () => 0, sampleDraft: async () => null}};
-        const without = {_ctx: {initBatch: () => {}, addToBatch: () => [], sampleToken: async () => 0}};
+        const withCall = {_ctx: {initBatch: () => {}, addToBatch: () => [], decodeBatch: async () => undefined, sampleToken: async () => 0, sampleDraft: async () => null}};
+        const without = {_ctx: {initBatch: () => {}, addToBatch: () => [], decodeBatch: async () => undefined, sampleToken: async () => 0}};
         expect(draftVerificationOf(withCall as never), "LlamaContextSequence.prototype._speculativeEvaluate calls _ctx.sampleDraft (run npm install)").toBe("native");
         expect(draftVerificationOf(without as never)).toBe("per-position");
     });

@@ -21,7 +21,15 @@ export type NativeContext = {
      * that draft at those rows.
      */
     sampleDraft?(batchLogitIndex: number, draft: Uint32Array, sampler: unknown, probabilities?: boolean, confidence?: boolean): Promise<unknown[] | null>;
+    /**
+     * Decodes the batch. With the same patch, given rows to sample (`sampleDraft`'s arguments each), samples them in
+     * the same native call and resolves to what `sampleDraft` would have given for each (null for one it could not
+     * sample there); without it, resolves to undefined.
+     */
+    decodeBatch(samples?: NativeSampleRequest[]): Promise<unknown[] | undefined>;
 };
+/** A row for {@link NativeContext.decodeBatch} to sample: `sampleDraft`'s arguments. */
+export type NativeSampleRequest = [batchLogitIndex: number, draft: Uint32Array, sampler: unknown, probabilities?: boolean, confidence?: boolean];
 /** A native sampler (`AddonSampler`) of the model's own. */
 export type NativeSampler = {applyConfig(config: Record<string, unknown>): void, dispose(): void};
 /** A decode node-llama-cpp has queued for its next batch (`LlamaContext._queuedDecodes`). */
@@ -60,8 +68,9 @@ export class NodeLlamaInternalsError extends Error {
 /** The context's native context (`LlamaContext._ctx`), checked for the methods the server calls. */
 export function nativeContextOf(context: LlamaContext): NativeContext {
     const native = (context as unknown as ContextInternals)._ctx;
-    if (native == null || typeof native.sampleToken !== "function" || typeof native.addToBatch !== "function" || typeof native.initBatch !== "function")
-        throw new NodeLlamaInternalsError("LlamaContext._ctx with initBatch/addToBatch/sampleToken", "logprobs");
+    if (native == null || typeof native.sampleToken !== "function" || typeof native.addToBatch !== "function" || typeof native.initBatch !== "function" ||
+        typeof native.decodeBatch !== "function")
+        throw new NodeLlamaInternalsError("LlamaContext._ctx with initBatch/addToBatch/decodeBatch/sampleToken", "logprobs");
     return native as NativeContext;
 }
 
@@ -77,6 +86,7 @@ export function wrapNativeContext(context: LlamaContext, wrap: (original: Native
         initBatch: native.initBatch.bind(native),
         addToBatch: native.addToBatch.bind(native),
         sampleToken: native.sampleToken.bind(native),
+        decodeBatch: native.decodeBatch.bind(native),
         ...(typeof native.sampleDraft === "function" ? {sampleDraft: native.sampleDraft.bind(native)} : {})
     };
     for (const [name, value] of Object.entries(wrap(original)))
@@ -87,7 +97,7 @@ export function wrapNativeContext(context: LlamaContext, wrap: (original: Native
 /** Undoes {@link wrapNativeContext}: the native context's own methods again. */
 export function unwrapNativeContext(context: LlamaContext): void {
     const native = nativeContextOf(context) as unknown as Record<string, unknown>;
-    for (const name of ["initBatch", "addToBatch", "sampleToken", "sampleDraft"])
+    for (const name of ["initBatch", "addToBatch", "sampleToken", "sampleDraft", "decodeBatch"])
         if (Object.prototype.hasOwnProperty.call(native, name))
             delete native[name];
 }
@@ -242,9 +252,10 @@ export function speculationPatched(): boolean {
 }
 
 /**
- * How node-llama-cpp verifies a draft on this context: `native` when its native context has `sampleDraft` (the native
- * build with the project's patch) and its speculative evaluation calls it (the patch's JS part), which samples every
- * draft position in one native call; `per-position` otherwise (one native `sampleToken` call per draft position).
+ * How node-llama-cpp samples on this context: `native` when its native context has `sampleDraft` (the native build
+ * with the project's patch) and its speculative evaluation calls it (the patch's JS part): a step's rows, a draft's
+ * included, are sampled by the decode call itself (`decodeBatch` with samples) or else by one `sampleDraft` call;
+ * `per-position` otherwise (one native `sampleToken` call per row, after the decode).
  * Read before a wrapper (wrapNativeContext) hides or wraps the function.
  */
 export function draftVerificationOf(context: LlamaContext): "native" | "per-position" {

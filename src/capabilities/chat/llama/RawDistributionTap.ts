@@ -1,5 +1,5 @@
 import type { LlamaContext, LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
-import { nativeSamplerFactory, sequenceIdOf, wrapNativeContext, type NativeContext, type NativeSampler } from "../../../runtimes/llama/internals.js";
+import { nativeSamplerFactory, sequenceIdOf, wrapNativeContext, type NativeContext, type NativeSampler, type NativeSampleRequest } from "../../../runtimes/llama/internals.js";
 import type { RawDistribution } from "../shared/toTokenLogprob.js";
 
 /** `position`: where in the sequence the sampled token goes (the position after the token whose logits these are). */
@@ -54,7 +54,8 @@ export class RawDistributionTap {
                 sampleToken: (row: number, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sample(row, sampler, rest),
                 sampleDraft: nativeDrafts && typeof native.sampleDraft === "function"
                     ? (row: number, draft: Uint32Array, sampler: unknown, ...rest: [boolean?, boolean?]) => tap.sampleDraft(row, draft, sampler, rest)
-                    : undefined
+                    : undefined,
+                decodeBatch: (samples?: NativeSampleRequest[]) => tap.decodeBatch(samples)
             };
         });
         return tap;
@@ -101,10 +102,25 @@ export class RawDistributionTap {
      */
     private async sampleDraft(row: number, draft: Uint32Array, sampler: unknown, rest: [boolean?, boolean?]) {
         const samples = await this.native.sampleDraft!(row, draft, sampler, ...rest);
+        await this.report(row, samples);
+        return samples;
+    }
+
+    /** Rows sampled by the decode call itself (`decodeBatch` with samples): reported as after `sampleDraft`. */
+    private async decodeBatch(requests: NativeSampleRequest[] | undefined) {
+        const results = await this.native.decodeBatch(requests);
+        if (requests != null && results != null)
+            for (let index = 0; index < requests.length; index++)
+                await this.report(requests[index][0], results[index] as unknown[] | null);
+        return results;
+    }
+
+    /** The raw distribution of each row sampled from `row` on, for a watched sequence. */
+    private async report(row: number, samples: unknown[] | null | undefined) {
         const logit = this.sequenceOfLogit.get(row);
         const watcher = logit == null ? undefined : this.watchers.get(logit.sequenceId);
         if (samples == null || watcher == null)
-            return samples;
+            return;
         for (let index = 0; index < samples.length; index++) {
             const result = samples[index];
             const token = (Array.isArray(result) ? result[0] : result) as number;
@@ -112,6 +128,5 @@ export class RawDistributionTap {
             if (distribution != null && token >= 0)
                 watcher.onSample(token as Token, distribution, logit!.position + index);
         }
-        return samples;
     }
 }
