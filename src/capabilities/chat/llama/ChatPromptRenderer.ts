@@ -49,6 +49,8 @@ export class ChatPromptRenderer {
     /** The model's tokenizer, long text with special tokens in pieces (chunkedTokenizer): also /v1/tokenize's (textTokens). */
     readonly tokenizer: Tokenizer;
     readonly usesTemplate: boolean;
+    /** Whether messages of one role in a row are joined before the template renders them (createWrapper). */
+    private joinsAdjacentMessages: boolean | undefined;
     readonly toolCallFormat: ToolCallFormat | null;
     /** The template has a thinking switch (Qwen3's `enable_thinking`). */
     readonly hasThinkingSwitch: boolean;
@@ -71,17 +73,37 @@ export class ChatPromptRenderer {
         this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
     }
 
-    /** `enable_thinking` goes to the wrapper's own switch (it would otherwise write its default over the variable). */
+    /**
+     * `enable_thinking` goes to the wrapper's own switch (it would otherwise write its default over the variable).
+     * Messages of one role in a row go to the template as they are, unless the template refuses them (Gemma's and
+     * Mistral's raise "roles must alternate", so node-llama-cpp's check of the template fails and the model would not
+     * load): then they are joined into one message, as such a template needs; decided once, by the first wrapper.
+     */
     private createWrapper(template: string, kwargs: Record<string, unknown> | undefined) {
         const {enable_thinking: enableThinking, ...additionalRenderParameters} = kwargs ?? {};
-        const wrapper = new JinjaTemplateChatWrapper({
+        const build = (joinAdjacentMessagesOfTheSameType: boolean) => new JinjaTemplateChatWrapper({
             reasoning: typeof enableThinking === "boolean" ? enableThinking : true,
             template,
             tokenizer: this.model.tokenizer,
-            joinAdjacentMessagesOfTheSameType: false,
+            joinAdjacentMessagesOfTheSameType,
             convertUnsupportedSystemMessagesToUserMessages: "auto",
             additionalRenderParameters: Object.keys(additionalRenderParameters).length === 0 ? undefined : additionalRenderParameters
         });
+        let wrapper: JinjaTemplateChatWrapper;
+        if (this.joinsAdjacentMessages == null) {
+            try {
+                wrapper = build(false);
+                this.joinsAdjacentMessages = false;
+            } catch (error) {
+                try {
+                    wrapper = build(true);
+                } catch {
+                    throw error;
+                }
+                this.joinsAdjacentMessages = true;
+            }
+        } else
+            wrapper = build(this.joinsAdjacentMessages);
         keepHistoryResponsesAsGiven(wrapper);
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp

@@ -1,0 +1,92 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Template } from "@huggingface/jinja";
+import type { LlamaModel } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
+import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { promptText, realTemplatesDir } from "../support/realTemplateModels.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// Real templates that raise unless roles alternate (Gemma 2, Mistral-Nemo; test/fixtures/templates): node-llama-cpp's
+// check of a template renders messages of one role in a row, so such a model did not load at all ("The provided Jinja
+// template failed the sanity test: Conversation roles must alternate..."). The renderer then joins them, as the
+// template needs: the model loads and answers, and a conversation that alternates renders as the template renders it.
+
+const specs = [
+    {id: "gemma-2", file: "google-gemma-2-2b-it.jinja", vocab: {userDefinedVocab: ["<start_of_turn>", "<end_of_turn>"]}},
+    {id: "mistral-nemo", file: "mistralai-Mistral-Nemo-Instruct-2407.jinja", vocab: {controlVocab: ["[INST]", "[/INST]"]}}
+];
+
+const alternating: ChatTurn[] = [
+    {role: "user", content: "Hi"},
+    {role: "assistant", content: "Hello!"},
+    {role: "user", content: "Tell me about the cat."}
+];
+
+function job(turns: ChatTurn[]): ChatJob {
+    return {
+        turns, n: 1, maxTokens: 4, stop: [], jsonObject: false, jsonSchema: null,
+        sampling: {temperature: 0, topP: 1, seed: 7, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}
+    };
+}
+
+describe.each(specs)("the real $file template ($id), whose roles must alternate", (spec) => {
+    const template = fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8");
+    const modelPath = path.join(testModelsDir, `alternating-template-${spec.id}.gguf`);
+    let model: LlamaModel;
+    let renderer: ChatPromptRenderer;
+
+    /** The template's own rendering (@huggingface/jinja) of these messages, with the generation prompt. */
+    const jinja = (messages: ChatTurn[]) => {
+        const pieces = model.fileInfo.metadata.tokenizer!.ggml!.tokens as readonly string[];
+        return new Template(template).render({
+            messages, add_generation_prompt: true, bos_token: pieces[model.tokens.bos!], eos_token: pieces[model.tokens.eos!]
+        });
+    };
+    const rendered = (turns: ChatTurn[]) => promptText(model, renderer.renderTemplate(turns));
+
+    beforeAll(async () => {
+        fs.mkdirSync(testModelsDir, {recursive: true});
+        await makeTestLlamaGguf(modelPath, {seed: 70, chatTemplate: template, name: `alternating-template-${spec.id}`, ...spec.vocab});
+        const llama = await loadLlamaRuntime({gpu: "off"});
+        model = await llama.loadModel({modelPath});
+        renderer = new ChatPromptRenderer(model);
+    });
+    afterAll(async () => {
+        await model?.dispose();
+    });
+
+    it("loads and answers a chat request", async () => {
+        const llama = await loadLlamaRuntime({gpu: "off"});
+        const engine = await LlamaChatEngine.load(llama, {id: spec.id, modelPath, contextSize: 512, threads: 1, parallel: 1, queueSize: 4});
+        try {
+            const [choice] = await (await engine.submit(job(alternating), {signal: new AbortController().signal})).done;
+            expect(choice.finishReason).toMatch(/^(stop|length)$/);
+            expect(choice.completionTokens).toBeGreaterThan(0);
+        } finally {
+            await engine.dispose();
+        }
+    });
+
+    it("renders an alternating conversation as the template does", () => {
+        expect(rendered(alternating)).toBe(jinja(alternating));
+    });
+
+    it("joins two user messages in a row into the one turn the template can take", () => {
+        const text = rendered([{role: "user", content: "First part."}, {role: "user", content: "Second part."}]);
+        expect(() => jinja([{role: "user", content: "First part."}, {role: "user", content: "Second part."}])).toThrow(/alternate/);
+        expect(text).toBe(jinja([{role: "user", content: "First part.\n\nSecond part."}]));
+    });
+
+    it("keeps a system message, in the first user turn", () => {
+        // Gemma 2's template refuses a system message, and Mistral-Nemo's writes it into the last user message only when
+        // that message ends the list, which node-llama-cpp's rendering (the answer's empty turn last) never has: both
+        // get node-llama-cpp's conversion, the system text at the start of the first user turn.
+        const text = rendered([{role: "system", content: "Be brief."}, ...alternating]);
+        expect(text).toBe(jinja([{role: "user", content: "### System message\n\nBe brief.\n\n----\n\nHi"}, ...alternating.slice(1)]));
+    });
+});
