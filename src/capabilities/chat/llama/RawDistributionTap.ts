@@ -13,10 +13,11 @@ type Watcher = {probe: NativeSampler, onSample: (token: Token, distribution: Raw
  * Why this design: node-llama-cpp's `LlamaChat` exposes no probabilities, and the probabilities
  * its lower layer returns (`evaluateWithMetadata`) are taken after the sampler chain (logit bias,
  * penalties, top-p, temperature), i.e. not the model's distribution OpenAI clients expect. So the
- * native context's `sampleToken` is wrapped: for a watched sequence, a second native sampler of its
+ * native context's sampling calls are wrapped: for a watched sequence, a second native sampler of its
  * own, configured as plain greedy (no bias, penalties or grammar, so the candidates keep the raw
- * logits; greedy draws no random number), is run on the same logits right before the real sampler,
- * with `probabilities` on. The real sampler, its configuration and its random number stream are
+ * logits; greedy draws no random number), is run on the same logits right before the real sampler
+ * (`sampleToken`), or after it where the native build samples a step in one call (`sampleDraft`, `decodeBatch`
+ * with samples: a sampler copies the logits and never changes them), with `probabilities` on. The real sampler, its configuration and its random number stream are
  * untouched, so the sampled tokens are the same as without logprobs; the only cost is one native
  * sort + softmax over the vocabulary per token (no second decode, unlike a shadow sequence).
  * The batch's logits stay valid until node-llama-cpp has awaited every sampling of the batch

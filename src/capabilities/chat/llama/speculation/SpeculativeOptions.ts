@@ -10,7 +10,8 @@ export type SpeculativeOptions = SpeculativeSettings & {
     cost?: DraftCost;
     /**
      * How drafts are verified: `native` (default) samples a whole draft in one native call where the binary can
-     * (internals.ts `draftVerificationOf`), `per-position` one native call per position even there (tests compare them).
+     * (internals.ts `draftVerificationOf`), `per-position` one native call per position even there (tests compare them;
+     * it also samples a plain step in a call of its own, after the decode, instead of in the decode call).
      */
     verification?: DraftVerification;
 };
