@@ -7,7 +7,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, renderCallArgumentsUnwrapped,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -244,6 +244,26 @@ describe("node-llama-cpp internals the server relies on", () => {
         expect(contextText.toString()).toContain("<tool_response>\n{\"sky\": \"sunny\"}\n</tool_response>");
     });
 
+    it("JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey: a past call's arguments go to Qwen3-Coder's template as they are", () => {
+        // The real template (test/fixtures/templates) writes each argument in markup; node-llama-cpp wraps them in `params`.
+        const render = (unwrap: boolean) => {
+            const template = fs.readFileSync(path.join(root, "test/fixtures/templates/Qwen3-Coder.jinja"), "utf8");
+            const wrapper = new JinjaTemplateChatWrapper({template, joinAdjacentMessagesOfTheSameType: false});
+            if (unwrap)
+                expect([renderCallArgumentsUnwrapped(wrapper), renderCallArgumentsUnwrapped(wrapper)]).toEqual([true, false]);
+            return wrapper.generateContextState({
+                chatHistory: [{type: "user", text: "Weather?"}, {type: "model", response: [
+                    {type: "functionCall", name: "get_weather", params: {city: "Paris", days: 2}, result: "sunny", startsNewChunk: true}
+                ]}],
+                availableFunctions: {get_weather: {description: "The weather", params: {type: "object", properties: {city: {type: "string"}}}}}
+            }).contextText.toString();
+        };
+        expect(render(false)).toContain("<parameter=params>\n{");
+        expect(render(true)).toContain("<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>");
+        const qwen3 = new JinjaTemplateChatWrapper({template: fs.readFileSync(path.join(root, "test/fixtures/templates/Qwen-Qwen3-0.6B.jinja"), "utf8")});
+        expect(renderCallArgumentsUnwrapped(qwen3)).toBe(false);
+    });
+
     it("JinjaTemplateChatWrapper._transformChatHistory: a past answer goes to GLM-4.5's template as it was given", () => {
         // The real template (test/fixtures/templates): its generation prompt opens the thought, and it writes an empty
         // think block itself for a past answer that had none.
@@ -313,6 +333,7 @@ describe("a node-llama-cpp without a field the server relies on", () => {
         ["JinjaTemplateChatWrapper._stringifyFunctionResult", () => keepFunctionResultsAsText(empty)],
         ["JinjaTemplateChatWrapper._jinjaTemplate", () => jinjaRendererOf(empty)],
         ["JinjaTemplateChatWrapper._transformChatHistory", () => keepHistoryResponsesAsGiven(empty)],
+        ["JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey", () => renderCallArgumentsUnwrapped(empty)],
         ["LlamaContextSequence._copyStateFromOtherSequence", () => assertSequenceCopy(empty)]
     ])("names %s", (field, access) => {
         expect(access).toThrow(NodeLlamaInternalsError);

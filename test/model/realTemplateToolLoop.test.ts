@@ -1,10 +1,14 @@
+import fs from "node:fs";
+import path from "node:path";
 import { Template } from "@huggingface/jinja";
 import { expect, it } from "vitest";
 import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
-import { promptText, realTemplateModels } from "../support/realTemplateModels.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { promptText, realTemplateModels, realTemplatesDir } from "../support/realTemplateModels.js";
+import { testModelsDir } from "../support/testModels.js";
 
 const job = (turns: ChatTurn[]): ChatJob => ({turns, n: 1, maxTokens: 24, stop: [], jsonObject: false, jsonSchema: null,
     sampling: {temperature: 0, topP: 1, seed: 7, frequencyPenalty: 0, presencePenalty: 0, logitBias: new Map()}});
@@ -30,8 +34,29 @@ function openAiMessages(turns: readonly ChatTurn[]): unknown[] {
 // gpt-oss's (node-llama-cpp does not use those templates for calls: its own "||call:" format). Rendering the messages
 // through the template ourselves, with a parser per call format as llama-server has, would take these too.
 it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
+    await expectToolLoopsAsTemplate(spec.path, spec.template, spec.format);
+}, 60_000);
+
+// Templates that write a call's arguments one by one in markup (parameterMarkup.ts): past calls render per argument, as the
+// template renders them (node-llama-cpp wrapped them in one `params` argument holding JSON).
+const markupTemplates = [
+    {file: "Qwen3-Coder.jinja", format: null, vocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]},
+    {file: "GLM-4.6.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]},
+    {file: "GLM-4.7-Flash.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]}
+];
+it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering, arguments in markup: $file", async (spec) => {
+    const template = fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8");
+    const modelPath = path.join(testModelsDir, `markup-template-${spec.file}.gguf`);
+    fs.mkdirSync(testModelsDir, {recursive: true});
+    const glm = spec.file.startsWith("GLM");
+    await makeTestLlamaGguf(modelPath, {seed: 80, chatTemplate: template, userDefinedVocab: spec.vocab,
+        ...(glm ? {controlVocab: ["[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>", "<|endoftext|>"]} : {})});
+    await expectToolLoopsAsTemplate(modelPath, template, spec.format);
+}, 60_000);
+
+async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "harmony" | null) {
     const llama = await loadLlamaRuntime({gpu: "off"});
-    const model = await llama.loadModel({modelPath: spec.path});
+    const model = await llama.loadModel({modelPath});
     const renderer = new ChatPromptRenderer(model);
     const call = (city: string, args: Record<string, unknown> = {city}) => ({name: "get_weather", arguments: args, result: "sunny in " + city});
     const cases: [string, ChatTurn[]][] = [
@@ -91,12 +116,12 @@ it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq"].inclu
     ];
     const failures: string[] = [];
     for (const [name, turns] of cases) {
-        const prompt = conversationPrompt(renderer, spec.format, job(turns), functions, false);
+        const prompt = conversationPrompt(renderer, format, job(turns), functions, false);
         const text = promptText(model, prompt.rendered) + prompt.tail;
-        const reference = new Template(spec.template).render({messages: openAiMessages(turns), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true});
+        const reference = new Template(template).render({messages: openAiMessages(turns), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true});
         if (text !== reference)
             failures.push(`${name}:\n${text}\n--- the template's:\n${reference}`);
     }
     await model.dispose();
     expect(failures).toEqual([]);
-}, 60_000);
+}

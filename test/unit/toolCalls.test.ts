@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { ToolCallEvent, ToolCallFormat } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ToolCallFormat } from "../../src/capabilities/chat/ChatEngine.js";
 import { parseToolCalls } from "../../src/capabilities/chat/llama/parseToolCalls.js";
-import { ToolCallStream } from "../../src/capabilities/chat/llama/ToolCallStream.js";
 import { gbnfLiteral, renameRules } from "../../src/capabilities/chat/llama/toolCallGrammar.js";
+import { streamToolCalls } from "../support/streamToolCalls.js";
 
 const hermes: ToolCallFormat = {prefix: "<tool_call>\n{\"name\": \"", paramsPrefix: "\", \"arguments\": ", suffix: "}\n</tool_call>", betweenCalls: "\n"};
 const names = new Set(["get_weather", "get_time"]);
@@ -10,26 +10,7 @@ const call = (name: string, args: string) => `<tool_call>\n{"name": "${name}", "
 
 /** Streams `text` in pieces cut at `cuts` and collects what comes out. */
 function stream(text: string, hold: boolean, cuts: number[]) {
-    let content = "";
-    const calls: {name: string, arguments: string}[] = [];
-    const parser = new ToolCallStream(hermes, names, hold, (event) => {
-        if (event.type === "content")
-            content += event.text;
-        else if (event.type === "call") {
-            expect(event.index).toBe(calls.length);
-            calls.push({name: event.name, arguments: ""});
-        } else {
-            expect(event.fragment).not.toBe("");
-            calls[event.index].arguments += (event as Extract<ToolCallEvent, {type: "arguments"}>).fragment;
-        }
-    });
-    let at = 0;
-    for (const cut of [...cuts, text.length]) {
-        parser.push(text.slice(at, cut));
-        at = cut;
-    }
-    parser.finish();
-    return {content, calls};
+    return streamToolCalls(hermes, names, text, hold, cuts);
 }
 
 function randomCuts(length: number, seed: number) {

@@ -47,8 +47,15 @@ export type ChatTools = {
     choice: {type: "none"} | {type: "auto"} | {type: "forced", functions: {name: string, schema: Record<string, unknown>}[], parallel: boolean};
 };
 
-/** How a model's template writes a call: prefix + name + paramsPrefix + JSON arguments + suffix, calls joined by `betweenCalls`. */
-export type ToolCallFormat = {prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string};
+/**
+ * How a model's template writes a call: prefix + name + paramsPrefix + arguments + suffix, calls joined by `betweenCalls`.
+ * The arguments are one JSON object, or with `parameters` one markup pair per argument (Qwen3-Coder's, GLM-4.6's:
+ * parameterMarkup.ts), `paramsPrefix` and `suffix` then ending the name and the call.
+ */
+export type ToolCallFormat = {prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup};
+
+/** One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd. */
+export type ParameterMarkup = {keyStart: string, keyEnd: string, valueEnd: string};
 
 /** `cut`: the generation stopped inside this call (its arguments are what was written so far). */
 export type GeneratedToolCall = {name: string, arguments: string, cut?: true};

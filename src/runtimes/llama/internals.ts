@@ -52,7 +52,7 @@ type SequenceInternals = {
 };
 type TokenBiasInternals = {_biases?: unknown};
 type JinjaWrapperInternals = {
-    _stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>,
+    _stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>, _wrapFunctionParamsInsideMapKey?: unknown,
     _transformChatHistory?: (...args: unknown[]) => unknown
 };
 type SequencePrototypeInternals = {_speculativeEvaluate?: unknown};
@@ -337,4 +337,20 @@ export function jinjaRendererOf(wrapper: JinjaTemplateChatWrapper): JinjaRendere
     if (renderer == null || typeof renderer.render !== "function")
         throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._jinjaTemplate", "the generation prompt");
     return renderer as JinjaRenderer;
+}
+
+/**
+ * Makes a Jinja wrapper hand a call's arguments to the template as they are (an object the template iterates), and
+ * returns true, when node-llama-cpp wraps them in a map of one key (`JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey`,
+ * `{params: arguments}`: what it does for a template that writes each argument in markup, Qwen3-Coder's and GLM-4.6's,
+ * which then rendered a past call as one `params` argument holding JSON); false when it does not wrap them.
+ */
+export function renderCallArgumentsUnwrapped(wrapper: JinjaTemplateChatWrapper): boolean {
+    const internals = wrapper as unknown as JinjaWrapperInternals;
+    if (!("_wrapFunctionParamsInsideMapKey" in internals))
+        throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey", "tool calls in markup");
+    if (internals._wrapFunctionParamsInsideMapKey == null)
+        return false;
+    internals._wrapFunctionParamsInsideMapKey = undefined;
+    return true;
 }

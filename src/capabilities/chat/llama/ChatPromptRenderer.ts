@@ -8,7 +8,8 @@ import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
-import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven } from "../../../runtimes/llama/internals.js";
+import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, renderCallArgumentsUnwrapped } from "../../../runtimes/llama/internals.js";
+import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 
 /** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
@@ -51,6 +52,9 @@ export class ChatPromptRenderer {
     readonly usesTemplate: boolean;
     /** Whether messages of one role in a row are joined before the template renders them (createWrapper). */
     private joinsAdjacentMessages: boolean | undefined;
+    /** The template writes a call's arguments one by one in markup (node-llama-cpp wrapped them in a map: createWrapper). */
+    private argumentsInMarkup = false;
+    /** How the model writes a call (null: its template has no tool support); in the constructor, the probe renders with the detected one. */
     readonly toolCallFormat: ToolCallFormat | null;
     /** The template has a thinking switch (Qwen3's `enable_thinking`). */
     readonly hasThinkingSwitch: boolean;
@@ -68,6 +72,8 @@ export class ChatPromptRenderer {
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate === true ? toolCallFormatOf(this.wrapper) : null;
+        if (this.toolCallFormat != null && this.argumentsInMarkup)
+            this.toolCallFormat = this.markupFormat(this.toolCallFormat);
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
         this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
@@ -110,9 +116,25 @@ export class ChatPromptRenderer {
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
             keepFunctionResultsAsText(wrapper);
             keepFunctionResultsRaw(wrapper);
+            // A template that writes each argument in markup gets a past call's arguments as they are (parameterMarkup.ts).
+            if (renderCallArgumentsUnwrapped(wrapper))
+                this.argumentsInMarkup = true;
         }
         this.watches.set(wrapper, watchRenders(wrapper));
         return wrapper;
+    }
+
+    /**
+     * The call format of a template that writes arguments in markup (parameterMarkup.ts), read from its renderings of a
+     * probe call with two string arguments and with none; null (no tool support) when they do not have that shape.
+     */
+    private markupFormat(detected: ToolCallFormat): ToolCallFormat | null {
+        const {name, keys, values} = parameterProbe;
+        const render = (args: Record<string, string>) => textOf(this.renderTemplate(
+            [{role: "user", content: "probe"}, {role: "assistant", content: "", toolCalls: [{name, arguments: args, result: "probe"}]}],
+            [{name, parameters: {type: "object", properties: Object.fromEntries(keys.map((key) => [key, {type: "string"}]))}}]));
+        const derived = deriveParameterMarkup(render({[keys[0]]: values[0], [keys[1]]: values[1]}), render({}), detected.prefix, detected.suffix);
+        return derived == null ? null : {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters: derived.markup};
     }
 
     /** The wrapper that renders with these template variables (the plain one without any), and the kwargs' escaped text. */
@@ -288,6 +310,11 @@ function toolCallFormatOf(wrapper: JinjaTemplateChatWrapper): ToolCallFormat | n
         return null;
     const [prefix, paramsPrefix, suffix, betweenCalls] = texts as string[];
     return {prefix, paramsPrefix, suffix, betweenCalls};
+}
+
+/** The text of a rendered prompt, special tokens other than text (BOS) left out. */
+function textOf(text: LlamaText | null): string {
+    return (text?.values ?? []).map((value) => typeof value === "string" ? value : value instanceof SpecialTokensText ? value.value : "").join("");
 }
 
 /** The text of a format piece, or null when it holds a special token that is not plain text (BOS, EOS...). */

@@ -1,11 +1,14 @@
 import type { ChatRunHooks, ChoiceResult, ReasoningFormat, TokenLogprob, ToolCallFormat } from "../ChatEngine.js";
 import type { ChoiceOutcome } from "./generateChoice.js";
-import { parseToolCalls } from "./parseToolCalls.js";
+import { parseToolCalls, type ArgumentsReader } from "./parseToolCalls.js";
 import { ReasoningOutput } from "./text/ReasoningOutput.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 
-/** What a request's choices are parsed for: calls in the template's format, to these functions; `forced`: a grammar makes them. */
-export type ToolCallPlan = {format: ToolCallFormat, names: ReadonlySet<string>, forced: boolean};
+/**
+ * What a request's choices are parsed for: calls in the template's format, to these functions, their arguments read
+ * by `read` (parseToolCalls.ts argumentsReader); `forced`: a grammar makes them.
+ */
+export type ToolCallPlan = {format: ToolCallFormat, names: ReadonlySet<string>, forced: boolean, read: ArgumentsReader};
 
 /**
  * What one choice's generated text becomes: pieces handed to the run's hooks as they come (a thinking model's
@@ -30,7 +33,7 @@ export class ChoiceOutput {
             ? null
             : new ToolCallStream(calls.format, calls.names, !calls.forced, (event) => event.type === "content"
                 ? hooks.onText?.(index, event.text, this.takeEntries())
-                : hooks.onToolCall?.(index, event, this.takeEntries()));
+                : hooks.onToolCall?.(index, event, this.takeEntries()), calls.read);
         // The answer goes to the call parser (streaming with tools) or out; a thinking model's reasoning apart
         // (its tokens' logprobs entries are not reported: only the answer's are).
         this.split = new ReasoningOutput(reasoning?.format ?? null, reasoning?.startsInReasoning ?? false, {
@@ -61,7 +64,7 @@ export class ChoiceOutput {
                 this.hooks.onText?.(index, "", this.takeEntries());
         }
         // Forced calls are well-formed by grammar, so they can only be cut short (token limit, stop sequence).
-        const calls = this.calls == null ? null : parseToolCalls(answer.content, this.calls.format, this.calls.names, this.calls.forced);
+        const calls = this.calls == null ? null : parseToolCalls(answer.content, this.calls.format, this.calls.names, this.calls.forced, this.calls.read);
         // The answer apart from a thinking model's reasoning; calls are looked for in the answer only.
         const {reasoningTokens, ...generated} = outcome;
         const thought = answer.reasoning === undefined ? {} : {reasoning: answer.reasoning, reasoningTokens: reasoningTokens ?? 0};

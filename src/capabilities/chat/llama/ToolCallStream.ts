@@ -1,5 +1,5 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
-import { isJsonObject, partialPrefixAtEnd } from "./parseToolCalls.js";
+import { jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -16,7 +16,8 @@ export type ToolCallStreamEvent =
  * auto, where a call may turn out malformed and then, as in the non-streamed answer, everything is
  * content), a call goes out only once it is complete and well-formed: its start, then its whole
  * arguments as one fragment. Without (grammar-forced calls, which can only be cut short, never
- * malformed), argument fragments go out as they are generated.
+ * malformed), argument fragments go out as they are generated; arguments written in markup (`format.parameters`)
+ * go out whole once the call ends (or is cut short), read into JSON by `read`.
  */
 export class ToolCallStream {
     private buffer = "";
@@ -33,8 +34,14 @@ export class ToolCallStream {
         private readonly format: ToolCallFormat,
         private readonly names: ReadonlySet<string>,
         private readonly hold: boolean,
-        private readonly emit: (event: ToolCallStreamEvent) => void
+        private readonly emit: (event: ToolCallStreamEvent) => void,
+        private readonly read: ArgumentsReader = jsonArguments
     ) {}
+
+    /** Argument fragments go out as generated: a forced call whose arguments are the JSON the answer gives. */
+    private get streamsArguments() {
+        return !this.hold && this.format.parameters == null;
+    }
 
     push(text: string) {
         this.buffer += text;
@@ -59,9 +66,14 @@ export class ToolCallStream {
                     // Unfinished: not a call (all content when it is the first one).
                     this.malformed();
                     this.emitContent(this.buffer);
-                } else if (this.state === "arguments")
+                } else if (this.state === "arguments" && this.streamsArguments)
                     // A forced call cut short: the arguments written so far.
                     this.sendArguments(this.buffer.trimEnd().length);
+                else if (this.state === "arguments") {
+                    const cut = this.read(this.name, this.buffer, true);
+                    if (cut != null && cut !== "")
+                        this.emit({type: "arguments", index: this.completed, fragment: cut});
+                }
                 break;
         }
         this.buffer = "";
@@ -124,20 +136,21 @@ export class ToolCallStream {
                 case "arguments": {
                     const at = this.buffer.indexOf(suffix);
                     if (at < 0) {
-                        if (!this.hold)
+                        if (this.streamsArguments)
                             this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, suffix)).trimEnd().length);
                         return;
                     }
-                    const argumentsText = this.buffer.slice(0, at).trim();
-                    if (!isJsonObject(argumentsText)) {
+                    const argumentsText = this.read(this.name, this.buffer.slice(0, at), false);
+                    if (argumentsText == null) {
                         this.malformed();
                         continue;
                     }
-                    if (this.hold) {
+                    if (this.hold)
                         this.emit({type: "call", index: this.completed, name: this.name});
-                        this.emit({type: "arguments", index: this.completed, fragment: argumentsText});
-                    } else
+                    if (this.streamsArguments)
                         this.sendArguments(this.buffer.slice(0, at).trimEnd().length);
+                    else
+                        this.emit({type: "arguments", index: this.completed, fragment: argumentsText});
                     this.completed++;
                     this.heldText = "";
                     this.buffer = this.buffer.slice(at + suffix.length);

@@ -9,6 +9,7 @@ import { createLogitBias, withEndOfGenerationBanned } from "./createLogitBias.js
 import type { ChoiceSettings } from "./generateChoice.js";
 import type { ToolCallPlan } from "./ChoiceOutput.js";
 import { createJsonSchemaGrammar } from "./jsonSchemaGrammar.js";
+import { argumentsReader } from "./parseToolCalls.js";
 import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
 import type { PromptTokenFloor } from "./PromptTokenFloor.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
@@ -103,7 +104,7 @@ export class TurnPlanner {
         const maxTokens = Math.min(job.maxTokens ?? Infinity, contextSize - prepared.tokens.length);
         const tokenBias = createLogitBias(model, job.sampling.ignoreEos ? withEndOfGenerationBanned(model, job.sampling.logitBias) : job.sampling.logitBias);
         const calls: ToolCallPlan | null = tools != null && tools.choice.type !== "none" && toolCallFormat != null
-            ? {format: toolCallFormat, names: new Set(tools.functions.map((fn) => fn.name)), forced: forced != null}
+            ? {format: toolCallFormat, names: new Set(tools.functions.map((fn) => fn.name)), forced: forced != null, read: argumentsReader(toolCallFormat, tools.functions)}
             : null;
         const grammar = forced != null && calls != null
             ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => toolCallGrammarText(this.of.llama, calls.format, forced.functions, forced.parallel))

@@ -1,9 +1,28 @@
-import type { GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
+import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
+import { argumentsFromMarkup } from "./parameterMarkup.js";
+
+/**
+ * A call's `arguments` (a JSON object's text) from what the model wrote between its name and its end, or null when
+ * that is not a call's arguments; `cut`: the generation stopped inside the call (what was written so far).
+ */
+export type ArgumentsReader = (name: string, written: string, cut: boolean) => string | null;
+
+/** The JSON object as written (trimmed); for a format with arguments in markup, the markup read into one (parameterMarkup.ts). */
+export function argumentsReader(format: ToolCallFormat, functions: readonly ChatToolFunction[]): ArgumentsReader {
+    const markup = format.parameters;
+    if (markup == null)
+        return jsonArguments;
+    const schemas = new Map(functions.map((fn) => [fn.name, fn.parameters]));
+    return (name, written, cut) => argumentsFromMarkup(written, markup, schemas.get(name), cut);
+}
+
+export const jsonArguments: ArgumentsReader = (_name, written, cut) => cut || isJsonObject(written.trim()) ? written.trim() : null;
 
 /**
  * Splits generated text into the content before the first call (trailing whitespace trimmed) and
- * the calls written in the template's format (`prefix name paramsPrefix <JSON object> suffix`,
- * separated by whitespace or `betweenCalls`). Arguments are the JSON text as generated, trimmed.
+ * the calls written in the template's format (`prefix name paramsPrefix <arguments> suffix`,
+ * separated by whitespace or `betweenCalls`). Arguments are what `read` makes of the text between (the JSON text as
+ * generated, trimmed, for most templates).
  *
  * - Null when there is no call, or when the first call is malformed (unknown name, arguments that
  *   are not a JSON object, no suffix): then the whole text is content.
@@ -16,7 +35,7 @@ import type { GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
  *
  * ToolCallStream is the streaming counterpart; both must give the same content and arguments.
  */
-export function parseToolCalls(text: string, format: ToolCallFormat, names: ReadonlySet<string>, truncated = false):
+export function parseToolCalls(text: string, format: ToolCallFormat, names: ReadonlySet<string>, truncated = false, read: ArgumentsReader = jsonArguments):
     {content: string, calls: GeneratedToolCall[], complete: boolean} | null {
     const first = text.indexOf(format.prefix);
     if (first < 0) {
@@ -39,11 +58,11 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         const end = text.indexOf(format.suffix, at);
         if (end < 0) {
             if (truncated)
-                return {content, calls: [...calls, {name, arguments: text.slice(at).trim(), cut: true}], complete: false};
+                return {content, calls: [...calls, {name, arguments: read(name, text.slice(at), true) ?? "", cut: true}], complete: false};
             return calls.length === 0 ? null : {content, calls, complete: true};
         }
-        const argumentsText = text.slice(at, end).trim();
-        if (!isJsonObject(argumentsText))
+        const argumentsText = read(name, text.slice(at, end), false);
+        if (argumentsText == null)
             return calls.length === 0 ? null : {content, calls, complete: true};
         calls.push({name, arguments: argumentsText});
         at = end + format.suffix.length;

@@ -1,5 +1,5 @@
 import type { Llama } from "node-llama-cpp";
-import type { ToolCallFormat } from "../ChatEngine.js";
+import type { ParameterMarkup, ToolCallFormat } from "../ChatEngine.js";
 import { jsonSchemaGrammarText } from "./jsonSchemaGrammar.js";
 
 /**
@@ -7,7 +7,9 @@ import { jsonSchemaGrammarText } from "./jsonSchemaGrammar.js";
  * format, `prefix name paramsPrefix <arguments> suffix`, where the name is one of `functions` and
  * the arguments follow that function's JSON-schema grammar (the json_schema machinery, its rules
  * renamed per function). With `parallel`, one or more calls joined by the format's `betweenCalls`.
- * Nothing may follow the last call.
+ * Nothing may follow the last call. Arguments in markup (`format.parameters`): one pair per property of the schema,
+ * in its order (the required ones always, the others optional); a string value is any text without `<` (which every
+ * such format's value end starts with), another value the JSON of its property's schema.
  */
 export function toolCallGrammarText(
     llama: Llama,
@@ -18,7 +20,10 @@ export function toolCallGrammarText(
     const rules: string[] = [];
     const alternatives = functions.map((fn, index) => {
         const prefix = `tool${index}-`;
-        rules.push(renameRules(jsonSchemaGrammarText(llama, fn.schema), prefix));
+        if (format.parameters != null)
+            rules.push(markupArgumentsRule(llama, format.parameters, fn.schema, prefix));
+        else
+            rules.push(renameRules(jsonSchemaGrammarText(llama, fn.schema), prefix));
         return `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`;
     });
     const call = `call ::= ${gbnfLiteral(format.prefix)} ( ${alternatives.join(" | ")} ) ${gbnfLiteral(format.suffix)}`;
@@ -26,6 +31,25 @@ export function toolCallGrammarText(
         ? `root ::= call ( ${format.betweenCalls === "" ? "" : gbnfLiteral(format.betweenCalls) + " "}call )*`
         : "root ::= call";
     return [root, call, ...rules].join("\n");
+}
+
+/** `PREFIXroot`: a function's arguments in markup, with the rules of its typed values. */
+function markupArgumentsRule(llama: Llama, markup: ParameterMarkup, schema: Record<string, unknown>, prefix: string): string {
+    const properties = schema.properties != null && typeof schema.properties === "object" ? schema.properties as Record<string, Record<string, unknown>> : {};
+    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const rules: string[] = [`${prefix}text ::= [^<]*`];
+    const pairs = Object.entries(properties).map(([key, property], index) => {
+        let value = `${prefix}text`;
+        if (property?.type !== "string") {
+            const valuePrefix = `${prefix}p${index}-`;
+            rules.push(renameRules(jsonSchemaGrammarText(llama, property ?? {}), valuePrefix));
+            value = `${valuePrefix}root`;
+        }
+        const pair = `${gbnfLiteral(markup.keyStart + key + markup.keyEnd)} ${value} ${gbnfLiteral(markup.valueEnd)}`;
+        return required.has(key) ? pair : `( ${pair} )?`;
+    });
+    rules.unshift(`${prefix}root ::= ${pairs.length === 0 ? '""' : pairs.join(" ")}`);
+    return rules.join("\n");
 }
 
 /** A GBNF string literal for `text`. */

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import type { ToolCallFormat } from "../../src/capabilities/chat/ChatEngine.js";
+import { argumentsFromMarkup, deriveParameterMarkup, parameterProbe } from "../../src/capabilities/chat/llama/parameterMarkup.js";
+import { argumentsReader, parseToolCalls } from "../../src/capabilities/chat/llama/parseToolCalls.js";
+import { streamToolCalls } from "../support/streamToolCalls.js";
+
+// Calls whose arguments the template writes one by one in markup (Qwen3-Coder's, GLM's): the format read from the
+// template's renderings of a probe call, the arguments read back into the JSON object a client gets, the same
+// streamed and not.
+
+const {name, keys, values} = parameterProbe;
+/** What Qwen3-Coder's template renders for the probe call after a user turn, with and without arguments. */
+const coderCall = (args: [string, string][]) => `<tool_call>\n<function=${name}>\n`
+    + args.map(([key, value]) => `<parameter=${key}>\n${value}\n</parameter>\n`).join("") + "</function>\n</tool_call>";
+const coderTwo = `<|im_start|>system\n<tools><name>${name}</name></tools><|im_end|>\n<|im_start|>assistant\n`
+    + coderCall([[keys[0], values[0]], [keys[1], values[1]]]) + "<|im_end|>\n";
+const coderNone = `<|im_start|>assistant\n${coderCall([])}<|im_end|>\n`;
+// node-llama-cpp's detection: the text before the name, and after the (one, `params`) value.
+const coderDetected = {prefix: "<tool_call>\n<function=", suffix: "\n</parameter>\n</function>\n</tool_call>"};
+
+const glmCall = (args: [string, string][]) => `<tool_call>${name}` + args.map(([key, value]) => `\n<arg_key>${key}</arg_key>\n<arg_value>${value}</arg_value>`).join("") + "\n</tool_call>";
+
+describe("the markup of a template's calls, from its renderings", () => {
+    it("Qwen3-Coder's <parameter=KEY>", () => {
+        const derived = deriveParameterMarkup(coderTwo, coderNone, coderDetected.prefix, coderDetected.suffix)!;
+        expect(derived).toEqual({nameEnd: ">\n<", callEnd: "/function>\n</tool_call>", markup: {keyStart: "parameter=", keyEnd: ">\n", valueEnd: "\n</parameter>\n<"}});
+        // Put together again, the pieces are the template's text.
+        const {nameEnd, callEnd, markup} = derived;
+        expect(coderDetected.prefix + name + nameEnd + markup.keyStart + keys[0] + markup.keyEnd + values[0] + markup.valueEnd + callEnd)
+            .toBe(coderCall([[keys[0], values[0]]]));
+    });
+
+    it("GLM's <arg_key>/<arg_value>", () => {
+        const derived = deriveParameterMarkup("<|user|>probe<|assistant|>" + glmCall([[keys[0], values[0]], [keys[1], values[1]]]),
+            "<|assistant|>" + glmCall([]), "<tool_call>", "</arg_value>\n</tool_call>");
+        expect(derived).toEqual({nameEnd: "\n<", callEnd: "/tool_call>", markup: {keyStart: "arg_key>", keyEnd: "</arg_key>\n<arg_value>", valueEnd: "</arg_value>\n<"}});
+    });
+
+    it("none for renderings of another shape: quoted values, or a call without arguments written otherwise", () => {
+        const quoted = `[${name}(${keys[0]}='${values[0]}', ${keys[1]}='${values[1]}')]`;
+        expect(deriveParameterMarkup(quoted, `[${name}()]`, "[", "')]")).toBeNull();
+        expect(deriveParameterMarkup(coderTwo, "<tool_call>\n<function=" + name + "/>", coderDetected.prefix, coderDetected.suffix)).toBeNull();
+        expect(deriveParameterMarkup("no call here", coderNone, coderDetected.prefix, coderDetected.suffix)).toBeNull();
+    });
+});
+
+const coder: ToolCallFormat = {
+    prefix: "<tool_call>\n<function=", paramsPrefix: ">\n<", suffix: "/function>\n</tool_call>", betweenCalls: "\n",
+    parameters: {keyStart: "parameter=", keyEnd: ">\n", valueEnd: "\n</parameter>\n<"}
+};
+const functions = [
+    {name: "get_weather", parameters: {type: "object", properties: {city: {type: "string"}, days: {type: "integer"}, code: {type: "string"}, opts: {type: "object"}}}},
+    {name: "get_time", parameters: {type: "object", properties: {zone: {type: "string"}}}}
+];
+const read = argumentsReader(coder, functions);
+const names = new Set(functions.map((fn) => fn.name));
+const call = (fn: string, args: [string, string][]) => `<tool_call>\n<function=${fn}>\n`
+    + args.map(([key, value]) => `<parameter=${key}>\n${value}\n</parameter>\n`).join("") + "</function>\n</tool_call>";
+
+describe("arguments in markup, read into JSON", () => {
+    it("types each value by the function's schema", () => {
+        expect(argumentsFromMarkup("parameter=city>\nParis\n</parameter>\n<parameter=days>\n2\n</parameter>\n<parameter=code>\n007\n</parameter>\n<parameter=opts>\n{\"unit\": \"c\"}\n</parameter>\n<",
+            coder.parameters!, functions[0].parameters)).toBe('{"city":"Paris","days":2,"code":"007","opts":{"unit":"c"}}');
+        // Not in the schema: JSON where it parses (Jinja's `string` filter writes Python's True), else the text.
+        expect(argumentsFromMarkup("parameter=flag>\nTrue\n</parameter>\n<parameter=n>\n1.5\n</parameter>\n<parameter=note>\nhi there\n</parameter>\n<",
+            coder.parameters!, undefined)).toBe('{"flag":true,"n":1.5,"note":"hi there"}');
+        expect(argumentsFromMarkup("", coder.parameters!, undefined)).toBe("{}");
+    });
+
+    it("a value keeps its lines and markup-like text up to the value's end", () => {
+        const code = "if (a < b) {\n  return \"<x>\";\n}";
+        expect(JSON.parse(argumentsFromMarkup(`parameter=code>\n${code}\n</parameter>\n<`, coder.parameters!, functions[0].parameters)!)).toEqual({code});
+    });
+
+    it("not markup: null; cut short: the pairs written whole", () => {
+        expect(argumentsFromMarkup("{\"city\": \"Paris\"}", coder.parameters!, undefined)).toBeNull();
+        expect(argumentsFromMarkup("parameter=city>\nParis", coder.parameters!, undefined)).toBeNull();
+        expect(argumentsFromMarkup("parameter=city>\nParis\n</parameter>\n<parameter=days>\n2", coder.parameters!, functions[0].parameters, true)).toBe('{"city":"Paris"}');
+    });
+});
+
+/** Streams `text` in pieces cut at `cuts` and collects what comes out. */
+function stream(text: string, hold: boolean, cuts: number[]) {
+    return streamToolCalls(coder, names, text, hold, cuts, read);
+}
+
+const texts: [string, string, boolean][] = [
+    ["one call", call("get_weather", [["city", "Paris"], ["days", "2"]]), false],
+    ["content then two calls", "Let me check.\n" + call("get_weather", [["city", "Paris"]]) + "\n" + call("get_time", [["zone", "UTC"]]), false],
+    ["a call without arguments", call("get_time", []), false],
+    ["JSON arguments are not this format's: all content", "<tool_call>\n<function=get_time>\n{\"zone\": \"UTC\"}\n</function>\n</tool_call>", false],
+    ["unknown function: all content", call("nope", [["a", "b"]]), false],
+    ["unfinished call (auto): content", "a\n<tool_call>\n<function=get_time>\n<parameter=zone>\nUT", false],
+    ["forced call cut in a value keeps the pairs before it", call("get_weather", [["city", "Paris"]]).replace("</function>\n</tool_call>", "<parameter=days>\n2"), true],
+    ["forced call cut in its name", "<tool_call>\n<function=get_we", true]
+];
+
+describe("parseToolCalls and ToolCallStream agree on arguments in markup", () => {
+    it.each(texts)("%s", (_name, text, truncated) => {
+        const whole = parseToolCalls(text, coder, names, truncated, read);
+        const expected = whole == null || whole.calls.length === 0 ? {content: whole?.content ?? text, calls: []}
+            : {content: whole.content, calls: whole.calls.map(({name: fn, arguments: args}) => ({name: fn, arguments: args}))};
+        for (let seed = 1; seed <= 3; seed++) {
+            const cuts = seed === 1 ? [] : seed === 2 ? Array.from({length: text.length}, (_, i) => i) : [Math.floor(text.length / 2)];
+            expect(stream(text, !truncated, cuts)).toEqual(expected);
+        }
+    });
+
+    it("parses a call's arguments into the JSON object a client gets", () => {
+        expect(parseToolCalls("Let me check.\n" + call("get_weather", [["city", "Paris"], ["days", "2"]]), coder, names, false, read)).toEqual({
+            content: "Let me check.", calls: [{name: "get_weather", arguments: '{"city":"Paris","days":2}'}], complete: true
+        });
+        expect(parseToolCalls(call("get_weather", [["city", "Paris"]]).replace("</function>\n</tool_call>", "<parameter=days>\n2"), coder, names, true, read)).toEqual({
+            content: "", calls: [{name: "get_weather", arguments: '{"city":"Paris"}', cut: true}], complete: false
+        });
+    });
+});
