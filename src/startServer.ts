@@ -253,11 +253,16 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     return {url, registry, engines, keys, routes: app.routes, openConnections, ready, close};
 }
 
-/** The manifest of the model files and folders given on the command line; what a folder held but is not served is logged. */
+/**
+ * The manifest of the model files and folders given on the command line; what a folder held but is not served is logged,
+ * and so is each model served under another name than its own, with its file.
+ */
 async function modelsOfPaths(paths: readonly string[], capabilities: readonly Capability[], logger: Logger) {
-    const {models, skipped} = manifestFromPaths(paths, capabilities);
+    const {models, skipped, renamed} = manifestFromPaths(paths, capabilities);
     for (const entry of skipped)
         logger.warn(`Not serving ${entry.path}: ${entry.reason}`);
+    for (const entry of renamed)
+        logger.info(`Serving ${entry.path} as '${entry.id}' ('${entry.name}' is ${entry.holder})`);
     logger.info(`${models.length} model${models.length === 1 ? "" : "s"} found (loaded when first asked for, or at start with preload)`);
-    return parseManifest({models}, path.join(process.cwd(), "(command line)"), settingsOf(capabilities));
+    return parseManifest({models}, {commandLine: true}, settingsOf(capabilities));
 }

@@ -9,6 +9,9 @@ import { recogniseModel, type ModelFacts } from "./recogniseModel.js";
 /** One manifest entry made from a path: what `npm start -- <paths>` serves. */
 export type PathModel = {id: string, task: string, path: string};
 
+/** A model that could not have its own name (`name`), held by the model at `holder`: it is served as `id`, for the log to say. */
+export type RenamedModel = {id: string, name: string, path: string, holder: string};
+
 /** What a path may be, for a message: the marker files come from the capabilities' rules (images: model_index.json). */
 function expected(parts: readonly CapabilityManifest[]) {
     const markers = parts.flatMap((part) => (part.recognise?.folderFiles ?? []).map((file) => `${file} for ${part.task}`));
@@ -28,26 +31,63 @@ const maxScannedFolders = 2_000;
  * files by the capabilities' own rules (`ModelRecognition`, `recogniseModel`): a GGUF's pooling type and
  * `general.architecture`; an ONNX folder's marker file (images: `model_index.json`) or `config.json`
  * `architectures` and `model_type`; a folder of such models, each of them, found down to `maxScanDepth` levels of
- * folders below it (hidden folders skipped, each real folder read once). The id is the file's name without `.gguf`, or the
- * folder's name. A path given by name that is not a model is an error; one found by scanning is `skipped`, with why.
- * Only headers are read: nothing is loaded.
+ * folders below it (hidden folders skipped, each real folder read once). A file or folder reached twice (a folder
+ * and a file in it, two spellings or links of one path) is one model, by its real path: the first found. The id is
+ * the file's name without `.gguf`, or the folder's name (see {@link uniqueIds}). A path given by name that is not a
+ * model is an error; one found by scanning is `skipped`, with why. Only headers are read: nothing is loaded.
  */
-export function manifestFromPaths(paths: readonly string[], parts: readonly CapabilityManifest[] = manifestParts): {models: PathModel[], skipped: SkippedPath[]} {
-    const models: PathModel[] = [];
+export function manifestFromPaths(paths: readonly string[], parts: readonly CapabilityManifest[] = manifestParts): {models: PathModel[], skipped: SkippedPath[], renamed: RenamedModel[]} {
+    const found: PathModel[] = [];
     const skipped: SkippedPath[] = [];
     for (const given of paths)
-        models.push(...modelsAt(path.resolve(given), parts, skipped));
-    // Ids as the manifest allows them: a name's other characters (spaces...) become "-".
-    for (const model of models)
-        model.id = model.id.replace(/[^A-Za-z0-9._:/+-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "model";
-    const seen = new Map<string, number>();
-    for (const model of models) {
-        const count = (seen.get(model.id) ?? 0) + 1;
-        seen.set(model.id, count);
-        if (count > 1)
-            model.id = `${model.id}-${count}`;
-    }
-    return {models, skipped};
+        found.push(...modelsAt(path.resolve(given), parts, skipped));
+    const real = new Set<string>();
+    const models = found.filter((model) => {
+        const file = fs.realpathSync.native(model.path);
+        if (real.has(file))
+            return false;
+        real.add(file);
+        return true;
+    });
+    return {models, skipped, renamed: uniqueIds(models)};
+}
+
+/** The longest id the manifest takes. */
+const maxIdLength = 200;
+
+/**
+ * Gives each model an id the manifest takes (a name's other characters, such as spaces, become "-"; at most
+ * `maxIdLength` characters) and no other model has: models with the same name get the first of `-2`, `-3`, ... that
+ * is nobody's name, in the order found, never a name a model has of its own (a file named `x-2.gguf` keeps `x-2`
+ * wherever it is found, so the second `x` is `x-3`). Returns the models renamed so.
+ */
+function uniqueIds(models: PathModel[]): RenamedModel[] {
+    const names = models.map((model) => model.id.replace(/[^A-Za-z0-9._:/+-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "").slice(0, maxIdLength) || "model");
+    const taken = new Set(names);
+    const holders = new Map<string, string>();
+    const renamed: RenamedModel[] = [];
+    models.forEach((model, index) => {
+        const name = names[index];
+        const holder = holders.get(name);
+        if (holder == null) {
+            holders.set(name, model.path);
+            model.id = name;
+            return;
+        }
+        let count = 2;
+        while (taken.has(suffixed(name, count)))
+            count++;
+        model.id = suffixed(name, count);
+        taken.add(model.id);
+        renamed.push({id: model.id, name, path: model.path, holder});
+    });
+    return renamed;
+}
+
+/** `name-count`, the name shortened to keep it within `maxIdLength`. */
+function suffixed(name: string, count: number) {
+    const suffix = `-${count}`;
+    return name.slice(0, maxIdLength - suffix.length) + suffix;
 }
 
 /** The models at a path given by name: a GGUF file, an ONNX model folder, or a folder scanned for them. */
@@ -77,7 +117,7 @@ function modelsAt(target: string, parts: readonly CapabilityManifest[], skipped:
 
 /** Adds the models in `folder` and in its folders below (depth-first, by name) to `scan`. */
 function scanFolder(folder: string, depth: number, parts: readonly CapabilityManifest[], scan: {found: PathModel[], skipped: SkippedPath[], folders: Set<string>}) {
-    const real = fs.realpathSync(folder);
+    const real = fs.realpathSync.native(folder);
     if (scan.folders.has(real))
         return; // a link back to a folder already read
     if (scan.folders.size >= maxScannedFolders) {
@@ -88,7 +128,8 @@ function scanFolder(folder: string, depth: number, parts: readonly CapabilityMan
     scan.folders.add(real);
     let entries: fs.Dirent[];
     try {
-        entries = fs.readdirSync(folder, {withFileTypes: true}).sort((a, b) => a.name.localeCompare(b.name));
+        // By name in one fixed collation, not the machine's locale: the same folder is read in the same order everywhere.
+        entries = fs.readdirSync(folder, {withFileTypes: true}).sort((a, b) => a.name.localeCompare(b.name, "en"));
     } catch (error) {
         scan.skipped.push({path: folder, reason: `not readable: ${(error as Error).message}`});
         return;

@@ -37,6 +37,63 @@ describe("model paths become manifest entries", () => {
         expect(manifestFromPaths([folder]).models.map(({id, task}) => [id, task])).toEqual([["bert", "embeddings"], ["stories", "chat"]]);
     });
 
+    it("names are unique: a suffix skips every name taken, a file's own or one given before, whatever the order found", async () => {
+        const folder = path.join(dir, "same-names");
+        fs.mkdirSync(path.join(folder, "sub"), {recursive: true});
+        const top = path.join(folder, "tiny-chatml.gguf");
+        const below = path.join(folder, "sub", "tiny-chatml.gguf");
+        const own = path.join(folder, "tiny-chatml-2.gguf");
+        for (const file of [top, below, own])
+            fs.copyFileSync(storiesModelPath, file);
+        const idsOf = (given: string[]) => Object.fromEntries(manifestFromPaths(given).models.map((model) => [path.relative(folder, model.path), model.id]));
+        // Depth first, by name: sub/ is found first, then tiny-chatml-2.gguf, which keeps its own name, so the second tiny-chatml is -3.
+        const {models, renamed} = manifestFromPaths([folder]);
+        expect(models.map((model) => [path.relative(folder, model.path), model.id])).toEqual([
+            ["sub/tiny-chatml.gguf", "tiny-chatml"], ["tiny-chatml-2.gguf", "tiny-chatml-2"], ["tiny-chatml.gguf", "tiny-chatml-3"]
+        ]);
+        expect(renamed).toEqual([{id: "tiny-chatml-3", name: "tiny-chatml", path: top, holder: below}]);
+        // The same names whatever the order the files are given in: only which of two equal names is first changes.
+        expect(idsOf([own, top, below])).toEqual({"tiny-chatml-2.gguf": "tiny-chatml-2", "tiny-chatml.gguf": "tiny-chatml", "sub/tiny-chatml.gguf": "tiny-chatml-3"});
+        expect(idsOf([top, below, own])).toEqual({"tiny-chatml-2.gguf": "tiny-chatml-2", "tiny-chatml.gguf": "tiny-chatml", "sub/tiny-chatml.gguf": "tiny-chatml-3"});
+        // Generated names skip each other too; a name longer than an id may be is cut, its suffix kept.
+        const more = path.join(dir, "more-names");
+        const long = "l".repeat(230);
+        for (const name of ["a/x.gguf", "b/x.gguf", "c/x.gguf", "d/x-3.gguf", `e/${long}.gguf`, `f/${long}.gguf`]) {
+            fs.mkdirSync(path.join(more, path.dirname(name)), {recursive: true});
+            fs.copyFileSync(storiesModelPath, path.join(more, name));
+        }
+        expect(manifestFromPaths([more]).models.map((model) => model.id)).toEqual(["x", "x-2", "x-4", "x-3", "l".repeat(200), `${"l".repeat(198)}-2`]);
+
+        // The server starts, serves all three, and says which file got which name.
+        const logLines: string[] = [];
+        const server = await startTestServer({models: [], config: {modelPaths: [folder], preloadAll: false, logLevel: "info"}, logLines});
+        try {
+            const listed = await jsonOf(await fetch(`${server.url}/v1/models`)) as {data: {id: string}[]};
+            expect(listed.data.map((model) => model.id)).toEqual(["tiny-chatml", "tiny-chatml-2", "tiny-chatml-3"]);
+            expect(logLines.filter((line) => line.includes("Serving "))).toEqual([expect.stringContaining(`Serving ${top} as 'tiny-chatml-3' ('tiny-chatml' is ${below})`)]);
+        } finally {
+            await server.stop();
+        }
+    });
+
+    it("a file reached twice (a folder and a file in it, two spellings, a link) is registered once, by its real path", async () => {
+        const library = path.join(dir, "twice");
+        fs.mkdirSync(library);
+        const file = path.join(library, "stories260K.gguf");
+        fs.copyFileSync(storiesModelPath, file);
+        const links = path.join(dir, "twice-links");
+        fs.mkdirSync(links);
+        fs.symlinkSync(file, path.join(links, "linked.gguf"));
+        fs.symlinkSync(library, path.join(links, "library"));
+        const spellings = [library, file, `${library}/./stories260K.gguf`, `${library}//stories260K.gguf`, path.relative(process.cwd(), file),
+            path.join(links, "library", "stories260K.gguf"), path.join(links, "library")];
+        expect(manifestFromPaths(spellings)).toMatchObject({models: [{id: "stories260K", path: file}], renamed: []});
+        expect(manifestFromPaths([file, library]).models.map((model) => model.id)).toEqual(["stories260K"]);
+        // A link found first is the one served (by its name); the file it leads to is not served again.
+        expect(manifestFromPaths([links, library]).models.map((model) => [model.id, model.path])).toEqual([["stories260K", path.join(links, "library", "stories260K.gguf")]]);
+        expect(manifestFromPaths([path.join(links, "linked.gguf"), file]).models.map((model) => model.id)).toEqual(["linked"]);
+    });
+
     it("a folder is scanned down to maxScanDepth folders below it: what is found there is served, what is not a model is skipped with why", async () => {
         const library = path.join(dir, "library");
         const at = (...parts: string[]) => {

@@ -2,7 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadServedManifest } from "../../src/capabilities/loadServedManifest.js";
+import { loadServedManifest, settingsOf } from "../../src/capabilities/loadServedManifest.js";
+import { manifestParts } from "../../src/capabilities/manifestParts.js";
+import { parseManifest } from "../../src/core/registry/loadManifest.js";
 import { ManifestError } from "../../src/core/registry/ManifestError.js";
 import type { ModelEntry } from "../../src/core/registry/ModelEntry.js";
 import { ModelRegistry } from "../../src/core/registry/ModelRegistry.js";
@@ -222,6 +224,15 @@ describe("loadManifest", () => {
         it("a name that only looks like a -latest of no family is fine", () => {
             const entries = loadServedManifest(writeManifest({models: [{...a, aliases: ["other-latest"]}, {...b, family: "fam"}]}));
             expect(entries.map((entry) => entry.id)).toEqual(["a", "b"]);
+        });
+
+        it("models given on the command line (no manifest file) are named by their paths, not by a made-up file", () => {
+            const models = [{...a, path: path.join(dir, "a.gguf")}, {...b, id: "a", path: path.join(dir, "b.gguf")}];
+            expect(() => parseManifest({models}, {commandLine: true}, settingsOf(manifestParts))).toThrow(new ManifestError(
+                `Cannot serve the models given on the command line: the 'id' of ${path.join(dir, "b.gguf")} uses the name 'a', ` +
+                `already taken by the 'id' of ${path.join(dir, "a.gguf")}.`));
+            expect(() => parseManifest({models: [{...a, path: path.join(dir, "gone.gguf")}]}, {commandLine: true}, settingsOf(manifestParts))).toThrow(
+                `Cannot serve the models given on the command line: the 'path' of ${path.join(dir, "gone.gguf")} points to ${path.join(dir, "gone.gguf")}, which does not exist.`);
         });
     });
 });

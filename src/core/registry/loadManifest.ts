@@ -37,25 +37,39 @@ export function loadManifest(manifestPath: string, settingsByTask: Readonly<Reco
         const hint = text.startsWith("GGUF") ? " (it is a GGUF model file: serve it with `npm start -- <file.gguf>`)" : "";
         throw new ManifestError(`Model manifest ${manifestPath} is not valid JSON${hint}: ${(error as Error).message}`);
     }
-    return parseManifest(data, manifestPath, settingsByTask);
+    return parseManifest(data, {file: manifestPath}, settingsByTask);
 }
 
 /**
- * Validates a manifest's parsed content (`label` names it in errors; relative paths are taken from
- * its folder): the same checks whether it came from a file or was made from model paths.
+ * Where a manifest comes from, as its errors name it: a file (`Invalid model manifest <file>: 'models[2].id' ...`;
+ * relative paths are taken from its folder), or the model paths given on the command line, which no file holds (an
+ * entry is named by its path: `... the 'id' of <path> ...`; relative paths are taken from the working folder).
  */
-export function parseManifest(data: unknown, manifestPath: string, settingsByTask: Readonly<Record<string, ManifestSettings<unknown> | undefined>>): ModelEntry[] {
+export type ManifestSource = {file: string} | {commandLine: true};
+
+/**
+ * Validates a manifest's parsed content: the same checks whether it came from a file or was made from model paths
+ * (`source` says which, for its errors).
+ */
+export function parseManifest(data: unknown, source: ManifestSource, settingsByTask: Readonly<Record<string, ManifestSettings<unknown> | undefined>>): ModelEntry[] {
+    const file = "file" in source ? source.file : null;
+    const invalidManifest = file != null ? `Invalid model manifest ${file}` : "Cannot serve the models given on the command line";
+    // A field of an entry: 'models[2].id' (models[2].id where a message names a second one), or the 'id' of <path>.
+    const fieldOf = (index: number, field: string, quoted = true) => file == null
+        ? `the '${field}' of ${String((data as {models?: {path?: unknown}[]}).models?.[index]?.path)}`
+        : quoted ? `'models[${index}].${field}'` : `models[${index}].${field}`;
     const validate = createAjv().compile(manifestSchema(settingsByTask));
     if (!validate(data)) {
         const {message} = describeAjvError(validate.errors?.[0], data);
-        throw new ManifestError(`Invalid model manifest ${manifestPath}: ${message}`);
+        throw new ManifestError(`${invalidManifest}: ${message}`);
     }
 
     if ((data as {models: unknown[]}).models.length === 0)
-        throw new ManifestError(`Model manifest ${manifestPath} lists no models: add one, or serve model files directly with \`npm start -- <model.gguf or folder>\`.`);
-    const folder = path.dirname(path.resolve(manifestPath));
+        throw new ManifestError(`${file != null ? `Model manifest ${file} lists no models` : "No model was given on the command line"}: ` +
+            "add one, or serve model files directly with `npm start -- <model.gguf or folder>`.");
+    const folder = file != null ? path.dirname(path.resolve(file)) : process.cwd();
     const entries = (data as {models: RawModel[]}).models.map((model, index): ModelEntry => {
-        const invalid = (field: string, message: string) => new ManifestError(`Invalid model manifest ${manifestPath}: 'models[${index}].${field}' ${message}`);
+        const invalid = (field: string, message: string) => new ManifestError(`${invalidManifest}: ${fieldOf(index, field)} ${message}`);
         const own = settingsByTask[model.task];
         const taskFields: Record<string, unknown> = {};
         for (const [field, value] of Object.entries(model)) {
@@ -100,25 +114,28 @@ export function parseManifest(data: unknown, manifestPath: string, settingsByTas
         };
     });
 
-    assertUniqueNames(entries, manifestPath);
+    assertUniqueNames(entries, invalidManifest, fieldOf);
     return entries;
 }
 
-/** Every name a client can send (ids, aliases, `<family>-latest`) must resolve to exactly one model. */
-function assertUniqueNames(entries: ModelEntry[], manifestPath: string) {
+/**
+ * Every name a client can send (ids, aliases, `<family>-latest`) must resolve to exactly one model. `invalidManifest`
+ * begins an error, `fieldOf` names an entry's field (unquoted: the one that took the name first).
+ */
+function assertUniqueNames(entries: ModelEntry[], invalidManifest: string, fieldOf: (index: number, field: string, quoted?: boolean) => string) {
     const owner = new Map<string, string>();
-    const claim = (name: string, field: string) => {
+    const claim = (name: string, index: number, field: string) => {
         const previous = owner.get(name);
         if (previous != null)
-            throw new ManifestError(`Invalid model manifest ${manifestPath}: '${field}' uses the name '${name}', already taken by ${previous}.`);
-        owner.set(name, field);
+            throw new ManifestError(`${invalidManifest}: ${fieldOf(index, field)} uses the name '${name}', already taken by ${previous}.`);
+        owner.set(name, fieldOf(index, field, false));
     };
-    entries.forEach((entry, index) => claim(entry.id, `models[${index}].id`));
-    entries.forEach((entry, index) => entry.aliases.forEach((alias, aliasIndex) => claim(alias, `models[${index}].aliases[${aliasIndex}]`)));
+    entries.forEach((entry, index) => claim(entry.id, index, "id"));
+    entries.forEach((entry, index) => entry.aliases.forEach((alias, aliasIndex) => claim(alias, index, `aliases[${aliasIndex}]`)));
     const families = new Set(entries.map((entry) => entry.family).filter((family) => family != null));
     for (const family of families) {
         const latest = `${family}-latest`;
         if (owner.has(latest))
-            throw new ManifestError(`Invalid model manifest ${manifestPath}: the name '${latest}' is reserved for the newest model of family '${family}', but ${owner.get(latest)} uses it.`);
+            throw new ManifestError(`${invalidManifest}: the name '${latest}' is reserved for the newest model of family '${family}', but ${owner.get(latest)} uses it.`);
     }
 }
