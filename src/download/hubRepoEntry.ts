@@ -2,6 +2,7 @@ import type { CapabilityManifest } from "../capabilities/CapabilityManifest.js";
 import { manifestParts } from "../capabilities/manifestParts.js";
 import { recogniseModel } from "../capabilities/recogniseModel.js";
 import type { CatalogueEntry, CatalogueFile } from "./CatalogueEntry.js";
+import { connectionFailure } from "./connectionFailure.js";
 import { DownloadError } from "./DownloadError.js";
 import { hubUrl } from "./hubUrl.js";
 import { visionRepoFiles } from "./visionRepoFiles.js";
@@ -119,7 +120,8 @@ export async function hubRepoEntry(spec: HubSpec, hub: {hfEndpoint: string, hfTo
     const headers: Record<string, string> = hub.hfToken != null ? {Authorization: `Bearer ${hub.hfToken}`} : {};
     const api = async <T>(path: string): Promise<T> => {
         const response = await fetchImpl(`${hub.hfEndpoint}/api/models/${spec.repo}${path}`, {headers}).catch((error: Error) => {
-            throw new DownloadError("network", `Cannot reach ${new URL(hub.hfEndpoint).host} (${error.message}).`);
+            const host = new URL(hub.hfEndpoint).host;
+            throw connectionFailure(error, host) ?? new DownloadError("network", `Cannot reach ${host} (${error.message}).`);
         });
         if (response.status === 401 || response.status === 403)
             throw new DownloadError("auth", `${spec.repo} needs an access token with its licence accepted: set HF_TOKEN.`);

@@ -169,6 +169,22 @@ describe("POST /models/pull", () => {
     });
 });
 
+describe("a hub that cannot be reached", () => {
+    it("a hub repository and a catalogue model get the same message saying what to check", async () => {
+        const {target, hub} = await start();
+        await hub.close();
+        const host = new URL(hub.url).host;
+        const cannotReach = `Cannot reach ${host} (ECONNREFUSED): check the network, or set HF_ENDPOINT to a reachable mirror.`;
+        // A repository is asked for its tree before the answer starts: a plain 502.
+        const repo = await pull(target, {model: "someone/Tiny-GGUF"});
+        expect(repo.status).toBe(502);
+        expect((await jsonOf(repo)).error).toMatchObject({code: "hub_network", message: `Pulling 'someone/Tiny-GGUF': ${cannotReach}`});
+        // A catalogue model's files are fetched once the stream has started: its error event.
+        const catalogue = await eventsOf(await pull(target, {model: "tiny-chat"}));
+        expect(catalogue.at(-1)).toMatchObject({event: "download_failed", data: {error: {code: "hub_network", message: `Pulling 'tiny-chat': ${cannotReach}`}}});
+    });
+});
+
 describe("a pull cut by the server's shutdown", () => {
     it("stops at the shutdown timeout keeping what was fetched (.part); the next pull after a restart resumes it, verified", async () => {
         const started = await start({config: {shutdownTimeoutMs: 200}});
