@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { gatedFakeChatEngine } from "../support/gatedFakeChatEngine.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
@@ -63,6 +65,19 @@ describe("GET /health/ready and /health/live", () => {
         server = await startTestServer({models, waitUntilReady: false, factories: {chat: async () => { throw new Error("broken file"); }}});
         await server.ready.catch(() => {});
         expect(await probe(server.url, "/health/ready")).toMatchObject({status: 503, body: {reason: "failed"}});
+    });
+
+    it("with nothing preloaded (library mode) both answer 200 at once, every model unloaded, as docs/api.md says", async () => {
+        server = await startTestServer({models, config: {preloadAll: false}, factories: {chat: async () => gatedFakeChatEngine("gated").engine}});
+        expect(await probe(server.url, "/health")).toMatchObject({status: 200, body: {status: "ok", models: {}}});
+        expect(await probe(server.url, "/health/ready")).toMatchObject({status: 200, body: {status: "ready"}});
+        expect((await jsonOf(await fetch(`${server.url}/v1/models/gated`))).status.value).toBe("unloaded");
+        const rows = fs.readFileSync(path.resolve(import.meta.dirname, "../../docs/api.md"), "utf8").split("\n").filter((line) => /^\| GET \| `\/health(\/ready)?` \|/.test(line));
+        expect(rows).toHaveLength(2);
+        for (const row of rows) {
+            expect(row).toContain("preloaded models");
+            expect(row).not.toMatch(/every model is loaded/);
+        }
     });
 
     it("needs no API key, as /health", async () => {
