@@ -1,4 +1,5 @@
 import type { Llama, LlamaModel } from "node-llama-cpp";
+import { loadLlamaModel } from "./loadLlamaModel.js";
 
 export type InputModelOptions = {
     modelPath: string;
@@ -20,7 +21,7 @@ export type InputContextSize = {contextSize: number, batchSize: number, threads:
  */
 export async function loadInputModel<T>(llama: Llama, options: InputModelOptions,
     open: (model: LlamaModel, size: InputContextSize, maxInputTokens: number) => Promise<T>): Promise<T> {
-    const model = await llama.loadModel({modelPath: options.modelPath, onLoadProgress: options.onLoadProgress});
+    const model = await loadLlamaModel(llama, {modelPath: options.modelPath, onLoadProgress: options.onLoadProgress});
     try {
         const maxInputTokens = Math.min(options.maxInputTokens ?? model.trainContextSize, model.trainContextSize);
         return await open(model, {contextSize: maxInputTokens + 1, batchSize: maxInputTokens + 1, threads: options.threads}, maxInputTokens);

@@ -32,6 +32,7 @@ import { decideQuestions } from "./decideQuestions.js";
 import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "../shared/decisionLabels.js";
 import { llamaLabelTokenizer } from "./llamaTokenizerParts.js";
 import { decisionTokens, isSmallDecision } from "./decisionPrompt.js";
+import { loadLlamaModel } from "../../../runtimes/llama/loadLlamaModel.js";
 
 export type LlamaChatEngineOptions = {
     id: string;
@@ -137,7 +138,7 @@ export class LlamaChatEngine implements ChatEngine {
     }
 
     static async load(llama: Llama, options: LlamaChatEngineOptions): Promise<LlamaChatEngine> {
-        const model = await llama.loadModel({
+        const model = await loadLlamaModel(llama, {
             modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers ?? "auto", onLoadProgress: options.onLoadProgress
         });
         // What a load that fails part way has made, disposed with it: the draft model's, then the whole engine's.

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Llama, LlamaContext, LlamaModel } from "node-llama-cpp";
 import { ensureDraftContextCompatible } from "../../../../runtimes/llama/internals.js";
+import { loadLlamaModel } from "../../../../runtimes/llama/loadLlamaModel.js";
 import { IncompatibleDraftModelError } from "./IncompatibleDraftModelError.js";
 
 /** A draft model, its context, and what a step of it costs beside a step of the target. */
@@ -16,7 +17,7 @@ export type DraftModel = {model: LlamaModel, context: LlamaContext, stepShare: n
 export async function loadDraftModel(llama: Llama, target: {context: LlamaContext, modelPath: string}, options: {
     modelPath: string, threads: number, gpuLayers: "auto" | "max" | number, flashAttention: boolean | "auto"
 }): Promise<DraftModel> {
-    const model = await llama.loadModel({modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers});
+    const model = await loadLlamaModel(llama, {modelPath: options.modelPath, gpuLayers: llama.gpu === false ? 0 : options.gpuLayers});
     try {
         const context = await model.createContext({
             contextSize: target.context.contextSize,
