@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { capabilitySettings, type CapabilityConfig } from "./capabilities/capabilitySettings.js";
 import { ConfigError, type Setting, type SettingValues, type SettingsTable } from "./settings/Setting.js";
+import { joinNegativeValues } from "./settings/joinNegativeValues.js";
 import { defaultsOf, flagOptions, readSettings } from "./settings/readSettings.js";
 import { httpUrl, onOff, text } from "./settings/settingKinds.js";
 import { serverSettings } from "./settings/serverSettings.js";
@@ -47,10 +48,8 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
 }
 
 export function loadStartOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): StartOptions {
-    const {values, positionals} = parseFlags({
-        args: argv, allowPositionals: true, strict: true,
-        options: {...flagOptions(settingsTable), ...flagOptions(startSettings)}
-    });
+    const options = {...flagOptions(settingsTable), ...flagOptions(startSettings)};
+    const {values, positionals} = parseFlags({args: joinNegativeValues(argv, options), allowPositionals: true, strict: true, options});
     const warnings: string[] = [];
     const settings = readSettings(settingsTable, values, env, warnings) as CapabilityConfig;
     const config: Config = {...settings, ...servedModels(settings.modelsConfig, positionals)};

@@ -117,29 +117,40 @@ export async function startServer(config: Config, logger: Logger, options: Serve
         createEngine: options.factories?.[capability.task] ?? ((entry, onLoadProgress, estimate) => capability.createEngine(entry, {...engineContext, onLoadProgress, estimate}))
     })), logger, {
         memoryBudget: config.memoryBudget,
-        // Without a GPU the VRAM budget is 0 (every estimate is RAM); `auto` asks the GPU's size once a model needs VRAM.
+        // Without a GPU the VRAM budget is 0 (every estimate is RAM); `auto` asks the runtime once a GGUF model is estimated or needs VRAM.
         vramBudget: config.vramBudget !== "auto" ? config.vramBudget : config.gpu === "off" ? 0 : () => gpuVramBudget(config),
-        keepAliveMs: config.keepAliveSeconds == null ? null : config.keepAliveSeconds * 1000,
+        // null (forever) and undefined (not given) as they are.
+        keepAliveMs: config.keepAliveSeconds == null ? config.keepAliveSeconds : config.keepAliveSeconds * 1000,
         preloadAll: config.preloadAll,
         memoryWaitMs: config.memoryWaitSeconds * 1000,
         estimateBytes: options.estimateBytes ?? (async (entry) => {
             const ggufContext = capabilities.find((capability) => capability.task === entry.task)?.ggufContext;
-            // A context fitted to the budget (a chat model given no size) fits beside the pinned models loaded: they never leave.
-            const pinned = pinnedBytes(entry.id);
-            const vramBudget = pinned.vram === 0 ? config.vramBudget
-                : Math.max(0, (config.vramBudget === "auto" ? await gpuVramBudget(config) : config.vramBudget) - pinned.vram);
-            const settings = {...config, memoryBudget: Math.max(0, config.memoryBudget - pinned.ram), vramBudget};
-            return estimateModelBytes(entry, settings, ggufContext == null ? undefined : (model, trained) => ggufContext(model, settings, trained));
+            // A context fitted to the budget (a chat model given no size) fits beside the models loaded that are not evicted for it.
+            const kept = keptBytes(entry);
+            const vramBudget = kept.vram === 0 ? config.vramBudget
+                : Math.max(0, (config.vramBudget === "auto" ? await gpuVramBudget(config) : config.vramBudget) - kept.vram);
+            const settings = {...config, memoryBudget: Math.max(0, config.memoryBudget - kept.ram), vramBudget};
+            const estimate = await estimateModelBytes(entry, settings, ggufContext == null ? undefined : (model, trained) => ggufContext(model, settings, trained));
+            // A GGUF model's estimate loaded the llama.cpp runtime: whether it has a GPU is known now, and so `--vram-budget
+            // auto` (0 on the CPU), where only a model needing VRAM would have asked.
+            if (entry.path.toLowerCase().endsWith(".gguf"))
+                await engines.learnVramBudget();
+            return estimate;
         }),
         clock: options.clock
     });
 
-    /** What the pinned models loaded (or loading) hold of the budgets now, `id` aside (one being unloaded is leaving). */
-    function pinnedBytes(id: string): {ram: number, vram: number} {
+    /**
+     * What the models loaded (or loading) that are never evicted for `entry` hold of the budgets now: the pinned ones,
+     * and for a preloaded model the other preloaded ones (the preload evicts none for another); `entry` aside, and one
+     * being unloaded (it is leaving).
+     */
+    function keptBytes(entry: ModelEntry): {ram: number, vram: number} {
         const bytes = {ram: 0, vram: 0};
+        const preloaded = engines.statusOf(entry).preload;
         for (const [holder, held] of engines.memoryByModel()) {
-            const entry = registry.resolve(holder);
-            if (holder !== id && entry?.pin === true && engines.statusOf(entry).value !== "unloading") {
+            const status = holder === entry.id ? null : engines.statusOf(registry.resolve(holder)!);
+            if (status != null && status.value !== "unloading" && (status.pinned || (preloaded && status.preload))) {
                 bytes.ram += held.ram;
                 bytes.vram += held.vram;
             }

@@ -33,7 +33,7 @@ export function libraryListHandler(engines: EngineHost): Middleware {
 
 /**
  * The budget and the bytes of it the models hold, per device: RAM, and a GPU's VRAM (`vram_budget_bytes` null while
- * not known: no model has needed VRAM yet; 0 without a GPU).
+ * not known: `auto` before a GGUF model was estimated; 0 without a GPU).
  */
 function memoryFigures(engines: EngineHost) {
     const inUse = engines.memoryInUse();

@@ -137,15 +137,14 @@ export const serverSettings = {
                 throw new ConfigError(`${name} must be auto or a size of at least 1kb such as 512mb or 8gb, got "${raw}"`);
             return bytes;
         },
-        shownDefault: {help: "auto", docs: "`auto`: 85% of the GPU's VRAM as node-llama-cpp reports it; 0 without a GPU"},
+        shownDefault: {help: "auto", docs: "`auto`: 85% of the GPU's VRAM as node-llama-cpp reports it, learnt once a GGUF model is estimated; 0 without a GPU"},
         help: "GPU memory the GGUF layers offloaded may take together (auto: 85% of the VRAM); meaningless without a GPU",
         docs: "GPU memory (VRAM) the loaded models' offloaded GGUF layers and contexts may take together, by their estimates; a load that does not fit evicts idle models holding VRAM, least recently used first. Meaningless without a GPU (`--gpu off`, or none found): every model is then in RAM ([docs/models.md](models.md#the-model-library))"
     } satisfies Setting<"auto" | number> as Setting<"auto" | number>,
-    // As Ollama: a desktop user switching models gets the memory back within minutes, a conversation stays warm.
     keepAliveSeconds: keepAlive({
-        flag: "keep-alive", env: "KEEP_ALIVE", arg: "<d>", default: 300, shownDefault: {help: "5m", docs: "`5m`"},
-        help: "idle time before a model is unloaded: 30s, 5m, 2h, 0 or forever",
-        docs: "idle time before a model is unloaded: a duration (`30s`, `5m`, `2h`, or seconds), `0` (as soon as it is idle) or `forever`; a manifest `keepAlive` wins"
+        flag: "keep-alive", env: "KEEP_ALIVE", arg: "<d>",
+        help: "idle time before a model is unloaded: 30s, 5m, 2h, 0 or forever (a preloaded model: forever unless given)",
+        docs: "idle time before a model is unloaded: a duration (`30s`, `5m`, `2h`, or seconds), `0` (as soon as it is idle) or `forever` (or `-1`); a manifest `keepAlive` wins. Given, it applies to preloaded models too, which are otherwise kept forever (`--preload-all --keep-alive 10m`)"
     }),
     preloadAll: onOff({
         flag: "preload-all", env: "PRELOAD_ALL", help: "load every model at start (/health/ready: 503 until loaded)",
@@ -161,7 +160,7 @@ export const serverSettings = {
     memoryWaitSeconds: integer({
         flag: "memory-wait-seconds", env: "MEMORY_WAIT_SECONDS", arg: "<n>", default: 30, min: 0, max: 3600,
         help: "a load waits this long for busy models to free memory (then 503)",
-        docs: "how long a load waits for busy models to free the memory it needs before its requests get 503 + `Retry-After`"
+        docs: "how long a load waits for busy models to free the memory it needs before its requests get 503 + `Retry-After`; not at all when evicting every model that may be evicted for it would not free enough (the rest is pinned): the 503 comes at once"
     })
 };
 

@@ -78,11 +78,23 @@ describe("the model library: models load when first asked for", () => {
 
     it("preloaded models (manifest `preload`) are loaded at start, the others when asked for", async () => {
         const fakes = library();
-        const target = await start(fakes, {models: [model("warm", {preload: true}), model("cold")], config: {keepAliveSeconds: 300}});
+        // No --keep-alive given: 5 minutes, a preloaded model forever.
+        const target = await start(fakes, {models: [model("warm", {preload: true}), model("cold")], config: {keepAliveSeconds: undefined}});
         expect(fakes.created).toEqual(["warm"]);
-        // Kept (keep-alive forever, unless its entry says otherwise): it was loaded at start to be warm.
+        // Kept (keep-alive forever, unless a keep-alive is given): it was loaded at start to be warm.
         expect(await statusOf(target, "warm")).toMatchObject({value: "loaded", preload: true, keep_alive: "forever"});
         expect(await statusOf(target, "cold")).toMatchObject({value: "unloaded", preload: false, keep_alive: "5m"});
+    });
+
+    it("a --keep-alive given wins over the forever of --preload-all (and of a manifest `preload`); a manifest `keepAlive` over both", async () => {
+        const fakes = library();
+        const models = [model("a"), model("b", {preload: true}), model("c", {keepAlive: "30s"})];
+        let target = await start(fakes, {models, config: {preloadAll: true, keepAliveSeconds: 600}});
+        expect(fakes.created).toEqual(["a", "b", "c"]);
+        expect(await Promise.all(["a", "b", "c"].map(async (id) => (await statusOf(target, id)).keep_alive))).toEqual(["10m", "10m", "30s"]);
+        await target.stop();
+        target = await start(fakes, {models, config: {preloadAll: true, keepAliveSeconds: undefined}});
+        expect(await Promise.all(["a", "b", "c"].map(async (id) => (await statusOf(target, id)).keep_alive))).toEqual(["forever", "forever", "30s"]);
     });
 });
 
@@ -137,13 +149,17 @@ describe("the memory budget, in bytes", () => {
         expect(fakes.disposed).toEqual(["a"]);
     });
 
-    it("answers 503 with Retry-After naming the models holding the memory when they stay busy past the wait", async () => {
+    it("answers 503 with Retry-After naming the models holding the memory, each as it is (busy, idle), when they stay busy past the wait", async () => {
         const fakes = library();
         const clock = new ManualClock();
         const release = gate();
         fakes.pieceGates.set("a", release.opened);
-        const target = await start(fakes, {models: [model("a"), model("b")], budget: 150 * mb, clock, config: {memoryWaitSeconds: 10}});
+        const target = await start(fakes, {
+            models: [model("a"), model("story"), model("b")], budget: 250 * mb, clock, config: {memoryWaitSeconds: 10}, estimates: {story: 42 * mb, b: 200 * mb}
+        });
+        expect((await chat(target, "story")).status).toBe(200);
         const firstResponse = await target.post("/v1/chat/completions", {model: "a", stream: true, messages: [{role: "user", content: "hi"}]});
+        // Evicting the idle 'story' alone would not make room; once 'a' ends, both may go: the load waits.
         const second = chat(target, "b");
         await clock.timersPending(1);
         clock.advance(10_000);
@@ -152,25 +168,30 @@ describe("the memory budget, in bytes", () => {
         expect(refused.headers.get("retry-after")).toBe("5");
         const {error} = await jsonOf(refused);
         expect(error.code).toBe("model_memory_busy");
-        expect(error.message).toBe("Model 'b' needs about 100 MB of memory; 50 MB of the 150 MB budget is free, and the rest is held by 'a' (100 MB, busy: 1 request running or waiting). Retry later.");
-        expect(fakes.created).toEqual(["a"]);
+        expect(error.message).toBe("Model 'b' needs about 200 MB of memory; 108 MB of the 250 MB budget is free, and the rest is held by " +
+            "'a' (100 MB, busy: 1 request running or waiting), 'story' (42 MB, idle). Retry later.");
+        expect(fakes.created).toEqual(["story", "a"]);
         release.open();
         await readSse(firstResponse);
         // The wait is over for this request only: the next one gets the memory `a` no longer needs.
         expect((await chat(target, "b")).status).toBe(200);
     });
 
-    it("never evicts a pinned model", async () => {
+    it("never evicts a pinned model, and answers at once when only pinned models hold what it lacks: no wait would free it", async () => {
         const fakes = library();
         const clock = new ManualClock();
-        const target = await start(fakes, {models: [model("a", {pin: true}), model("b")], budget: 150 * mb, clock, config: {memoryWaitSeconds: 1}});
+        const target = await start(fakes, {models: [model("a", {pin: true}), model("b")], budget: 150 * mb, clock});
         expect((await chat(target, "a")).status).toBe(200);
-        const second = chat(target, "b");
-        await clock.timersPending(1);
-        clock.advance(1000);
-        const refused = await second;
+        // No timer, no wait for memory (30 s here): the clock never moves.
+        const refused = await chat(target, "b");
         expect(refused.status).toBe(503);
-        expect((await jsonOf(refused)).error.message).toContain("held by 'a' (100 MB, pinned)");
+        expect(refused.headers.get("retry-after")).toBe("5");
+        expect((await jsonOf(refused)).error).toMatchObject({
+            code: "model_memory_busy",
+            message: "Model 'b' needs about 100 MB of memory; 50 MB of the 150 MB budget is free, and the rest is held by 'a' (100 MB, pinned); " +
+                "evicting every model that may be evicted for it would not free enough. Retry later."
+        });
+        expect(clock.pending).toBe(0);
         expect(fakes.disposed).toEqual([]);
         expect(await statusOf(target, "a")).toMatchObject({value: "loaded", pinned: true});
     });
@@ -289,6 +310,78 @@ describe("failures are per model", () => {
         expect(fakes.created).toEqual(["broken", "good", "broken"]);
     });
 });
+
+describe("preloaded models that do not fit the budget together", () => {
+    /** Two preloaded models of 109 MB each in a 200 MB budget, as the manifest lists them. */
+    async function startBig(fakes: ReturnType<typeof library>, clock: ManualClock, logLines: string[], extra: Record<string, unknown>) {
+        return server = await startTestServer({
+            models: [model("big-a", {preload: true, ...extra}), model("big-b", {preload: true, ...extra}), model("small")], logLines, waitUntilReady: false,
+            config: {preloadAll: false, memoryBudget: 200 * mb, keepAliveSeconds: null, logLevel: "info"},
+            factories: {chat: fakes.factory}, estimateBytes: async (entry) => entry.id === "small" ? 10 * mb : 109 * mb, clock
+        });
+    }
+    const shortfall = (holder: string) => "Model 'big-b' needs about 109 MB of memory; 91 MB of the 200 MB budget is free, and the rest is held by " +
+        `'big-a' (109 MB, ${holder}); evicting every model that may be evicted for it would not free enough.`;
+    const overBudget = "The preloaded models do not fit the budget together: 'big-a' (109 MB), 'big-b' (109 MB) need about 218 MB of memory, " +
+        "the budget is 200 MB (--memory-budget).";
+
+    it("pinned: the one that finds no room fails (logged with who holds the memory), keeps /health/ready at 503 'failed', and is tried again on its backoff", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const logLines: string[] = [];
+        const target = await startBig(fakes, clock, logLines, {pin: true});
+        await expect(target.ready).rejects.toThrow(shortfall("pinned"));
+        expect(await jsonOf(await fetch(`${target.url}/health/ready`))).toEqual({status: "unavailable", reason: "failed"});
+        expect(await statusOf(target, "big-b")).toMatchObject({value: "failed", error: shortfall("pinned"), retry_at: expect.any(Number)});
+        const failures = () => logLines.filter((line) => line.includes(shortfall("pinned")));
+        expect(failures()).toEqual([expect.stringContaining("retry_in_s=5")]);
+        expect(logLines.filter((line) => line.includes(overBudget))).toHaveLength(1);
+
+        // Tried again by itself on the backoff (5 s, then 10 s), without a request.
+        clock.advance(5000);
+        await eventually(() => failures().length === 2);
+        expect(failures()[1]).toContain("retry_in_s=10");
+        // The others serve meanwhile.
+        expect((await chat(target, "small")).status).toBe(200);
+        // Once the memory is there, it loads, and the server is ready.
+        expect((await target.post("/models/unload", {model: "big-a"})).status).toBe(200);
+        clock.advance(10_000);
+        await eventuallyReady(target);
+        expect(await statusOf(target, "big-b")).toMatchObject({value: "loaded"});
+        expect(fakes.created).toEqual(["big-a", "small", "big-b"]);
+    });
+
+    it("not pinned: the preload evicts no preloaded model for another (it fails instead, said once at start); a request may", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        const logLines: string[] = [];
+        const target = await startBig(fakes, clock, logLines, {});
+        await expect(target.ready).rejects.toThrow(shortfall("preloaded"));
+        expect(logLines.some((line) => line.includes("to make room"))).toBe(false);
+        expect(logLines.filter((line) => line.includes(overBudget))).toHaveLength(1);
+        expect(fakes.disposed).toEqual([]);
+        expect(await statusOf(target, "big-a")).toMatchObject({value: "loaded"});
+        expect(await statusOf(target, "big-b")).toMatchObject({value: "failed", error: shortfall("preloaded")});
+        expect(await jsonOf(await fetch(`${target.url}/health/ready`))).toEqual({status: "unavailable", reason: "failed"});
+        // Its retry does not evict 'big-a' either.
+        clock.advance(5000);
+        await eventually(() => logLines.filter((line) => line.includes(shortfall("preloaded"))).length === 2);
+        expect(fakes.disposed).toEqual([]);
+        // An administrator's load (as a request's) evicts the idle one as usual: a preloaded model that is not pinned may go.
+        expect((await target.post("/models/load", {model: "big-b"})).status).toBe(200);
+        expect(fakes.disposed).toEqual(["big-a"]);
+    });
+});
+
+/** Waits (turns of the event loop, never time) until `done` holds. */
+async function eventually(done: () => boolean) {
+    for (let attempt = 0; attempt < 100; attempt++) {
+        if (done())
+            return;
+        await new Promise((resolve) => setImmediate(resolve));
+    }
+    throw new Error("never happened");
+}
 
 async function eventuallyReady(target: TestServer) {
     for (let attempt = 0; attempt < 100; attempt++) {

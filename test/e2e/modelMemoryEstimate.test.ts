@@ -68,6 +68,22 @@ describe("memory estimates", () => {
         expect(status.estimated_bytes / grown, figures).toBeLessThanOrEqual(2);
     });
 
+    it("--gpu auto with --vram-budget auto: the VRAM budget is unknown (null) until a GGUF model is estimated, then 0 on the CPU", async () => {
+        // The process' llama.cpp runtime is the CPU one (the first server's preload, --gpu off, made it, and the first caller's
+        // options decide): `auto` finds no GPU whatever this machine has, as on a machine without one.
+        const onCpu = await startTestServer({models: [{id: "small", task: "chat", path: tinyChatModelPath, contextSize: 256, parallel: 1}],
+            config: {preloadAll: false, keepAliveSeconds: null, gpu: "auto", vramBudget: "auto"}});
+        try {
+            const memory = async () => (await jsonOf(await fetch(`${onCpu.url}/models`))).memory;
+            expect(await memory()).toMatchObject({vram_budget_bytes: null, vram_in_use_bytes: 0});
+            expect((await onCpu.post("/v1/chat/completions", {model: "small", max_tokens: 2, messages: [{role: "user", content: "hi"}]})).status).toBe(200);
+            expect(await memory()).toMatchObject({vram_budget_bytes: 0, vram_in_use_bytes: 0});
+            expect(await (await fetch(`${onCpu.url}/metrics`)).text()).toMatch(/^los_vram_budget_bytes 0$/m);
+        } finally {
+            await onCpu.stop();
+        }
+    });
+
     it("an ONNX model: its weight files times the workers that load it, plus the margin", async () => {
         const weights = fs.statSync(path.join(tinyBertPath, "onnx", "model.onnx")).size;
         const config = {...defaultConfig, workers: 2};

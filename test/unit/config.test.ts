@@ -72,13 +72,26 @@ describe("loadConfig", () => {
         expect(defaultMemoryBudget(24 * 1024 ** 3, 0)).toBe(17 * 1024 ** 3);
         expect(defaultMemoryBudget(24 * 1024 ** 3, 8 * 1024 ** 3)).toBe(5 * 1024 ** 3);
         expect(defaultMemoryBudget(1024 ** 3, 0)).toBe(512 * 1024 ** 2);
-        expect(defaultConfig).toMatchObject({keepAliveSeconds: 300, preloadAll: false, memoryWaitSeconds: 30});
+        // Not given (the library then gives 5 minutes, a preloaded model forever) is told apart from any value given.
+        expect(defaultConfig).toMatchObject({keepAliveSeconds: undefined, preloadAll: false, memoryWaitSeconds: 30});
         expect(loadConfig(["--memory-budget", "6gb", "--keep-alive", "forever", "--preload-all", "--memory-wait-seconds", "0"], {MEMORY_BUDGET: "1gb", KEEP_ALIVE: "1m"}))
             .toMatchObject({memoryBudget: 6 * 1024 ** 3, keepAliveSeconds: null, preloadAll: true, memoryWaitSeconds: 0});
-        for (const [given, seconds] of [["0", 0], ["30", 30], ["500ms", 0.5], ["2h", 7200], ["1.5m", 90], ["-1", null]] as const)
+        expect(loadConfig(["--preload-all"], {KEEP_ALIVE: "5m"})).toMatchObject({keepAliveSeconds: 300, preloadAll: true});
+        for (const [given, seconds] of [["0", 0], ["30", 30], ["500ms", 0.5], ["2h", 7200], ["1.5m", 90], ["-1", null], ["720h", 2_592_000]] as const)
             expect(loadConfig([`--keep-alive=${given}`], {}).keepAliveSeconds, given).toBe(seconds);
         expect(configErrorOf(["--keep-alive", "soon"])).toBe('keep-alive must be "forever", a number of seconds, or a duration such as 30s, 5m or 2h; got "soon"');
+        expect(configErrorOf(["--keep-alive", "1".repeat(400)])).toContain("keep-alive must be");
         expect(configErrorOf(["--memory-budget", "lots"])).toBe('memory-budget must be a size of at least 1kb such as 512mb or 2gb, got "lots"');
+    });
+
+    it("a negative number after a flag that takes a value is its value (`--keep-alive -1`, as documented), not an ambiguous flag", () => {
+        expect(loadConfig(["--keep-alive", "-1"], {}).keepAliveSeconds).toBeNull();
+        expect(loadConfig(["--keep-alive", "-1", "--port", "9000", "model.gguf"], {})).toMatchObject({keepAliveSeconds: null, port: 9000, modelPaths: [path.resolve("model.gguf")]});
+        // The setting's own check then speaks: the value is read, not taken for a flag.
+        expect(configErrorOf(["--port", "-5"])).toBe('port must be an integer from 0 to 65535, got "-5"');
+        // Past `--`, nothing is a flag, and a switch takes no value.
+        expect(loadConfig(["--", "--keep-alive", "-1"], {}).keepAliveSeconds).toBeUndefined();
+        expect(configErrorOf(["--preload-all", "-1"])).toContain("Unknown option '-1'");
     });
 
     it("--vram-budget: auto (85% of the GPU's VRAM, asked for once a model needs VRAM) or a size", () => {

@@ -116,6 +116,16 @@ describe("loadManifest", () => {
         expect(manifestErrorOf(manifest)).toBe(`Invalid model manifest ${manifest}: 'models[0].keepAlive' must be "forever", a number of seconds, or a duration such as "30s", "5m" or "2h"; got "soon".`);
     });
 
+    it("keepAlive seconds as a JSON number or as text alike, fractions too; -1 is forever; longer than a timer's 24.8 days too", () => {
+        touch("a.gguf");
+        const keepAliveOf = (keepAlive: unknown) => loadServedManifest(writeManifest({models: [{id: "a", task: "chat", path: "a.gguf", keepAlive}]}))[0].keepAliveMs;
+        expect([keepAliveOf(1.5), keepAliveOf("1.5"), keepAliveOf(-1), keepAliveOf("720h"), keepAliveOf(3_000_000)])
+            .toEqual([1500, 1500, null, 2_592_000_000, 3_000_000_000]);
+        for (const refused of [-2, -0.5, 1e308])
+            expect(manifestErrorOf(writeManifest({models: [{id: "a", task: "chat", path: "a.gguf", keepAlive: refused}]})), String(refused))
+                .toContain(`'models[0].keepAlive' must be "forever", a number of seconds`);
+    });
+
     it("accepts a $schema key; an empty model list is an error saying how to serve a model", () => {
         touch("a.gguf");
         expect(loadServedManifest(writeManifest({$schema: "./schema.json", models: [{id: "a", task: "chat", path: "a.gguf"}]})).map((entry) => entry.id)).toEqual(["a"]);

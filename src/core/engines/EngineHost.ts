@@ -1,4 +1,5 @@
 import type { Logger } from "../../logger.js";
+import { defaultKeepAliveMs } from "../../settings/keepAlive.js";
 import { ApiError } from "../http/ApiError.js";
 import type { ModelEntry } from "../registry/ModelEntry.js";
 import type { Modalities, ModalitiesOf } from "../registry/Modalities.js";
@@ -10,6 +11,7 @@ import { MemoryBudget, type VramBudget } from "./MemoryBudget.js";
 import type { MemoryEstimate, ModelEstimate } from "./MemoryEstimate.js";
 import { ModelLoadError } from "./ModelLoadError.js";
 import { ModelSlot, type EvictionReason, type ModelStatus, type SlotContext } from "./ModelSlot.js";
+import { preloadOverBudget } from "./preloadOverBudget.js";
 import { currentRequestLease, withRequestLease } from "./requestLease.js";
 
 export type { ModelStatus } from "./ModelSlot.js";
@@ -40,8 +42,11 @@ export type LibraryOptions = {
     memoryBudget: number;
     /** Bytes of VRAM the models' GPU parts must fit in together, or how to learn them; default 0 (no GPU). */
     vramBudget?: VramBudget;
-    /** Idle time before a model is unloaded, unless its manifest entry says otherwise; null = never. */
-    keepAliveMs: number | null;
+    /**
+     * Idle time before a model is unloaded, unless its manifest entry says otherwise; null = never; undefined = none
+     * given: 5 minutes (defaultKeepAliveMs), a preloaded model forever.
+     */
+    keepAliveMs?: number | null;
     /** Load every model at start (a manifest entry's `preload` wins). */
     preloadAll: boolean;
     /** How long a load waits for busy models to free the memory it needs before its requests get 503. */
@@ -75,7 +80,7 @@ export class EngineHost {
     readonly evictionCounts = new Map<string, Map<EvictionReason, number>>();
     private readonly loadListeners: ((id: string, seconds: number) => void)[] = [];
 
-    constructor(readonly registry: ModelRegistry, tasks: readonly HostedTask[], logger: Logger, readonly options: LibraryOptions) {
+    constructor(readonly registry: ModelRegistry, tasks: readonly HostedTask[], private readonly logger: Logger, readonly options: LibraryOptions) {
         this.tasks = new Map(tasks.map((task) => [task.task, task]));
         this.clock = options.clock ?? systemClock;
         this.budget = new MemoryBudget(options.memoryBudget, options.vramBudget ?? 0, () => this.slots.values(), this.clock, options.memoryWaitMs);
@@ -109,9 +114,14 @@ export class EngineHost {
         return this.budget.ramBytes;
     }
 
-    /** The VRAM budget; null while not known (a GPU's is learnt when a model first needs VRAM; 0 without a GPU). */
+    /** The VRAM budget; null while not known (`auto`: learnt once a GGUF model is estimated or needs VRAM; 0 on the CPU). */
     get vramBudget() {
         return this.budget.vramBudget;
+    }
+
+    /** Learns the VRAM budget (`--vram-budget auto`) now, once asking the GPU runtime costs nothing more (MemoryBudget.learnVram). */
+    learnVramBudget(): Promise<void> {
+        return this.budget.learnVram();
     }
 
     /** Bytes of the budget held by models loaded, loading or being unloaded, per device. */
@@ -126,25 +136,32 @@ export class EngineHost {
 
     /**
      * Loads the preloaded models (manifest `preload`, or all with `--preload-all`), one after another in manifest
-     * order. Resolves when all are loaded; rejects with the first failure once all were tried (the others still serve).
+     * order, none evicting another to make room (one that finds none fails, and is tried again on its backoff). Resolves
+     * when all are loaded; rejects with the first failure once all were tried (the others still serve). Preloaded models
+     * that do not fit the budget together are said once, with their estimates.
      */
     async preload(): Promise<void> {
         this.preloading = true;
         let firstError: unknown;
+        const estimates = new Map<string, MemoryEstimate>();
         try {
             for (const slot of this.slots.values()) {
                 if (!slot.preload || this.disposed)
                     continue;
                 try {
-                    await slot.ensureLoaded();
+                    await slot.ensureLoaded({byPreload: true});
                 } catch (error) {
                     firstError ??= error;
                 }
+                if (slot.estimated != null && slot.failure?.error.permanent !== true)
+                    estimates.set(slot.entry.id, slot.estimated);
                 slot.settle();
             }
         } finally {
             this.preloading = false;
         }
+        for (const warning of preloadOverBudget(estimates, {ram: this.budget.ramBytes, vram: this.budget.vramBudget}))
+            this.logger.warn(warning);
         if (firstError !== undefined)
             throw firstError;
     }
@@ -300,7 +317,7 @@ export class EngineHost {
     /** The slot's engine (see ModelSlot.ensureLoaded), a load failure as the 503 (or 4xx) a client gets. */
     private async loaded(slot: ModelSlot, signal?: AbortSignal, retryNow = false): Promise<Engine> {
         try {
-            return await slot.ensureLoaded(signal, retryNow);
+            return await slot.ensureLoaded({signal, retryNow});
         } catch (error) {
             if (error instanceof ModelLoadError && error.permanent)
                 throw error.cause;
@@ -323,11 +340,13 @@ export class EngineHost {
 }
 
 /**
- * A model's keep-alive: its manifest entry's; else, for a preloaded model, forever (it was loaded at start to be
- * warm, as before the library); else the server's.
+ * A model's keep-alive: its manifest entry's; else the server's `--keep-alive`, when given; else, for a preloaded model,
+ * forever (it was loaded at start to be warm); else 5 minutes.
  */
 function keepAliveOf(entry: ModelEntry, options: LibraryOptions): number | null {
     if (entry.keepAliveMs !== undefined)
         return entry.keepAliveMs;
-    return entry.preload ?? options.preloadAll ? null : options.keepAliveMs;
+    if (options.keepAliveMs !== undefined)
+        return options.keepAliveMs;
+    return entry.preload ?? options.preloadAll ? null : defaultKeepAliveMs;
 }

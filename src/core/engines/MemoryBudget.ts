@@ -64,6 +64,21 @@ export class MemoryBudget {
         return {ram: this.ramBytes, vram: this.vramBytes ?? 0};
     }
 
+    /**
+     * Learns the VRAM budget now, when it is to be asked for and not known yet: once asking costs nothing more (the GPU
+     * runtime is loaded, for a GGUF model's estimate), so that one on the CPU says 0 rather than unknown. A failure to
+     * ask leaves it unknown (a load that needs VRAM asks again).
+     */
+    async learnVram(): Promise<void> {
+        if (this.vramBytes != null || typeof this.vram === "number")
+            return;
+        try {
+            this.vramBytes = await (this.vramAsked ??= this.vram());
+        } catch {
+            this.vramAsked = null;
+        }
+    }
+
     /** The 503 for a model larger than a device's whole budget, or null when each device could hold it. */
     async tooLarge(id: string, needs: MemoryEstimate, hint?: string) {
         const budget = await this.budgetFor(needs);
@@ -74,11 +89,14 @@ export class MemoryBudget {
     /**
      * Holds `needs` of the budget for the model, evicting idle models (least recently used first, those holding memory
      * on a device it lacks) when they free enough; otherwise waits for models to become idle, at most `waitMs`, then
-     * 503 naming the device it lacks and the models holding it.
+     * 503 naming the device it lacks and the models holding it. At once when evicting every model that could ever be
+     * evicted for it would not free enough (the rest is pinned): no wait helps. `byPreload`: the preload's load (at
+     * start, or a preloaded model's retry), which evicts no other preloaded model.
      */
-    async reserve(slot: ModelSlot, needs: MemoryEstimate, disposed: () => boolean) {
+    async reserve(slot: ModelSlot, needs: MemoryEstimate, disposed: () => boolean, byPreload = false) {
         const budget = await this.budgetFor(needs);
         const deadline = this.clock.now() + this.waitMs;
+        const kept = (other: ModelSlot) => other !== slot && keptFor(other, byPreload);
         for (;;) {
             if (disposed())
                 throw new EngineDisposedError(slot.entry.id);
@@ -89,14 +107,17 @@ export class MemoryBudget {
                 slot.reserved = needs;
                 return;
             }
-            const victims = chooseEvictions(needs, free, this.evictionOrder());
+            const victims = chooseEvictions(needs, free, this.evictionOrder(kept));
             if (victims != null) {
                 await Promise.all(victims.map((victim) => victim.unload("memory", slot.entry.id)));
                 continue;
             }
+            const never = this.neverFrees(needs, free, kept);
             const now = this.clock.now();
-            if (now >= deadline)
-                throw memoryBusy(slot.entry.id, lacking, needs[lacking], free[lacking], budget[lacking], this.holders(lacking), memoryRetryAfterSeconds);
+            if (never != null || now >= deadline) {
+                const device = never ?? lacking;
+                throw memoryBusy(slot.entry.id, device, needs[device], free[device], budget[device], this.holders(device, kept), memoryRetryAfterSeconds, never != null);
+            }
             await this.nextChange(Math.min(deadline - now, busyPollMs));
         }
     }
@@ -109,17 +130,30 @@ export class MemoryBudget {
             wake();
     }
 
-    /** Models that may be evicted now, least recently used first. */
-    private evictionOrder(): ModelSlot[] {
+    /** Models that may be evicted now (idle, not kept), least recently used first. */
+    private evictionOrder(kept: (slot: ModelSlot) => boolean): ModelSlot[] {
         return [...this.slots()]
-            .filter((slot) => !slot.pinned && slot.idle())
+            .filter((slot) => !kept(slot) && slot.idle())
             .sort((a, b) => (a.lastUsed ?? 0) - (b.lastUsed ?? 0));
     }
 
-    /** The models holding memory on a device, and why each cannot go (for the 503 of a load that found no room). */
-    private holders(device: MemoryDevice): string[] {
+    /**
+     * The device still short of room for `needs` if every model that could ever be evicted for it went (all but the
+     * kept ones; one being unloaded is leaving, kept or not), or null when waiting for busy ones may make room.
+     */
+    private neverFrees(needs: MemoryEstimate, free: MemoryEstimate, kept: (slot: ModelSlot) => boolean): MemoryDevice | null {
+        const room = {...free};
+        for (const slot of this.slots())
+            if (slot.state === "unloading" || !kept(slot))
+                for (const device of memoryDevices)
+                    room[device] += slot.reserved[device];
+        return memoryDevices.find((device) => needs[device] > room[device]) ?? null;
+    }
+
+    /** The models holding memory on a device, and why each stays (for the 503 of a load that found no room). */
+    private holders(device: MemoryDevice, kept: (slot: ModelSlot) => boolean): string[] {
         return [...this.slots()].filter((slot) => slot.reserved[device] > 0)
-            .map((slot) => `'${slot.entry.id}' (${formatBytes(slot.reserved[device])}, ${slot.whyHeld()})`);
+            .map((slot) => `'${slot.entry.id}' (${formatBytes(slot.reserved[device])}, ${kept(slot) && !slot.pinned && slot.state !== "unloading" ? "preloaded" : slot.whyHeld()})`);
     }
 
     /** Resolves at the next change (see notifyChange) or after `ms`. */
@@ -133,4 +167,9 @@ export class MemoryBudget {
             this.changeWaiters.add(wake);
         });
     }
+}
+
+/** A model never evicted for a load: a pinned one; for the preload's load, a preloaded one too. */
+function keptFor(slot: ModelSlot, byPreload: boolean): boolean {
+    return slot.pinned || (byPreload && slot.preload);
 }

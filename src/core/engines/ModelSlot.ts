@@ -4,6 +4,7 @@ import { formatKeepAlive } from "../../settings/keepAlive.js";
 import type { Clock } from "./Clock.js";
 import type { Engine } from "./Engine.js";
 import { EngineDisposedError } from "./EngineDisposedError.js";
+import { MemoryBusyError } from "./MemoryBusyError.js";
 import { busyPollMs, type MemoryBudget } from "./MemoryBudget.js";
 import { memoryEstimateOf, noMemory, type MemoryEstimate, type ModelEstimate } from "./MemoryEstimate.js";
 import { ModelLoadError } from "./ModelLoadError.js";
@@ -115,14 +116,14 @@ export class ModelSlot {
         return Math.max(this.leases + this.waiting, (load?.busy ?? 0) + (load?.waiting ?? 0));
     }
 
-    /** Why it holds its memory now (for the 503 of a load that found no room). */
+    /** Why it holds its memory now (for the 503 of a load that found no room): pinned, busy with requests, idle, loading... */
     whyHeld(): string {
         if (this.state !== "loaded")
             return this.state;
         if (this.pinned)
             return "pinned";
         const requests = this.requests();
-        return `busy: ${requests} request${requests === 1 ? "" : "s"} running or waiting`;
+        return requests === 0 ? "idle" : `busy: ${requests} request${requests === 1 ? "" : "s"} running or waiting`;
     }
 
     status(): ModelStatus {
@@ -145,8 +146,9 @@ export class ModelSlot {
     /**
      * Its engine, loading it (or joining its load) first. `signal`: the waiter goes away (the load goes on for the
      * others). A failed model throws its failure until its backoff ends, unless `retryNow` (an administrator's load).
+     * `byPreload`: the preload's load, which evicts no other preloaded model to make room (MemoryBudget.reserve).
      */
-    async ensureLoaded(signal?: AbortSignal, retryNow = false): Promise<Engine> {
+    async ensureLoaded({signal, retryNow = false, byPreload = false}: {signal?: AbortSignal, retryNow?: boolean, byPreload?: boolean} = {}): Promise<Engine> {
         for (;;) {
             if (this.context.disposed())
                 throw new EngineDisposedError(this.entry.id);
@@ -158,7 +160,7 @@ export class ModelSlot {
             }
             if (this.state === "failed" && this.failure != null && this.context.clock.now() < this.failure.retryAt && !(retryNow && !this.failure.error.permanent))
                 throw this.failure.error;
-            this.loading ??= this.load();
+            this.loading ??= this.load(byPreload);
             return await untilAborted(this.loading, signal);
         }
     }
@@ -231,7 +233,7 @@ export class ModelSlot {
         this.cancelTimer = null;
     }
 
-    private load(): Promise<Engine> {
+    private load(byPreload: boolean): Promise<Engine> {
         const {entry, context} = this;
         const previous = this.state;
         this.state = "loading";
@@ -245,7 +247,15 @@ export class ModelSlot {
                 const tooLarge = await context.budget.tooLarge(entry.id, estimated, context.memoryHint(entry));
                 if (tooLarge != null)
                     throw new ModelLoadError(entry, tooLarge, "permanent");
-                await context.budget.reserve(this, estimated, context.disposed);
+                try {
+                    await context.budget.reserve(this, estimated, context.disposed, byPreload);
+                } catch (error) {
+                    // A preloaded model that cannot get its memory failed to load: logged with who holds it, retried
+                    // on the backoff by itself, /health/ready 503 until it loads. Another model's requests just get the 503.
+                    if (this.preload && error instanceof MemoryBusyError)
+                        throw new ModelLoadError(entry, error, "memory");
+                    throw error;
+                }
                 reserved = true;
                 const residentBefore = context.residentBytes();
                 const started = performance.now();
@@ -307,7 +317,7 @@ export class ModelSlot {
             this.cancelTimer = null;
             if (context.disposed() || this.state !== "failed")
                 return;
-            this.loading ??= this.load();
+            this.loading ??= this.load(true);
             this.loading.then(() => this.settle(), () => {});
         });
     }

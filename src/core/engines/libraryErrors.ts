@@ -1,4 +1,5 @@
 import { ApiError } from "../http/ApiError.js";
+import { MemoryBusyError } from "./MemoryBusyError.js";
 import type { MemoryDevice } from "./MemoryEstimate.js";
 
 /** Bytes as a person reads them: MB below a GB, GB with two decimals above. */
@@ -15,7 +16,7 @@ export function modelLoadFailed(message: string, retryAfterSeconds: number) {
 }
 
 /** How errors name a device's memory, and the flag of its budget. */
-const deviceWords: Record<MemoryDevice, {memory: string, budget: string, flag: string}> = {
+export const deviceWords: Record<MemoryDevice, {memory: string, budget: string, flag: string}> = {
     ram: {memory: "memory", budget: "budget", flag: "--memory-budget"},
     vram: {memory: "GPU memory (VRAM)", budget: "VRAM budget", flag: "--vram-budget"}
 };
@@ -32,13 +33,18 @@ export function modelTooLarge(id: string, device: MemoryDevice, needs: number, b
         {code: "model_too_large", headers: {"x-should-retry": "false"}});
 }
 
-/** The memory a model needs on a device is held by models that may not be evicted (busy or pinned) past the wait. */
-export function memoryBusy(id: string, device: MemoryDevice, needs: number, free: number, budget: number, holders: readonly string[], retryAfterSeconds: number) {
+/**
+ * The memory a model needs on a device is held by models that may not be evicted for it: past the wait for busy ones,
+ * or at once when `never` (evicting every model that may ever be evicted for it would not free enough: the rest is
+ * pinned, or preloaded and this is a preload).
+ */
+export function memoryBusy(id: string, device: MemoryDevice, needs: number, free: number, budget: number, holders: readonly string[], retryAfterSeconds: number, never = false) {
     const words = deviceWords[device];
-    return new ApiError(503, "service_unavailable_error",
+    return new MemoryBusyError(
         `Model '${id}' needs about ${formatBytes(needs)} of ${words.memory}; ${formatBytes(free)} of the ${formatBytes(budget)} ${words.budget} is free, ` +
-        `and the rest is held by ${holders.length > 0 ? holders.join(", ") : "models being loaded or unloaded"}. Retry later.`,
-        {code: "model_memory_busy", headers: {"Retry-After": String(retryAfterSeconds)}});
+        `and the rest is held by ${holders.length > 0 ? holders.join(", ") : "models being loaded or unloaded"}` +
+        (never ? "; evicting every model that may be evicted for it would not free enough." : "."),
+        retryAfterSeconds);
 }
 
 /** An administrator's unload of a model that requests are using or waiting for (or that is loading): it stays. */

@@ -20,8 +20,8 @@ export const commonModelProperties = {
     parallel: {type: "integer", minimum: 1, maximum: 64},
     workers: {type: "integer", minimum: 1, maximum: 64},
     preload: {type: "boolean"},
-    // Checked by parseKeepAlive (loadManifest): `forever`, seconds, or a duration such as "5m".
-    keepAlive: {type: ["string", "integer"]},
+    // Checked by parseKeepAlive (loadManifest): `forever`, seconds (a number, 1.5 too, or text), or a duration such as "5m".
+    keepAlive: {type: ["string", "number"]},
     pin: {type: "boolean"}
 } as const;
 
