@@ -81,12 +81,13 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     console.log(`local-openai-server ${serverVersion} listening on ${server.url}/v1, ${auth}`);
     // Preloaded models (manifest `preload`, --preload-all) are loaded first; one that fails is logged by the
     // library and answers its requests with the reason, while the others serve.
-    await server.ready.catch(() => {});
+    const preloaded = await server.ready.then(() => true, () => false);
     for (const entry of server.registry.entries) {
         const aliases = server.registry.aliasesOf(entry);
         console.log(`  ${entry.id} (${entry.task})${aliases.length > 0 ? ` aka ${aliases.join(", ")}` : ""}`);
     }
-    console.log("Ready.");
+    // A preloaded model that failed keeps /health/ready at 503 (it is tried again by itself): not "Ready." then.
+    console.log(preloaded ? "Ready." : "Serving, but not ready: a preloaded model failed to load (the error above); /health/ready answers 503 until it loads.");
 }
 
 /** Signals this soon after the first are copies of it (process group and npm's forwarding), not a second Ctrl-C. */

@@ -93,6 +93,9 @@ describe("the server process", () => {
         ]})]);
         try {
             expect(server.output()).toContain(`Model 'broken' failed to load from ${bad}: `);
+            // Not "Ready.": its readiness says otherwise.
+            expect(server.output()).toContain("Serving, but not ready: a preloaded model failed to load");
+            expect(server.output()).not.toMatch(/^Ready\./m);
             expect(await (await fetch(`${server.url}/health/ready`)).json()).toEqual({status: "unavailable", reason: "failed"});
             const chat = (model: string) => fetch(`${server.url}/v1/chat/completions`, {
                 method: "POST", headers: {"Content-Type": "application/json"},

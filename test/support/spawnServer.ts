@@ -57,7 +57,8 @@ export async function spawnServer(args: string[], env: Record<string, string> = 
         }, readyBoundMs);
         const check = () => {
             const match = /listening on (http:\/\/\S+)\/v1/.exec(output());
-            if (match != null && output().includes("Ready.")) {
+            // (A preloaded model that failed: it serves the others, and says it is not ready.)
+            if (match != null && /^(Ready\.|Serving, but not ready)/m.test(output())) {
                 clearTimeout(timer);
                 resolve(match[1]);
             }
