@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCallFormat } from "../../src/capabilities/chat/ChatEngine.js";
-import { argumentsFromMarkup, deriveParameterMarkup, parameterProbe } from "../../src/capabilities/chat/llama/parameterMarkup.js";
+import { argumentsFromMarkup, deriveParameterMarkup, parameterProbe, valueKind } from "../../src/capabilities/chat/llama/parameterMarkup.js";
 import { argumentsReader, parseToolCalls } from "../../src/capabilities/chat/llama/parseToolCalls.js";
 import { streamToolCalls } from "../support/streamToolCalls.js";
 
@@ -76,6 +76,46 @@ describe("arguments in markup, read into JSON", () => {
         expect(argumentsFromMarkup("{\"city\": \"Paris\"}", coder.parameters!, undefined)).toBeNull();
         expect(argumentsFromMarkup("parameter=city>\nParis", coder.parameters!, undefined)).toBeNull();
         expect(argumentsFromMarkup("parameter=city>\nParis\n</parameter>\n<parameter=days>\n2", coder.parameters!, functions[0].parameters, true)).toBe('{"city":"Paris"}');
+    });
+});
+
+describe("what real models write beside the template's exact markup", () => {
+    const glm = {keyStart: "arg_key>", keyEnd: "</arg_key>\n<arg_value>", valueEnd: "</arg_value>\n<"};
+    const dsml = {keyStart: "｜DSML｜parameter name=\"", keyEnd: "\" string=\"true\">", valueEnd: "</｜DSML｜parameter>\n<"};
+    it.each([
+        ["no line break before </parameter>", "parameter=city>\nParis</parameter>\n<parameter=days>\n2\n</parameter>\n<", coder.parameters!],
+        ["no line break after <parameter=...>", "parameter=city>Paris\n</parameter>\n<parameter=days>\n2\n</parameter>\n<", coder.parameters!],
+        ["Windows line ends", "parameter=city>\r\nParis\r\n</parameter>\r\n<parameter=days>\r\n2\r\n</parameter>\r\n<", coder.parameters!],
+        ["GLM's tags without the line between", "arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>days</arg_key>\n<arg_value>2</arg_value>\n<", glm]
+    ])("%s: read as written", (_name, body, markup) => {
+        expect(JSON.parse(argumentsFromMarkup(body, markup, functions[0].parameters)!)).toEqual({city: "Paris", days: 2});
+    });
+
+    it("a call written with the wrong markup is not read into a key of markup", () => {
+        // DeepSeek-V3.2's markup for a value that is not a string differs (string="false"): not this format, not a call.
+        expect(argumentsFromMarkup("｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n<", dsml, undefined)).toBeNull();
+    });
+
+    it("a call's end without the line breaks", () => {
+        expect(parseToolCalls("<tool_call>\n<function=get_time>\n<parameter=zone>\nUTC</parameter></function></tool_call>", coder, names, false, read))
+            .toEqual({content: "", calls: [{name: "get_time", arguments: '{"zone":"UTC"}'}], complete: true});
+    });
+});
+
+describe("a value's type, as the schema allows it", () => {
+    const kinds = {
+        text: {type: "string"}, enumText: {enum: ["c", "f"]}, number: {type: "integer"},
+        nullableText: {type: ["string", "null"]}, optionalText: {anyOf: [{type: "string"}, {type: "null"}]}, textOrNumber: {oneOf: [{type: "string"}, {type: "number"}]}
+    };
+    it("text, JSON, or (a string or something else) a literal of the other type, else the text", () => {
+        expect(Object.fromEntries(Object.entries(kinds).map(([key, schema]) => [key, valueKind(schema)]))).toEqual({
+            text: "text", enumText: "text", number: "json", nullableText: "mixed", optionalText: "mixed", textOrNumber: "mixed"
+        });
+        const read = (value: string, key: keyof typeof kinds) => JSON.parse(argumentsFromMarkup(`parameter=${key}>\n${value}\n</parameter>\n<`,
+            coder.parameters!, {type: "object", properties: kinds})!)[key];
+        expect([read("hello", "nullableText"), read("null", "nullableText"), read("None", "nullableText")]).toEqual(["hello", null, null]);
+        expect([read("12345", "optionalText"), read("1.10", "optionalText"), read("true", "text")]).toEqual(["12345", "1.10", "true"]);
+        expect([read("1.5", "textOrNumber"), read("c", "enumText"), read("7", "number")]).toEqual([1.5, "c", 7]);
     });
 });
 

@@ -340,17 +340,21 @@ export function jinjaRendererOf(wrapper: JinjaTemplateChatWrapper): JinjaRendere
 }
 
 /**
- * Makes a Jinja wrapper hand a call's arguments to the template as they are (an object the template iterates), and
- * returns true, when node-llama-cpp wraps them in a map of one key (`JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey`,
+ * Makes a Jinja wrapper hand a call's arguments to the template as they are (an object the template iterates) where
+ * node-llama-cpp wraps them in a map of one key (`JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey`,
  * `{params: arguments}`: what it does for a template that writes each argument in markup, Qwen3-Coder's and GLM-4.6's,
- * which then rendered a past call as one `params` argument holding JSON); false when it does not wrap them.
+ * which then rendered a past call as one `params` argument holding JSON). Returns what puts the wrapping back, or null
+ * when node-llama-cpp does not wrap them.
  */
-export function renderCallArgumentsUnwrapped(wrapper: JinjaTemplateChatWrapper): boolean {
+export function renderCallArgumentsUnwrapped(wrapper: JinjaTemplateChatWrapper): (() => void) | null {
     const internals = wrapper as unknown as JinjaWrapperInternals;
     if (!("_wrapFunctionParamsInsideMapKey" in internals))
         throw new NodeLlamaInternalsError("JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey", "tool calls in markup");
-    if (internals._wrapFunctionParamsInsideMapKey == null)
-        return false;
+    const key = internals._wrapFunctionParamsInsideMapKey;
+    if (key == null)
+        return null;
     internals._wrapFunctionParamsInsideMapKey = undefined;
-    return true;
+    return () => {
+        internals._wrapFunctionParamsInsideMapKey = key;
+    };
 }

@@ -52,8 +52,14 @@ export class ChatPromptRenderer {
     readonly usesTemplate: boolean;
     /** Whether messages of one role in a row are joined before the template renders them (createWrapper). */
     private joinsAdjacentMessages: boolean | undefined;
-    /** The template writes a call's arguments one by one in markup (node-llama-cpp wrapped them in a map: createWrapper). */
-    private argumentsInMarkup = false;
+    /**
+     * The template writes a call's arguments one by one in markup (parameterMarkup.ts): node-llama-cpp wrapped them in a
+     * map, and createWrapper hands them over as they are; undefined until the first wrapper tells, false when the
+     * template's renderings did not show the markup (node-llama-cpp's format is kept then).
+     */
+    private argumentsInMarkup: boolean | undefined;
+    /** A top-level null argument goes to the template as this text (Qwen3-Coder's `| string` fails on null; Python writes `None`). */
+    private nullArgument: string | null = null;
     /** How the model writes a call (null: its template has no tool support); in the constructor, the probe renders with the detected one. */
     readonly toolCallFormat: ToolCallFormat | null;
     /** The template has a thinking switch (Qwen3's `enable_thinking`). */
@@ -72,7 +78,7 @@ export class ChatPromptRenderer {
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate === true ? toolCallFormatOf(this.wrapper) : null;
-        if (this.toolCallFormat != null && this.argumentsInMarkup)
+        if (this.toolCallFormat != null && this.argumentsInMarkup === true)
             this.toolCallFormat = this.markupFormat(this.toolCallFormat);
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
@@ -117,24 +123,49 @@ export class ChatPromptRenderer {
             keepFunctionResultsAsText(wrapper);
             keepFunctionResultsRaw(wrapper);
             // A template that writes each argument in markup gets a past call's arguments as they are (parameterMarkup.ts).
-            if (renderCallArgumentsUnwrapped(wrapper))
-                this.argumentsInMarkup = true;
+            if (this.argumentsInMarkup !== false) {
+                const undo = renderCallArgumentsUnwrapped(wrapper);
+                this.argumentsInMarkup ??= undo != null;
+                if (undo != null)
+                    this.undoUnwrapped = undo;
+            }
         }
         this.watches.set(wrapper, watchRenders(wrapper));
         return wrapper;
     }
 
+    /** Puts node-llama-cpp's wrapping of the first wrapper's arguments back (markupFormat found no markup). */
+    private undoUnwrapped: (() => void) | null = null;
+
     /**
      * The call format of a template that writes arguments in markup (parameterMarkup.ts), read from its renderings of a
      * probe call with two string arguments and with none; null (no tool support) when they do not have that shape.
      */
-    private markupFormat(detected: ToolCallFormat): ToolCallFormat | null {
+    private markupFormat(detected: ToolCallFormat): ToolCallFormat {
         const {name, keys, values} = parameterProbe;
-        const render = (args: Record<string, string>) => textOf(this.renderTemplate(
+        const render = (args: Record<string, unknown>) => textOf(this.renderTemplate(
             [{role: "user", content: "probe"}, {role: "assistant", content: "", toolCalls: [{name, arguments: args, result: "probe"}]}],
             [{name, parameters: {type: "object", properties: Object.fromEntries(keys.map((key) => [key, {type: "string"}]))}}]));
         const derived = deriveParameterMarkup(render({[keys[0]]: values[0], [keys[1]]: values[1]}), render({}), detected.prefix, detected.suffix);
-        return derived == null ? null : {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters: derived.markup};
+        if (derived == null) {
+            // Not the shape looked for: node-llama-cpp's own format, as before (its calls are not read, but a request with tools is served).
+            this.argumentsInMarkup = false;
+            this.undoUnwrapped?.();
+            return detected;
+        }
+        // A null argument: where the template fails on it (node-llama-cpp then falls back to its own format, silently),
+        // it goes in as Python's `None`, as Python's Jinja writes it.
+        const callStart = detected.prefix + name + derived.nameEnd + derived.markup.keyStart + keys[0];
+        if (!render({[keys[0]]: null}).includes(callStart) && render({[keys[0]]: "None"}).includes(callStart))
+            this.nullArgument = "None";
+        return {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters: derived.markup};
+    }
+
+    /** A call's arguments with each top-level null as `nullArgument` says. */
+    private withNullArguments(args: unknown): unknown {
+        if (this.nullArgument == null || args == null || typeof args !== "object" || Array.isArray(args))
+            return args;
+        return Object.fromEntries(Object.entries(args).map(([key, value]) => [key, value === null ? this.nullArgument : value]));
     }
 
     /** The wrapper that renders with these template variables (the plain one without any), and the kwargs' escaped text. */
@@ -185,7 +216,9 @@ export class ChatPromptRenderer {
         // Tool text and call arguments go in escaped (kept plain text), as the kwargs did when their wrapper was built.
         const slots: EscapeSlots = new Map();
         const escapedTurns = turns.map((turn) => turn.toolCalls == null ? turn : {
-            ...turn, toolCalls: turn.toolCalls.map((call) => ({...call, name: this.escaper.escape(call.name, slots), arguments: this.escaper.escape(call.arguments, slots)}))
+            ...turn, toolCalls: turn.toolCalls.map((call) => ({
+                ...call, name: this.escaper.escape(call.name, slots), arguments: this.escaper.escape(this.withNullArguments(call.arguments), slots)
+            }))
         });
         const {history, newTurn} = toChatHistory(escapedTurns);
         const watch = this.watches.get(built.wrapper)!;

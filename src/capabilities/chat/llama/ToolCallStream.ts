@@ -1,4 +1,5 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
+import { findPiece } from "./parameterMarkup.js";
 import { jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
 
 export type ToolCallStreamEvent =
@@ -117,16 +118,16 @@ export class ToolCallStream {
                     return;
                 }
                 case "name": {
-                    const at = this.buffer.indexOf(paramsPrefix);
-                    if (at < 0)
+                    const nameEnd = findPiece(this.buffer, paramsPrefix, 0, this.format.parameters != null);
+                    if (nameEnd == null)
                         return;
-                    this.name = this.buffer.slice(0, at).trim();
+                    this.name = this.buffer.slice(0, nameEnd.start).trim();
                     if (!this.names.has(this.name)) {
                         this.malformed();
                         continue;
                     }
-                    this.heldText += this.buffer.slice(0, at + paramsPrefix.length);
-                    this.buffer = this.buffer.slice(at + paramsPrefix.length);
+                    this.heldText += this.buffer.slice(0, nameEnd.end);
+                    this.buffer = this.buffer.slice(nameEnd.end);
                     this.state = "arguments";
                     this.sent = null;
                     if (!this.hold)
@@ -134,8 +135,9 @@ export class ToolCallStream {
                     continue;
                 }
                 case "arguments": {
-                    const at = this.buffer.indexOf(suffix);
-                    if (at < 0) {
+                    const end = findPiece(this.buffer, suffix, 0, this.format.parameters != null);
+                    const at = end?.start ?? -1;
+                    if (end == null) {
                         if (this.streamsArguments)
                             this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, suffix)).trimEnd().length);
                         return;
@@ -153,7 +155,7 @@ export class ToolCallStream {
                         this.emit({type: "arguments", index: this.completed, fragment: argumentsText});
                     this.completed++;
                     this.heldText = "";
-                    this.buffer = this.buffer.slice(at + suffix.length);
+                    this.buffer = this.buffer.slice(end.end);
                     if (this.format.betweenCalls !== "" && this.buffer.startsWith(this.format.betweenCalls))
                         this.buffer = this.buffer.slice(this.format.betweenCalls.length);
                     this.state = "between";

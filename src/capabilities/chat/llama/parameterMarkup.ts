@@ -48,39 +48,76 @@ export function deriveParameterMarkup(two: string, none: string, prefix: string,
             continue;
         const nameEnd = nameToKey.slice(0, nameToKey.length - keyStart.length);
         const callEnd = suffix.slice(valueEnd.length);
-        // The call without arguments must be `prefix NAME nameEnd callEnd`, as the template writes it.
-        if (!none.includes(prefix + name + nameEnd + callEnd) || nameEnd + callEnd === "")
+        // The call without arguments must be `prefix NAME nameEnd callEnd`, as the template writes it (whitespace aside:
+        // DeepSeek-V4's writes a line more there).
+        if (!withoutSpace(none).includes(withoutSpace(prefix + name + nameEnd + callEnd)) || nameEnd + callEnd === "")
             continue;
         return {nameEnd, callEnd, markup: {keyStart, keyEnd, valueEnd}};
     }
     return null;
 }
 
+function withoutSpace(text: string) {
+    return text.replace(/\s+/g, "");
+}
+
+/**
+ * Where a piece of a call's markup is in `text` from `from` on: the exact text, or (`flexible`, the formats with
+ * arguments in markup) the same tags with any whitespace around and between them, as real models write them (Qwen3-Coder
+ * leaves out a line break before `</parameter>`, GLM-4.6 one between `</arg_key>` and `<arg_value>`); whitespace next
+ * to a value is not part of it.
+ */
+export function findPiece(text: string, piece: string, from: number, flexible: boolean): {start: number, end: number} | null {
+    if (!flexible) {
+        const start = text.indexOf(piece, from);
+        return start < 0 ? null : {start, end: start + piece.length};
+    }
+    const pattern = piecePattern(piece);
+    pattern.lastIndex = from;
+    const match = pattern.exec(text);
+    return match == null ? null : {start: match.index, end: match.index + match[0].length};
+}
+
+const piecePatterns = new Map<string, RegExp>();
+function piecePattern(piece: string): RegExp {
+    let pattern = piecePatterns.get(piece);
+    if (pattern == null) {
+        // Whitespace may be anywhere whitespace is, and between two tags (`</arg_key><arg_value>`).
+        const runs = piece.replace(/>(?=<)/g, ">\u0000").split(/\s+|\u0000/).filter((run) => run !== "")
+            .map((run) => run.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+        piecePatterns.set(piece, pattern = new RegExp(`\\s*${runs.join("\\s*")}\\s*`, "g"));
+    }
+    return pattern;
+}
+
+/** A key as a model writes one: a name, not markup, quotes or lines (a misread piece of markup is not taken for a key). */
+const keyPattern = /^[^\s<>"'=/]+$/;
+
 /**
  * A call's arguments as a JSON object text, from the markup between its name and its end (`body`); null when the body
- * is not that markup. A value is the text as written when the function's schema says the parameter is a string (or
- * says nothing of it and the text is not JSON), else its JSON (`2`, `true`, `{"a": 1}`; Python's `True`/`False`/`None`,
- * which Jinja's `string` filter writes, too). `cut`: the generation stopped inside the call; the pairs written whole are kept.
+ * is not that markup. A value is read by the function's schema ({@link typedValue}). `cut`: the generation stopped
+ * inside the call; the pairs written whole are kept.
  */
 export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schema: Record<string, unknown> | undefined, cut = false): string | null {
-    const {keyStart, keyEnd, valueEnd} = markup;
     const args: Record<string, unknown> = {};
+    const failed = () => cut ? JSON.stringify(args) : null;
     let at = 0;
-    while (at < body.length) {
-        if (body.slice(at).trim() === "")
+    for (;;) {
+        const rest = body.slice(at);
+        if (rest.trim() === "")
             break;
-        if (!body.startsWith(keyStart, at))
-            return cut ? JSON.stringify(args) : null;
-        const keyAt = at + keyStart.length;
-        const valueAt = body.indexOf(keyEnd, keyAt);
-        const end = valueAt < 0 ? -1 : body.indexOf(valueEnd, valueAt + keyEnd.length);
-        if (end < 0)
-            return cut ? JSON.stringify(args) : null;
-        const key = body.slice(keyAt, valueAt).trim();
-        if (key === "")
-            return cut ? JSON.stringify(args) : null;
-        args[key] = typedValue(body.slice(valueAt + keyEnd.length, end), propertySchema(schema, key));
-        at = end + valueEnd.length;
+        const keyStart = findPiece(body, markup.keyStart, at, true);
+        if (keyStart == null || body.slice(at, keyStart.start).trim() !== "")
+            return failed();
+        const keyEnd = findPiece(body, markup.keyEnd, keyStart.end, true);
+        const valueEnd = keyEnd == null ? null : findPiece(body, markup.valueEnd, keyEnd.end, true);
+        if (keyEnd == null || valueEnd == null)
+            return failed();
+        const key = body.slice(keyStart.end, keyEnd.start);
+        if (!keyPattern.test(key))
+            return failed();
+        args[key] = typedValue(body.slice(keyEnd.end, valueEnd.start), propertySchema(schema, key));
+        at = valueEnd.end;
     }
     return JSON.stringify(args);
 }
@@ -93,16 +130,66 @@ function propertySchema(schema: Record<string, unknown> | undefined, key: string
 
 const pythonLiterals: Record<string, unknown> = {True: true, False: false, None: null};
 
+/**
+ * How a property's value is written in markup: `text` (a string: its text as written), `json` (no string allowed: its
+ * JSON, Python's literals too), `mixed` (a string or something else, e.g. `["string", "null"]` or pydantic's
+ * `anyOf: [{type: string}, {type: null}]`: a literal of one of the other types, else the text). `type` lists, string
+ * enums and `anyOf`/`oneOf` branches are looked through. The forced-call grammar asks the same (toolCallGrammar.ts).
+ */
+export function valueKind(schema: Record<string, unknown> | undefined): "text" | "json" | "mixed" {
+    const types = schemaTypes(schema);
+    if (types == null)
+        return "mixed";
+    if (!types.has("string"))
+        return "json";
+    return types.size === 1 ? "text" : "mixed";
+}
+
+/** The types a schema allows (null: any). */
+function schemaTypes(schema: Record<string, unknown> | undefined): Set<string> | null {
+    if (schema == null)
+        return null;
+    const branches = [schema.anyOf, schema.oneOf].find(Array.isArray) as Record<string, unknown>[] | undefined;
+    if (branches != null) {
+        const types = new Set<string>();
+        for (const branch of branches) {
+            const inner = schemaTypes(branch);
+            if (inner == null)
+                return null;
+            inner.forEach((type) => types.add(type));
+        }
+        return types;
+    }
+    if (Array.isArray(schema.enum))
+        return new Set(schema.enum.map((value) => value === null ? "null" : typeof value === "string" ? "string" : "other"));
+    if (typeof schema.type === "string")
+        return new Set([schema.type]);
+    if (Array.isArray(schema.type))
+        return new Set(schema.type.filter((type): type is string => typeof type === "string"));
+    return null;
+}
+
+/** A value as `valueKind` says: the text, or its JSON; for `mixed`, JSON only when it is not a string's text. */
 function typedValue(text: string, schema: Record<string, unknown> | undefined): unknown {
-    const types = schema == null ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (types.includes("string") || (schema?.enum != null && Array.isArray(schema.enum) && schema.enum.every((value) => typeof value === "string")))
+    const kind = valueKind(schema);
+    if (kind === "text")
         return text;
     const trimmed = text.trim();
     if (Object.hasOwn(pythonLiterals, trimmed))
         return pythonLiterals[trimmed];
+    let value: unknown;
     try {
-        return JSON.parse(trimmed);
+        value = JSON.parse(trimmed);
     } catch {
         return text;
     }
+    // A string property's text that happens to be JSON (a zip code, "true") stays text, unless the schema allows the type it parses as.
+    if (kind === "mixed" && schema != null && typeof value !== "string") {
+        const types = schemaTypes(schema)!;
+        const type = value === null ? "null" : Array.isArray(value) ? "array" : typeof value === "object" ? "object"
+            : typeof value === "boolean" ? "boolean" : Number.isInteger(value) ? "integer" : "number";
+        if (!types.has(type) && !(type === "integer" && types.has("number")))
+            return text;
+    }
+    return typeof value === "string" && kind === "mixed" ? text : value;
 }

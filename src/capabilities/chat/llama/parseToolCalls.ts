@@ -1,5 +1,5 @@
 import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
-import { argumentsFromMarkup } from "./parameterMarkup.js";
+import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
 
 /**
  * A call's `arguments` (a JSON object's text) from what the model wrote between its name and its end, or null when
@@ -48,24 +48,25 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
     let at = first;
     for (;;) {
         at += format.prefix.length;
-        const nameEnd = text.indexOf(format.paramsPrefix, at);
-        if (nameEnd < 0)
+        const flexible = format.parameters != null;
+        const nameEnd = findPiece(text, format.paramsPrefix, at, flexible);
+        if (nameEnd == null)
             return truncated ? {content, calls, complete: false} : calls.length === 0 ? null : {content, calls, complete: true};
-        const name = text.slice(at, nameEnd).trim();
+        const name = text.slice(at, nameEnd.start).trim();
         if (!names.has(name))
             return calls.length === 0 ? null : {content, calls, complete: true};
-        at = nameEnd + format.paramsPrefix.length;
-        const end = text.indexOf(format.suffix, at);
-        if (end < 0) {
+        at = nameEnd.end;
+        const end = findPiece(text, format.suffix, at, flexible);
+        if (end == null) {
             if (truncated)
                 return {content, calls: [...calls, {name, arguments: read(name, text.slice(at), true) ?? "", cut: true}], complete: false};
             return calls.length === 0 ? null : {content, calls, complete: true};
         }
-        const argumentsText = read(name, text.slice(at, end), false);
+        const argumentsText = read(name, text.slice(at, end.start), false);
         if (argumentsText == null)
             return calls.length === 0 ? null : {content, calls, complete: true};
         calls.push({name, arguments: argumentsText});
-        at = end + format.suffix.length;
+        at = end.end;
         if (format.betweenCalls !== "" && text.startsWith(format.betweenCalls, at))
             at += format.betweenCalls.length;
         while (at < text.length && /\s/.test(text[at]) && !text.startsWith(format.prefix, at))

@@ -1,6 +1,7 @@
 import type { Llama } from "node-llama-cpp";
 import type { ParameterMarkup, ToolCallFormat } from "../ChatEngine.js";
 import { jsonSchemaGrammarText } from "./jsonSchemaGrammar.js";
+import { valueKind } from "./parameterMarkup.js";
 
 /**
  * GBNF for a forced tool call (`tool_choice` `required` or a named function): the template's call
@@ -8,8 +9,8 @@ import { jsonSchemaGrammarText } from "./jsonSchemaGrammar.js";
  * the arguments follow that function's JSON-schema grammar (the json_schema machinery, its rules
  * renamed per function). With `parallel`, one or more calls joined by the format's `betweenCalls`.
  * Nothing may follow the last call. Arguments in markup (`format.parameters`): one pair per property of the schema,
- * in its order (the required ones always, the others optional); a string value is any text without `<` (which every
- * such format's value end starts with), another value the JSON of its property's schema.
+ * in its order (the required ones always, the others optional); a value that may be a string is any text without `<`
+ * (which every such format's value end starts with), another value the JSON of its property's schema.
  */
 export function toolCallGrammarText(
     llama: Llama,
@@ -40,7 +41,8 @@ function markupArgumentsRule(llama: Llama, markup: ParameterMarkup, schema: Reco
     const rules: string[] = [`${prefix}text ::= [^<]*`];
     const pairs = Object.entries(properties).map(([key, property], index) => {
         let value = `${prefix}text`;
-        if (property?.type !== "string") {
+        // As the call is read back (parameterMarkup.ts valueKind): a property that may be a string is text.
+        if (valueKind(property) === "json") {
             const valuePrefix = `${prefix}p${index}-`;
             rules.push(renameRules(jsonSchemaGrammarText(llama, property ?? {}), valuePrefix));
             value = `${valuePrefix}root`;
@@ -48,7 +50,9 @@ function markupArgumentsRule(llama: Llama, markup: ParameterMarkup, schema: Reco
         const pair = `${gbnfLiteral(markup.keyStart + key + markup.keyEnd)} ${value} ${gbnfLiteral(markup.valueEnd)}`;
         return required.has(key) ? pair : `( ${pair} )?`;
     });
-    rules.unshift(`${prefix}root ::= ${pairs.length === 0 ? '""' : pairs.join(" ")}`);
+    // No properties named: any pairs (none when additionalProperties is false), their values as text.
+    const free = `( ${gbnfLiteral(markup.keyStart)} [a-zA-Z0-9_.-]+ ${gbnfLiteral(markup.keyEnd)} ${prefix}text ${gbnfLiteral(markup.valueEnd)} )*`;
+    rules.unshift(`${prefix}root ::= ${pairs.length > 0 ? pairs.join(" ") : schema.additionalProperties === false ? '""' : free}`);
     return rules.join("\n");
 }
 

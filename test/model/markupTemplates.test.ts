@@ -1,0 +1,74 @@
+import fs from "node:fs";
+import path from "node:path";
+import { LlamaGrammar, type LlamaModel } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { toolCallGrammarText } from "../../src/capabilities/chat/llama/toolCallGrammar.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { promptText, realTemplatesDir } from "../support/realTemplateModels.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// Real templates whose calls write each argument in markup (test/fixtures/templates), beyond the tool loops that
+// realTemplateToolLoop.test.ts compares prompt for prompt: a null argument (Qwen3-Coder's `| string` fails on it, and
+// node-llama-cpp then fell back to its own format for the whole prompt), DeepSeek-V4's call without arguments (a line
+// more), and forced-call grammars for the schema shapes clients send (enums, nullable strings, free-form objects).
+
+async function modelWith(file: string): Promise<LlamaModel> {
+    fs.mkdirSync(testModelsDir, {recursive: true});
+    const modelPath = path.join(testModelsDir, `markup-template-${file}.gguf`);
+    await makeTestLlamaGguf(modelPath, {seed: 81, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, file), "utf8"),
+        userDefinedVocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]});
+    const llama = await loadLlamaRuntime({gpu: "off"});
+    return llama.loadModel({modelPath});
+}
+
+describe("templates with arguments in markup", () => {
+    let coder: LlamaModel;
+    let deepseek: LlamaModel;
+    beforeAll(async () => {
+        coder = await modelWith("Qwen3-Coder.jinja");
+        deepseek = await modelWith("deepseek-ai-DeepSeek-V4.jinja");
+    });
+    afterAll(async () => {
+        await coder?.dispose();
+        await deepseek?.dispose();
+    });
+
+    it("a null argument renders as Python's template writes it, and the other calls stay in markup", () => {
+        const renderer = new ChatPromptRenderer(coder);
+        const text = promptText(coder, renderer.renderTemplate([
+            {role: "user", content: "List then show the folder."},
+            {role: "assistant", content: "", toolCalls: [
+                {name: "run", arguments: {cmd: "ls"}, result: "a b"},
+                {name: "run", arguments: {cmd: "pwd", timeout: null}, result: "/home"}
+            ]}
+        ], [{name: "run", parameters: {type: "object", properties: {cmd: {type: "string"}, timeout: {type: ["integer", "null"]}}}}]));
+        expect(text).toContain("<function=run>\n<parameter=cmd>\nls\n</parameter>\n</function>");
+        expect(text).toContain("<function=run>\n<parameter=cmd>\npwd\n</parameter>\n<parameter=timeout>\nNone\n</parameter>\n</function>");
+        expect(text).not.toContain("<parameter=params>");
+    });
+
+    it("DeepSeek-V4's markup is read though its call without arguments has a line more", () => {
+        const format = new ChatPromptRenderer(deepseek).toolCallFormat;
+        expect(format?.parameters).toEqual({keyStart: "｜DSML｜parameter name=\"", keyEnd: "\" string=\"true\">", valueEnd: "</｜DSML｜parameter>\n<"});
+    });
+
+    it("forced-call grammars compile for enums, nullable strings, numbers, nested objects and free-form arguments", async () => {
+        const llama = await loadLlamaRuntime({gpu: "off"});
+        const format = new ChatPromptRenderer(coder).toolCallFormat!;
+        const grammar = toolCallGrammarText(llama, format, [
+            {name: "get_weather", schema: {type: "object", properties: {
+                city: {type: "string"}, unit: {enum: ["c", "f"]}, note: {type: ["string", "null"]}, days: {type: "integer"},
+                opts: {type: "object", properties: {deep: {type: "boolean"}}}
+            }, required: ["city"]}},
+            {name: "anything", schema: {type: "object"}}
+        ], true);
+        // Values that may be strings are text; the integer and the object follow their schemas' JSON.
+        expect(grammar).toContain('"parameter=unit>\\n" tool0-text "\\n</parameter>\\n<"');
+        expect(grammar).toContain('"parameter=note>\\n" tool0-text');
+        expect(grammar).toMatch(/"parameter=days>\\n" tool0-p3-root/);
+        expect(grammar).toMatch(/tool1-root ::= \( "parameter=" \[a-zA-Z0-9_.-\]\+/);
+        expect(() => new LlamaGrammar(llama, {grammar})).not.toThrow();
+    });
+});
