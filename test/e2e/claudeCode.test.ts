@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPrograms, installAgentProgram } from "../support/agentPrograms.js";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startRecordingProxy, startRefusingProxy, type RecordedExchange, type RecordingProxy, type RefusingProxy } from "../support/recordingProxy.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
@@ -31,7 +32,8 @@ let home: string;
 type Run = {code: number | null, stdout: string, stderr: string, exchanges: RecordedExchange[]};
 
 /** Runs `claude` with `args` in a folder of its own, its home and temp files in the test's folder, pointed at the server through the recording proxy. */
-function claude(args: string[], apiKey = key): Promise<Run> {
+function claude(args: string[], apiKey = key, target: {proxy: RecordingProxy, refuser: RefusingProxy, home: string, model: string} = {proxy, refuser, home, model}): Promise<Run> {
+    const {proxy, refuser, home, model} = target;
     const before = proxy.exchanges.length;
     const env = {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -151,5 +153,63 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
         const result = JSON.parse(run.stdout);
         expect(result).toMatchObject({type: "result", is_error: true, api_error_status: 401});
         expect(refuser.attempts).toEqual([]);
+    }, 300_000);
+});
+
+// A model with Qwen3-Coder's real template (test/fixtures/templates), scripted to answer every turn with a Write call in
+// Qwen3-Coder's own markup (each argument in its <parameter=...> tag): Claude Code gets it as a tool_use, writes the
+// file, and sends the result back. The script depends on the last token only, so the model calls Write again at every
+// turn; --max-turns ends the run after the round trip.
+describe.skipIf("skip" in program)("Claude Code carries out a call a Qwen3-Coder model writes in its markup", () => {
+    const coderModel = "coder-agent";
+    const coderPath = path.join(testModelsDir, "coder-agent.gguf");
+    let coderServer: TestServer;
+    let coderProxy: RecordingProxy;
+    let coderRefuser: RefusingProxy;
+    let coderHome: string;
+    let target: string;
+    beforeAll(async () => {
+        coderHome = fs.mkdtempSync(path.join(os.tmpdir(), "los-claude-code-coder-"));
+        fs.mkdirSync(path.join(coderHome, "work"));
+        fs.mkdirSync(path.join(coderHome, "tmp"));
+        target = path.join(coderHome, "work", "hello.txt");
+        const pieces = ["<tool_call>", "\n<function=Write>\n<parameter=file_path>\n", target, "\n</parameter>\n<parameter=content>\n",
+            "hello-from-a-local-coder", "\n</parameter>\n</function>\n", "</tool_call>", "<|im_end|>"];
+        await makeTestLlamaGguf(coderPath, {
+            seed: 3, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "Qwen3-Coder.jinja"), "utf8"),
+            userDefinedVocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"], extraVocab: pieces.slice(1, -2),
+            contextLength: 32768, nEmbd: 64, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 64,
+            script: ["\n", ...pieces].flatMap((piece, index, all) => index + 1 < all.length ? [[piece, all[index + 1]] as const] : [])
+        });
+        coderServer = await startTestServer({
+            models: [{id: coderModel, task: "chat", path: coderPath, contextSize: 32768, parallel: 2}],
+            config: {apiKeys: [key], flashAttention: "off", threads: 2}
+        });
+        coderProxy = await startRecordingProxy(coderServer.url);
+        coderRefuser = await startRefusingProxy();
+    }, 120_000);
+    afterAll(async () => {
+        await coderProxy?.close();
+        await coderRefuser?.close();
+        await coderServer?.stop();
+        if (coderHome != null)
+            fs.rmSync(coderHome, {recursive: true, force: true});
+        fs.rmSync(coderPath, {force: true});
+    });
+
+    it("the call reaches Claude Code as a Write tool_use with its arguments, the file is written, and its result comes back", async () => {
+        const run = await claude(["-p", "Write hello.txt.", "--output-format", "json", "--tools", "Write", "--allowedTools", "Write", "--max-turns", "2"],
+            key, {proxy: coderProxy, refuser: coderRefuser, home: coderHome, model: coderModel});
+        expect(fs.readFileSync(target, "utf8"), run.stdout + run.stderr).toBe("hello-from-a-local-coder");
+        const requests = messageRequests(run).filter((request) => (request.json.tools as unknown[] | undefined)?.length);
+        // The second turn carries the call as Claude Code understood it and the result of carrying it out.
+        const turn = requests.find((request) => JSON.stringify(request.json.messages).includes("tool_result"));
+        expect(turn, JSON.stringify(requests.map((request) => request.json.messages))).toBeDefined();
+        const blocks = (turn!.json.messages as {role: string, content: unknown}[]).flatMap((message) => Array.isArray(message.content) ? message.content as Record<string, unknown>[] : []);
+        const use = blocks.find((block) => block.type === "tool_use")!;
+        expect(use).toMatchObject({name: "Write", input: {file_path: target, content: "hello-from-a-local-coder"}});
+        expect(blocks.find((block) => block.type === "tool_result")).toMatchObject({tool_use_id: use.id});
+        expect(coderProxy.exchanges.every((exchange) => exchange.status >= 200 && exchange.status < 300)).toBe(true);
+        expect(coderRefuser.attempts).toEqual([]);
     }, 300_000);
 });
