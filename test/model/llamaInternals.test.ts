@@ -7,7 +7,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, renderCallArgumentsUnwrapped,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks, renderCallArgumentsUnwrapped,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -267,6 +267,21 @@ describe("node-llama-cpp internals the server relies on", () => {
         expect(render(true)).toContain("<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n2\n</parameter>\n</function>");
         const qwen3 = new JinjaTemplateChatWrapper({template: fs.readFileSync(path.join(root, "test/fixtures/templates/Qwen-Qwen3-0.6B.jinja"), "utf8")});
         expect(renderCallArgumentsUnwrapped(qwen3)).toBeNull();
+    });
+
+    it("JinjaTemplateChatWrapper.settings.segments.thought.openOnResponseStart: Qwen3.5's empty think block before a response of the current turn stays", () => {
+        // The real template (test/fixtures/templates) writes `<think>\n\n</think>\n\n` before each response after the last user message.
+        const render = (keep: boolean) => {
+            const template = fs.readFileSync(path.join(root, "test/fixtures/templates/Qwen3.5-4B.jinja"), "utf8");
+            const wrapper = new JinjaTemplateChatWrapper({template, joinAdjacentMessagesOfTheSameType: false});
+            if (keep)
+                keepTemplateThoughtBlocks(wrapper);
+            return wrapper.generateContextState({chatHistory: [
+                {type: "user", text: "Weather?"}, {type: "model", response: ["Let me check."]}, {type: "user", text: "And?"}, {type: "model", response: ["Sunny."]}
+            ]}).contextText.toString();
+        };
+        expect(render(false)).toContain("<|im_start|>assistant\nSunny.");
+        expect(render(true)).toContain("<|im_start|>assistant\n<think>\n\n</think>\n\nSunny.");
     });
 
     it("JinjaTemplateChatWrapper._transformChatHistory: a past answer goes to GLM-4.5's template as it was given", () => {

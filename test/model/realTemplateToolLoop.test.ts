@@ -42,6 +42,7 @@ it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq"].inclu
 const markupTemplates = [
     {file: "Qwen3-Coder.jinja", format: null, vocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]},
     {file: "GLM-4.6.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]},
+    {file: "Qwen3.5-4B.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]},
     {file: "GLM-4.7-Flash.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]}
 ];
 it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering, arguments in markup: $file", async (spec) => {

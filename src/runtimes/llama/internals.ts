@@ -358,3 +358,17 @@ export function renderCallArgumentsUnwrapped(wrapper: JinjaTemplateChatWrapper):
         internals._wrapFunctionParamsInsideMapKey = key;
     };
 }
+
+/**
+ * Makes a Jinja wrapper keep the empty think blocks its template writes into the responses after the last user message
+ * (Qwen3.5's `<think>\n\n</think>\n\n` before each): node-llama-cpp removes them where the template's generation prompt
+ * opens the thought (`settings.segments.thought.openOnResponseStart`), as its own generation writes each response's
+ * thought itself; the server renders history as given. The setting is read nowhere else in the wrapper's rendering.
+ */
+export function keepTemplateThoughtBlocks(wrapper: JinjaTemplateChatWrapper): void {
+    const settings = wrapper.settings as {segments?: {thought?: {openOnResponseStart?: boolean}}};
+    const thought = settings.segments?.thought;
+    if (thought?.openOnResponseStart !== true)
+        return;
+    (wrapper as unknown as {settings: unknown}).settings = {...settings, segments: {...settings.segments, thought: {...thought, openOnResponseStart: false}}};
+}

@@ -8,7 +8,8 @@ import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
-import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, renderCallArgumentsUnwrapped } from "../../../runtimes/llama/internals.js";
+import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
+    renderCallArgumentsUnwrapped } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 
 /** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
@@ -117,6 +118,7 @@ export class ChatPromptRenderer {
         } else
             wrapper = build(this.joinsAdjacentMessages);
         keepHistoryResponsesAsGiven(wrapper);
+        keepTemplateThoughtBlocks(wrapper);
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
