@@ -81,13 +81,27 @@ export async function runServerCommand(options: {capabilities?: readonly Capabil
     console.log(`local-openai-server ${serverVersion} listening on ${server.url}/v1, ${auth}`);
     // Preloaded models (manifest `preload`, --preload-all) are loaded first; one that fails is logged by the
     // library and answers its requests with the reason, while the others serve.
-    const preloaded = await server.ready.then(() => true, () => false);
+    await server.ready.catch(() => {});
     for (const entry of server.registry.entries) {
         const aliases = server.registry.aliasesOf(entry);
         console.log(`  ${entry.id} (${entry.task})${aliases.length > 0 ? ` aka ${aliases.join(", ")}` : ""}`);
     }
-    // A preloaded model that failed keeps /health/ready at 503 (it is tried again by itself): not "Ready." then.
-    console.log(preloaded ? "Ready." : "Serving, but not ready: a preloaded model failed to load (the error above); /health/ready answers 503 until it loads.");
+    // "Ready." when /health/ready says so. A preloaded model that failed keeps it at 503 and is tried again by itself:
+    // then the line says so, and "Ready." follows once the retry has loaded it. Nothing while shutting down.
+    if (stoppingSince != null)
+        return;
+    if (server.engines.state === "ready") {
+        console.log("Ready.");
+        return;
+    }
+    console.log("Serving, but not ready: a preloaded model failed to load (the error above); /health/ready answers 503 until it loads.");
+    let said = false;
+    server.engines.onLoad(() => {
+        if (!said && stoppingSince == null && server.engines.state === "ready") {
+            said = true;
+            console.log("Ready.");
+        }
+    });
 }
 
 /** Signals this soon after the first are copies of it (process group and npm's forwarding), not a second Ctrl-C. */

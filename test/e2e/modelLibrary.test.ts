@@ -311,6 +311,74 @@ describe("failures are per model", () => {
     });
 });
 
+describe("a preloaded model's failure and retry (review)", () => {
+    it("a request during its backoff gets the failure and does not stop its retry; while the retry loads it, /health/ready stays 503", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        fakes.failures.set("broken", new Error("out of memory"));
+        server = await startTestServer({
+            models: [model("broken"), model("good")], waitUntilReady: false,
+            config: {preloadAll: true, keepAliveSeconds: null}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
+        });
+        const target = server;
+        await expect(target.ready).rejects.toThrow("out of memory");
+        // A request in the backoff: the failure, and the retry is still armed.
+        expect((await jsonOf(await chat(target, "broken"))).error.code).toBe("model_load_failed");
+        fakes.failures.delete("broken");
+        const load = gate();
+        fakes.loadGates.set("broken", load.opened);
+        clock.advance(5000);
+        await fakes.loadStarted("broken");
+        // The retry is loading it: not ready yet.
+        expect(await jsonOf(await fetch(`${target.url}/health/ready`))).toEqual({status: "unavailable", reason: "failed"});
+        load.open();
+        await eventuallyReady(target);
+        expect(fakes.created).toEqual(["broken", "good", "broken"]);
+    });
+
+    it("a request's load of a preloaded model that finds no room gets model_memory_busy, and the model is not failed", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        server = await startTestServer({
+            models: [model("warm", {preload: true}), model("cold")], waitUntilReady: true,
+            config: {preloadAll: false, memoryBudget: 150 * mb, memoryWaitSeconds: 0, keepAliveSeconds: null},
+            factories: {chat: fakes.factory}, estimateBytes: async () => 100 * mb, clock
+        });
+        const target = server;
+        // 'cold' takes the memory (evicting the idle 'warm') and stays busy, streaming.
+        const release = gate();
+        fakes.pieceGates.set("cold", release.opened);
+        const held = await target.post("/v1/chat/completions", {model: "cold", stream: true, messages: [{role: "user", content: "hi"}]});
+        expect(held.status).toBe(200);
+        const refused = await chat(target, "warm");
+        expect(refused.status).toBe(503);
+        expect((await jsonOf(refused)).error.code).toBe("model_memory_busy");
+        expect(await statusOf(target, "warm")).toMatchObject({value: "unloaded"});
+        expect((await fetch(`${target.url}/health/ready`)).status).toBe(200);
+        release.open();
+        await readSse(held);
+        expect((await chat(target, "warm")).status).toBe(200);
+    });
+
+    it("a preloaded model's keep-alive counts from its first use: with keep-alive 0 it stays loaded until a request used it", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        server = await startTestServer({
+            models: [model("a"), model("b")], waitUntilReady: true,
+            config: {preloadAll: true, keepAliveSeconds: 0}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
+        });
+        const target = server;
+        clock.advance(60_000);
+        expect([await statusOf(target, "a"), await statusOf(target, "b")]).toMatchObject([{value: "loaded"}, {value: "loaded"}]);
+        expect((await chat(target, "a")).status).toBe(200);
+        // Used: its keep-alive (0) runs from the end of that request.
+        await clock.timersPending(1);
+        clock.advance(1);
+        await eventually(() => fakes.disposed.includes("a"));
+        expect(await statusOf(target, "b")).toMatchObject({value: "loaded"});
+    });
+});
+
 describe("preloaded models that do not fit the budget together", () => {
     /** Two preloaded models of 109 MB each in a 200 MB budget, as the manifest lists them. */
     async function startBig(fakes: ReturnType<typeof library>, clock: ManualClock, logLines: string[], extra: Record<string, unknown>) {

@@ -106,7 +106,8 @@ export class EngineHost {
             return "disposed";
         if (this.preloading)
             return "loading";
-        return [...this.slots.values()].some((slot) => slot.preload && slot.state === "failed") ? "failed" : "ready";
+        // (A failed preloaded model's retry loading it is not ready yet: the readiness would blink 200 for the whole load.)
+        return [...this.slots.values()].some((slot) => slot.preloadFailed) ? "failed" : "ready";
     }
 
     /** The RAM budget. */
@@ -155,7 +156,7 @@ export class EngineHost {
                 }
                 if (slot.estimated != null && slot.failure?.error.permanent !== true)
                     estimates.set(slot.entry.id, slot.estimated);
-                slot.settle();
+                // No keep-alive timer yet: a preloaded model's keep-alive counts from its first use (it is there to be warm).
             }
         } finally {
             this.preloading = false;
@@ -296,7 +297,7 @@ export class EngineHost {
         this.budget.notifyChange();
         const slots = [...this.slots.values()];
         for (const slot of slots)
-            slot.stopTimer();
+            slot.stopTimers();
         // A load under way finishes first (waiting for memory, it stops at once): its engine is then disposed by the load itself.
         await Promise.allSettled(slots.map((slot) => slot.loading));
         await Promise.allSettled(slots.map((slot) => slot.state === "loaded" ? slot.unload("shutdown") : slot.unloading));

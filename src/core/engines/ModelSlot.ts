@@ -99,6 +99,8 @@ export class ModelSlot {
     failure: {error: ModelLoadError, retryAt: number, count: number} | null = null;
     /** Cancels its keep-alive (or retry) timer. */
     private cancelTimer: (() => void) | null = null;
+    /** A failed preloaded model's retry (retryPreloadAt): apart from the keep-alive timer, which a request stops while it waits. */
+    private cancelRetry: (() => void) | null = null;
 
     constructor(readonly entry: ModelEntry, readonly preload: boolean, readonly keepAliveMs: number | null, readonly pinned: boolean, private readonly context: SlotContext) {}
 
@@ -227,10 +229,22 @@ export class ModelSlot {
         this.cancelTimer = context.clock.setTimer(this.keepAliveMs, check);
     }
 
-    /** Stops its timer (shutdown). */
+    /** Stops its keep-alive timer (a request waits for it, or holds it); a failed preloaded model's retry goes on. */
     stopTimer() {
         this.cancelTimer?.();
         this.cancelTimer = null;
+    }
+
+    /** Stops its timers, the retry's too (shutdown). */
+    stopTimers() {
+        this.stopTimer();
+        this.cancelRetry?.();
+        this.cancelRetry = null;
+    }
+
+    /** A preloaded model whose last load failed and that is not loaded since (its retry may be loading it now). */
+    get preloadFailed(): boolean {
+        return this.preload && this.failure != null && (this.state === "failed" || this.state === "loading");
     }
 
     private load(byPreload: boolean): Promise<Engine> {
@@ -250,9 +264,10 @@ export class ModelSlot {
                 try {
                     await context.budget.reserve(this, estimated, context.disposed, byPreload);
                 } catch (error) {
-                    // A preloaded model that cannot get its memory failed to load: logged with who holds it, retried
-                    // on the backoff by itself, /health/ready 503 until it loads. Another model's requests just get the 503.
-                    if (this.preload && error instanceof MemoryBusyError)
+                    // The preload's load (or its retry) that cannot get its memory failed to load: logged with who holds
+                    // it, retried on the backoff by itself, /health/ready 503 until it loads. A request's load (of any
+                    // model, preloaded ones too) just gets the 503, the model left as it was.
+                    if (byPreload && error instanceof MemoryBusyError)
                         throw new ModelLoadError(entry, error, "memory");
                     throw error;
                 }
@@ -312,13 +327,14 @@ export class ModelSlot {
     /** A preloaded model that failed is loaded again when its backoff ends, without waiting for a request. */
     private retryPreloadAt(retryAt: number) {
         const {context} = this;
-        this.cancelTimer?.();
-        this.cancelTimer = context.clock.setTimer(Math.max(0, retryAt - context.clock.now()), () => {
-            this.cancelTimer = null;
+        this.cancelRetry?.();
+        this.cancelRetry = context.clock.setTimer(Math.max(0, retryAt - context.clock.now()), () => {
+            this.cancelRetry = null;
             if (context.disposed() || this.state !== "failed")
                 return;
+            // Loaded, it waits for its first use as at the preload (its keep-alive counts from then).
             this.loading ??= this.load(true);
-            this.loading.then(() => this.settle(), () => {});
+            this.loading.catch(() => {});
         });
     }
 }
