@@ -293,14 +293,7 @@ describe("failures are per model", () => {
     });
 
     it("a preloaded model that fails makes /health/ready 503 'failed' while the others serve, and is retried after its backoff", async () => {
-        const fakes = library();
-        const clock = new ManualClock();
-        fakes.failures.set("broken", new Error("out of memory"));
-        server = await startTestServer({
-            models: [model("broken"), model("good")], waitUntilReady: false,
-            config: {preloadAll: true, keepAliveSeconds: null}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
-        });
-        const target = server;
+        const {fakes, clock, target} = await startWithBrokenPreload();
         await expect(target.ready).rejects.toThrow(`Model 'broken' failed to load from ${tinyChatModelPath}: out of memory`);
         expect(await jsonOf(await fetch(`${target.url}/health/ready`))).toEqual({status: "unavailable", reason: "failed"});
         expect((await chat(target, "good")).status).toBe(200);
@@ -311,16 +304,21 @@ describe("failures are per model", () => {
     });
 });
 
-describe("a preloaded model's failure and retry (review)", () => {
+/** Every model preloaded, 'broken' failing to load ("out of memory") until the test says otherwise, 'good' fine. */
+async function startWithBrokenPreload() {
+    const fakes = library();
+    const clock = new ManualClock();
+    fakes.failures.set("broken", new Error("out of memory"));
+    const target = server = await startTestServer({
+        models: [model("broken"), model("good")], waitUntilReady: false,
+        config: {preloadAll: true, keepAliveSeconds: null}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
+    });
+    return {fakes, clock, target};
+}
+
+describe("a preloaded model's failure and retry", () => {
     it("a request during its backoff gets the failure and does not stop its retry; while the retry loads it, /health/ready stays 503", async () => {
-        const fakes = library();
-        const clock = new ManualClock();
-        fakes.failures.set("broken", new Error("out of memory"));
-        server = await startTestServer({
-            models: [model("broken"), model("good")], waitUntilReady: false,
-            config: {preloadAll: true, keepAliveSeconds: null}, factories: {chat: fakes.factory}, estimateBytes: async () => mb, clock
-        });
-        const target = server;
+        const {fakes, clock, target} = await startWithBrokenPreload();
         await expect(target.ready).rejects.toThrow("out of memory");
         // A request in the backoff: the failure, and the retry is still armed.
         expect((await jsonOf(await chat(target, "broken"))).error.code).toBe("model_load_failed");
