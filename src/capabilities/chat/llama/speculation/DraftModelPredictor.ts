@@ -1,6 +1,15 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { AdaptiveDraftPredictor } from "./AdaptiveDraftPredictor.js";
-import type { DraftCost } from "./DraftLength.js";
+import type { DraftCost, DraftPrior } from "./DraftLength.js";
+
+/**
+ * What a draft model's drafts are believed to be worth before the first (q = 32/33): long, as llama-server drafts up to its
+ * n-max from the first step. A draft model is chosen for agreeing with its target; the cautious prior's one-token tries
+ * took most of a 192-token request to reach full-length drafts (a mean accepted length of 13-15 tokens where llama-server
+ * drafted 32: bench:speculative, 2026-11-28). One that does not agree costs one long draft: its first rejection caps the
+ * next draft at twice what it accepted, plus two (DraftLength).
+ */
+const draftModelPrior: DraftPrior = {accepted: 32, rejected: 1};
 
 /**
  * Draft-model speculative decoding: before a step, a sequence of the draft model is brought to the target's
@@ -43,6 +52,10 @@ export class DraftModelPredictor extends AdaptiveDraftPredictor {
                 break;
         }
         return this.proposed(draft, 0);
+    }
+
+    protected override priorOf(): DraftPrior {
+        return draftModelPrior;
     }
 
     override dispose() {
