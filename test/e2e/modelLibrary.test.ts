@@ -358,6 +358,57 @@ describe("a preloaded model's failure and retry", () => {
         expect((await chat(target, "warm")).status).toBe(200);
     });
 
+    it("a retry that comes while another load of the model runs, which then finds no room, is armed again", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        fakes.failures.set("p", new Error("out of memory"));
+        const target = server = await startTestServer({
+            models: [model("p", {preload: true}), model("busy")], waitUntilReady: false,
+            config: {preloadAll: false, memoryBudget: 150 * mb, memoryWaitSeconds: 10, keepAliveSeconds: null},
+            factories: {chat: fakes.factory}, estimateBytes: async () => 100 * mb, clock
+        });
+        await expect(target.ready).rejects.toThrow("out of memory");
+        fakes.failures.delete("p");
+        // 'busy' holds the memory, streaming; an administrator's load of 'p' waits for room.
+        const release = gate();
+        fakes.pieceGates.set("busy", release.opened);
+        const held = await target.post("/v1/chat/completions", {model: "busy", stream: true, messages: [{role: "user", content: "hi"}]});
+        const adminLoad = target.post("/models/load", {model: "p"});
+        await eventually(() => fakes.created.length === 2);
+        await clock.timersPending(2);
+        // The retry's time comes while that load waits: it leaves 'p' to it; the wait ends without room.
+        clock.advance(5000);
+        clock.advance(10_000);
+        expect((await adminLoad).status).toBe(503);
+        release.open();
+        await readSse(held);
+        // Tried again by itself once more: loaded, and the server is ready.
+        await clock.timersPending(1);
+        clock.advance(60_000);
+        await eventuallyReady(target);
+        expect(await statusOf(target, "p")).toMatchObject({value: "loaded"});
+    });
+
+    it("a preloaded model whose estimate cannot be read failed to load: retried, /health/ready 503 until it loads", async () => {
+        const fakes = library();
+        const clock = new ManualClock();
+        let unreadable = true;
+        const target = server = await startTestServer({
+            models: [model("p", {preload: true})], waitUntilReady: false, config: {preloadAll: false, keepAliveSeconds: null},
+            factories: {chat: fakes.factory}, clock,
+            estimateBytes: async () => {
+                if (unreadable)
+                    throw new Error("EIO: i/o error, read");
+                return mb;
+            }
+        });
+        await expect(target.ready).rejects.toThrow("EIO: i/o error, read");
+        expect(await jsonOf(await fetch(`${target.url}/health/ready`))).toEqual({status: "unavailable", reason: "failed"});
+        unreadable = false;
+        clock.advance(5000);
+        await eventuallyReady(target);
+    });
+
     it("a preloaded model's keep-alive counts from its first use: with keep-alive 0 it stays loaded until a request used it", async () => {
         const fakes = library();
         const clock = new ManualClock();

@@ -91,6 +91,35 @@ describe("what real models write beside the template's exact markup", () => {
         expect(JSON.parse(argumentsFromMarkup(body, markup, functions[0].parameters)!)).toEqual({city: "Paris", days: 2});
     });
 
+    it("a value keeps its indentation and its last line break: only one line break next to it is the markup's", () => {
+        // As Qwen3-Coder's template renders Claude Code's Edit and Write calls (llama.cpp's parser takes them as exactly).
+        const body = "parameter=old_string>\n    return a\n</parameter>\n<parameter=new_string>\n    return b\n\n</parameter>\n<"
+            + "parameter=content>\n\n\ndef f():\n    pass\n\n</parameter>\n<";
+        expect(JSON.parse(argumentsFromMarkup(body, coder.parameters!, undefined)!)).toEqual({
+            old_string: "    return a", new_string: "    return b\n", content: "\n\ndef f():\n    pass\n"
+        });
+    });
+
+    it("markup inside a value (an XML file's <parameter> lines) does not end it", () => {
+        const xml = "<sql id=\"q\">\n  <parameter>id</parameter>\n  <parameter>name</parameter>\n</sql>";
+        const text = call("get_weather", [["city", xml]]);
+        expect(JSON.parse(parseToolCalls(text, coder, names, false, read)!.calls[0].arguments)).toEqual({city: xml});
+    });
+
+    it("a name ended by a line break alone (Ling's format) is read", () => {
+        const ling: ToolCallFormat = {prefix: "<tool_call>", paramsPrefix: "\n", suffix: "\n</tool_call>", betweenCalls: "\n",
+            parameters: {keyStart: "<arg_key>", keyEnd: "</arg_key>\n<arg_value>", valueEnd: "</arg_value>"}};
+        expect(parseToolCalls("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>", ling, names, false, argumentsReader(ling, functions)))
+            .toEqual({content: "", calls: [{name: "get_weather", arguments: '{"city":"Paris"}'}], complete: true});
+    });
+
+    it("a long run of blank lines costs its length, not its square (the whitespace is walked over, not backtracked)", () => {
+        // 200,000 blank lines then a value's end: a pattern with \s* around its tags took seconds; this is one pass.
+        const blank = "\n".repeat(200_000);
+        const text = call("get_weather", [["city", "Paris" + blank]]);
+        expect(JSON.parse(parseToolCalls(text, coder, names, false, read)!.calls[0].arguments)).toEqual({city: "Paris" + blank});
+    });
+
     it("a call written with the wrong markup is not read into a key of markup", () => {
         // DeepSeek-V3.2's markup for a value that is not a string differs (string="false"): not this format, not a call.
         expect(argumentsFromMarkup("｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n<", dsml, undefined)).toBeNull();

@@ -256,8 +256,14 @@ export class ModelSlot {
             let reserved = false;
             try {
                 // Once, unless it was fitted to the room there was then (a pinned model may have loaded since).
-                const estimated = this.estimated = this.estimated != null && this.estimated.fitted !== true
-                    ? this.estimated : memoryEstimateOf(await context.estimateBytes(entry));
+                let estimated: MemoryEstimate & {fitted?: boolean};
+                try {
+                    estimated = this.estimated = this.estimated != null && this.estimated.fitted !== true
+                        ? this.estimated : memoryEstimateOf(await context.estimateBytes(entry));
+                } catch (error) {
+                    // A file that cannot be read for its estimate does not load either: a failure like any other.
+                    throw new ModelLoadError(entry, error);
+                }
                 const tooLarge = await context.budget.tooLarge(entry.id, estimated, context.memoryHint(entry));
                 if (tooLarge != null)
                     throw new ModelLoadError(entry, tooLarge, "permanent");
@@ -313,8 +319,13 @@ export class ModelSlot {
                     context.logger.error(error.message, error.permanent ? {} : {retry_in_s: Math.round((retryAt - context.clock.now()) / 1000)});
                     if (this.preload && !error.permanent)
                         this.retryPreloadAt(retryAt);
-                } else
+                } else {
                     this.state = previous === "failed" ? "failed" : "unloaded";
+                    // A request's load of a failed preloaded model that found no room: the model is failed still, and
+                    // its retry (which may have come while this load ran, and left it to this one) goes on.
+                    if (this.state === "failed" && this.preload && this.cancelRetry == null && this.failure != null && !this.failure.error.permanent)
+                        this.retryPreloadAt(Math.max(this.failure.retryAt, context.clock.now() + firstRetryMs));
+                }
                 throw error;
             } finally {
                 this.loading = null;

@@ -64,10 +64,13 @@ function withoutSpace(text: string) {
 /**
  * Where a piece of a call's markup is in `text` from `from` on: the exact text, or (`flexible`, the formats with
  * arguments in markup) the same tags with any whitespace around and between them, as real models write them (Qwen3-Coder
- * leaves out a line break before `</parameter>`, GLM-4.6 one between `</arg_key>` and `<arg_value>`); whitespace next
- * to a value is not part of it.
+ * leaves out a line break before `</parameter>`, GLM-4.6 one between `</arg_key>` and `<arg_value>`), except next to a
+ * value (`value`: the value comes `before` or `after` the piece), where at most one line break is the piece's and the
+ * value keeps the rest (an indented line, a file's last line break). A piece of whitespace alone (Ling's end of a name,
+ * `\n`) is some whitespace. The tags are matched by a pattern without whitespace around it, whitespace walked over by
+ * hand: no pattern backtracks over a run of blank lines.
  */
-export function findPiece(text: string, piece: string, from: number, flexible: boolean): {start: number, end: number} | null {
+export function findPiece(text: string, piece: string, from: number, flexible: boolean, value: "before" | "after" | null = null): {start: number, end: number} | null {
     if (!flexible) {
         const start = text.indexOf(piece, from);
         return start < 0 ? null : {start, end: start + piece.length};
@@ -75,17 +78,32 @@ export function findPiece(text: string, piece: string, from: number, flexible: b
     const pattern = piecePattern(piece);
     pattern.lastIndex = from;
     const match = pattern.exec(text);
-    return match == null ? null : {start: match.index, end: match.index + match[0].length};
+    if (match == null)
+        return null;
+    let start = match.index, end = match.index + match[0].length;
+    if (piece.trim() === "")
+        return {start, end};
+    if (value === "before")
+        start -= text[start - 1] === "\n" && start - 1 >= from ? (text[start - 2] === "\r" && start - 2 >= from ? 2 : 1) : 0;
+    else
+        while (start > from && /\s/.test(text[start - 1]))
+            start--;
+    if (value === "after")
+        end += text[end] === "\n" ? 1 : text[end] === "\r" && text[end + 1] === "\n" ? 2 : 0;
+    else
+        while (end < text.length && /\s/.test(text[end]))
+            end++;
+    return {start, end};
 }
 
 const piecePatterns = new Map<string, RegExp>();
+/** The tags of a piece, whitespace between them optional (between two tags too: `</arg_key><arg_value>`). */
 function piecePattern(piece: string): RegExp {
     let pattern = piecePatterns.get(piece);
     if (pattern == null) {
-        // Whitespace may be anywhere whitespace is, and between two tags (`</arg_key><arg_value>`).
         const runs = piece.replace(/>(?=<)/g, ">\u0000").split(/\s+|\u0000/).filter((run) => run !== "")
             .map((run) => run.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-        piecePatterns.set(piece, pattern = new RegExp(`\\s*${runs.join("\\s*")}\\s*`, "g"));
+        piecePatterns.set(piece, pattern = new RegExp(runs.length === 0 ? "\\s+" : runs.join("\\s*"), "g"));
     }
     return pattern;
 }
@@ -109,8 +127,8 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
         const keyStart = findPiece(body, markup.keyStart, at, true);
         if (keyStart == null || body.slice(at, keyStart.start).trim() !== "")
             return failed();
-        const keyEnd = findPiece(body, markup.keyEnd, keyStart.end, true);
-        const valueEnd = keyEnd == null ? null : findPiece(body, markup.valueEnd, keyEnd.end, true);
+        const keyEnd = findPiece(body, markup.keyEnd, keyStart.end, true, "after");
+        const valueEnd = keyEnd == null ? null : findValueEnd(body, markup, keyEnd.end);
         if (keyEnd == null || valueEnd == null)
             return failed();
         const key = body.slice(keyStart.end, keyEnd.start);
@@ -120,6 +138,22 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
         at = valueEnd.end;
     }
     return JSON.stringify(args);
+}
+
+/**
+ * The end of the value from `from` on: the first value end followed by another key or by nothing, so that markup
+ * inside a value (an XML file's `<parameter>` lines) does not end it.
+ */
+function findValueEnd(body: string, markup: ParameterMarkup, from: number): {start: number, end: number} | null {
+    for (let at = from; ;) {
+        const end = findPiece(body, markup.valueEnd, at, true, "before");
+        if (end == null)
+            return null;
+        const next = body.slice(end.end).trim() === "" ? null : findPiece(body, markup.keyStart, end.end, true);
+        if (next == null ? body.slice(end.end).trim() === "" : body.slice(end.end, next.start).trim() === "")
+            return end;
+        at = end.end;
+    }
 }
 
 function propertySchema(schema: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined {
