@@ -105,6 +105,21 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
         expect(content.join("")).toBe("Hello world");
     });
 
+    it("a conversation ending with the answer's start (a prefill): continued where the template leaves it open (no thinking tail, the rest is answer), else a new reply", async () => {
+        const prefilled = job({turns: [...turns, {role: "assistant", content: "Hello"}]});
+        const prompt = conversationPrompt(renderer, spec.format, prefilled, undefined, false);
+        const [choice] = await (await engine.submit(prefilled, {signal: new AbortController().signal})).done;
+        if (promptText(model, prompt.rendered).trimEnd().endsWith("Hello")) {
+            expect({tail: prompt.tail, start: prompt.start}).toEqual({tail: "", start: "answer"});
+            expect(choice.reasoning).toBeNull();
+            expect(choice.text).toBe(" world");
+        } else {
+            // The template closed it: the reply starts as any reply does (it thinks "I think", answers "Hello world").
+            expect(promptText(model, prompt.rendered) + prompt.tail).toMatch(new RegExp(`${escapeRegExp(endings[spec.id].on)}$`));
+            expect(choice.text).toBe("Hello world");
+        }
+    });
+
     it("thinking off: the answer straight away, no reasoning", async () => {
         const [choice] = await (await engine.submit(job(off), {signal: new AbortController().signal})).done;
         expect(choice.reasoning).toBeNull();
@@ -179,3 +194,7 @@ describe("after tool results, the reply starts with the template's generation pr
         }
     });
 });
+
+function escapeRegExp(text: string) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -21,8 +21,14 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     const thinks = format != null;
     const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
     const rendered = renderer.renderTemplate(job.turns, functions, kwargs);
-    if (!thinks || rendered == null)
-        return {tokens: renderer.tokensOf(rendered, job.turns), start: thinks ? "undecided" : "answer", rendered, tail: ""};
+    // A conversation that ends with an answer's start (an assistant message without calls: Anthropic's prefill), where
+    // the template leaves that message open, is continued: no thinking tail after it, and what comes is answer. (Other
+    // templates close it and open a new reply: DeepSeek-R1's, gpt-oss's.)
+    const last = job.turns.at(-1);
+    const continued = last?.role === "assistant" && last.content.trim() !== "" && (last.toolCalls?.length ?? 0) === 0
+        && rendered != null && rendered.toString().trimEnd().endsWith(last.content.trimEnd());
+    if (!thinks || rendered == null || continued)
+        return {tokens: renderer.tokensOf(rendered, job.turns), start: thinks && !continued ? "undecided" : "answer", rendered, tail: ""};
     const {tail, start} = thinkingPromptTail(
         format, {text: rendered.toString(), opensOnResponseStart: renderer.opensThinkingOnResponseStart},
         {enabled, constrained}
