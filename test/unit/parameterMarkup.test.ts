@@ -109,8 +109,28 @@ describe("what real models write beside the template's exact markup", () => {
     it("a name ended by a line break alone (Ling's format) is read", () => {
         const ling: ToolCallFormat = {prefix: "<tool_call>", paramsPrefix: "\n", suffix: "\n</tool_call>", betweenCalls: "\n",
             parameters: {keyStart: "<arg_key>", keyEnd: "</arg_key>\n<arg_value>", valueEnd: "</arg_value>"}};
-        expect(parseToolCalls("<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>", ling, names, false, argumentsReader(ling, functions)))
-            .toEqual({content: "", calls: [{name: "get_weather", arguments: '{"city":"Paris"}'}], complete: true});
+        for (const written of ["get_weather", " get_weather"])
+            expect(parseToolCalls(`<tool_call>${written}\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>`, ling, names, false, argumentsReader(ling, functions)))
+                .toEqual({content: "", calls: [{name: "get_weather", arguments: '{"city":"Paris"}'}], complete: true});
+    });
+
+    it("GLM's value tags have no line break of their own: the value keeps its line breaks", () => {
+        const glm = {keyStart: "arg_key>", keyEnd: "</arg_key>\n<arg_value>", valueEnd: "</arg_value>\n<"};
+        expect(JSON.parse(argumentsFromMarkup("arg_key>content</arg_key>\n<arg_value>\ndef f():\n    pass\n</arg_value>\n<", glm, undefined)!))
+            .toEqual({content: "\ndef f():\n    pass\n"});
+    });
+
+    it("a forced call cut in its closing tags keeps its last pair; a value end followed by other text is the value's", () => {
+        const start = "parameter=path>\na.txt\n</parameter>\n<";
+        for (const tail of ["/funct", "/function>\n</tool", "para", "", "parameter=con"])
+            expect(argumentsFromMarkup(start + tail, coder.parameters!, undefined, true)).toBe('{"path":"a.txt"}');
+        expect(JSON.parse(argumentsFromMarkup("parameter=a>\nx\n</parameter>\n<\n\n</parameter>\n<parameter=b>\n2\n</parameter>\n<", coder.parameters!, undefined)!))
+            .toEqual({a: "x\n</parameter>\n<\n", b: 2});
+    });
+
+    it("many value ends inside a value cost their number, not their square", () => {
+        const inner = "<p>x</parameter>\n<q>\n".repeat(20_000);
+        expect(JSON.parse(argumentsFromMarkup(`parameter=a>\n${inner}\n</parameter>\n<`, coder.parameters!, undefined)!)).toEqual({a: inner});
     });
 
     it("a long run of blank lines costs its length, not its square (the whitespace is walked over, not backtracked)", () => {

@@ -28,6 +28,8 @@ export class ToolCallStream {
     private name = "";
     /** Index in `buffer` up to which arguments went out (null: none yet). */
     private sent: number | null = null;
+    /** Where the search for the call's end goes on from: not again over what cannot hold its start (a long call streamed in pieces). */
+    private suffixSearchFrom = 0;
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
 
@@ -129,15 +131,17 @@ export class ToolCallStream {
                     this.heldText += this.buffer.slice(0, nameEnd.end);
                     this.buffer = this.buffer.slice(nameEnd.end);
                     this.state = "arguments";
+                    this.suffixSearchFrom = 0;
                     this.sent = null;
                     if (!this.hold)
                         this.emit({type: "call", index: this.completed, name: this.name});
                     continue;
                 }
                 case "arguments": {
-                    const end = findPiece(this.buffer, suffix, 0, this.format.parameters != null);
+                    const end = findPiece(this.buffer, suffix, this.suffixSearchFrom, this.format.parameters != null);
                     const at = end?.start ?? -1;
                     if (end == null) {
+                        this.suffixSearchFrom = resumeFrom(this.buffer, suffix);
                         if (this.streamsArguments)
                             this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, suffix)).trimEnd().length);
                         return;
@@ -194,6 +198,19 @@ export class ToolCallStream {
         if (text !== "" && this.completed === 0)
             this.emit({type: "content", text});
     }
+}
+
+/**
+ * Where a search for `piece` that found nothing in `text` may go on from once more text comes: before the last
+ * `piece.length` characters, and before any run of whitespace and the piece's own characters there (a start written
+ * with whitespace between its tags, findPiece's flexible match, holds nothing else).
+ */
+function resumeFrom(text: string, piece: string): number {
+    const chars = new Set(piece);
+    let at = Math.max(0, text.length - piece.length);
+    while (at > 0 && (/\s/.test(text[at - 1]) || chars.has(text[at - 1])))
+        at--;
+    return at;
 }
 
 /** How many characters at the end of `text` could start `marker`, plus the whitespace before them. */

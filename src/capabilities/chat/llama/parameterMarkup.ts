@@ -76,20 +76,26 @@ export function findPiece(text: string, piece: string, from: number, flexible: b
         return start < 0 ? null : {start, end: start + piece.length};
     }
     const pattern = piecePattern(piece);
-    pattern.lastIndex = from;
+    // A piece of whitespace alone ends what comes before it: not the whitespace the search starts on (` name\n`).
+    let first = from;
+    while (piece.trim() === "" && first < text.length && /\s/.test(text[first]))
+        first++;
+    pattern.lastIndex = first;
     const match = pattern.exec(text);
     if (match == null)
         return null;
     let start = match.index, end = match.index + match[0].length;
     if (piece.trim() === "")
         return {start, end};
+    // Next to a value, a line break is the piece's only where the piece has whitespace on that side (Qwen3-Coder's
+    // `>\n` and `\n</parameter>`; GLM's `<arg_value>` and `</arg_value>` have none: the value keeps its line breaks).
     if (value === "before")
-        start -= text[start - 1] === "\n" && start - 1 >= from ? (text[start - 2] === "\r" && start - 2 >= from ? 2 : 1) : 0;
+        start -= !/^\s/.test(piece) ? 0 : text[start - 1] === "\n" && start - 1 >= from ? (text[start - 2] === "\r" && start - 2 >= from ? 2 : 1) : 0;
     else
         while (start > from && /\s/.test(text[start - 1]))
             start--;
     if (value === "after")
-        end += text[end] === "\n" ? 1 : text[end] === "\r" && text[end + 1] === "\n" ? 2 : 0;
+        end += !/\s$/.test(piece) ? 0 : text[end] === "\n" ? 1 : text[end] === "\r" && text[end + 1] === "\n" ? 2 : 0;
     else
         while (end < text.length && /\s/.test(text[end]))
             end++;
@@ -128,7 +134,7 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
         if (keyStart == null || body.slice(at, keyStart.start).trim() !== "")
             return failed();
         const keyEnd = findPiece(body, markup.keyEnd, keyStart.end, true, "after");
-        const valueEnd = keyEnd == null ? null : findValueEnd(body, markup, keyEnd.end);
+        const valueEnd = keyEnd == null ? null : findValueEnd(body, markup, keyEnd.end, cut);
         if (keyEnd == null || valueEnd == null)
             return failed();
         const key = body.slice(keyStart.end, keyEnd.start);
@@ -142,18 +148,35 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
 
 /**
  * The end of the value from `from` on: the first value end followed by another key or by nothing, so that markup
- * inside a value (an XML file's `<parameter>` lines) does not end it.
+ * inside a value (an XML file's `<parameter>` lines) does not end it. `cut` (the generation stopped inside the call):
+ * a value end followed by the start of a key or of anything else written so far ends it too (the pair was written whole).
  */
-function findValueEnd(body: string, markup: ParameterMarkup, from: number): {start: number, end: number} | null {
+function findValueEnd(body: string, markup: ParameterMarkup, from: number, cut: boolean): {start: number, end: number} | null {
+    const contentEnd = body.trimEnd().length;
+    const key = keyStartAt(markup.keyStart);
+    let last: {start: number, end: number} | null = null;
     for (let at = from; ;) {
         const end = findPiece(body, markup.valueEnd, at, true, "before");
         if (end == null)
-            return null;
-        const next = body.slice(end.end).trim() === "" ? null : findPiece(body, markup.keyStart, end.end, true);
-        if (next == null ? body.slice(end.end).trim() === "" : body.slice(end.end, next.start).trim() === "")
+            return cut ? last : null;
+        key.lastIndex = end.end;
+        if (end.end >= contentEnd || key.test(body))
             return end;
+        last = end;
+        // On from the end of this one's tags (its whitespace may be the next one's).
         at = end.end;
+        while (at > end.start + 1 && /\s/.test(body[at - 1]))
+            at--;
     }
+}
+
+const keyStartPatterns = new Map<string, RegExp>();
+/** A key's start right where a search is (sticky), whitespace before it allowed. */
+function keyStartAt(keyStart: string): RegExp {
+    let pattern = keyStartPatterns.get(keyStart);
+    if (pattern == null)
+        keyStartPatterns.set(keyStart, pattern = new RegExp(`\\s*(?:${piecePattern(keyStart).source})`, "y"));
+    return pattern;
 }
 
 function propertySchema(schema: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined {
