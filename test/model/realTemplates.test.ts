@@ -109,7 +109,8 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
         const prefilled = job({turns: [...turns, {role: "assistant", content: "Hello"}]});
         const prompt = conversationPrompt(renderer, spec.format, prefilled, undefined, false);
         const [choice] = await (await engine.submit(prefilled, {signal: new AbortController().signal})).done;
-        if (promptText(model, prompt.rendered).trimEnd().endsWith("Hello")) {
+        const leavesOpen = promptText(model, prompt.rendered).trimEnd().endsWith("Hello");
+        if (leavesOpen) {
             expect({tail: prompt.tail, start: prompt.start}).toEqual({tail: "", start: "answer"});
             expect(choice.reasoning).toBeNull();
             expect(choice.text).toBe(" world");
@@ -117,6 +118,16 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
             // The template closed it: the reply starts as any reply does (it thinks "I think", answers "Hello world").
             expect(promptText(model, prompt.rendered) + prompt.tail).toMatch(new RegExp(`${escapeRegExp(endings[spec.id].on)}$`));
             expect(choice.text).toBe("Hello world");
+        }
+        // A prefill that opens a thought (R1's usual "<think>\n") goes on as reasoning; one that only looks like the
+        // template's own text ("assistant", "<think>\n" after a closed message) changes nothing.
+        const plain = conversationPrompt(renderer, spec.format, job(), undefined, false);
+        for (const content of ["<think>\n", "assistant"]) {
+            const other = conversationPrompt(renderer, spec.format, job({turns: [...turns, {role: "assistant", content}]}), undefined, false);
+            if (leavesOpen)
+                expect({tail: other.tail, start: other.start}).toEqual({tail: "", start: content === "<think>\n" ? "reasoning" : "answer"});
+            else
+                expect({tail: other.tail, start: other.start}).toEqual({tail: plain.tail, start: plain.start});
         }
     });
 

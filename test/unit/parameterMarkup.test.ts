@@ -123,7 +123,10 @@ describe("what real models write beside the template's exact markup", () => {
     it("a forced call cut in its closing tags keeps its last pair; a value end followed by other text is the value's", () => {
         const start = "parameter=path>\na.txt\n</parameter>\n<";
         for (const tail of ["/funct", "/function>\n</tool", "para", "", "parameter=con"])
-            expect(argumentsFromMarkup(start + tail, coder.parameters!, undefined, true)).toBe('{"path":"a.txt"}');
+            expect(argumentsFromMarkup(start + tail, coder.parameters!, undefined, true, coder.suffix)).toBe('{"path":"a.txt"}');
+        // Cut inside a value that holds a value end of its own: that pair was not written whole.
+        expect(argumentsFromMarkup(start + "parameter=content>\n<a>\n</parameter>\n<b>more", coder.parameters!, undefined, true, coder.suffix))
+            .toBe('{"path":"a.txt"}');
         expect(JSON.parse(argumentsFromMarkup("parameter=a>\nx\n</parameter>\n<\n\n</parameter>\n<parameter=b>\n2\n</parameter>\n<", coder.parameters!, undefined)!))
             .toEqual({a: "x\n</parameter>\n<\n", b: 2});
     });

@@ -22,13 +22,18 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
     const rendered = renderer.renderTemplate(job.turns, functions, kwargs);
     // A conversation that ends with an answer's start (an assistant message without calls: Anthropic's prefill), where
-    // the template leaves that message open, is continued: no thinking tail after it, and what comes is answer. (Other
-    // templates close it and open a new reply: DeepSeek-R1's, gpt-oss's.)
+    // the template leaves that message open (the prompt ends with the message's own text, not the template's), is
+    // continued: no thinking tail after it, and what comes is answer, or reasoning where the prefill opens a thought
+    // it does not close. (Other templates close it and open a new reply: DeepSeek-R1's, gpt-oss's.)
     const last = job.turns.at(-1);
+    const end = rendered?.values.at(-1);
     const continued = last?.role === "assistant" && last.content.trim() !== "" && (last.toolCalls?.length ?? 0) === 0
-        && rendered != null && rendered.toString().trimEnd().endsWith(last.content.trimEnd());
-    if (!thinks || rendered == null || continued)
-        return {tokens: renderer.tokensOf(rendered, job.turns), start: thinks && !continued ? "undecided" : "answer", rendered, tail: ""};
+        && typeof end === "string" && end.trimEnd().endsWith(last.content.trimEnd());
+    if (!thinks || rendered == null || continued) {
+        const start: ReasoningStart = !thinks ? "answer" : !continued ? "undecided"
+            : format === "think-tags" && last!.content.lastIndexOf("<think>") > last!.content.lastIndexOf("</think>") ? "reasoning" : "answer";
+        return {tokens: renderer.tokensOf(rendered, job.turns), start, rendered, tail: ""};
+    }
     const {tail, start} = thinkingPromptTail(
         format, {text: rendered.toString(), opensOnResponseStart: renderer.opensThinkingOnResponseStart},
         {enabled, constrained}

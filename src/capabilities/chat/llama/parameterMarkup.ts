@@ -122,7 +122,8 @@ const keyPattern = /^[^\s<>"'=/]+$/;
  * is not that markup. A value is read by the function's schema ({@link typedValue}). `cut`: the generation stopped
  * inside the call; the pairs written whole are kept.
  */
-export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schema: Record<string, unknown> | undefined, cut = false): string | null {
+export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schema: Record<string, unknown> | undefined, cut = false,
+    callEnd = ""): string | null {
     const args: Record<string, unknown> = {};
     const failed = () => cut ? JSON.stringify(args) : null;
     let at = 0;
@@ -134,7 +135,7 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
         if (keyStart == null || body.slice(at, keyStart.start).trim() !== "")
             return failed();
         const keyEnd = findPiece(body, markup.keyEnd, keyStart.end, true, "after");
-        const valueEnd = keyEnd == null ? null : findValueEnd(body, markup, keyEnd.end, cut);
+        const valueEnd = keyEnd == null ? null : findValueEnd(body, markup, keyEnd.end, cut ? callEnd : null);
         if (keyEnd == null || valueEnd == null)
             return failed();
         const key = body.slice(keyStart.end, keyEnd.start);
@@ -148,21 +149,24 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
 
 /**
  * The end of the value from `from` on: the first value end followed by another key or by nothing, so that markup
- * inside a value (an XML file's `<parameter>` lines) does not end it. `cut` (the generation stopped inside the call):
- * a value end followed by the start of a key or of anything else written so far ends it too (the pair was written whole).
+ * inside a value (an XML file's `<parameter>` lines) does not end it. `cutCallEnd` (the generation stopped inside the
+ * call, whose end is this): a value end followed only by the start of a key or of the call's end ends it too (the pair
+ * was written whole, the generation stopped in the tags after it).
  */
-function findValueEnd(body: string, markup: ParameterMarkup, from: number, cut: boolean): {start: number, end: number} | null {
+function findValueEnd(body: string, markup: ParameterMarkup, from: number, cutCallEnd: string | null): {start: number, end: number} | null {
     const contentEnd = body.trimEnd().length;
     const key = keyStartAt(markup.keyStart);
     let last: {start: number, end: number} | null = null;
     for (let at = from; ;) {
         const end = findPiece(body, markup.valueEnd, at, true, "before");
         if (end == null)
-            return cut ? last : null;
+            return last;
         key.lastIndex = end.end;
         if (end.end >= contentEnd || key.test(body))
             return end;
-        last = end;
+        const rest = withoutSpace(body.slice(end.end));
+        if (cutCallEnd != null && (withoutSpace(cutCallEnd).startsWith(rest) || withoutSpace(markup.keyStart).startsWith(rest)))
+            last = end;
         // On from the end of this one's tags (its whitespace may be the next one's).
         at = end.end;
         while (at > end.start + 1 && /\s/.test(body[at - 1]))

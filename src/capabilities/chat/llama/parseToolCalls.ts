@@ -13,7 +13,7 @@ export function argumentsReader(format: ToolCallFormat, functions: readonly Chat
     if (markup == null)
         return jsonArguments;
     const schemas = new Map(functions.map((fn) => [fn.name, fn.parameters]));
-    return (name, written, cut) => argumentsFromMarkup(written, markup, schemas.get(name), cut);
+    return (name, written, cut) => argumentsFromMarkup(written, markup, schemas.get(name), cut, format.suffix);
 }
 
 export const jsonArguments: ArgumentsReader = (_name, written, cut) => cut || isJsonObject(written.trim()) ? written.trim() : null;
