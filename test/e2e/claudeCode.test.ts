@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPrograms, installAgentProgram } from "../support/agentPrograms.js";
-import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { makeTestLlamaGguf, scriptThrough, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startRecordingProxy, startRefusingProxy, type RecordedExchange, type RecordingProxy, type RefusingProxy } from "../support/recordingProxy.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
@@ -59,6 +59,14 @@ function claude(args: string[], apiKey = key, target: {proxy: RecordingProxy, re
     });
 }
 
+/** A home of its own for `claude` runs, in the system's temp folder: `work` (where it runs) and `tmp` in it. */
+function claudeHome(prefix: string): string {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    fs.mkdirSync(path.join(folder, "work"));
+    fs.mkdirSync(path.join(folder, "tmp"));
+    return folder;
+}
+
 /** The statuses of the server's own log lines for the Messages routes. */
 function loggedStatuses(): number[] {
     return logLines.filter((line) => line.includes("/v1/messages")).map((line) => Number(/ status=(\d+)/.exec(line)?.[1]));
@@ -85,9 +93,7 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
         });
         proxy = await startRecordingProxy(server.url);
         refuser = await startRefusingProxy();
-        home = fs.mkdtempSync(path.join(os.tmpdir(), "los-claude-code-"));
-        fs.mkdirSync(path.join(home, "work"));
-        fs.mkdirSync(path.join(home, "tmp"));
+        home = claudeHome("los-claude-code-");
     }, 120_000);
 
     afterAll(async () => {
@@ -169,9 +175,7 @@ describe.skipIf("skip" in program)("Claude Code carries out a call a Qwen3-Coder
     let coderHome: string;
     let target: string;
     beforeAll(async () => {
-        coderHome = fs.mkdtempSync(path.join(os.tmpdir(), "los-claude-code-coder-"));
-        fs.mkdirSync(path.join(coderHome, "work"));
-        fs.mkdirSync(path.join(coderHome, "tmp"));
+        coderHome = claudeHome("los-claude-code-coder-");
         target = path.join(coderHome, "work", "hello.txt");
         const pieces = ["<tool_call>", "\n<function=Write>\n<parameter=file_path>\n", target, "\n</parameter>\n<parameter=content>\n",
             "hello-from-a-local-coder", "\n</parameter>\n</function>\n", "</tool_call>", "<|im_end|>"];
@@ -179,7 +183,7 @@ describe.skipIf("skip" in program)("Claude Code carries out a call a Qwen3-Coder
             seed: 3, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "Qwen3-Coder.jinja"), "utf8"),
             userDefinedVocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"], extraVocab: pieces.slice(1, -2),
             contextLength: 32768, nEmbd: 64, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 64,
-            script: ["\n", ...pieces].flatMap((piece, index, all) => index + 1 < all.length ? [[piece, all[index + 1]] as const] : [])
+            script: scriptThrough(["\n", ...pieces])
         });
         coderServer = await startTestServer({
             models: [{id: coderModel, task: "chat", path: coderPath, contextSize: 32768, parallel: 2}],

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
@@ -27,8 +27,7 @@ describe("tool calls with arguments in markup (Qwen3-Coder's real template)", ()
     beforeAll(async () => {
         fs.mkdirSync(testModelsDir, {recursive: true});
         // The script starts from the generation prompt's last token (`<|im_start|>assistant\n`).
-        const script = ["\n", "<tool_call>", ...callPieces, "</tool_call>", "<|im_end|>"].flatMap((piece, index, all) =>
-            index + 1 < all.length ? [[piece, all[index + 1]] as const] : []);
+        const script = scriptThrough(["\n", "<tool_call>", ...callPieces, "</tool_call>", "<|im_end|>"]);
         await makeTestLlamaGguf(modelPath, {
             seed: 90, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "Qwen3-Coder.jinja"), "utf8"),
             userDefinedVocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"], extraVocab: callPieces, script

@@ -65,6 +65,9 @@ export class NodeLlamaInternalsError extends Error {
     }
 }
 
+/** The native context's methods wrapNativeContext can wrap (sampleDraft only where the binary has it). */
+const wrappableMethods = ["initBatch", "addToBatch", "sampleToken", "decodeBatch", "sampleDraft"] as const;
+
 /** The context's native context (`LlamaContext._ctx`), checked for the methods the server calls. */
 export function nativeContextOf(context: LlamaContext): NativeContext {
     const native = (context as unknown as ContextInternals)._ctx;
@@ -82,13 +85,9 @@ export function nativeContextOf(context: LlamaContext): NativeContext {
  */
 export function wrapNativeContext(context: LlamaContext, wrap: (original: NativeContext) => Partial<NativeContext>): NativeContext {
     const native = nativeContextOf(context);
-    const original: NativeContext = {
-        initBatch: native.initBatch.bind(native),
-        addToBatch: native.addToBatch.bind(native),
-        sampleToken: native.sampleToken.bind(native),
-        decodeBatch: native.decodeBatch.bind(native),
-        ...(typeof native.sampleDraft === "function" ? {sampleDraft: native.sampleDraft.bind(native)} : {})
-    };
+    const methods = native as unknown as Record<string, unknown>;
+    const original = Object.fromEntries(wrappableMethods.filter((name) => typeof methods[name] === "function")
+        .map((name) => [name, (methods[name] as (...args: unknown[]) => unknown).bind(native)])) as NativeContext;
     for (const [name, value] of Object.entries(wrap(original)))
         Object.defineProperty(native, name, {value, writable: true, configurable: true, enumerable: false});
     return original;
@@ -97,7 +96,7 @@ export function wrapNativeContext(context: LlamaContext, wrap: (original: Native
 /** Undoes {@link wrapNativeContext}: the native context's own methods again. */
 export function unwrapNativeContext(context: LlamaContext): void {
     const native = nativeContextOf(context) as unknown as Record<string, unknown>;
-    for (const name of ["initBatch", "addToBatch", "sampleToken", "sampleDraft", "decodeBatch"])
+    for (const name of wrappableMethods)
         if (Object.prototype.hasOwnProperty.call(native, name))
             delete native[name];
 }

@@ -101,6 +101,11 @@ export const toolsChatTemplate = [
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 ].join("\n");
 
+/** A `script` that writes `pieces` in order after the first: each piece followed by the next. */
+export function scriptThrough(pieces: readonly string[]): [from: string, to: string][] {
+    return pieces.slice(1).map((piece, index) => [pieces[index], piece]);
+}
+
 /** Normal vocabulary pieces that let a model write {@link toolsChatTemplate}'s call markup as whole tokens. */
 export const toolCallVocab = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"] as const;
 

@@ -141,7 +141,7 @@ export class ChatPromptRenderer {
 
     /**
      * The call format of a template that writes arguments in markup (parameterMarkup.ts), read from its renderings of a
-     * probe call with two string arguments and with none; null (no tool support) when they do not have that shape.
+     * probe call with two string arguments and with none; node-llama-cpp's own (`detected`) when they do not have that shape.
      */
     private markupFormat(detected: ToolCallFormat): ToolCallFormat {
         const {name, keys, values} = parameterProbe;

@@ -139,14 +139,13 @@ export class ToolCallStream {
                 }
                 case "arguments": {
                     const end = findPiece(this.buffer, suffix, this.suffixSearchFrom, this.format.parameters != null);
-                    const at = end?.start ?? -1;
                     if (end == null) {
                         this.suffixSearchFrom = resumeFrom(this.buffer, suffix);
                         if (this.streamsArguments)
                             this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, suffix)).trimEnd().length);
                         return;
                     }
-                    const argumentsText = this.read(this.name, this.buffer.slice(0, at), false);
+                    const argumentsText = this.read(this.name, this.buffer.slice(0, end.start), false);
                     if (argumentsText == null) {
                         this.malformed();
                         continue;
@@ -154,7 +153,7 @@ export class ToolCallStream {
                     if (this.hold)
                         this.emit({type: "call", index: this.completed, name: this.name});
                     if (this.streamsArguments)
-                        this.sendArguments(this.buffer.slice(0, at).trimEnd().length);
+                        this.sendArguments(this.buffer.slice(0, end.start).trimEnd().length);
                     else
                         this.emit({type: "arguments", index: this.completed, fragment: argumentsText});
                     this.completed++;

@@ -17,8 +17,7 @@ export const parameterProbe = {name: "probefnqx", keys: ["probekeyaqx", "probeke
 /**
  * The markup, from the template's renderings of the probe call: `two` with both keys and values, `none` with no
  * arguments; `prefix` and `suffix` as node-llama-cpp detected them (the text before the name, and after the last value).
- * Null when the renderings do not have the shape (the template is then taken to have no tool support: a wrong format
- * would make every call fail).
+ * Null when the renderings do not have the shape (ChatPromptRenderer then keeps node-llama-cpp's format).
  */
 export function deriveParameterMarkup(two: string, none: string, prefix: string, suffix: string):
     {nameEnd: string, callEnd: string, markup: ParameterMarkup} | null {
@@ -126,16 +125,17 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
     callEnd = ""): string | null {
     const args: Record<string, unknown> = {};
     const failed = () => cut ? JSON.stringify(args) : null;
+    // Where the body's text ends (whitespace after it is no pair's).
+    const contentEnd = body.trimEnd().length;
     let at = 0;
     for (;;) {
-        const rest = body.slice(at);
-        if (rest.trim() === "")
+        if (at >= contentEnd)
             break;
         const keyStart = findPiece(body, markup.keyStart, at, true);
         if (keyStart == null || body.slice(at, keyStart.start).trim() !== "")
             return failed();
         const keyEnd = findPiece(body, markup.keyEnd, keyStart.end, true, "after");
-        const valueEnd = keyEnd == null ? null : findValueEnd(body, markup, keyEnd.end, cut ? callEnd : null);
+        const valueEnd = keyEnd == null ? null : findValueEnd(body, contentEnd, markup, keyEnd.end, cut ? callEnd : null);
         if (keyEnd == null || valueEnd == null)
             return failed();
         const key = body.slice(keyStart.end, keyEnd.start);
@@ -150,23 +150,24 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
 /**
  * The end of the value from `from` on: the first value end followed by another key or by nothing, so that markup
  * inside a value (an XML file's `<parameter>` lines) does not end it. `cutCallEnd` (the generation stopped inside the
- * call, whose end is this): a value end followed only by the start of a key or of the call's end ends it too (the pair
- * was written whole, the generation stopped in the tags after it).
+ * call, whose end is this): the last value end, when only the start of a key or of the call's end follows it, ends it
+ * too (the pair was written whole, the generation stopped in the tags after it). `contentEnd`: where the body's text ends.
  */
-function findValueEnd(body: string, markup: ParameterMarkup, from: number, cutCallEnd: string | null): {start: number, end: number} | null {
-    const contentEnd = body.trimEnd().length;
+function findValueEnd(body: string, contentEnd: number, markup: ParameterMarkup, from: number, cutCallEnd: string | null): {start: number, end: number} | null {
     const key = keyStartAt(markup.keyStart);
-    let last: {start: number, end: number} | null = null;
+    let previous: {start: number, end: number} | null = null;
     for (let at = from; ;) {
         const end = findPiece(body, markup.valueEnd, at, true, "before");
-        if (end == null)
-            return last;
+        if (end == null) {
+            if (cutCallEnd == null || previous == null)
+                return null;
+            const rest = withoutSpace(body.slice(previous.end));
+            return withoutSpace(cutCallEnd).startsWith(rest) || withoutSpace(markup.keyStart).startsWith(rest) ? previous : null;
+        }
         key.lastIndex = end.end;
         if (end.end >= contentEnd || key.test(body))
             return end;
-        const rest = withoutSpace(body.slice(end.end));
-        if (cutCallEnd != null && (withoutSpace(cutCallEnd).startsWith(rest) || withoutSpace(markup.keyStart).startsWith(rest)))
-            last = end;
+        previous = end;
         // On from the end of this one's tags (its whitespace may be the next one's).
         at = end.end;
         while (at > end.start + 1 && /\s/.test(body[at - 1]))

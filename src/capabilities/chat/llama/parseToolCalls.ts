@@ -45,10 +45,10 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
     }
     const content = text.slice(0, first).trimEnd();
     const calls: GeneratedToolCall[] = [];
+    const flexible = format.parameters != null;
     let at = first;
     for (;;) {
         at += format.prefix.length;
-        const flexible = format.parameters != null;
         const nameEnd = findPiece(text, format.paramsPrefix, at, flexible);
         if (nameEnd == null)
             return truncated ? {content, calls, complete: false} : calls.length === 0 ? null : {content, calls, complete: true};
