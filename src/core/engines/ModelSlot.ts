@@ -97,7 +97,7 @@ export class ModelSlot {
     loadProgress: number | null = null;
     /** Its last load's failure, and when a request may try again. */
     failure: {error: ModelLoadError, retryAt: number, count: number} | null = null;
-    /** Cancels its keep-alive (or retry) timer. */
+    /** Cancels its keep-alive timer. */
     private cancelTimer: (() => void) | null = null;
     /** A failed preloaded model's retry (retryPreloadAt): apart from the keep-alive timer, which a request stops while it waits. */
     private cancelRetry: (() => void) | null = null;

@@ -59,6 +59,8 @@ export class ChatPromptRenderer {
      * template's renderings did not show the markup (node-llama-cpp's format is kept then).
      */
     private argumentsInMarkup: boolean | undefined;
+    /** Puts node-llama-cpp's wrapping of the first wrapper's arguments back (markupFormat found no markup). */
+    private undoUnwrapped: (() => void) | null = null;
     /** A top-level null argument goes to the template as this text (Qwen3-Coder's `| string` fails on null; Python writes `None`). */
     private nullArgument: string | null = null;
     /** How the model writes a call (null: its template has no tool support); in the constructor, the probe renders with the detected one. */
@@ -135,9 +137,6 @@ export class ChatPromptRenderer {
         this.watches.set(wrapper, watchRenders(wrapper));
         return wrapper;
     }
-
-    /** Puts node-llama-cpp's wrapping of the first wrapper's arguments back (markupFormat found no markup). */
-    private undoUnwrapped: (() => void) | null = null;
 
     /**
      * The call format of a template that writes arguments in markup (parameterMarkup.ts), read from its renderings of a
