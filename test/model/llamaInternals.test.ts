@@ -7,7 +7,7 @@ import {
     type BatchItem, type LlamaContext, type LlamaModel, type Token
 } from "node-llama-cpp";
 import {
-    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks, renderCallArgumentsUnwrapped,
+    assertTokenBiasMap, detachTokenPredictor, draftVerificationOf, ensureDraftContextCompatible, assertSequenceCopy, copySequenceState, jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks, renderCallArgumentsUnwrapped, renderCallsThroughTemplate,
     nativeContextOf, nativeSamplerFactory, NodeLlamaInternalsError, queuedDecodesOf, unwrapNativeContext, wrapNativeContext,
     sequenceIdOf, speculationPatched, tokenBiasMap, type NativeContext
 } from "../../src/runtimes/llama/internals.js";
@@ -269,6 +269,31 @@ describe("node-llama-cpp internals the server relies on", () => {
         expect(renderCallArgumentsUnwrapped(qwen3)).toBeNull();
     });
 
+    it("JinjaTemplateChatWrapper._usingJinjaFunctionCallTemplate and its call settings: gpt-oss's template renders tools, a past call and its result", () => {
+        // The real template (test/fixtures/templates): node-llama-cpp does not recognise its call format and writes calls
+        // in its own ("||call:") into the messages.
+        const render = (throughTemplate: boolean) => {
+            const template = fs.readFileSync(path.join(root, "test/fixtures/templates/openai-gpt-oss-120b.jinja"), "utf8");
+            const wrapper = new JinjaTemplateChatWrapper({template, joinAdjacentMessagesOfTheSameType: false});
+            expect(wrapper.usingJinjaFunctionCallTemplate).toBe(false);
+            if (throughTemplate) {
+                renderCallsThroughTemplate(wrapper, {call: {prefix: "to=functions.", paramsPrefix: "<|message|>", suffix: "<|call|>"}, result: {prefix: "", suffix: ""}});
+                expect(wrapper.usingJinjaFunctionCallTemplate).toBe(true);
+            }
+            return wrapper.generateContextState({
+                chatHistory: [{type: "user", text: "Weather?"}, {type: "model", response: [
+                    {type: "functionCall", name: "get_weather", params: {city: "Paris"}, result: "sunny", startsNewChunk: true}
+                ]}],
+                availableFunctions: {get_weather: {description: "The weather", params: {type: "object", properties: {city: {type: "string"}}}}}
+            }).contextText.toString();
+        };
+        expect(render(false)).toContain("||call:");
+        const rendered = render(true);
+        expect(rendered).toContain("type get_weather = (_: {\ncity?: string,\n}) => any;");
+        expect(rendered).toContain('<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}<|call|>');
+        expect(rendered).toContain('<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>"sunny"<|end|>');
+    });
+
     it("JinjaTemplateChatWrapper.settings.segments.thought.openOnResponseStart: Qwen3.5's empty think block before a response of the current turn stays", () => {
         // The real template (test/fixtures/templates) writes `<think>\n\n</think>\n\n` before each response after the last user message.
         const render = (keep: boolean) => {
@@ -354,6 +379,7 @@ describe("a node-llama-cpp without a field the server relies on", () => {
         ["JinjaTemplateChatWrapper._jinjaTemplate", () => jinjaRendererOf(empty)],
         ["JinjaTemplateChatWrapper._transformChatHistory", () => keepHistoryResponsesAsGiven(empty)],
         ["JinjaTemplateChatWrapper._wrapFunctionParamsInsideMapKey", () => renderCallArgumentsUnwrapped(empty)],
+        ["JinjaTemplateChatWrapper._usingJinjaFunctionCallTemplate", () => renderCallsThroughTemplate(empty, {})],
         ["LlamaContextSequence._copyStateFromOtherSequence", () => assertSequenceCopy(empty)]
     ])("names %s", (field, access) => {
         expect(access).toThrow(NodeLlamaInternalsError);

@@ -33,7 +33,7 @@ function openAiMessages(turns: readonly ChatTurn[]): unknown[] {
 // are rendered in the detected format so the prompt and what the model is made to write agree); DeepSeek-R1-Distill's and
 // gpt-oss's (node-llama-cpp does not use those templates for calls: its own "||call:" format). Rendering the messages
 // through the template ourselves, with a parser per call format as llama-server has, would take these too.
-it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
+it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq", "gpt-oss"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
     await expectToolLoopsAsTemplate(spec.path, spec.template, spec.format);
 }, 60_000);
 
@@ -106,6 +106,10 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
         ["non-string arguments", [
             {role: "user", content: "Weather?"},
             {role: "assistant", content: "", toolCalls: [call("Paris", {city: "Paris", days: 3, opts: {unit: "c"}, tags: ["a", "b"]})]}
+        ]],
+        ["a result with quotes and lines", [
+            {role: "user", content: "Read it"},
+            {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: 'line "one"\n\tline two\\'}]}
         ]],
         ["empty arguments", [
             {role: "user", content: "Weather?"},

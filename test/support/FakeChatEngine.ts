@@ -68,7 +68,7 @@ export class FakeChatEngine implements ChatEngine {
                     if (this.script.cachedPromptTokens != null)
                         hooks.onPromptCache?.(index, this.script.cachedPromptTokens);
                     // A thinking model's output is split as the real engine splits it (ReasoningOutput).
-                    const output = new ReasoningOutput(this.info.reasoningFormat, false, {
+                    const output = new ReasoningOutput(this.info.reasoningFormat, "undecided", {
                         reasoning: (text) => hooks.onReasoning?.(index, text),
                         content: (text) => hooks.onText?.(index, text)
                     });

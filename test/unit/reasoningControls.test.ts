@@ -70,15 +70,15 @@ describe("ReasoningPhase (token by token, as the engine samples)", () => {
 describe("ReasoningOutput", () => {
     it("splits a thinking model's pieces to the two sinks and returns both; another model's output is all answer", () => {
         const seen: string[] = [];
-        const output = new ReasoningOutput("think-tags", false, {reasoning: (text) => seen.push(`r:${text}`), content: (text) => seen.push(`c:${text}`)});
+        const output = new ReasoningOutput("think-tags", "undecided", {reasoning: (text) => seen.push(`r:${text}`), content: (text) => seen.push(`c:${text}`)});
         for (const piece of ["<th", "ink>Let", " me</thi", "nk>\n\nHi", "."])
             output.push(piece);
         expect(output.finish()).toEqual({content: "Hi.", reasoning: "Let me"});
         expect(seen).toEqual(["r:Let", "r: me", "c:Hi", "c:."]);
-        const plain = new ReasoningOutput(null, false, {reasoning: () => {}, content: () => {}});
+        const plain = new ReasoningOutput(null, "undecided", {reasoning: () => {}, content: () => {}});
         plain.push("<think>x</think>y");
         expect(plain.finish()).toEqual({content: "<think>x</think>y"});
-        const empty = new ReasoningOutput("think-tags", true, {reasoning: () => {}, content: () => {}});
+        const empty = new ReasoningOutput("think-tags", "reasoning", {reasoning: () => {}, content: () => {}});
         empty.push("</think>Answer");
         expect(empty.finish()).toEqual({content: "Answer", reasoning: null});
     });
@@ -91,7 +91,7 @@ describe("ReasoningOutput", () => {
             ["<think>", " ", "\n", "</think>", "Hi"]
         ]) {
             const streamed: string[] = [];
-            const output = new ReasoningOutput("think-tags", false, {reasoning: (text) => streamed.push(text), content: () => {}});
+            const output = new ReasoningOutput("think-tags", "undecided", {reasoning: (text) => streamed.push(text), content: () => {}});
             for (const piece of pieces)
                 output.push(piece);
             const {reasoning} = output.finish();
@@ -103,7 +103,7 @@ describe("ReasoningOutput", () => {
     it("logprobs entries follow the text: those of the reasoning, its tags and the whitespace after them never go out", () => {
         const entry = (token: string) => ({token, logprob: -1, bytes: [...new TextEncoder().encode(token)], topLogprobs: []});
         const streamed: string[][] = [];
-        const output = new ReasoningOutput("think-tags", false, {reasoning: () => {}, content: (_text, logprobs) => streamed.push((logprobs ?? []).map((e) => e.token))});
+        const output = new ReasoningOutput("think-tags", "undecided", {reasoning: () => {}, content: (_text, logprobs) => streamed.push((logprobs ?? []).map((e) => e.token))});
         // One token per piece; a partial tag is held back with its entry; "\n\n" after the block is dropped, with its entry.
         for (const token of ["<think>", "Let", " me", "</", "think>", "\n\n", "{\"", "a", "\":", "1", "}"])
             output.push(token, [entry(token)]);
@@ -114,18 +114,18 @@ describe("ReasoningOutput", () => {
         expect(logprobs!.map((e) => e.token)).toEqual(["{\"", "a", "\":", "1", "}", "<|im_end|>"]);
         expect(streamed.flat()).toEqual(logprobs!.map((e) => e.token));
         // Several tokens in one piece (held UTF-8, a stop-sequence prefix): the piece's entries go where its text goes.
-        const mixed = new ReasoningOutput("think-tags", true, {reasoning: () => {}, content: () => {}});
+        const mixed = new ReasoningOutput("think-tags", "reasoning", {reasoning: () => {}, content: () => {}});
         mixed.push("Hmm", [entry("Hmm")]);
         mixed.push("</think>Yes", [entry("</think>"), entry("Yes")]);
         mixed.push(".", [entry(".")]);
         expect(mixed.finish().logprobs!.map((e) => e.token)).toEqual(["</think>", "Yes", "."]);
         // Harmony: the final channel's text only.
-        const harmony = new ReasoningOutput("harmony", false, {reasoning: () => {}, content: () => {}});
+        const harmony = new ReasoningOutput("harmony", "undecided", {reasoning: () => {}, content: () => {}});
         for (const token of ["<|channel|>", "analysis", "<|message|>", "Think", "<|end|>", "<|start|>", "assistant", "<|channel|>", "final", "<|message|>", "Hi", "."])
             harmony.push(token, [entry(token)]);
         expect(harmony.finish()).toMatchObject({content: "Hi.", reasoning: "Think", logprobs: [entry("Hi"), entry(".")]});
         // Without logprobs asked for, none are returned.
-        const none = new ReasoningOutput("think-tags", false, {reasoning: () => {}, content: () => {}});
+        const none = new ReasoningOutput("think-tags", "undecided", {reasoning: () => {}, content: () => {}});
         none.push("Answer");
         expect(none.finish()).toEqual({content: "Answer", reasoning: null});
     });
@@ -136,7 +136,7 @@ describe("HarmonySplitter (gpt-oss channels)", () => {
         const { HarmonySplitter } = await import("../../src/capabilities/chat/llama/text/HarmonySplitter.js");
         const text = "<|channel|>analysis<|message|>User greets. Reply.<|end|><|start|>assistant<|channel|>final<|message|>Hello there.";
         for (const size of [1, 3, 7, text.length]) {
-            const splitter = new HarmonySplitter(false);
+            const splitter = new HarmonySplitter("undecided");
             let reasoning = "";
             let content = "";
             for (let at = 0; at < text.length; at += size) {
@@ -147,12 +147,12 @@ describe("HarmonySplitter (gpt-oss channels)", () => {
             const rest = splitter.flush();
             expect([reasoning + rest.reasoning, content + rest.content]).toEqual(["User greets. Reply.", "Hello there."]);
         }
-        const opened = new HarmonySplitter(true);
+        const opened = new HarmonySplitter("reasoning");
         // contentRanges: where the answer is in the text pushed (for the logprobs of its tokens).
         expect(opened.push("Thinking<|end|><|start|>assistant<|channel|>final<|message|>Done")).toEqual({reasoning: "Thinking", content: "Done", contentRanges: [[60, 64]]});
         // A tool preamble on the commentary channel is answer text; output without framing is all answer.
-        expect(new HarmonySplitter(false).push("<|channel|>commentary<|message|>Checking.")).toEqual({reasoning: "", content: "Checking.", contentRanges: [[32, 41]]});
-        expect(new HarmonySplitter(false).push("Plain answer")).toEqual({reasoning: "", content: "Plain answer", contentRanges: [[0, 12]]});
+        expect(new HarmonySplitter("undecided").push("<|channel|>commentary<|message|>Checking.")).toEqual({reasoning: "", content: "Checking.", contentRanges: [[32, 41]]});
+        expect(new HarmonySplitter("undecided").push("Plain answer")).toEqual({reasoning: "", content: "Plain answer", contentRanges: [[0, 12]]});
     });
 
     it("where a harmony prompt's output starts", () => {
@@ -166,10 +166,50 @@ describe("HarmonySplitter (gpt-oss channels)", () => {
 describe("HarmonySplitter as llama.cpp renders gpt-oss's output", () => {
     it("<|end|> is a control token (no text): the next <|start|> ends the analysis", async () => {
         const { HarmonySplitter } = await import("../../src/capabilities/chat/llama/text/HarmonySplitter.js");
-        const splitter = new HarmonySplitter(false);
+        const splitter = new HarmonySplitter("undecided");
         const pieces = ["<|channel|>", "analysis", "<|message|>", "Think", "ing.", "", "<|start|>", "assistant", "<|channel|>", "final", "<|message|>", "Hi", "."];
         const out = pieces.map((piece) => splitter.push(piece));
         expect(out.map((piece) => piece.reasoning).join("")).toBe("Thinking.");
         expect(out.map((piece) => piece.content).join("")).toBe("Hi.");
+    });
+});
+
+describe("HarmonySplitter: gpt-oss's calls (a message addressed to a function)", () => {
+    const split = async (pieces: readonly string[], start: "undecided" | "call" = "undecided", ended = true) => {
+        const { HarmonySplitter } = await import("../../src/capabilities/chat/llama/text/HarmonySplitter.js");
+        const splitter = new HarmonySplitter(start);
+        const out = [...pieces.map((piece) => splitter.push(piece)), splitter.flush(ended)];
+        return [out.map((piece) => piece.reasoning).join(""), out.map((piece) => piece.content).join("")];
+    };
+    const call = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>';
+
+    it("goes to the answer in one form, however the header is written and whatever the pieces", async () => {
+        // As gpt-oss writes it (the recipient in the channel's header), as its template renders a past call (in the
+        // role's header, no <|constrain|>), and without the analysis before it.
+        const written = [
+            '<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}',
+            '<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}',
+            ' to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}'
+        ];
+        for (const text of written)
+            for (const size of [1, 4, text.length]) {
+                const pieces = Array.from({length: Math.ceil(text.length / size)}, (_, index) => text.slice(index * size, (index + 1) * size));
+                const [reasoning, content] = await split(pieces);
+                expect(content).toBe(call);
+                expect(reasoning).toBe(text.includes("analysis") ? "Need weather." : "");
+            }
+    });
+
+    it("ends only where the model ended it: not at the token limit", async () => {
+        const [, cut] = await split(['<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Pa'], "undecided", false);
+        expect(cut).toBe('<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Pa');
+        // A <|call|> written as text ends it too, and a preamble before the call stays answer text before it.
+        const [, preamble] = await split(["<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant" + call], "undecided", false);
+        expect(preamble).toBe("Checking." + call);
+    });
+
+    it("a forced call the prompt opened (up to the name) goes on from there", async () => {
+        const [reasoning, content] = await split(["get_", 'weather <|constrain|>json<|message|>{"city": "Paris"}'], "call");
+        expect([reasoning, content]).toEqual(["", call]);
     });
 });

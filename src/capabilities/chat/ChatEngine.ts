@@ -52,7 +52,12 @@ export type ChatTools = {
  * The arguments are one JSON object, or with `parameters` one markup pair per argument (Qwen3-Coder's, GLM-4.6's:
  * parameterMarkup.ts), `paramsPrefix` and `suffix` then ending the name and the call.
  */
-export type ToolCallFormat = {prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup};
+/**
+ * How a template's calls are written: `prefix name paramsPrefix <arguments> suffix`, calls joined by `betweenCalls`.
+ * `forcedOpening`: a forced call is opened by the prompt with this text (the prefix), a grammar writes its name and
+ * arguments, and the model's end of generation is its suffix (harmony, where a call is a message of its own: one call).
+ */
+export type ToolCallFormat = {prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, forcedOpening?: string};
 
 /** One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd. */
 export type ParameterMarkup = {keyStart: string, keyEnd: string, valueEnd: string};

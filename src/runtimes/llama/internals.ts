@@ -52,6 +52,7 @@ type SequenceInternals = {
 };
 type TokenBiasInternals = {_biases?: unknown};
 type JinjaWrapperInternals = {
+    _usingJinjaFunctionCallTemplate?: unknown, _stringifyFunctionParams?: unknown, _combineJinjaModelMessageAndToolCalls?: unknown,
     _stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>, _wrapFunctionParamsInsideMapKey?: unknown,
     _transformChatHistory?: (...args: unknown[]) => unknown
 };
@@ -356,6 +357,25 @@ export function renderCallArgumentsUnwrapped(wrapper: JinjaTemplateChatWrapper):
     return () => {
         internals._wrapFunctionParamsInsideMapKey = key;
     };
+}
+
+/**
+ * Makes a Jinja wrapper render tools, past calls and their results through its template (OpenAI's `tools`, an assistant
+ * message's `tool_calls` with its arguments as an object, `tool` messages) where node-llama-cpp did not recognise the
+ * template's call format (gpt-oss's harmony: the name in the message header, one call per message): it would write them
+ * in its own format into the messages instead. `functions`: the wrapper's call format setting, as node-llama-cpp would
+ * have extracted it (read by nothing in the rendering but the tool results' placement of the template's own format).
+ */
+export function renderCallsThroughTemplate(wrapper: JinjaTemplateChatWrapper, functions: unknown): void {
+    const internals = wrapper as unknown as JinjaWrapperInternals;
+    for (const field of ["_usingJinjaFunctionCallTemplate", "_stringifyFunctionParams", "_stringifyFunctionResult", "_combineJinjaModelMessageAndToolCalls"] as const)
+        if (typeof internals[field] !== "boolean")
+            throw new NodeLlamaInternalsError(`JinjaTemplateChatWrapper.${field}`, "tool calls through the template");
+    internals._usingJinjaFunctionCallTemplate = true;
+    internals._stringifyFunctionParams = false;
+    internals._stringifyFunctionResult = false;
+    internals._combineJinjaModelMessageAndToolCalls = true;
+    (wrapper as unknown as {settings: unknown}).settings = {...wrapper.settings, functions};
 }
 
 /**

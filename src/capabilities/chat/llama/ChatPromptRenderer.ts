@@ -9,11 +9,16 @@ import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
 import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
-    renderCallArgumentsUnwrapped } from "../../../runtimes/llama/internals.js";
+    renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
+import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 
-/** A wrapper's template renderer, watched: its last render, and rendering the template without being watched. */
-type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string};
+/**
+ * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
+ * `replyAsGenerationPrompt`: the next render's last message is the empty reply to come, to be rendered as the template's
+ * generation prompt (harmonyReplyRender).
+ */
+type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean};
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -51,6 +56,10 @@ export class ChatPromptRenderer {
     /** The model's tokenizer, long text with special tokens in pieces (chunkedTokenizer): also /v1/tokenize's (textTokens). */
     readonly tokenizer: Tokenizer;
     readonly usesTemplate: boolean;
+    /** A harmony template (gpt-oss's): its calls are read in harmonyCalls.ts's format, and the reply is rendered as its generation prompt. */
+    private readonly harmony: boolean;
+    /** The template writes a tool's result as a JSON string (gpt-oss's `content|tojson`). */
+    private readonly resultsInJson: boolean;
     /** Whether messages of one role in a row are joined before the template renders them (createWrapper). */
     private joinsAdjacentMessages: boolean | undefined;
     /**
@@ -78,11 +87,13 @@ export class ChatPromptRenderer {
         this.escaper = new ControlTextEscape(specials);
         this.tokenizer = chunkedTokenizer(model, specials, checkpoint);
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
+        this.harmony = typeof template === "string" && isHarmonyTemplate(template);
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
-        this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate === true ? toolCallFormatOf(this.wrapper) : null;
+        this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.harmony ? harmonyCallFormat : toolCallFormatOf(this.wrapper);
         if (this.toolCallFormat != null && this.argumentsInMarkup === true)
             this.toolCallFormat = this.markupFormat(this.toolCallFormat);
+        this.resultsInJson = this.wrapper != null && this.toolCallFormat != null && encodesToolResults(this.watches.get(this.wrapper)!.render);
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
         this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
@@ -121,6 +132,9 @@ export class ChatPromptRenderer {
             wrapper = build(this.joinsAdjacentMessages);
         keepHistoryResponsesAsGiven(wrapper);
         keepTemplateThoughtBlocks(wrapper);
+        // gpt-oss's calls are read in its own format (harmonyCalls.ts), which node-llama-cpp's detection does not know.
+        if (!wrapper.usingJinjaFunctionCallTemplate && this.harmony)
+            renderCallsThroughTemplate(wrapper, {call: {...harmonyCallFormat, optionalPrefixSpace: true, emptyCallParamsPlaceholder: {}}, result: {prefix: "", suffix: ""}});
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
@@ -218,16 +232,26 @@ export class ChatPromptRenderer {
         const slots: EscapeSlots = new Map();
         const escapedTurns = turns.map((turn) => turn.toolCalls == null ? turn : {
             ...turn, toolCalls: turn.toolCalls.map((call) => ({
-                ...call, name: this.escaper.escape(call.name, slots), arguments: this.escaper.escape(this.withNullArguments(call.arguments), slots)
+                ...call, name: this.escaper.escape(call.name, slots), arguments: this.escaper.escape(this.withNullArguments(call.arguments), slots),
+                // The placeholder the template encodes stands for the result's text: encoded as the template would.
+                ...(this.resultsInJson && typeof call.result === "string" ? {result: JSON.stringify(call.result).slice(1, -1)} : {})
             }))
         });
-        const {history, newTurn} = toChatHistory(escapedTurns);
+        const {history, newTurn} = toChatHistory(this.harmony ? withoutDroppedAnalysis(escapedTurns) : escapedTurns);
         const watch = this.watches.get(built.wrapper)!;
         watch.last = null;
-        const {contextText} = built.wrapper.generateContextState({
-            chatHistory: history,
-            availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(this.escaper.escape(functions, slots))
-        });
+        // Not where the conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
+        const last = turns.at(-1);
+        watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
+        let contextText: LlamaText;
+        try {
+            ({contextText} = built.wrapper.generateContextState({
+                chatHistory: history,
+                availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(this.escaper.escape(functions, slots))
+            }));
+        } finally {
+            watch.replyAsGenerationPrompt = false;
+        }
         // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
         const rendered = watch.last;
         const prompt = (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
@@ -239,15 +263,42 @@ export class ChatPromptRenderer {
 function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
-    const watch: RenderWatch = {last: null, render};
+    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false};
     const content = callsOnlyContent(render);
     renderer.render = (given) => {
         const params = content === undefined ? given : withCallsOnlyContent(given, content);
-        const output = render(params);
+        const output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
         watch.last = {params, output};
         return output;
     };
     return watch;
+}
+
+/**
+ * The turns as gpt-oss's template renders them: the text of a response with a call is its analysis, which the template
+ * drops once a final answer follows anywhere later (and node-llama-cpp's wrapper fails on a message the template leaves out).
+ */
+function withoutDroppedAnalysis(turns: readonly ChatTurn[]): readonly ChatTurn[] {
+    const lastAnswer = turns.findLastIndex((turn) => turn.role === "assistant" && (turn.toolCalls?.length ?? 0) === 0);
+    return turns.map((turn, index) => index < lastAnswer && turn.role === "assistant" && (turn.toolCalls?.length ?? 0) > 0 && turn.content !== ""
+        ? {...turn, content: ""}
+        : turn);
+}
+
+/**
+ * A harmony template's rendering of a conversation whose last message is the empty reply to come: the messages before it
+ * with the generation prompt (`<|start|>assistant`), then the reply's placeholder, where node-llama-cpp's wrapper cuts the
+ * text (withGenerationPrompt then finds the generation prompt already in place). Rendered as a message, the reply would be
+ * a final answer, and gpt-oss's template drops the text before a call (its analysis) from a response that a final answer
+ * follows, so the text of the response in progress was lost and node-llama-cpp's check that every message is rendered failed.
+ * Null when the last message is not such a reply.
+ */
+function harmonyReplyRender(params: Record<string, unknown>, render: (params: Record<string, unknown>) => string): string | null {
+    const messages = params.messages;
+    const reply = Array.isArray(messages) ? messages.at(-1) as {role?: unknown, content?: unknown, tool_calls?: unknown} | undefined : undefined;
+    if (reply?.role !== "assistant" || typeof reply.content !== "string" || reply.tool_calls != null || params.add_generation_prompt === true)
+        return null;
+    return render({...params, messages: (messages as unknown[]).slice(0, -1), add_generation_prompt: true}) + reply.content;
 }
 
 /**
@@ -276,6 +327,26 @@ function callsOnlyContent(render: (params: Record<string, unknown>) => string): 
     if (renders(undefined))
         return undefined;
     return renders(null) ? null : renders("") ? "" : undefined;
+}
+
+/**
+ * Whether the template writes a tool's result as a JSON string (gpt-oss's `message.content|tojson`): node-llama-cpp's
+ * wrapper hands the template a placeholder for the result, so the template encodes the placeholder, not the text.
+ */
+function encodesToolResults(render: (params: Record<string, unknown>) => string): boolean {
+    const result = 'q"\\n';
+    try {
+        const output = render({
+            messages: [{role: "user", content: "Weather?"},
+                {role: "assistant", content: "", tool_calls: [{type: "function", id: "call_0", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+                {role: "tool", tool_call_id: "call_0", name: "get_weather", content: result}],
+            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
+            add_generation_prompt: true, bos_token: "", eos_token: ""
+        });
+        return output.includes(JSON.stringify(result)) && !output.includes(result);
+    } catch {
+        return false;
+    }
 }
 
 /** The messages again with `content` for each assistant message with tool calls and no text. */

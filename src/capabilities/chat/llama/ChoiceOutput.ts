@@ -2,6 +2,7 @@ import type { ChatRunHooks, ChoiceResult, ReasoningFormat, TokenLogprob, ToolCal
 import type { ChoiceOutcome } from "./generateChoice.js";
 import { parseToolCalls, type ArgumentsReader } from "./parseToolCalls.js";
 import { ReasoningOutput } from "./text/ReasoningOutput.js";
+import type { ReasoningStart } from "./text/ReasoningSplitter.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 
 /**
@@ -21,12 +22,12 @@ export class ChoiceOutput {
     private readonly toolStream: ToolCallStream | null;
     private readonly split: ReasoningOutput;
 
-    /** `reasoning`: a thinking model's format and whether its prompt opened the reasoning already; null otherwise. */
+    /** `reasoning`: a thinking model's format and where its output starts (the prompt may have opened the reasoning or a call); null otherwise. */
     constructor(
         private readonly index: number,
         private readonly hooks: ChatRunHooks,
         private readonly calls: ToolCallPlan | null,
-        reasoning: {format: ReasoningFormat, startsInReasoning: boolean} | null,
+        reasoning: {format: ReasoningFormat, start: ReasoningStart} | null,
         private readonly logprobs: boolean
     ) {
         this.toolStream = calls == null || (hooks.onText == null && hooks.onToolCall == null)
@@ -36,7 +37,7 @@ export class ChoiceOutput {
                 : hooks.onToolCall?.(index, event, this.takeEntries()), calls.read);
         // The answer goes to the call parser (streaming with tools) or out; a thinking model's reasoning apart
         // (its tokens' logprobs entries are not reported: only the answer's are).
-        this.split = new ReasoningOutput(reasoning?.format ?? null, reasoning?.startsInReasoning ?? false, {
+        this.split = new ReasoningOutput(reasoning?.format ?? null, reasoning?.start ?? "answer", {
             reasoning: (text) => hooks.onReasoning?.(index, text),
             content: (text, entries) => {
                 if (this.toolStream == null)
@@ -57,7 +58,7 @@ export class ChoiceOutput {
     /** Once the choice is generated: what was held back goes out, and the choice's result. */
     finish(outcome: ChoiceOutcome): ChoiceResult {
         const {index} = this;
-        const answer = this.split.finish();
+        const answer = this.split.finish(outcome.finishReason === "stop");
         if (this.toolStream != null) {
             this.toolStream.finish();
             if (this.entries.length > 0)

@@ -1,9 +1,8 @@
 import { createReasoningSplitter } from "./text/createReasoningSplitter.js";
 import type { ReasoningFormat } from "../ChatEngine.js";
-import type { ReasoningSplitter } from "./text/ReasoningSplitter.js";
+import type { ReasoningSplitter, ReasoningStart } from "./text/ReasoningSplitter.js";
 
-/** Where a thinking model's output starts: inside a think block the prompt opened, undecided, or in the answer (thinking off). */
-export type ReasoningStart = "reasoning" | "undecided" | "answer";
+export type { ReasoningStart } from "./text/ReasoningSplitter.js";
 
 /**
  * Where a thinking model's generation is, token by token, as the engine samples (before any text is
@@ -19,7 +18,7 @@ export class ReasoningPhase {
     private reasoned: boolean;
 
     constructor(start: ReasoningStart, format: ReasoningFormat = "think-tags") {
-        this.splitter = start === "answer" ? null : createReasoningSplitter(format, start === "reasoning");
+        this.splitter = start === "answer" || start === "call" ? null : createReasoningSplitter(format, start);
         this.reasoned = start === "reasoning";
     }
 

@@ -56,11 +56,12 @@ export type TurnPlannerModel = {
 };
 
 /** What the prompt of `job` is made of (a raw prompt, or the conversation and what its rendering depends on). */
-export function promptRequestOf(job: ChatJob, format: ChatEngineInfo["reasoningFormat"], functions: ChatToolFunction[] | undefined, constrained: boolean): PromptRequest {
+export function promptRequestOf(job: ChatJob, format: ChatEngineInfo["reasoningFormat"], functions: ChatToolFunction[] | undefined, constrained: boolean,
+    callOpening?: string): PromptRequest {
     return job.rawPrompt != null
         ? {kind: "raw", rawPrompt: job.rawPrompt}
         : {
-            kind: "conversation", format: format ?? null, functions, constrained,
+            kind: "conversation", format: format ?? null, functions, constrained, ...(callOpening == null ? {} : {callOpening}),
             job: {turns: job.turns, templateKwargs: job.templateKwargs, reasoning: job.reasoning}
         };
 }
@@ -95,7 +96,9 @@ export class TurnPlanner {
             throw new ContextLengthExceededError(contextSize, floor, {atLeast: true});
         const forced = tools?.choice.type === "forced" ? tools.choice : null;
         const constrained = forced != null || job.jsonSchema != null || job.jsonObject;
-        const prepared = await this.of.prepare(promptRequestOf(job, info.reasoningFormat, tools?.functions, constrained), signal);
+        // A format whose forced call the prompt opens (harmony's: a call is a message of its own) needs its reasoning split.
+        const callOpening = forced != null && info.reasoningFormat === "harmony" ? toolCallFormat?.forcedOpening : undefined;
+        const prepared = await this.of.prepare(promptRequestOf(job, info.reasoningFormat, tools?.functions, constrained, callOpening), signal);
         if (prepared.tokens.length === 0)
             throw new EmptyPromptError();
         if (prepared.tokens.length >= contextSize)
@@ -107,7 +110,10 @@ export class TurnPlanner {
             ? {format: toolCallFormat, names: new Set(tools.functions.map((fn) => fn.name)), forced: forced != null, read: argumentsReader(toolCallFormat, tools.functions)}
             : null;
         const grammar = forced != null && calls != null
-            ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => toolCallGrammarText(this.of.llama, calls.format, forced.functions, forced.parallel))
+            ? this.cachedGrammar("tools:" + JSON.stringify(forced), () => callOpening == null
+                ? toolCallGrammarText(this.of.llama, calls.format, forced.functions, forced.parallel)
+                // The prompt wrote the call's opening, the model's end of generation is its end: one call, its name and arguments.
+                : toolCallGrammarText(this.of.llama, {...calls.format, prefix: "", suffix: ""}, forced.functions, false))
             : job.jsonSchema != null ? this.schemaGrammar(job.jsonSchema) : job.jsonObject ? this.of.jsonGrammar : undefined;
         // A raw prompt (legacy completions) replaces the rendered conversation and is text as it is; a conversation
         // to a thinking model: where its output starts, its budget, the closing tag the engine writes.

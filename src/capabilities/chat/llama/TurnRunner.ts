@@ -163,7 +163,7 @@ export class TurnRunner {
         const {model, batchSize, copies, distributionTap, tokenBytes} = this.parts;
         const reasoning = reasoningOf(turn.prompt);
         const output = new ChoiceOutput(index, hooks, turn.calls,
-            reasoning == null ? null : {format: reasoning.format, startsInReasoning: reasoning.start === "reasoning"}, job.logprobs != null);
+            reasoning == null ? null : {format: reasoning.format, start: reasoning.start}, job.logprobs != null);
         const speculation = this.parts.speculation.forChoice(sequence, turn.speculate);
         hooks.onPromptCache?.(index, cached);
         const generated = await generateChoice({

@@ -13,10 +13,12 @@ export type ConversationPrompt = {tokens: Token[], start: ReasoningStart, render
 /**
  * A conversation's prompt tokens, and for a thinking model (`format` not null) where its output starts: the
  * template rendered with the job's variables (conversationKwargs), then what thinkingPromptTail writes after it.
- * `constrained`: a grammar will apply to the answer.
+ * `constrained`: a grammar will apply to the answer. `callOpening`: a forced call that the prompt opens (ToolCallFormat's
+ * `forcedOpening`, harmony's): written after the generation prompt in place of a thinking tail (the call is not thought
+ * about first), and the output starts in the call.
  */
 export function conversationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob,
-    functions: readonly ChatToolFunction[] | undefined, constrained: boolean): ConversationPrompt {
+    functions: readonly ChatToolFunction[] | undefined, constrained: boolean, callOpening?: string): ConversationPrompt {
     const kwargs = conversationKwargs(renderer, format, job);
     const thinks = format != null;
     const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
@@ -24,7 +26,8 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     // A conversation that ends with an answer's start (an assistant message without calls: Anthropic's prefill), where
     // the template leaves that message open (the prompt ends with the message's own text, not the template's), is
     // continued: no thinking tail after it, and what comes is answer, or reasoning where the prefill opens a thought
-    // it does not close. (Other templates close it and open a new reply: DeepSeek-R1's, gpt-oss's.)
+    // it does not close. (DeepSeek-R1's template closes it and a new reply opens; gpt-oss's is continued in its final
+    // channel, where node-llama-cpp's wrapper leaves it open.)
     const last = job.turns.at(-1);
     const end = rendered?.values.at(-1);
     const continued = last?.role === "assistant" && last.content.trim() !== "" && (last.toolCalls?.length ?? 0) === 0
@@ -34,6 +37,8 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
             : format === "think-tags" && last!.content.lastIndexOf("<think>") > last!.content.lastIndexOf("</think>") ? "reasoning" : "answer";
         return {tokens: renderer.tokensOf(rendered, job.turns), start, rendered, tail: ""};
     }
+    if (callOpening != null)
+        return {tokens: renderer.tokensOf(rendered, job.turns, callOpening), start: "call", rendered, tail: callOpening};
     const {tail, start} = thinkingPromptTail(
         format, {text: rendered.toString(), opensOnResponseStart: renderer.opensThinkingOnResponseStart},
         {enabled, constrained}

@@ -11,7 +11,7 @@ import type { ReasoningStart } from "./ReasoningPhase.js";
  * prompt, or text as /v1/tokenize tokenizes it (textTokens).
  */
 export type PromptRequest =
-    | {kind: "conversation", job: ConversationJob, format: ReasoningFormat | null, functions?: readonly ChatToolFunction[], constrained: boolean}
+    | {kind: "conversation", job: ConversationJob, format: ReasoningFormat | null, functions?: readonly ChatToolFunction[], constrained: boolean, callOpening?: string}
     | {kind: "raw", rawPrompt: RawPrompt}
     | TextRequest;
 
@@ -27,6 +27,6 @@ export function preparePrompt(model: LlamaModel, renderer: ChatPromptRenderer, r
         return {...rawPromptTokens(model, request.rawPrompt), start: "answer"};
     if (request.kind === "text")
         return {tokens: textTokens(model, renderer.tokenizer, request), start: "answer", clientStart: 0};
-    const {tokens, start} = conversationPrompt(renderer, request.format, request.job, request.functions, request.constrained);
+    const {tokens, start} = conversationPrompt(renderer, request.format, request.job, request.functions, request.constrained, request.callOpening);
     return {tokens, start, clientStart: 0};
 }

@@ -1,6 +1,6 @@
 import type { ReasoningFormat, TokenLogprob } from "../../ChatEngine.js";
 import { createReasoningSplitter } from "./createReasoningSplitter.js";
-import type { ReasoningSplitter } from "./ReasoningSplitter.js";
+import type { ReasoningSplitter, ReasoningStart } from "./ReasoningSplitter.js";
 import type { SplitText } from "./ThinkSplitter.js";
 
 /** Where a choice's split output goes as it comes; the answer's pieces with the logprobs entries of their tokens. */
@@ -29,8 +29,9 @@ export class ReasoningOutput {
     private pushed = 0;
     private contentLogprobs: TokenLogprob[] | null = null;
 
-    constructor(format: ReasoningFormat | null | undefined, startsInReasoning: boolean, private readonly sink: ReasoningSink) {
-        this.splitter = format == null ? null : createReasoningSplitter(format, startsInReasoning);
+    /** `start`: where the output starts (the prompt opened the reasoning, or a call). */
+    constructor(format: ReasoningFormat | null | undefined, start: ReasoningStart, private readonly sink: ReasoningSink) {
+        this.splitter = format == null ? null : createReasoningSplitter(format, start);
     }
 
     get splits(): boolean {
@@ -58,12 +59,15 @@ export class ReasoningOutput {
         this.emit(this.splitter.push(text));
     }
 
-    /** At the end: what was held back; returns the whole answer and reasoning (null when none, undefined when not split), and the answer's logprobs. */
-    finish(): {content: string, reasoning?: string | null, logprobs?: TokenLogprob[]} {
+    /**
+     * At the end: what was held back; returns the whole answer and reasoning (null when none, undefined when not split), and
+     * the answer's logprobs. `ended`: the model ended its output itself (not the token limit).
+     */
+    finish(ended = false): {content: string, reasoning?: string | null, logprobs?: TokenLogprob[]} {
         const logprobs = this.contentLogprobs == null ? {} : {logprobs: this.contentLogprobs};
         if (this.splitter == null)
             return {content: this.contentText, ...logprobs};
-        this.emit(this.splitter.flush());
+        this.emit(this.splitter.flush(ended));
         this.groups.length = 0;
         const reasoning = this.reasoningText.trim();
         return {content: this.contentText, reasoning: reasoning === "" ? null : reasoning, ...logprobs};
