@@ -53,6 +53,12 @@ describe("gpt-oss's tool calls (its real harmony template)", () => {
         expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
     });
 
+    it("a tool without a description (the template writes `\"// \" + tool.description`): rendered with an empty one, as llama-server does", async () => {
+        const bare = [{type: "function" as const, function: {name: "get_weather", parameters: tools[0].function.parameters}}];
+        const completion = await server.client.chat.completions.create({model: "gpt-oss", temperature: 0, max_tokens: 64, tools: bare, messages});
+        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+    });
+
     it("streamed: the deltas fold into the same call", async () => {
         const stream = server.client.chat.completions.stream({model: "gpt-oss", temperature: 0, max_tokens: 64, tools, messages});
         const completion = await stream.finalChatCompletion();

@@ -243,12 +243,20 @@ export class ChatPromptRenderer {
         // Not where the conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
         const last = turns.at(-1);
         watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
+        const given = functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : this.escaper.escape(functions, slots);
+        const generate = (available: readonly ChatToolFunction[] | undefined) =>
+            built.wrapper.generateContextState({chatHistory: history, availableFunctions: available == null ? undefined : toModelFunctions(available)}).contextText;
         let contextText: LlamaText;
         try {
-            ({contextText} = built.wrapper.generateContextState({
-                chatHistory: history,
-                availableFunctions: functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : toModelFunctions(this.escaper.escape(functions, slots))
-            }));
+            try {
+                contextText = generate(given);
+            } catch (error) {
+                // A template that writes every tool's description (gpt-oss's `"// " + tool.description`) fails on a tool
+                // without one: rendered with an empty one, as llama.cpp's Jinja joins a missing value to text.
+                if (given == null || given.every((fn) => fn.description != null))
+                    throw error;
+                contextText = generate(given.map((fn) => fn.description == null ? {...fn, description: ""} : fn));
+            }
         } finally {
             watch.replyAsGenerationPrompt = false;
         }
