@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPrograms, installAgentProgram } from "../support/agentPrograms.js";
 import { makeTestLlamaGguf, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startRecordingProxy, startRefusingProxy, type RecordingProxy, type RefusingProxy } from "../support/recordingProxy.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
@@ -24,6 +25,8 @@ if ("skip" in codex)
 const codexDefaultModel = "gpt-6.2-sol";
 const key = "sk-codex-test";
 const modelPath = path.join(testModelsDir, "tiny-codex.gguf");
+/** The same model with gpt-oss's real template and its special tokens (harmony: tools rendered as a TypeScript namespace). */
+const harmonyModelPath = path.join(testModelsDir, "tiny-codex-gpt-oss.gguf");
 
 let server: TestServer;
 let root: string;
@@ -59,8 +62,12 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
     beforeAll(async () => {
         await makeTestLlamaGguf(modelPath, {seed: 1, chatTemplate: toolsChatTemplate, extraVocab: toolCallVocab, endsTurn: "at once",
             nEmbd: 16, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 32, contextLength: 40960});
+        await makeTestLlamaGguf(harmonyModelPath, {seed: 2, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "openai-gpt-oss-120b.jinja"), "utf8"),
+            userDefinedVocab: ["<|start|>", "<|channel|>", "<|message|>", "<|constrain|>"], controlVocab: ["<|end|>", "<|return|>", "<|call|>", "<|endoftext|>"],
+            endsTurn: "at once", nEmbd: 16, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 32, contextLength: 40960});
         server = await startTestServer({
-            models: [{id: "tiny-codex", task: "chat", path: modelPath, contextSize: 40960, parallel: 1, threads: 1, aliases: [codexDefaultModel]}],
+            models: [{id: "tiny-codex", task: "chat", path: modelPath, contextSize: 40960, parallel: 1, threads: 1, aliases: [codexDefaultModel]},
+                {id: "tiny-codex-gpt-oss", task: "chat", path: harmonyModelPath, contextSize: 40960, parallel: 1, threads: 1}],
             config: {apiKeys: [key], logLevel: "info"}, apiKey: key, logLines
         });
         root = fs.mkdtempSync(path.join(os.tmpdir(), "codex-e2e-"));
@@ -95,6 +102,7 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
         if (root != null)
             fs.rmSync(root, {recursive: true, force: true});
         fs.rmSync(modelPath, {force: true});
+        fs.rmSync(harmonyModelPath, {force: true});
     });
 
     const bin = "bin" in codex ? codex.bin : "";
@@ -114,6 +122,20 @@ describe.skipIf("skip" in codex)("Codex CLI 0.171.0 (codex exec, wire_api = \"re
         expect(tools).toContainEqual({type: "web_search", external_web_access: false});
         // web_search was left out of the model's tools, with a warning.
         expect(logLines.some((line) => line.includes(" WARN ") && line.includes("Built-in tools left out"))).toBe(true);
+        expect(refuser.attempts).toEqual([]);
+    }, 180_000);
+
+    it("with a gpt-oss model (its real template renders Codex's tools): exit 0, only 2xx answers", async () => {
+        recorder.exchanges.length = 0;
+        logLines.length = 0;
+        const result = await runCodex(bin, ["--model", "tiny-codex-gpt-oss"]);
+        expect(result.code, result.stderr).toBe(0);
+        const posts = recorded().filter((request) => request.method === "POST" && request.url === "/v1/responses");
+        expect(posts.length).toBeGreaterThan(0);
+        expect(recorded().map((request) => request.status).filter((status) => status < 200 || status > 299)).toEqual([]);
+        // Codex's tools reached the template (one has a property called `items`, which failed it: patches/@huggingface+jinja+0.5.11.patch).
+        expect((posts[0].body!.tools as unknown[]).length).toBeGreaterThan(5);
+        expect(logLines.some((line) => line.includes(" ERROR "))).toBe(false);
         expect(refuser.attempts).toEqual([]);
     }, 180_000);
 
