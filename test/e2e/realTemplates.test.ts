@@ -49,7 +49,10 @@ describe.each(realTemplateModels)("$id ($file)", (spec) => {
         expect(message.content).toBe("Hello world");
         expect(completion.usage?.completion_tokens_details?.reasoning_tokens ?? 0).toBe(0);
         const on = await server.client.chat.completions.create({model: spec.id, messages, temperature: 0, max_tokens: 1});
-        expect(completion.usage!.prompt_tokens).not.toBe(on.usage!.prompt_tokens);
+        // (Gemma 4's two prompts are as long on this vocabulary: on, a system turn holding `<|think|>`; off, an empty thought
+        // block. test/model/realTemplates.test.ts compares both with the template's own renderings.)
+        if (spec.id !== "gemma4")
+            expect(completion.usage!.prompt_tokens).not.toBe(on.usage!.prompt_tokens);
         if (spec.switch) {
             const viaKwargs = await server.post("/v1/chat/completions", {model: spec.id, messages, temperature: 0, chat_template_kwargs: {enable_thinking: false}});
             const body = await jsonOf(viaKwargs);

@@ -55,7 +55,7 @@ it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering
     await expectToolLoopsAsTemplate(modelPath, template, spec.format);
 }, 60_000);
 
-async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "harmony" | null) {
+async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "gemma4" | "harmony" | null) {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath});
     const renderer = new ChatPromptRenderer(model);

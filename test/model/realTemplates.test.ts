@@ -27,6 +27,7 @@ const endings: Record<string, {on: string, off: string}> = {
     "qwq": {on: "<|im_start|>assistant\n<think>\n", off: "<|im_start|>assistant\n<think>\n\n</think>\n\n"},
     "r1-distill": {on: "<｜Assistant｜><think>\n", off: "<｜Assistant｜><think>\n\n</think>\n\n"},
     "glm-4.5": {on: "Tell me about the cat.<|assistant|>", off: "Tell me about the cat./nothink<|assistant|>\n<think></think>"},
+    "gemma4": {on: "<|turn>model\n", off: "<|turn>model\n<|channel>thought\n<channel|>"},
     "gpt-oss": {on: "<|start|>assistant", off: "<|start|>assistant<|channel|>final<|message|>"}
 };
 

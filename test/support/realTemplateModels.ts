@@ -20,7 +20,7 @@ export type RealTemplateModel = {
     /** The template's file in test/fixtures/templates. */
     file: string,
     template: string,
-    format: "think-tags" | "harmony",
+    format: "think-tags" | "gemma4" | "harmony",
     /** The template has Qwen3's `enable_thinking` switch (so thinking off is the template's own rendering). */
     switch: boolean,
     path: string,
@@ -71,6 +71,18 @@ const models: Omit<RealTemplateModel, "template" | "path">[] = [
             controlVocab: ["[gMASK]", "<sop>", "<|system|>", "<|user|>", "<|assistant|>", "<|observation|>", "<|endoftext|>"],
             extraVocab: ["\n", "Hello"],
             script: [["<|assistant|>", "\n"], ["\n", "<think>"], ["<think>", "▁I"], ["▁I", "▁think"], ["▁think", "</think>"], ["</think>", "Hello"],
+                ["Hello", "▁world"], ["▁world", "<|im_end|>"]]
+        }
+    },
+    {
+        // The model decides after `<|turn>model\n` (it writes `<|channel>thought`); thinking off: the template's switch
+        // (`enable_thinking`, whose default the server gives as on, as llama-server does), `<|channel>thought\n<channel|>`.
+        id: "gemma4", file: "google-gemma-4-31B-it.jinja", format: "gemma4", switch: true, tokens: {completion: 6, reasoning: 4},
+        gguf: {
+            userDefinedVocab: ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>",
+                "<|tool_response>", "<tool_response|>", '<|"|>'],
+            extraVocab: ["\n", "<|channel>thought", "Hello"],
+            script: [["\n", "<|channel>thought"], ["<|channel>thought", "▁I"], ["▁I", "▁think"], ["▁think", "<channel|>"], ["<channel|>", "Hello"],
                 ["Hello", "▁world"], ["▁world", "<|im_end|>"]]
         }
     },

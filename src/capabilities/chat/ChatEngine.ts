@@ -219,10 +219,11 @@ export type ChatEngineInfo = {
 
 /**
  * How a thinking model writes its reasoning: `think-tags` (`<think>...</think>` before the answer: Qwen3,
- * DeepSeek-R1 distills, QwQ, most reasoning models) or `harmony` (gpt-oss: an `analysis` channel, then the
+ * DeepSeek-R1 distills, QwQ, most reasoning models), `gemma4` (the same shape in Gemma 4's tags,
+ * `<|channel>thought\n...<channel|>`) or `harmony` (gpt-oss: an `analysis` channel, then the
  * `final` channel, each message framed by `<|channel|>NAME<|message|>...<|end|>`).
  */
-export type ReasoningFormat = "think-tags" | "harmony";
+export type ReasoningFormat = "think-tags" | "gemma4" | "harmony";
 
 export type ChatRunHooks = {
     signal: AbortSignal;

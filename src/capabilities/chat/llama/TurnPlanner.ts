@@ -13,6 +13,7 @@ import { argumentsReader } from "./parseToolCalls.js";
 import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
 import type { PromptTokenFloor } from "./PromptTokenFloor.js";
 import { toolCallGrammarText } from "./toolCallGrammar.js";
+import { tagsOf } from "./text/createReasoningSplitter.js";
 
 const maxCachedSchemaGrammars = 32;
 /** What ends a harmony model's analysis and opens its final answer. */
@@ -78,7 +79,8 @@ export class TurnPlanner {
 
     constructor(private readonly of: TurnPlannerModel) {
         // The markup alone (a SentencePiece vocabulary would put a space piece before each text around it); the model writes what follows.
-        this.thinkCloseTokens = of.model.tokenize(of.info.reasoningFormat === "harmony" ? harmonyFinalHeader : "</think>", true, "trimLeadingSpace");
+        const format = of.info.reasoningFormat;
+        this.thinkCloseTokens = of.model.tokenize(format === "harmony" ? harmonyFinalHeader : tagsOf(format ?? "think-tags").close, true, "trimLeadingSpace");
     }
 
     async plan(job: ChatJob, signal?: AbortSignal): Promise<Turn> {

@@ -3,6 +3,8 @@ import type { ChatJob, ChatToolFunction, ReasoningFormat } from "../ChatEngine.j
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 import { thinkingPromptTail } from "./thinkingPromptTail.js";
+import { tagsOf } from "./text/createReasoningSplitter.js";
+import type { ThinkTags } from "./text/ThinkSplitter.js";
 
 /** What of a job makes its conversation's prompt. */
 export type ConversationJob = Pick<ChatJob, "turns" | "templateKwargs" | "reasoning">;
@@ -34,7 +36,7 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
         && typeof end === "string" && end.trimEnd().endsWith(last.content.trimEnd());
     if (!thinks || rendered == null || continued) {
         const start: ReasoningStart = !thinks ? "answer" : !continued ? "undecided"
-            : format === "think-tags" && last!.content.lastIndexOf("<think>") > last!.content.lastIndexOf("</think>") ? "reasoning" : "answer";
+            : format !== "harmony" && opensThought(last!.content, tagsOf(format)) ? "reasoning" : "answer";
         return {tokens: renderer.tokensOf(rendered, job.turns), start, rendered, tail: ""};
     }
     if (callOpening != null)
@@ -61,4 +63,9 @@ export function conversationKwargs(renderer: ChatPromptRenderer, format: Reasoni
     if (thinks && effort != null && renderer.hasEffortVariable && kwargs.reasoning_effort == null)
         kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
     return kwargs;
+}
+
+/** The text opens a thought it does not close. */
+function opensThought(text: string, tags: ThinkTags): boolean {
+    return text.lastIndexOf(tags.open) > text.lastIndexOf(tags.close);
 }

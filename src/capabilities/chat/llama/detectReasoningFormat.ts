@@ -2,7 +2,8 @@ import type { LlamaModel } from "node-llama-cpp";
 import type { ReasoningFormat } from "../ChatEngine.js";
 
 /**
- * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), or think tags
+ * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), Gemma 4's
+ * (`<|channel>thought` ... `<channel|>`), or think tags
  * (`<think>`/`</think>`: Qwen3, DeepSeek-R1 distills, QwQ, ...); null for another model.
  */
 export function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null {
@@ -10,6 +11,8 @@ export function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null
     const pieces: readonly string[] = model.fileInfo.metadata.tokenizer?.ggml?.tokens ?? [];
     if (template.includes("<|channel|>") || pieces.includes("<|channel|>"))
         return "harmony";
+    if (template.includes("<|channel>thought") && template.includes("<channel|>"))
+        return "gemma4";
     if ((template.includes("<think>") && template.includes("</think>")) || (pieces.includes("<think>") && pieces.includes("</think>")))
         return "think-tags";
     return null;

@@ -1,5 +1,6 @@
 import type { ReasoningFormat } from "../ChatEngine.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
+import { tagsOf } from "./text/createReasoningSplitter.js";
 
 /** What the template did with a thinking model's generation prompt. */
 export type RenderedThinking = {
@@ -36,18 +37,21 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
             return {tail: harmonyFinal, start: "answer"};
         return thinking.constrained ? {tail: harmonyAnalysis, start: "reasoning"} : {tail: "", start: "undecided"};
     }
-    const open = text.lastIndexOf("<think>") > text.lastIndexOf("</think>");
+    const tags = tagsOf(format);
+    // Gemma 4's template writes its empty block as `<|channel>thought\n<channel|>`.
+    const [opening, emptyBlock] = format === "gemma4" ? [tags.open + "\n", tags.open + "\n" + tags.close] : [tags.open + "\n", `${tags.open}\n\n${tags.close}\n\n`];
+    const open = text.lastIndexOf(tags.open) > text.lastIndexOf(tags.close);
     if (!thinking.enabled) {
         if (open)
-            return {tail: text.endsWith("<think>\n") ? "\n</think>\n\n" : "\n\n</think>\n\n", start: "answer"};
+            return {tail: format === "gemma4" ? "\n" + tags.close : text.endsWith(opening) ? `\n${tags.close}\n\n` : `\n\n${tags.close}\n\n`, start: "answer"};
         // The generation prompt ends with a closed block: the template switched thinking off itself.
-        if (text.trimEnd().endsWith("</think>"))
+        if (text.trimEnd().endsWith(tags.close))
             return {tail: "", start: "answer"};
-        return {tail: "<think>\n\n</think>\n\n", start: "answer"};
+        return {tail: emptyBlock, start: "answer"};
     }
     if (open)
         return {tail: "", start: "reasoning"};
     if (rendered.opensOnResponseStart || thinking.constrained)
-        return {tail: "<think>\n", start: "reasoning"};
+        return {tail: opening, start: "reasoning"};
     return {tail: "", start: "undecided"};
 }

@@ -1,8 +1,12 @@
 import { partialTagLength } from "./partialTagLength.js";
 import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 
-const open = "<think>";
-const close = "</think>";
+/** The tags of a format whose reasoning is a block before the answer. */
+export type ThinkTags = {open: string, close: string};
+/** Qwen3's, DeepSeek-R1's and most reasoning models'. */
+export const thinkTags: ThinkTags = {open: "<think>", close: "</think>"};
+/** Gemma 4's (its template writes `<|channel>thought\n` + thought + `\n<channel|>`). */
+export const gemma4Tags: ThinkTags = {open: "<|channel>thought", close: "<channel|>"};
 
 /**
  * A piece of generated text, split: the model's reasoning and its answer. `contentRanges`: where the content was in
@@ -13,7 +17,7 @@ export type SplitText = {reasoning: string, content: string, contentRanges?: [st
 
 /**
  * Splits a think-tags model's output (Qwen3, DeepSeek-R1 distills, most reasoning models of 2025-26)
- * into its reasoning (`<think>...</think>`) and its answer, as the text streams: a tag split across
+ * into its reasoning (`<think>...</think>`, or Gemma 4's tags: `tags`) and its answer, as the text streams: a tag split across
  * pieces is held back until it is whole, and the tags never reach either side. `startsInReasoning`:
  * the prompt already opened the think block (DeepSeek-R1's template ends with `<think>\n`), so the
  * output is reasoning until `</think>`; otherwise a leading `<think>` (after whitespace) opens it.
@@ -25,8 +29,12 @@ export class ThinkSplitter implements ReasoningSplitter {
     private held = "";
     private pushed = 0;
 
-    constructor(startsInReasoning: boolean) {
+    private readonly open: string;
+    private readonly close: string;
+
+    constructor(startsInReasoning: boolean, tags: ThinkTags = thinkTags) {
         this.state = startsInReasoning ? "reasoning" : "start";
+        ({open: this.open, close: this.close} = tags);
     }
 
     /** The text pushed so far has left the reasoning (or never had any): what follows is the answer. */
@@ -50,24 +58,24 @@ export class ThinkSplitter implements ReasoningSplitter {
         for (;;) {
             if (this.state === "start") {
                 const trimmed = this.held.trimStart();
-                if (trimmed.startsWith(open)) {
-                    this.held = trimmed.slice(open.length);
+                if (trimmed.startsWith(this.open)) {
+                    this.held = trimmed.slice(this.open.length);
                     this.state = "reasoning";
                     continue;
                 }
-                if (trimmed === "" || open.startsWith(trimmed))
+                if (trimmed === "" || this.open.startsWith(trimmed))
                     return out; // still possibly the opening tag
                 this.state = "content";
             }
             if (this.state === "reasoning") {
-                const end = this.held.indexOf(close);
+                const end = this.held.indexOf(this.close);
                 if (end !== -1) {
                     out.reasoning += this.held.slice(0, end);
-                    this.held = this.held.slice(end + close.length);
+                    this.held = this.held.slice(end + this.close.length);
                     this.state = "answer-start";
                     continue;
                 }
-                const keep = partialTagLength(this.held, close);
+                const keep = partialTagLength(this.held, this.close);
                 out.reasoning += this.held.slice(0, this.held.length - keep);
                 this.held = this.held.slice(this.held.length - keep);
                 return out;
@@ -102,8 +110,8 @@ export class ThinkSplitter implements ReasoningSplitter {
     }
 
     /** A whole text at once. */
-    static split(text: string, startsInReasoning: boolean): SplitText {
-        const splitter = new ThinkSplitter(startsInReasoning);
+    static split(text: string, startsInReasoning: boolean, tags: ThinkTags = thinkTags): SplitText {
+        const splitter = new ThinkSplitter(startsInReasoning, tags);
         const first = splitter.push(text);
         const rest = splitter.flush();
         return {reasoning: (first.reasoning + rest.reasoning).trim(), content: first.content + rest.content};

@@ -1,9 +1,14 @@
 import { HarmonySplitter } from "./HarmonySplitter.js";
 import type { ReasoningFormat } from "../../ChatEngine.js";
 import type { ReasoningSplitter, ReasoningStart } from "./ReasoningSplitter.js";
-import { ThinkSplitter } from "./ThinkSplitter.js";
+import { gemma4Tags, ThinkSplitter, thinkTags, type ThinkTags } from "./ThinkSplitter.js";
 
 /** The splitter of a reasoning format, for output that starts at `start` (the prompt opened the reasoning already, or a call). */
 export function createReasoningSplitter(format: ReasoningFormat, start: ReasoningStart): ReasoningSplitter {
-    return format === "harmony" ? new HarmonySplitter(start) : new ThinkSplitter(start === "reasoning");
+    return format === "harmony" ? new HarmonySplitter(start) : new ThinkSplitter(start === "reasoning", tagsOf(format));
+}
+
+/** The tags of a format whose reasoning is a block before the answer (`think-tags`, `gemma4`). */
+export function tagsOf(format: Exclude<ReasoningFormat, "harmony">): ThinkTags {
+    return format === "gemma4" ? gemma4Tags : thinkTags;
 }
