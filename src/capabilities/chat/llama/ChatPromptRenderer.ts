@@ -18,7 +18,9 @@ import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
  * `replyAsGenerationPrompt`: the next render's last message is the empty reply to come, to be rendered as the template's
  * generation prompt (harmonyReplyRender).
  */
-type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean};
+type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean,
+    /** Per earlier response with calls (not the last): its text after the calls is empty (harmony: withoutEmptyTails). */
+    emptyTails: boolean[]};
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -243,6 +245,7 @@ export class ChatPromptRenderer {
         // Not where the conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
         const last = turns.at(-1);
         watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
+        watch.emptyTails = this.harmony ? emptyTailsOf(history) : [];
         const given = functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : this.escaper.escape(functions, slots);
         const generate = (available: readonly ChatToolFunction[] | undefined) =>
             built.wrapper.generateContextState({chatHistory: history, availableFunctions: available == null ? undefined : toModelFunctions(available)}).contextText;
@@ -259,6 +262,7 @@ export class ChatPromptRenderer {
             }
         } finally {
             watch.replyAsGenerationPrompt = false;
+            watch.emptyTails = [];
         }
         // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
         const rendered = watch.last;
@@ -271,10 +275,10 @@ export class ChatPromptRenderer {
 function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
-    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false};
+    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: []};
     const content = callsOnlyContent(render);
     renderer.render = (given) => {
-        const params = content === undefined ? given : withCallsOnlyContent(given, content);
+        const params = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
         const output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
         watch.last = {params, output};
         return output;
@@ -283,14 +287,58 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
 }
 
 /**
+ * node-llama-cpp ends each response with its text after the calls, an assistant message even where that is empty: after an
+ * earlier response that ended with a call (a tool loop the user interrupted; Claude Code's tool results with a text block)
+ * gpt-oss's template renders it as an empty final answer, and drops the call's analysis before it (a final answer follows),
+ * so node-llama-cpp's check failed and it wrote the conversation in its own format. Per earlier response with calls, in
+ * order: whether that message is empty.
+ */
+function emptyTailsOf(history: readonly ChatHistoryItem[]): boolean[] {
+    return history.slice(0, -1).flatMap((item) => {
+        if (item.type !== "model")
+            return [];
+        const lastCall = item.response.findLastIndex((piece) => typeof piece !== "string" && piece.type === "functionCall");
+        return lastCall === -1 ? [] : [item.response.slice(lastCall + 1).every((piece) => piece === "")];
+    });
+}
+
+/**
+ * The messages without the empty messages emptyTailsOf finds (the assistant message after a response's last tool result),
+ * their placeholder (the empty text) moved to the start of the next message, where node-llama-cpp's check finds it.
+ */
+function withoutEmptyTails(params: Record<string, unknown>, emptyTails: readonly boolean[]): Record<string, unknown> {
+    if (emptyTails.length === 0 || !Array.isArray(params.messages))
+        return params;
+    const messages = [...params.messages as Record<string, unknown>[]];
+    let tail = 0;
+    for (let index = 1; index < messages.length - 1 && tail < emptyTails.length; index++) {
+        const message = messages[index];
+        if (message.role !== "assistant" || messages[index - 1].role !== "tool" || (Array.isArray(message.tool_calls) && message.tool_calls.length > 0))
+            continue;
+        const next = messages[index + 1];
+        if (emptyTails[tail++] && typeof message.content === "string" && typeof next.content === "string" && next.role !== "assistant") {
+            messages.splice(index, 2, {...next, content: message.content + next.content});
+            index--;
+        }
+    }
+    return {...params, messages};
+}
+
+/**
  * The turns as gpt-oss's template renders them: the text of a response with a call is its analysis, which the template
  * drops once a final answer follows anywhere later (and node-llama-cpp's wrapper fails on a message the template leaves out).
  */
 function withoutDroppedAnalysis(turns: readonly ChatTurn[]): readonly ChatTurn[] {
     const lastAnswer = turns.findLastIndex((turn) => turn.role === "assistant" && (turn.toolCalls?.length ?? 0) === 0);
-    return turns.map((turn, index) => index < lastAnswer && turn.role === "assistant" && (turn.toolCalls?.length ?? 0) > 0 && turn.content !== ""
-        ? {...turn, content: ""}
-        : turn);
+    return turns.map((turn, index) => {
+        if (turn.role !== "assistant" || (turn.toolCalls?.length ?? 0) === 0)
+            return turn;
+        if (index < lastAnswer)
+            return turn.content === "" ? turn : {...turn, content: ""};
+        // A call's analysis as the server returned it (reasoning_content, a reasoning item, a thinking block): the
+        // template keeps it until a final answer follows (llama-server passes it as the template's `thinking`).
+        return turn.content === "" && turn.reasoning != null && turn.reasoning !== "" ? {...turn, content: turn.reasoning} : turn;
+    });
 }
 
 /**

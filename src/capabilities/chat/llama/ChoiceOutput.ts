@@ -47,7 +47,7 @@ export class ChoiceOutput {
                     this.toolStream.push(text);
                 }
             }
-        });
+        }, calls != null);
     }
 
     /** Generated text that is final (no partial stop sequence), with its tokens' logprobs entries. */

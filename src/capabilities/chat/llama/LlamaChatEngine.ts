@@ -118,15 +118,17 @@ export class LlamaChatEngine implements ChatEngine {
             prepare: (request, signal) => this.prepare(request, signal), isSmall: (request) => isSmallPrompt(request, this.renderer),
             load: () => this.pool.load(), queueSize: options.queueSize});
         this.decisionLabels = decisionLabels(llamaLabelTokenizer(model));
+        const reasoningFormat = options.reasoning == null || options.reasoning === "auto" ? detectReasoningFormat(model) : options.reasoning === "none" ? null : options.reasoning;
         this.info = {
             id: options.id,
             decisionOptions: mostDecisionOptions(this.decisionLabels),
             contextSize: context.contextSize,
             vocabularySize: vocabularySize(model),
             fingerprint,
-            toolCallFormat: renderer.toolCallFormat,
+            // Harmony's calls are messages of their own, read by its reasoning split (`reasoning: "none"` leaves them text).
+            toolCallFormat: renderer.toolCallFormat?.forcedOpening != null && reasoningFormat !== "harmony" ? null : renderer.toolCallFormat,
             fillInTheMiddle: model.tokens.infill.prefix != null && model.tokens.infill.suffix != null,
-            reasoningFormat: options.reasoning == null || options.reasoning === "auto" ? detectReasoningFormat(model) : options.reasoning === "none" ? null : options.reasoning
+            reasoningFormat
         };
         this.planner = new TurnPlanner({
             llama, model, renderer, info: this.info, capacity: this.pool.capacity, tokenFloor: this.tokenFloor, jsonGrammar, prepare: (request, signal) => this.prepare(request, signal)

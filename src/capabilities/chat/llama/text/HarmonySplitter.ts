@@ -33,8 +33,14 @@ export class HarmonySplitter implements ReasoningSplitter {
     /** The header the prompt wrote (a forced call's opening), read with the first header. */
     private opening = "";
 
-    constructor(start: ReasoningStart = "undecided") {
-        this.state = start === "reasoning" ? "reasoning" : "header";
+    /** A call message (no calls are read: tool_choice none, no tools) is dropped, as llama.cpp's parser drops it. */
+    private dropping = false;
+
+    /** `readsCalls`: a message addressed to a function goes on as a call; otherwise it is dropped (neither side). */
+    constructor(start: ReasoningStart = "undecided", private readonly readsCalls = true) {
+        // `answer`: the prompt opened the final message (thinking off's tail, a prefill continued): all it writes is answer,
+        // even text that starts like a header (`<div>`).
+        this.state = start === "reasoning" ? "reasoning" : start === "answer" ? "content" : "header";
         if (start === "call") {
             this.opening = harmonyCallFormat.forcedOpening!;
             this.framed = true;
@@ -73,9 +79,13 @@ export class HarmonySplitter implements ReasoningSplitter {
                 this.opening = "";
                 this.held = this.held.slice(at + message.length);
                 const recipient = harmonyRecipient(header);
-                const channel = /<\|channel\|>\s*([A-Za-z_]+)/.exec(header)?.[1];
+                // The last channel named: gpt-oss-20b sometimes writes a stray `<|channel|>commentary` (` to=assistant`) before
+                // the real one (`<|channel|>commentary<|channel|>analysis<|message|>`), as llama.cpp's gpt-oss parser allows.
+                const channel = [...header.matchAll(/<\|channel\|>\s*([A-Za-z_]+)/g)].at(-1)?.[1];
                 this.state = recipient == null && channel === "analysis" ? "reasoning" : "content";
-                if (recipient != null) {
+                if (recipient != null && !this.readsCalls)
+                    this.dropping = true;
+                else if (recipient != null) {
                     this.inCall = true;
                     addContent(out, harmonyCallFormat.prefix + recipient + harmonyCallFormat.paramsPrefix, headerStart, this.pushed - this.held.length);
                 }
@@ -87,7 +97,7 @@ export class HarmonySplitter implements ReasoningSplitter {
             const piece = this.held.slice(0, upTo);
             if (this.state === "reasoning")
                 out.reasoning += piece;
-            else
+            else if (!this.dropping)
                 addContent(out, piece, this.pushed - this.held.length);
             if (stop === -1) {
                 this.held = this.held.slice(upTo);
@@ -96,6 +106,7 @@ export class HarmonySplitter implements ReasoningSplitter {
             const end = this.pushed - this.held.length + stop;
             this.held = this.held.slice(stop + found!.tag.length);
             this.endCall(out, end, end + found!.tag.length);
+            this.dropping = false;
             this.state = "header";
             this.framed = true;
         }
@@ -108,7 +119,7 @@ export class HarmonySplitter implements ReasoningSplitter {
         if (this.state === "reasoning")
             return {reasoning: rest, content: ""};
         const out: SplitText = {reasoning: "", content: ""};
-        if (this.state === "content") {
+        if (this.state === "content" && !this.dropping) {
             addContent(out, rest, at);
             if (ended)
                 this.endCall(out, this.pushed, this.pushed);

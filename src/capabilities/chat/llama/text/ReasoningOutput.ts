@@ -30,8 +30,8 @@ export class ReasoningOutput {
     private contentLogprobs: TokenLogprob[] | null = null;
 
     /** `start`: where the output starts (the prompt opened the reasoning, or a call). */
-    constructor(format: ReasoningFormat | null | undefined, start: ReasoningStart, private readonly sink: ReasoningSink) {
-        this.splitter = format == null ? null : createReasoningSplitter(format, start);
+    constructor(format: ReasoningFormat | null | undefined, start: ReasoningStart, private readonly sink: ReasoningSink, readsCalls = true) {
+        this.splitter = format == null ? null : createReasoningSplitter(format, start, readsCalls);
     }
 
     get splits(): boolean {
