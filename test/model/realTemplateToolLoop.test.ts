@@ -33,7 +33,7 @@ function openAiMessages(turns: readonly ChatTurn[]): unknown[] {
 // are rendered in the detected format so the prompt and what the model is made to write agree); DeepSeek-R1-Distill's and
 // gpt-oss's (node-llama-cpp does not use those templates for calls: its own "||call:" format). Rendering the messages
 // through the template ourselves, with a parser per call format as llama-server has, would take these too.
-it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq", "gpt-oss"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
+it.each(realTemplateModels.filter((spec) => ["qwen3", "qwen3-2507", "qwq", "gpt-oss", "gemma4"].includes(spec.id)))("a tool loop's whole prompt is the template's rendering: $id", async (spec) => {
     await expectToolLoopsAsTemplate(spec.path, spec.template, spec.format);
 }, 60_000);
 
@@ -59,6 +59,7 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath});
     const renderer = new ChatPromptRenderer(model);
+    const bos = (model.fileInfo.metadata.tokenizer!.ggml!.tokens as readonly string[])[model.tokens.bos!];
     const call = (city: string, args: Record<string, unknown> = {city}) => ({name: "get_weather", arguments: args, result: "sunny in " + city});
     const cases: [string, ChatTurn[]][] = [
         ["tool loop (open response)", [
@@ -74,6 +75,16 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
             {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]},
             {role: "assistant", content: "It is sunny."},
             {role: "user", content: "Thanks"}
+        ]],
+        ["tool results then a user message (no answer between)", [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]},
+            {role: "user", content: "And Rome?"}
+        ]],
+        ["text and a call, its results, then a user message", [
+            {role: "user", content: "Weather in Paris?"},
+            {role: "assistant", content: "Let me check.", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: "sunny"}]},
+            {role: "user", content: "And Rome?"}
         ]],
         ["plain history", [
             {role: "user", content: "Hi"}, {role: "assistant", content: "Hello!"}, {role: "user", content: "And?"}
@@ -123,7 +134,10 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
     for (const [name, turns] of cases) {
         const prompt = conversationPrompt(renderer, format, job(turns), functions, false);
         const text = promptText(model, prompt.rendered) + prompt.tail;
-        const reference = new Template(template).render({messages: openAiMessages(turns), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true});
+        // As the server renders: thinking on (the model's default where the template has a switch; Gemma 4's is off by
+        // default in the template), BOS as the vocabulary spells it.
+        const reference = new Template(template).render({messages: openAiMessages(turns), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
+            enable_thinking: true, bos_token: bos});
         if (text !== reference)
             failures.push(`${name}:\n${text}\n--- the template's:\n${reference}`);
     }

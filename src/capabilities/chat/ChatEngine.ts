@@ -54,10 +54,13 @@ export type ChatTools = {
  */
 /**
  * How a template's calls are written: `prefix name paramsPrefix <arguments> suffix`, calls joined by `betweenCalls`.
+ * The arguments are JSON, or each in markup (`parameters`), or in Gemma 4's notation (`notation`: gemma4Arguments.ts).
  * `forcedOpening`: a forced call is opened by the prompt with this text (the prefix), a grammar writes its name and
  * arguments, and the model's end of generation is its suffix (harmony, where a call is a message of its own: one call).
  */
-export type ToolCallFormat = {prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, forcedOpening?: string};
+export type ToolCallFormat = {
+    prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, notation?: "gemma4", forcedOpening?: string
+};
 
 /** One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd. */
 export type ParameterMarkup = {keyStart: string, keyEnd: string, valueEnd: string};

@@ -12,6 +12,7 @@ import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, kee
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
+import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
 
 /**
  * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
@@ -19,7 +20,7 @@ import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
  * generation prompt (harmonyReplyRender).
  */
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean,
-    /** Per earlier response with calls (not the last): its text after the calls is empty (harmony: withoutEmptyTails). */
+    /** Per earlier response with calls (not the last): its text after the calls is empty (withoutEmptyTails). */
     emptyTails: boolean[]};
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
@@ -60,6 +61,8 @@ export class ChatPromptRenderer {
     readonly usesTemplate: boolean;
     /** A harmony template (gpt-oss's): its calls are read in harmonyCalls.ts's format, and the reply is rendered as its generation prompt. */
     private readonly harmony: boolean;
+    /** A call format node-llama-cpp does not detect, known here (gpt-oss's, Gemma 4's); null for others. */
+    private readonly ownCallFormat: ToolCallFormat | null;
     /** The template writes a tool's result as a JSON string (gpt-oss's `content|tojson`). */
     private readonly resultsInJson: boolean;
     /** Whether messages of one role in a row are joined before the template renders them (createWrapper). */
@@ -90,9 +93,10 @@ export class ChatPromptRenderer {
         this.tokenizer = chunkedTokenizer(model, specials, checkpoint);
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
         this.harmony = typeof template === "string" && isHarmonyTemplate(template);
+        this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template === "string" && isGemma4Template(template) ? gemma4CallFormat : null;
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
-        this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.harmony ? harmonyCallFormat : toolCallFormatOf(this.wrapper);
+        this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.ownCallFormat ?? toolCallFormatOf(this.wrapper);
         if (this.toolCallFormat != null && this.argumentsInMarkup === true)
             this.toolCallFormat = this.markupFormat(this.toolCallFormat);
         this.resultsInJson = this.wrapper != null && this.toolCallFormat != null && encodesToolResults(this.watches.get(this.wrapper)!.render);
@@ -134,9 +138,10 @@ export class ChatPromptRenderer {
             wrapper = build(this.joinsAdjacentMessages);
         keepHistoryResponsesAsGiven(wrapper);
         keepTemplateThoughtBlocks(wrapper);
-        // gpt-oss's calls are read in its own format (harmonyCalls.ts), which node-llama-cpp's detection does not know.
-        if (!wrapper.usingJinjaFunctionCallTemplate && this.harmony)
-            renderCallsThroughTemplate(wrapper, {call: {...harmonyCallFormat, optionalPrefixSpace: true, emptyCallParamsPlaceholder: {}}, result: {prefix: "", suffix: ""}});
+        // gpt-oss's and Gemma 4's calls are read in their own formats (harmonyCalls.ts, gemma4Arguments.ts), which
+        // node-llama-cpp's detection does not know.
+        if (!wrapper.usingJinjaFunctionCallTemplate && this.ownCallFormat != null)
+            renderCallsThroughTemplate(wrapper, {call: {...this.ownCallFormat, optionalPrefixSpace: true, emptyCallParamsPlaceholder: {}}, result: {prefix: "", suffix: ""}});
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
@@ -245,7 +250,7 @@ export class ChatPromptRenderer {
         // Not where the conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
         const last = turns.at(-1);
         watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
-        watch.emptyTails = this.harmony ? emptyTailsOf(history) : [];
+        watch.emptyTails = emptyTailsOf(history);
         const given = functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : this.escaper.escape(functions, slots);
         const generate = (available: readonly ChatToolFunction[] | undefined) =>
             built.wrapper.generateContextState({chatHistory: history, availableFunctions: available == null ? undefined : toModelFunctions(available)}).contextText;
@@ -289,9 +294,9 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
 /**
  * node-llama-cpp ends each response with its text after the calls, an assistant message even where that is empty: after an
  * earlier response that ended with a call (a tool loop the user interrupted; Claude Code's tool results with a text block)
- * gpt-oss's template renders it as an empty final answer, and drops the call's analysis before it (a final answer follows),
- * so node-llama-cpp's check failed and it wrote the conversation in its own format. Per earlier response with calls, in
- * order: whether that message is empty.
+ * every template renders it as an empty assistant turn the client never sent, and gpt-oss's as an empty final answer, for
+ * which it drops the call's analysis before it, so node-llama-cpp's check failed and it wrote the conversation in its own
+ * format. Per earlier response with calls, in order: whether that message is empty.
  */
 function emptyTailsOf(history: readonly ChatHistoryItem[]): boolean[] {
     return history.slice(0, -1).flatMap((item) => {

@@ -1,6 +1,6 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
-import { jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
+import { argumentsAreJson, jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -43,7 +43,7 @@ export class ToolCallStream {
 
     /** Argument fragments go out as generated: a forced call whose arguments are the JSON the answer gives. */
     private get streamsArguments() {
-        return !this.hold && this.format.parameters == null;
+        return !this.hold && argumentsAreJson(this.format);
     }
 
     push(text: string) {

@@ -1,4 +1,5 @@
 import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
+import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
 
 /**
@@ -7,8 +8,13 @@ import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
  */
 export type ArgumentsReader = (name: string, written: string, cut: boolean) => string | null;
 
-/** The JSON object as written (trimmed); for a format with arguments in markup, the markup read into one (parameterMarkup.ts). */
+/**
+ * The JSON object as written (trimmed); for a format with arguments in markup, the markup read into one (parameterMarkup.ts);
+ * in Gemma 4's notation, that read into one (gemma4Arguments.ts; a call cut short has none).
+ */
 export function argumentsReader(format: ToolCallFormat, functions: readonly ChatToolFunction[]): ArgumentsReader {
+    if (format.notation === "gemma4")
+        return (_name, written, cut) => gemma4ArgumentsJson(written) ?? (cut ? "" : null);
     const markup = format.parameters;
     if (markup == null)
         return jsonArguments;
@@ -91,4 +97,9 @@ export function isJsonObject(text: string) {
     } catch {
         return false;
     }
+}
+
+/** A format whose arguments are the JSON the model writes (not markup, not another notation): they can stream as written. */
+export function argumentsAreJson(format: ToolCallFormat): boolean {
+    return format.parameters == null && format.notation == null;
 }

@@ -23,6 +23,8 @@ export function toolCallGrammarText(
         const prefix = `tool${index}-`;
         if (format.parameters != null)
             rules.push(markupArgumentsRule(llama, format.parameters, fn.schema, prefix));
+        else if (format.notation === "gemma4")
+            rules.push(gemma4ArgumentsRule(fn.schema, prefix));
         else
             rules.push(renameRules(jsonSchemaGrammarText(llama, fn.schema), prefix));
         return `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`;
@@ -54,6 +56,45 @@ function markupArgumentsRule(llama: Llama, markup: ParameterMarkup, schema: Reco
     const free = `( ${gbnfLiteral(markup.keyStart)} [a-zA-Z0-9_.-]+ ${gbnfLiteral(markup.keyEnd)} ${prefix}text ${gbnfLiteral(markup.valueEnd)} )*`;
     rules.unshift(`${prefix}root ::= ${pairs.length > 0 ? pairs.join(" ") : schema.additionalProperties === false ? '""' : free}`);
     return rules.join("\n");
+}
+
+/**
+ * `PREFIXroot`: a function's arguments in Gemma 4's notation (gemma4Arguments.ts), the members between the call's braces:
+ * the required properties of the schema in its order, then any of the others; a value by its property's type (a string
+ * as `<|"|>`text without `<`, an enum as one of its strings, a number, an integer, a boolean), else any value of the notation.
+ */
+function gemma4ArgumentsRule(schema: Record<string, unknown>, prefix: string): string {
+    const properties = schema.properties != null && typeof schema.properties === "object" ? schema.properties as Record<string, Record<string, unknown>> : {};
+    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const rule = (name: string) => prefix + name;
+    const quote = gbnfLiteral('<|"|>');
+    const rules = [
+        `${rule("value")} ::= ${rule("string")} | ${rule("number")} | "true" | "false" | "null" | ${rule("map")} | ${rule("list")}`,
+        `${rule("string")} ::= ${quote} [^<]* ${quote}`,
+        `${rule("number")} ::= "-"? [0-9]+ ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
+        `${rule("map")} ::= "{" ( ${rule("key")} ":" ${rule("value")} ( "," ${rule("key")} ":" ${rule("value")} )* )? "}"`,
+        `${rule("key")} ::= [a-zA-Z0-9_.-]+`,
+        `${rule("list")} ::= "[" ( ${rule("value")} ( "," ${rule("value")} )* )? "]"`
+    ];
+    const member = (key: string, property: Record<string, unknown> | undefined) => {
+        const type = property?.type;
+        const value = Array.isArray(property?.enum) && property.enum.every((item) => typeof item === "string")
+            ? `( ${property.enum.map((item) => `${quote} ${gbnfLiteral(item as string)} ${quote}`).join(" | ")} )`
+            : type === "string" ? rule("string") : type === "integer" ? `"-"? [0-9]+` : type === "number" ? rule("number")
+            : type === "boolean" ? `( "true" | "false" )` : rule("value");
+        return `${gbnfLiteral(key + ":")} ${value}`;
+    };
+    const entries = Object.entries(properties);
+    const first = entries.filter(([key]) => required.has(key)).map(([key, property]) => member(key, property));
+    const others = entries.filter(([key]) => !required.has(key)).map(([key, property]) => member(key, property));
+    // No properties named: any members (none when additionalProperties is false).
+    if (entries.length === 0 && schema.additionalProperties !== false)
+        others.push(`${rule("key")} ":" ${rule("value")}`);
+    const optional = others.length === 0 ? null : `( ${others.join(" | ")} )`;
+    const root = first.length > 0
+        ? `${first.join(' "," ')}${optional == null ? "" : ` ( "," ${optional} )*`}`
+        : optional == null ? '""' : `( ${optional} ( "," ${optional} )* )?`;
+    return [`${rule("root")} ::= ${root}`, ...rules].join("\n");
 }
 
 /** A GBNF string literal for `text`. */

@@ -1,0 +1,75 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
+import { realTemplatesDir } from "../support/realTemplateModels.js";
+import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// A model with Gemma 4's real template, scripted to think and then call a function as Gemma 4 does:
+// `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2}<tool_call|>`, its arguments in its own notation (strings
+// between `<|"|>` marks), then `<|tool_response>` (an end of generation, as llama.cpp loads Gemma 4). Through the openai
+// client: the call comes back as tool_calls with JSON arguments, its thought as reasoning, streamed and not; forced
+// (the grammar writes the notation); the follow-up with the result renders. Before, Gemma 4's template had no tool
+// support here (node-llama-cpp did not recognise its call format): requests with tools got a 400.
+
+const modelPath = path.join(testModelsDir, "gemma4-calls.gguf");
+const callPieces = ["<|tool_call>call:get_weather{city:", '<|"|>Paris<|"|>', ",days:2}<tool_call|>"];
+const tools = [{
+    type: "function" as const,
+    function: {name: "get_weather", description: "The weather in a city", parameters: {
+        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
+    }}
+}];
+const messages = [{role: "user" as const, content: "Weather in Paris for two days?"}];
+const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
+
+describe("Gemma 4's tool calls (its real template)", () => {
+    let server: TestServer;
+    beforeAll(async () => {
+        fs.mkdirSync(testModelsDir, {recursive: true});
+        // The script starts from the generation prompt's last token (`<|turn>model\n`).
+        const script = scriptThrough(["\n", "<|channel>thought", "▁I", "▁think", "<channel|>", ...callPieces, "<|tool_response>"]);
+        await makeTestLlamaGguf(modelPath, {
+            seed: 92, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "google-gemma-4-31B-it.jinja"), "utf8"),
+            userDefinedVocab: ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>", "<tool_response|>", '<|"|>'],
+            controlVocab: ["<|tool_response>"],
+            extraVocab: ["\n", "<|channel>thought", ...callPieces], script
+        });
+        server = await startTestServer({models: [{id: "gemma4", task: "chat", path: modelPath, contextSize: 2048, parallel: 1}]});
+    }, 60_000);
+    afterAll(() => server?.stop());
+
+    it("a call comes back as tool_calls with JSON arguments, its thought as reasoning", async () => {
+        const completion = await server.client.chat.completions.create({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages});
+        const [choice] = completion.choices;
+        expect(choice.finish_reason).toBe("tool_calls");
+        expect(choice.message.content).toBeNull();
+        expect((choice.message as {reasoning_content?: string}).reasoning_content).toBe("I think");
+        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+    });
+
+    it("streamed: the deltas fold into the same call", async () => {
+        const completion = await server.client.chat.completions.stream({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages}).finalChatCompletion();
+        expect(completion.choices[0].finish_reason).toBe("tool_calls");
+        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+    });
+
+    it("tool_choice required: the grammar holds the model to the notation, and the call parses", async () => {
+        const completion = await server.client.chat.completions.create({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages, tool_choice: "required",
+            parallel_tool_calls: false, reasoning_effort: "none"});
+        const [choice] = completion.choices;
+        expect(choice.finish_reason).toBe("tool_calls");
+        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+    });
+
+    it("the follow-up with the result is served (the call and its result rendered by the template)", async () => {
+        const first = await server.client.chat.completions.create({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages});
+        const call = first.choices[0].message.tool_calls![0];
+        const followUp = await server.client.chat.completions.create({
+            model: "gemma4", temperature: 0, max_tokens: 64, tools,
+            messages: [...messages, first.choices[0].message, {role: "tool", tool_call_id: call.id, content: "Sunny, 24 C"}]
+        });
+        expect(followUp.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens + 10);
+    });
+});
