@@ -4,6 +4,7 @@ import { Template } from "@huggingface/jinja";
 import type { LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
+import { TemplateRefusedError } from "../../src/capabilities/chat/errors/TemplateRefusedError.js";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
@@ -15,10 +16,14 @@ import { testModelsDir } from "../support/testModels.js";
 // check of a template renders messages of one role in a row, so such a model did not load at all ("The provided Jinja
 // template failed the sanity test: Conversation roles must alternate..."). The renderer then joins them, as the
 // template needs: the model loads and answers, and a conversation that alternates renders as the template renders it.
+// Ministral-3's passes node-llama-cpp's check (it takes a system message) and raises only on a request's own shape
+// (Codex sends two developer messages and two user messages in a row): the renderer joins them when the template raises.
 
 const specs = [
-    {id: "gemma-2", file: "google-gemma-2-2b-it.jinja", vocab: {userDefinedVocab: ["<start_of_turn>", "<end_of_turn>"]}},
-    {id: "mistral-nemo", file: "mistralai-Mistral-Nemo-Instruct-2407.jinja", vocab: {controlVocab: ["[INST]", "[/INST]"]}}
+    {id: "gemma-2", file: "google-gemma-2-2b-it.jinja", vocab: {userDefinedVocab: ["<start_of_turn>", "<end_of_turn>"]}, systemRole: false},
+    {id: "mistral-nemo", file: "mistralai-Mistral-Nemo-Instruct-2407.jinja", vocab: {controlVocab: ["[INST]", "[/INST]"]}, systemRole: false},
+    {id: "ministral-3", file: "mistralai-Ministral-3-14B-Reasoning-2512.jinja",
+        vocab: {controlVocab: ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[THINK]", "[/THINK]"]}, systemRole: true}
 ];
 
 const alternating: ChatTurn[] = [
@@ -82,7 +87,19 @@ describe.each(specs)("the real $file template ($id), whose roles must alternate"
         expect(text).toBe(jinja([{role: "user", content: "First part.\n\nSecond part."}]));
     });
 
-    it("keeps a system message, in the first user turn", () => {
+    it.runIf(spec.systemRole)("two system messages and two user messages in a row (Codex's first request): each pair joined", () => {
+        const turns: ChatTurn[] = [{role: "system", content: "Rules."}, {role: "system", content: "More rules."}, {role: "user", content: "Context."}, {role: "user", content: "Say hello."}];
+        expect(() => jinja(turns)).toThrow(/alternate/);
+        expect(rendered(turns)).toBe(jinja([{role: "system", content: "Rules.\n\nMore rules."}, {role: "user", content: "Context.\n\nSay hello."}]));
+    });
+
+    it.runIf(spec.systemRole)("a shape joining cannot mend (an answer first): the template's own message, as a TemplateRefusedError", () => {
+        const turns: ChatTurn[] = [{role: "assistant", content: "Hello!"}, {role: "user", content: "Hi"}];
+        expect(() => renderer.renderTemplate(turns)).toThrow(TemplateRefusedError);
+        expect(() => renderer.renderTemplate(turns)).toThrow(/roles must alternate user and assistant/);
+    });
+
+    it.runIf(!spec.systemRole)("keeps a system message, in the first user turn", () => {
         // Gemma 2's template refuses a system message, and Mistral-Nemo's writes it into the last user message only when
         // that message ends the list, which node-llama-cpp's rendering (the answer's empty turn last) never has: both
         // get node-llama-cpp's conversion, the system text at the start of the first user turn.

@@ -3,6 +3,7 @@ import { ContextLengthExceededError } from "./errors/ContextLengthExceededError.
 import { EmptyPromptError } from "./errors/EmptyPromptError.js";
 import { ImageInputError } from "./errors/ImageInputError.js";
 import { InvalidJsonSchemaError } from "./errors/InvalidJsonSchemaError.js";
+import { TemplateRefusedError } from "./errors/TemplateRefusedError.js";
 import { TooManyChoicesError } from "./errors/TooManyChoicesError.js";
 
 const imageErrorCodes = {base64: "invalid_image_url", format: "invalid_image_format", pixels: "image_too_large", undecodable: "invalid_image"} as const;
@@ -17,6 +18,8 @@ export function chatApiError(error: unknown): ApiError | undefined {
         return ApiError.invalidRequest(`Invalid '${error.source}': ${error.message}.`, error.source, imageErrorCodes[error.reason]);
     if (error instanceof TooManyChoicesError)
         return ApiError.invalidRequest(error.message, "n");
+    if (error instanceof TemplateRefusedError)
+        return ApiError.invalidRequest(error.message, "messages", "invalid_conversation");
     if (error instanceof InvalidJsonSchemaError)
         return ApiError.invalidRequest(error.message, "response_format.json_schema.schema", "invalid_json_schema");
     return undefined;

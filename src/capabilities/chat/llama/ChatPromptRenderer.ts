@@ -11,6 +11,7 @@ import { type TemplateRender, withGenerationPrompt } from "./templateGenerationP
 import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
+import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
 
@@ -21,7 +22,9 @@ import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
  */
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean,
     /** Per earlier response with calls (not the last): its text after the calls is empty (withoutEmptyTails). */
-    emptyTails: boolean[]};
+    emptyTails: boolean[],
+    /** What the template raised (its `raise_exception`) since this was last cleared. */
+    refusal: string | null};
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -230,11 +233,36 @@ export class ChatPromptRenderer {
         return tokens;
     }
 
-    /** The conversation as the template renders it (special tokens marked as such); null without a template. */
+    /**
+     * The conversation as the template renders it (special tokens marked as such); null without a template. A template
+     * that raises on the conversation's shape (Mistral's and Ministral's "roles must alternate" on two system or user
+     * messages in a row, as Codex sends them) gets such messages joined, as transformers' users do; if it still
+     * raises, a TemplateRefusedError with its message.
+     */
     renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], templateKwargs?: Record<string, unknown> | null): LlamaText | null {
         const built = this.wrapperFor(templateKwargs);
         if (built == null)
             return null;
+        const watch = this.watches.get(built.wrapper)!;
+        try {
+            return this.renderWith(built, turns, functions);
+        } catch (error) {
+            if (watch.refusal == null)
+                throw error;
+            const joined = joinAdjacentTurns(turns);
+            if (joined.length !== turns.length) {
+                try {
+                    return this.renderWith(built, joined, functions);
+                } catch (retried) {
+                    if (watch.refusal == null)
+                        throw retried;
+                }
+            }
+            throw new TemplateRefusedError(watch.refusal);
+        }
+    }
+
+    private renderWith(built: {wrapper: JinjaTemplateChatWrapper, slots: EscapeSlots}, turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): LlamaText {
         // Tool text and call arguments go in escaped (kept plain text), as the kwargs did when their wrapper was built.
         const slots: EscapeSlots = new Map();
         const escapedTurns = turns.map((turn) => turn.toolCalls == null ? turn : {
@@ -247,6 +275,7 @@ export class ChatPromptRenderer {
         const {history, newTurn} = toChatHistory(this.harmony ? withoutDroppedAnalysis(escapedTurns) : escapedTurns);
         const watch = this.watches.get(built.wrapper)!;
         watch.last = null;
+        watch.refusal = null;
         // Not where the conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
         const last = turns.at(-1);
         watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
@@ -280,15 +309,37 @@ export class ChatPromptRenderer {
 function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
-    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: []};
+    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], refusal: null};
     const content = callsOnlyContent(render);
     renderer.render = (given) => {
         const params = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
-        const output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
+        let output: string;
+        try {
+            output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
+        } catch (error) {
+            // The template's own raise_exception (patches/@huggingface+jinja+0.5.11.patch names its error as transformers does).
+            if (error instanceof Error && error.name === "TemplateError")
+                watch.refusal = error.message;
+            throw error;
+        }
         watch.last = {params, output};
         return output;
     };
     return watch;
+}
+
+/** The turns with system and user messages that follow one of the same role joined into it (a blank line between). */
+function joinAdjacentTurns(turns: readonly ChatTurn[]): ChatTurn[] {
+    const joined: ChatTurn[] = [];
+    for (const turn of turns) {
+        const previous = joined.at(-1);
+        if (previous != null && previous.role === turn.role && turn.role !== "assistant") {
+            const images = [...previous.images ?? [], ...turn.images ?? []];
+            joined[joined.length - 1] = {...previous, content: previous.content + "\n\n" + turn.content, ...(images.length === 0 ? {} : {images})};
+        } else
+            joined.push(turn);
+    }
+    return joined;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { ChatTurn, ReasoningFormat } from "../ChatEngine.js";
 import type { DecisionTokens } from "./decisionPrompt.js";
 import type { PreparedPrompt, PromptRequest } from "./preparePrompt.js";
 import type { RenderThreadMessage, RenderThreadReply } from "./promptRenderThreadMain.js";
+import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 
 /**
  * The main thread's side of a chat model's render thread (promptRenderThreadMain): prompts too large to render and
@@ -125,7 +126,7 @@ export class PromptRenderThread {
             if (this.pending.size === 0)
                 worker.unref();
             if ("error" in reply)
-                waiter?.reject(new Error(reply.error));
+                waiter?.reject(reply.refused != null ? new TemplateRefusedError(reply.refused) : new Error(reply.error));
             else
                 waiter?.resolve(reply);
         });

@@ -10,6 +10,7 @@ import type { ReasoningStart } from "./ReasoningPhase.js";
 import { TokenBytes } from "./TokenBytes.js";
 import { tokenPiece } from "../shared/tokenPiece.js";
 import { tokenListJson } from "./tokenListJson.js";
+import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 
 /** What the main thread sends the render thread (see PromptRenderThread). */
 export type RenderThreadMessage =
@@ -22,7 +23,7 @@ export type RenderThreadReply =
     | {id: number, count: number, json: Uint8Array}
     | {id: number, text: string}
     | {id: number, prefix: Uint32Array, suffixes: Uint32Array, suffixLengths: Uint32Array}
-    | {id: number, error: string}
+    | {id: number, error: string, refused?: string}
     | {id: number, cancelled: true};
 
 /**
@@ -92,7 +93,8 @@ async function handle(message: RenderThreadMessage) {
         parentPort!.postMessage({id: message.id, tokens: moved, start, clientStart} satisfies RenderThreadReply, [moved.buffer]);
     } catch (error) {
         parentPort!.postMessage((error instanceof RenderCancelled ? {id: message.id, cancelled: true}
-            : {id: message.id, error: String((error as Error)?.message ?? error)}) satisfies RenderThreadReply);
+            : {id: message.id, error: String((error as Error)?.message ?? error),
+                ...(error instanceof TemplateRefusedError ? {refused: error.templateMessage} : {})}) satisfies RenderThreadReply);
     } finally {
         cancel = null;
     }
