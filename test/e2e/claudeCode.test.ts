@@ -217,3 +217,57 @@ describe.skipIf("skip" in program)("Claude Code carries out a call a Qwen3-Coder
         expect(coderRefuser.attempts).toEqual([]);
     }, 300_000);
 });
+
+// The same with Gemma 4's real template: the call written in Gemma 4's notation (`<|tool_call>call:Write{...}<tool_call|>`,
+// strings between `<|"|>` marks), after Claude Code's whole default tool set went through the template (some of its tools'
+// properties have no `type`, which the template upper-cases: @huggingface/jinja failed on it; Python's Jinja writes "").
+describe.skipIf("skip" in program)("Claude Code carries out a call a Gemma 4 model writes in its notation", () => {
+    const gemmaModel = "gemma-agent";
+    const gemmaPath = path.join(testModelsDir, "gemma-agent.gguf");
+    let gemmaServer: TestServer;
+    let gemmaProxy: RecordingProxy;
+    let gemmaRefuser: RefusingProxy;
+    let gemmaHome: string;
+    let target: string;
+    beforeAll(async () => {
+        gemmaHome = claudeHome("los-claude-code-gemma-");
+        target = path.join(gemmaHome, "work", "hello.txt");
+        const pieces = ["<|tool_call>call:Write{content:", '<|"|>hello-from-gemma<|"|>', ",file_path:", `<|"|>${target}<|"|>`, "}<tool_call|>", "<|tool_response>"];
+        await makeTestLlamaGguf(gemmaPath, {
+            seed: 4, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "google-gemma-4-31B-it.jinja"), "utf8"),
+            userDefinedVocab: ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>", "<tool_response|>", '<|"|>'],
+            controlVocab: ["<|tool_response>"], extraVocab: ["\n", ...pieces.slice(0, -1), "Done."],
+            contextLength: 40960, nEmbd: 16, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 32,
+            // After the tool's result the model answers "Done." and ends its turn.
+            script: [...scriptThrough(["\n", ...pieces]), ["<tool_response|>", "Done."], ["Done.", "<|im_end|>"]]
+        });
+        gemmaServer = await startTestServer({
+            models: [{id: gemmaModel, task: "chat", path: gemmaPath, contextSize: 40960, parallel: 2}],
+            config: {apiKeys: [key], flashAttention: "off", threads: 2}
+        });
+        gemmaProxy = await startRecordingProxy(gemmaServer.url);
+        gemmaRefuser = await startRefusingProxy();
+    }, 120_000);
+    afterAll(async () => {
+        await gemmaProxy?.close();
+        await gemmaRefuser?.close();
+        await gemmaServer?.stop();
+        if (gemmaHome != null)
+            fs.rmSync(gemmaHome, {recursive: true, force: true});
+        fs.rmSync(gemmaPath, {force: true});
+    });
+
+    it("with its default tools: the call reaches Claude Code as a Write tool_use, the file is written, and its result comes back", async () => {
+        const run = await claude(["-p", "Write hello.txt.", "--output-format", "json", "--allowedTools", "Write", "--max-turns", "3"],
+            key, {proxy: gemmaProxy, refuser: gemmaRefuser, home: gemmaHome, model: gemmaModel});
+        expect(fs.readFileSync(target, "utf8"), run.stdout + run.stderr).toBe("hello-from-gemma");
+        const requests = messageRequests(run).filter((request) => (request.json.tools as unknown[] | undefined)?.length);
+        expect((requests[0].json.tools as unknown[]).length).toBeGreaterThan(5);
+        const turn = requests.find((request) => JSON.stringify(request.json.messages).includes("tool_result"));
+        expect(turn, JSON.stringify(requests.map((request) => request.json.messages))).toBeDefined();
+        const blocks = (turn!.json.messages as {role: string, content: unknown}[]).flatMap((message) => Array.isArray(message.content) ? message.content as Record<string, unknown>[] : []);
+        expect(blocks.find((block) => block.type === "tool_use")).toMatchObject({name: "Write", input: {file_path: target, content: "hello-from-gemma"}});
+        expect(gemmaProxy.exchanges.every((exchange) => exchange.status >= 200 && exchange.status < 300)).toBe(true);
+        expect(gemmaRefuser.attempts).toEqual([]);
+    }, 300_000);
+});
