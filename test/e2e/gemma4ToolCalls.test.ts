@@ -32,8 +32,9 @@ describe("Gemma 4's tool calls (its real template)", () => {
         const script = scriptThrough(["\n", "<|channel>thought", "▁I", "▁think", "<channel|>", ...callPieces, "<|tool_response>"]);
         await makeTestLlamaGguf(modelPath, {
             seed: 92, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "google-gemma-4-31B-it.jinja"), "utf8"),
-            userDefinedVocab: ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>", "<tool_response|>", '<|"|>'],
-            controlVocab: ["<|tool_response>"],
+            // Its markup as control tokens (written as nothing by a plain detokenization): the output keeps the ones its parsers read.
+            controlVocab: ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>", "<tool_response|>", '<|"|>',
+                "<|tool_response>"],
             extraVocab: ["\n", "<|channel>thought", ...callPieces], script
         });
         server = await startTestServer({models: [{id: "gemma4", task: "chat", path: modelPath, contextSize: 2048, parallel: 1}]});

@@ -3,6 +3,7 @@ import path from "node:path";
 import { Template } from "@huggingface/jinja";
 import { expect, it } from "vitest";
 import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
+import { TemplateRefusedError } from "../../src/capabilities/chat/errors/TemplateRefusedError.js";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
@@ -15,13 +16,18 @@ const job = (turns: ChatTurn[]): ChatJob => ({turns, n: 1, maxTokens: 24, stop: 
 const functions = [{name: "get_weather", description: "The weather in a city", parameters: {type: "object", properties: {city: {type: "string"}}}}];
 
 /** The OpenAI messages a client sends for `turns`: an assistant turn's calls as `tool_calls`, each result a tool message after it. */
+/** The turns as OpenAI messages, the calls' ids numbered in nine digits (what Mistral Small 3.2's template takes, and the server gives it). */
 function openAiMessages(turns: readonly ChatTurn[]): unknown[] {
-    return turns.flatMap(({role, content, toolCalls}) => toolCalls == null
-        ? [{role, content}]
-        : [
-            {role, content, tool_calls: toolCalls.map((call) => ({type: "function", function: {name: call.name, arguments: call.arguments}}))},
-            ...toolCalls.map((call) => ({role: "tool", content: call.result}))
-        ]);
+    let calls = 0;
+    return turns.flatMap(({role, content, toolCalls}): Record<string, unknown>[] => {
+        if (toolCalls == null)
+            return [{role, content}];
+        const ids = toolCalls.map(() => String(++calls).padStart(9, "0"));
+        return [
+            {role, content, tool_calls: toolCalls.map((call, index) => ({type: "function", id: ids[index], function: {name: call.name, arguments: call.arguments}}))},
+            ...toolCalls.map((call, index) => ({role: "tool", tool_call_id: ids[index], content: call.result}))
+        ];
+    });
 }
 
 // The whole prompt of a tool loop in 12 shapes against @huggingface/jinja's rendering of the same OpenAI messages, on the
@@ -45,6 +51,7 @@ const markupTemplates = [
     {file: "Qwen3.5-4B.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]},
     {file: "GLM-4.7-Flash.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]}
 ];
+const mistralTemplates = ["unsloth-mistral-Devstral-Small-2507.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja"];
 it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering, arguments in markup: $file", async (spec) => {
     const template = fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8");
     const modelPath = path.join(testModelsDir, `markup-template-${spec.file}.gguf`);
@@ -55,11 +62,22 @@ it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering
     await expectToolLoopsAsTemplate(modelPath, template, spec.format);
 }, 60_000);
 
+// Mistral's (no closing markup after a call's arguments; Mistral Small 3.2 with a call id): rendered by the template itself.
+it.each(mistralTemplates)("a tool loop's whole prompt is the template's rendering: %s", async (file) => {
+    const template = fs.readFileSync(path.join(realTemplatesDir, file), "utf8");
+    const modelPath = path.join(testModelsDir, `mistral-template-${file}.gguf`);
+    fs.mkdirSync(testModelsDir, {recursive: true});
+    await makeTestLlamaGguf(modelPath, {seed: 81, chatTemplate: template, contextLength: 8192, controlVocab: ["[INST]", "[/INST]", "[SYSTEM_PROMPT]",
+        "[/SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CONTENT]"]});
+    await expectToolLoopsAsTemplate(modelPath, template, null);
+}, 60_000);
+
 async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "gemma4" | "harmony" | null) {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath});
     const renderer = new ChatPromptRenderer(model);
-    const bos = (model.fileInfo.metadata.tokenizer!.ggml!.tokens as readonly string[])[model.tokens.bos!];
+    const pieces = model.fileInfo.metadata.tokenizer!.ggml!.tokens as readonly string[];
+    const [bos, eos] = [pieces[model.tokens.bos!], pieces[model.tokens.eos!]];
     const call = (city: string, args: Record<string, unknown> = {city}) => ({name: "get_weather", arguments: args, result: "sunny in " + city});
     const cases: [string, ChatTurn[]][] = [
         ["tool loop (open response)", [
@@ -132,14 +150,23 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
     ];
     const failures: string[] = [];
     for (const [name, turns] of cases) {
+        // As the server renders: thinking on (the model's default where the template has a switch; Gemma 4's is off by
+        // default in the template), BOS and EOS as the vocabulary spells them.
+        let reference: string;
+        try {
+            reference = new Template(template).render({messages: openAiMessages(turns), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
+                enable_thinking: true, bos_token: bos, eos_token: eos});
+        } catch (error) {
+            // A shape the template refuses (Mistral Small 3.2: a user message right after tool results): refused with its words.
+            expect(() => conversationPrompt(renderer, format, job(turns), functions, false), name).toThrow(new TemplateRefusedError((error as Error).message));
+            continue;
+        }
         const prompt = conversationPrompt(renderer, format, job(turns), functions, false);
         const text = promptText(model, prompt.rendered) + prompt.tail;
-        // As the server renders: thinking on (the model's default where the template has a switch; Gemma 4's is off by
-        // default in the template), BOS as the vocabulary spells it.
-        const reference = new Template(template).render({messages: openAiMessages(turns), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
-            enable_thinking: true, bos_token: bos});
-        if (text !== reference)
-            failures.push(`${name}:\n${text}\n--- the template's:\n${reference}`);
+        if (text !== reference) {
+            const at = [...text].findIndex((char, index) => char !== reference[index]);
+            failures.push(`${name}: differs at ${at}:\n${text.slice(Math.max(0, at - 200), at + 300)}\n--- the template's:\n${reference.slice(Math.max(0, at - 200), at + 300)}`);
+        }
     }
     await model.dispose();
     expect(failures).toEqual([]);

@@ -55,11 +55,14 @@ export type ChatTools = {
 /**
  * How a template's calls are written: `prefix name paramsPrefix <arguments> suffix`, calls joined by `betweenCalls`.
  * The arguments are JSON, or each in markup (`parameters`), or in Gemma 4's notation (`notation`: gemma4Arguments.ts).
+ * Without a suffix (Mistral's, Devstral's) the arguments' JSON object ends the call. `idMarker`: the name is followed by
+ * this and a call id the model writes (Mistral Small 3.2's `[CALL_ID]`, 9 letters and digits) before `paramsPrefix`.
  * `forcedOpening`: a forced call is opened by the prompt with this text (the prefix), a grammar writes its name and
  * arguments, and the model's end of generation is its suffix (harmony, where a call is a message of its own: one call).
  */
 export type ToolCallFormat = {
-    prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, notation?: "gemma4", forcedOpening?: string
+    prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, notation?: "gemma4", idMarker?: string,
+    forcedOpening?: string
 };
 
 /** One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd. */

@@ -14,6 +14,7 @@ import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
+import { isMistralCallIdTemplate, mistralCallIdFormat } from "./jsonObjectEnd.js";
 
 /**
  * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
@@ -66,6 +67,8 @@ export class ChatPromptRenderer {
     private readonly harmony: boolean;
     /** A call format node-llama-cpp does not detect, known here (gpt-oss's, Gemma 4's); null for others. */
     private readonly ownCallFormat: ToolCallFormat | null;
+    /** The template leaves out the text of a message with calls (Mistral Small 3.2's): so does the prompt (node-llama-cpp would fall back to its own format). */
+    private readonly dropsCallText: boolean;
     /** The template writes a tool's result as a JSON string (gpt-oss's `content|tojson`). */
     private readonly resultsInJson: boolean;
     /** Whether messages of one role in a row are joined before the template renders them (createWrapper). */
@@ -96,13 +99,15 @@ export class ChatPromptRenderer {
         this.tokenizer = chunkedTokenizer(model, specials, checkpoint);
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
         this.harmony = typeof template === "string" && isHarmonyTemplate(template);
-        this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template === "string" && isGemma4Template(template) ? gemma4CallFormat : null;
+        this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template !== "string" ? null
+            : isGemma4Template(template) ? gemma4CallFormat : isMistralCallIdTemplate(template) ? mistralCallIdFormat : null;
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.ownCallFormat ?? toolCallFormatOf(this.wrapper);
         if (this.toolCallFormat != null && this.argumentsInMarkup === true)
             this.toolCallFormat = this.markupFormat(this.toolCallFormat);
         this.resultsInJson = this.wrapper != null && this.toolCallFormat != null && encodesToolResults(this.watches.get(this.wrapper)!.render);
+        this.dropsCallText = this.wrapper != null && this.toolCallFormat != null && dropsTextBeforeCalls(this.watches.get(this.wrapper)!.render);
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
         this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
@@ -158,7 +163,7 @@ export class ChatPromptRenderer {
                     this.undoUnwrapped = undo;
             }
         }
-        this.watches.set(wrapper, watchRenders(wrapper));
+        this.watches.set(wrapper, watchRenders(wrapper, this.ownCallFormat?.idMarker != null));
         return wrapper;
     }
 
@@ -272,7 +277,8 @@ export class ChatPromptRenderer {
                 ...(this.resultsInJson && typeof call.result === "string" ? {result: JSON.stringify(call.result).slice(1, -1)} : {})
             }))
         });
-        const {history, newTurn} = toChatHistory(this.harmony ? withoutDroppedAnalysis(escapedTurns) : escapedTurns);
+        const shown = this.dropsCallText ? escapedTurns.map((turn) => (turn.toolCalls?.length ?? 0) > 0 && turn.content !== "" ? {...turn, content: ""} : turn) : escapedTurns;
+        const {history, newTurn} = toChatHistory(this.harmony ? withoutDroppedAnalysis(shown) : shown);
         const watch = this.watches.get(built.wrapper)!;
         watch.last = null;
         watch.refusal = null;
@@ -300,19 +306,24 @@ export class ChatPromptRenderer {
         }
         // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
         const rendered = watch.last;
+        // Where the template refused the calls as they are, node-llama-cpp falls back to writing them into the messages'
+        // text in its own format (a prompt the model was not trained on): the template's refusal stands instead.
+        if (watch.refusal != null && turns.some((turn) => (turn.toolCalls?.length ?? 0) > 0) && !rendersCalls(rendered))
+            throw new Error(watch.refusal);
         const prompt = (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
         return this.escaper.restore(prompt, slots, built.slots);
     }
 }
 
 /** Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders). */
-function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
+function watchRenders(wrapper: JinjaTemplateChatWrapper, numberedCallIds: boolean): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], refusal: null};
     const content = callsOnlyContent(render);
     renderer.render = (given) => {
-        const params = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
+        const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
+        const params = numberedCallIds ? withNumberedCallIds(shaped) : shaped;
         let output: string;
         try {
             output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
@@ -326,6 +337,31 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper): RenderWatch {
         return output;
     };
     return watch;
+}
+
+/**
+ * The messages with their calls' ids numbered in nine digits (`000000001`...), in order, each result's with its call's:
+ * Mistral Small 3.2's template takes only ids of 9 letters and digits, as its model writes them (node-llama-cpp's are
+ * `fc_1_0000`). The ids are the prompt's own: a client's ids never reach a template.
+ */
+function withNumberedCallIds(params: Record<string, unknown>): Record<string, unknown> {
+    if (!Array.isArray(params.messages))
+        return params;
+    const ids = new Map<unknown, string>();
+    const number = (id: unknown) => {
+        let numbered = ids.get(id);
+        if (numbered == null)
+            ids.set(id, numbered = String(ids.size + 1).padStart(9, "0"));
+        return numbered;
+    };
+    return {...params, messages: (params.messages as Record<string, unknown>[]).map((message) => Array.isArray(message.tool_calls)
+        ? {...message, tool_calls: (message.tool_calls as Record<string, unknown>[]).map((call) => ({...call, id: number(call.id)}))}
+        : message.role === "tool" && message.tool_call_id != null ? {...message, tool_call_id: number(message.tool_call_id)} : message)};
+}
+
+/** The render gave the template messages with calls (not node-llama-cpp's fallback, which writes them into the text). */
+function rendersCalls(render: TemplateRender | null): boolean {
+    return Array.isArray(render?.params.messages) && (render.params.messages as {tool_calls?: unknown}[]).some((message) => Array.isArray(message.tool_calls));
 }
 
 /** The turns with system and user messages that follow one of the same role joined into it (a blank line between). */
@@ -439,6 +475,23 @@ function callsOnlyContent(render: (params: Record<string, unknown>) => string): 
     if (renders(undefined))
         return undefined;
     return renders(null) ? null : renders("") ? "" : undefined;
+}
+
+/** Whether the template leaves out the text of an assistant message with calls (Mistral Small 3.2's renders only the calls). */
+function dropsTextBeforeCalls(render: (params: Record<string, unknown>) => string): boolean {
+    const text = "Qz7probeCallTextz7Q";
+    try {
+        const output = render({
+            messages: [{role: "user", content: "Weather?"},
+                {role: "assistant", content: text, tool_calls: [{type: "function", id: "000000001", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+                {role: "tool", tool_call_id: "000000001", name: "get_weather", content: "sunny"}],
+            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
+            add_generation_prompt: true, bos_token: "", eos_token: ""
+        });
+        return output.includes("get_weather") && !output.includes(text);
+    } catch {
+        return false;
+    }
 }
 
 /**

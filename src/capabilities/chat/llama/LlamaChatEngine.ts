@@ -1,5 +1,5 @@
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel, Token } from "node-llama-cpp";
-import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, DecisionJob, DecisionOutcome, ReasoningFormat, TokenizeInput, Tokenized } from "../ChatEngine.js";
+import type { ChatEngine, ChatEngineInfo, ChatJob, ChatRun, ChatRunHooks, DecisionJob, DecisionOutcome, ReasoningFormat, TokenizeInput, Tokenized, ToolCallFormat } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { EngineDisposedError } from "../../../core/engines/EngineDisposedError.js";
@@ -30,7 +30,8 @@ import { PrefixCopies } from "./PrefixCopies.js";
 import { ModelSpeculation } from "./speculation/ModelSpeculation.js";
 import { decideQuestions } from "./decideQuestions.js";
 import { decisionLabels, mostDecisionOptions, type DecisionLabels } from "../shared/decisionLabels.js";
-import { llamaLabelTokenizer } from "./llamaTokenizerParts.js";
+import { llamaLabelTokenizer, markupTokens } from "./llamaTokenizerParts.js";
+import { tagsOf } from "./text/createReasoningSplitter.js";
 import { decisionTokens, isSmallDecision } from "./decisionPrompt.js";
 import { loadLlamaModel } from "../../../runtimes/llama/loadLlamaModel.js";
 
@@ -135,7 +136,8 @@ export class LlamaChatEngine implements ChatEngine {
         });
         this.runner = new TurnRunner({
             model, batchSize: context.batchSize, sequences: this.sequences, copies: this.copies, displaced: () => this.displaced, speculation,
-            distributionTap, tokenBytes: this.tokenBytes, load: () => this.pool.load()
+            distributionTap, tokenBytes: this.tokenBytes, load: () => this.pool.load(),
+            preservedTokens: markupTokens(model, outputMarkup(this.info.toolCallFormat ?? null, reasoningFormat))
         });
     }
 
@@ -307,4 +309,16 @@ function resolvedFlashAttention(llama: Llama, model: LlamaModel, setting: boolea
 
 function vocabularySize(model: LlamaModel) {
     return model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+}
+
+/**
+ * The markup an answer's parsers read, which the output keeps as text even where the model's vocabulary has it as control
+ * tokens: its call format's (Mistral's `[TOOL_CALLS]`, `[ARGS]`; Gemma 4's `<|tool_call>`) and its reasoning tags (Gemma 4's
+ * `<|channel>`, `<channel|>`). Harmony's are text in llama.cpp already.
+ */
+function outputMarkup(format: ToolCallFormat | null, reasoning: ReasoningFormat | null): string[] {
+    const calls = format == null ? [] : [format.prefix, format.paramsPrefix, format.suffix, format.betweenCalls, format.idMarker ?? "",
+        ...format.parameters == null ? [] : [format.parameters.keyStart, format.parameters.keyEnd, format.parameters.valueEnd]];
+    const tags = reasoning == null || reasoning === "harmony" ? [] : [tagsOf(reasoning).open, tagsOf(reasoning).close];
+    return [...calls, ...tags];
 }

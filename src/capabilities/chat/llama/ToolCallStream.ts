@@ -1,6 +1,7 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
-import { argumentsAreJson, jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
+import { JsonObjectScan } from "./jsonObjectEnd.js";
+import { argumentsAreJson, callName, jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -30,6 +31,8 @@ export class ToolCallStream {
     private sent: number | null = null;
     /** Where the search for the call's end goes on from: not again over what cannot hold its start (a long call streamed in pieces). */
     private suffixSearchFrom = 0;
+    /** A format without a suffix: where the arguments' JSON object ends, scanned as the call streams (jsonObjectEnd.ts). */
+    private objectScan: JsonObjectScan | null = null;
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
 
@@ -123,7 +126,7 @@ export class ToolCallStream {
                     const nameEnd = findPiece(this.buffer, paramsPrefix, 0, this.format.parameters != null);
                     if (nameEnd == null)
                         return;
-                    this.name = this.buffer.slice(0, nameEnd.start).trim();
+                    this.name = callName(this.buffer.slice(0, nameEnd.start), this.format);
                     if (!this.names.has(this.name)) {
                         this.malformed();
                         continue;
@@ -132,13 +135,17 @@ export class ToolCallStream {
                     this.buffer = this.buffer.slice(nameEnd.end);
                     this.state = "arguments";
                     this.suffixSearchFrom = 0;
+                    this.objectScan = this.format.suffix === "" ? new JsonObjectScan() : null;
                     this.sent = null;
                     if (!this.hold)
                         this.emit({type: "call", index: this.completed, name: this.name});
                     continue;
                 }
                 case "arguments": {
-                    const end = findPiece(this.buffer, suffix, this.suffixSearchFrom, this.format.parameters != null);
+                    const objectEnd = this.objectScan?.scan(this.buffer);
+                    const end = this.objectScan != null
+                        ? objectEnd == null ? null : {start: objectEnd, end: objectEnd}
+                        : findPiece(this.buffer, suffix, this.suffixSearchFrom, this.format.parameters != null);
                     if (end == null) {
                         this.suffixSearchFrom = resumeFrom(this.buffer, suffix);
                         if (this.streamsArguments)

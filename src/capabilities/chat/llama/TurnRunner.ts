@@ -1,4 +1,4 @@
-import type { LlamaContextSequence, LlamaModel } from "node-llama-cpp";
+import type { LlamaContextSequence, LlamaModel, Token } from "node-llama-cpp";
 import type { ChatJob, ChatRunHooks, ChoiceResult } from "../ChatEngine.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import { choiceSeed } from "../shared/choiceSeed.js";
@@ -29,6 +29,8 @@ export type TurnRunnerParts = {
     speculation: ModelSpeculation;
     distributionTap: RawDistributionTap;
     tokenBytes: TokenBytes;
+    /** Control tokens outputs keep as text (the markup of the model's calls and reasoning: llamaDetokenize). */
+    preservedTokens: ReadonlySet<Token>;
     /** The engine's admission queue's load: whether a request's sequences were the only ones busy when it started. */
     load(): EngineLoad;
 };
@@ -170,6 +172,7 @@ export class TurnRunner {
             model,
             sequence,
             promptTokens: turn.prompt.tokens,
+            preservedTokens: this.parts.preservedTokens,
             maxTokens: turn.maxTokens,
             stop: job.stop,
             temperature: job.sampling.temperature,

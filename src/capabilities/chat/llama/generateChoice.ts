@@ -19,6 +19,8 @@ export type ChoiceSettings = {
     model: LlamaModel;
     sequence: LlamaContextSequence;
     promptTokens: readonly Token[];
+    /** Control tokens the output keeps as text (llamaDetokenize): the markup of the model's calls and reasoning. */
+    preservedTokens?: ReadonlySet<Token>;
     /** Already clamped to what fits in the sequence's context. */
     maxTokens: number;
     stop: readonly string[];
@@ -93,7 +95,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     signal.throwIfAborted();
 
     const generated: Token[] = [];
-    const output = new ChoiceText(new TokenTextDecoder(llamaDetokenize(model), promptTokens), settings.stop, settings.onText);
+    const output = new ChoiceText(new TokenTextDecoder(llamaDetokenize(model, settings.preservedTokens), promptTokens), settings.stop, settings.onText);
     const penalize = settings.frequencyPenalty !== 0 || settings.presencePenalty !== 0 || settings.repeatPenalty != null;
     // The penalties' window, constant (it keeps the native sampler incremental): the whole completion (OpenAI's
     // penalties); with llama.cpp's repetition penalty, its last `repeat_last_n` tokens of the prompt and the completion

@@ -1,5 +1,6 @@
 import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
+import { jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
 
 /**
@@ -58,11 +59,11 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         const nameEnd = findPiece(text, format.paramsPrefix, at, flexible);
         if (nameEnd == null)
             return truncated ? {content, calls, complete: false} : calls.length === 0 ? null : {content, calls, complete: true};
-        const name = text.slice(at, nameEnd.start).trim();
+        const name = callName(text.slice(at, nameEnd.start), format);
         if (!names.has(name))
             return calls.length === 0 ? null : {content, calls, complete: true};
         at = nameEnd.end;
-        const end = findPiece(text, format.suffix, at, flexible);
+        const end = findCallEnd(text, format, at);
         if (end == null) {
             if (truncated)
                 return {content, calls: [...calls, {name, arguments: read(name, text.slice(at), true) ?? "", cut: true}], complete: false};
@@ -102,4 +103,22 @@ export function isJsonObject(text: string) {
 /** A format whose arguments are the JSON the model writes (not markup, not another notation): they can stream as written. */
 export function argumentsAreJson(format: ToolCallFormat): boolean {
     return format.parameters == null && format.notation == null;
+}
+
+/**
+ * Where a call's arguments end, from `at`: its suffix; for a format without one (Mistral's and Devstral's
+ * `[TOOL_CALLS]NAME[ARGS]{...}`), the end of the JSON object the arguments are.
+ */
+export function findCallEnd(text: string, format: ToolCallFormat, at: number): {start: number, end: number} | null {
+    if (format.suffix === "") {
+        const end = jsonObjectEnd(text, at);
+        return end == null ? null : {start: end, end};
+    }
+    return findPiece(text, format.suffix, at, format.parameters != null);
+}
+
+/** A call's name from what precedes its arguments: trimmed, and without the call id a format writes after it (Mistral Small 3.2's `[CALL_ID]...`). */
+export function callName(written: string, format: ToolCallFormat): string {
+    const idAt = format.idMarker == null ? -1 : written.indexOf(format.idMarker);
+    return (idAt === -1 ? written : written.slice(0, idAt)).trim();
 }

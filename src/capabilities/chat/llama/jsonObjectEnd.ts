@@ -1,0 +1,66 @@
+import type { ToolCallFormat } from "../ChatEngine.js";
+
+/**
+ * Where the JSON object that starts at `from` (after whitespace) ends: the index just after its closing brace; null when
+ * the text there is not the start of an object or the object is not closed yet. For call formats whose arguments end a
+ * call (Mistral's `[TOOL_CALLS]NAME[ARGS]{...}`: no closing markup, the next call or the end of the answer follows). Only
+ * the brackets are matched (strings and their escapes skipped): whether the object is valid JSON is checked after.
+ */
+export function jsonObjectEnd(text: string, from: number): number | null {
+    return new JsonObjectScan(from).scan(text);
+}
+
+/** jsonObjectEnd over a text that grows (a call streamed in pieces): each scan goes on where the last one stopped. */
+export class JsonObjectScan {
+    private depth = 0;
+    private inString = false;
+    private started = false;
+    private failed = false;
+
+    constructor(private at = 0) {}
+
+    /** The end of the object in `text` (which starts with what the earlier scans saw); null while it is not closed or not an object. */
+    scan(text: string): number | null {
+        if (this.failed)
+            return null;
+        if (!this.started) {
+            while (this.at < text.length && /\s/.test(text[this.at]))
+                this.at++;
+            if (this.at >= text.length)
+                return null;
+            if (text[this.at] !== "{") {
+                this.failed = true;
+                return null;
+            }
+            this.started = true;
+        }
+        for (; this.at < text.length; this.at++) {
+            const char = text[this.at];
+            if (this.inString) {
+                if (char === "\\") {
+                    if (this.at + 1 >= text.length)
+                        return null; // the escaped character comes with the next piece
+                    this.at++;
+                } else if (char === '"')
+                    this.inString = false;
+            } else if (char === '"')
+                this.inString = true;
+            else if (char === "{" || char === "[")
+                this.depth++;
+            else if (char === "}" || char === "]") {
+                this.depth--;
+                if (this.depth === 0)
+                    return ++this.at;
+            }
+        }
+        return null;
+    }
+}
+
+/** Mistral's calls: `[TOOL_CALLS]NAME[ARGS]{...}` (Devstral; node-llama-cpp detects it), with a call id the model writes, `[CALL_ID]` and 9 letters and digits, before `[ARGS]` (Mistral Small 3.2; it does not). */
+export const mistralCallIdFormat: ToolCallFormat = {prefix: "[TOOL_CALLS]", paramsPrefix: "[ARGS]", suffix: "", betweenCalls: "", idMarker: "[CALL_ID]"};
+
+/** A template that writes calls as Mistral Small 3.2's does, with their ids. */
+export function isMistralCallIdTemplate(template: string): boolean {
+    return ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"].every((piece) => template.includes(piece));
+}

@@ -1,0 +1,67 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
+import { realTemplatesDir } from "../support/realTemplateModels.js";
+import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// Mistral's call format has no closing markup: `[TOOL_CALLS]NAME[ARGS]{...}` (Devstral), the arguments' JSON object ends
+// the call. node-llama-cpp detects Devstral's template with an empty suffix, which the call parser read as empty
+// arguments: a Devstral model's calls came back as text. Models with the real templates (their control tokens as
+// Mistral's GGUFs have them), scripted to call, through the openai client, streamed and not.
+
+const tools = [{
+    type: "function" as const,
+    function: {name: "get_weather", description: "The weather in a city", parameters: {
+        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
+    }}
+}];
+const messages = [{role: "user" as const, content: "Weather in Paris for two days?"}];
+const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
+const mistralControls = ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CONTENT]"];
+
+describe.each([
+    {id: "devstral", file: "unsloth-mistral-Devstral-Small-2507.jinja", call: ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"city": "Paris",', ' "days": 2}']},
+    // Mistral Small 3.2 writes a call id of its own (node-llama-cpp does not detect its format: it had no tool support).
+    {id: "mistral-small-3.2", file: "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+        call: ["[TOOL_CALLS]", "get_weather", "[CALL_ID]", "a1b2c3d4e", "[ARGS]", '{"city": "Paris",', ' "days": 2}']}
+])("$id's tool calls (its real template)", (spec) => {
+    let server: TestServer;
+    const modelPath = path.join(testModelsDir, `mistral-calls-${spec.id}.gguf`);
+    beforeAll(async () => {
+        fs.mkdirSync(testModelsDir, {recursive: true});
+        // The script starts from the generation prompt's last token (`[/INST]`).
+        await makeTestLlamaGguf(modelPath, {
+            seed: 94, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8"), controlVocab: mistralControls, contextLength: 8192,
+            extraVocab: spec.call.filter((piece) => !mistralControls.includes(piece)), script: scriptThrough(["[/INST]", ...spec.call, "<|im_end|>"])
+        });
+        server = await startTestServer({models: [{id: spec.id, task: "chat", path: modelPath, contextSize: 8192, parallel: 1}]});
+    }, 60_000);
+    afterAll(() => server?.stop());
+
+    it("a call comes back as tool_calls, streamed and not", async () => {
+        const completion = await server.client.chat.completions.create({model: spec.id, temperature: 0, max_tokens: 64, tools, messages});
+        expect(completion.choices[0].finish_reason).toBe("tool_calls");
+        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+        const streamed = await server.client.chat.completions.stream({model: spec.id, temperature: 0, max_tokens: 64, tools, messages}).finalChatCompletion();
+        expect(streamed.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+    });
+
+    it("tool_choice required: the grammar holds the model to the format, and the call parses", async () => {
+        const completion = await server.client.chat.completions.create({model: spec.id, temperature: 0, max_tokens: 64, tools, messages, tool_choice: "required", parallel_tool_calls: false});
+        expect(completion.choices[0].finish_reason).toBe("tool_calls");
+        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+    });
+
+    it("the follow-up with the result is served (the call and its result rendered by the template)", async () => {
+        const first = await server.client.chat.completions.create({model: spec.id, temperature: 0, max_tokens: 64, tools, messages});
+        const call = first.choices[0].message.tool_calls![0];
+        const followUp = await server.client.chat.completions.create({
+            model: spec.id, temperature: 0, max_tokens: 8, tools,
+            messages: [...messages, first.choices[0].message, {role: "tool", tool_call_id: call.id, content: "Sunny, 24 C"}]
+        });
+        expect(followUp.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens + 10);
+    });
+});
