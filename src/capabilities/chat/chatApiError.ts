@@ -19,7 +19,7 @@ export function chatApiError(error: unknown): ApiError | undefined {
     if (error instanceof TooManyChoicesError)
         return ApiError.invalidRequest(error.message, "n");
     if (error instanceof TemplateRefusedError)
-        return ApiError.invalidRequest(error.message, "messages", "invalid_conversation");
+        return ApiError.invalidRequest(error.message, error.param, error.param === "messages" ? "invalid_conversation" : null);
     if (error instanceof InvalidJsonSchemaError)
         return ApiError.invalidRequest(error.message, "response_format.json_schema.schema", "invalid_json_schema");
     return undefined;

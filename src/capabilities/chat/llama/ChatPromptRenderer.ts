@@ -245,7 +245,14 @@ export class ChatPromptRenderer {
      * raises, a TemplateRefusedError with its message.
      */
     renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], templateKwargs?: Record<string, unknown> | null): LlamaText | null {
-        const built = this.wrapperFor(templateKwargs);
+        let built: ReturnType<ChatPromptRenderer["wrapperFor"]>;
+        try {
+            built = this.wrapperFor(templateKwargs);
+        } catch (error) {
+            // Building the kwargs' wrapper renders the template (node-llama-cpp's sanity test, which rewraps the error):
+            // a template that raises on these variables (Kimi-K3's unknown thinking_effort) refuses them.
+            throw this.kwargsRefusal(templateKwargs) ?? error;
+        }
         if (built == null)
             return null;
         const watch = this.watches.get(built.wrapper)!;
@@ -265,6 +272,19 @@ export class ChatPromptRenderer {
             }
             throw new TemplateRefusedError(watch.refusal);
         }
+    }
+
+    /** The template's own refusal of these variables on a plain conversation (its raise_exception), if it raises one. */
+    private kwargsRefusal(kwargs: Record<string, unknown> | null | undefined): TemplateRefusedError | null {
+        if (this.wrapper == null || kwargs == null)
+            return null;
+        try {
+            this.watches.get(this.wrapper)!.render({messages: [{role: "user", content: "Hi"}], add_generation_prompt: true, bos_token: "", eos_token: "", ...kwargs});
+        } catch (error) {
+            if (error instanceof Error && error.name === "TemplateError")
+                return new TemplateRefusedError(error.message, "chat_template_kwargs");
+        }
+        return null;
     }
 
     private renderWith(built: {wrapper: JinjaTemplateChatWrapper, slots: EscapeSlots}, turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): LlamaText {

@@ -126,7 +126,7 @@ export class PromptRenderThread {
             if (this.pending.size === 0)
                 worker.unref();
             if ("error" in reply)
-                waiter?.reject(reply.refused != null ? new TemplateRefusedError(reply.refused) : new Error(reply.error));
+                waiter?.reject(reply.refused != null ? new TemplateRefusedError(reply.refused, reply.refusedParam) : new Error(reply.error));
             else
                 waiter?.resolve(reply);
         });

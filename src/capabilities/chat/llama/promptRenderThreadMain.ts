@@ -23,7 +23,7 @@ export type RenderThreadReply =
     | {id: number, count: number, json: Uint8Array}
     | {id: number, text: string}
     | {id: number, prefix: Uint32Array, suffixes: Uint32Array, suffixLengths: Uint32Array}
-    | {id: number, error: string, refused?: string}
+    | {id: number, error: string, refused?: string, refusedParam?: "messages" | "chat_template_kwargs"}
     | {id: number, cancelled: true};
 
 /**
@@ -94,7 +94,7 @@ async function handle(message: RenderThreadMessage) {
     } catch (error) {
         parentPort!.postMessage((error instanceof RenderCancelled ? {id: message.id, cancelled: true}
             : {id: message.id, error: String((error as Error)?.message ?? error),
-                ...(error instanceof TemplateRefusedError ? {refused: error.templateMessage} : {})}) satisfies RenderThreadReply);
+                ...(error instanceof TemplateRefusedError ? {refused: error.templateMessage, refusedParam: error.param} : {})}) satisfies RenderThreadReply);
     } finally {
         cancel = null;
     }

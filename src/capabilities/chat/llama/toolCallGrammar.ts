@@ -70,8 +70,16 @@ function gemma4ArgumentsRule(schema: Record<string, unknown>, prefix: string): s
     const quote = gbnfLiteral('<|"|>');
     const rules = [
         `${rule("value")} ::= ${rule("string")} | ${rule("number")} | "true" | "false" | "null" | ${rule("map")} | ${rule("list")}`,
-        `${rule("string")} ::= ${quote} [^<]* ${quote}`,
-        `${rule("number")} ::= "-"? [0-9]+ ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
+        // Any text without the quote mark (as llama.cpp's gemma4 grammar: `<` is text too): states of how much of `<|"|>` ends it.
+        `${rule("string")} ::= ${quote} ${rule("text")} ${quote}`,
+        `${rule("text")} ::= [^<] ${rule("text")} | "<" ${rule("text1")} | ""`,
+        `${rule("text1")} ::= "|" ${rule("text2")} | "<" ${rule("text1")} | [^<|] ${rule("text")} | ""`,
+        `${rule("text2")} ::= "\\"" ${rule("text3")} | "<" ${rule("text1")} | [^<"] ${rule("text")} | ""`,
+        `${rule("text3")} ::= "|" ${rule("text4")} | "<" ${rule("text1")} | [^<|] ${rule("text")} | ""`,
+        `${rule("text4")} ::= "<" ${rule("text1")} | [^<>] ${rule("text")} | ""`,
+        // JSON's numbers (no leading zeros), as the reader and llama.cpp's grammar take them.
+        `${rule("integer")} ::= "-"? ( "0" | [1-9] [0-9]* )`,
+        `${rule("number")} ::= ${rule("integer")} ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
         `${rule("map")} ::= "{" ( ${rule("key")} ":" ${rule("value")} ( "," ${rule("key")} ":" ${rule("value")} )* )? "}"`,
         `${rule("key")} ::= [a-zA-Z0-9_.-]+`,
         `${rule("list")} ::= "[" ( ${rule("value")} ( "," ${rule("value")} )* )? "]"`
@@ -80,7 +88,7 @@ function gemma4ArgumentsRule(schema: Record<string, unknown>, prefix: string): s
         const type = property?.type;
         const value = Array.isArray(property?.enum) && property.enum.every((item) => typeof item === "string")
             ? `( ${property.enum.map((item) => `${quote} ${gbnfLiteral(item as string)} ${quote}`).join(" | ")} )`
-            : type === "string" ? rule("string") : type === "integer" ? `"-"? [0-9]+` : type === "number" ? rule("number")
+            : type === "string" ? rule("string") : type === "integer" ? rule("integer") : type === "number" ? rule("number")
             : type === "boolean" ? `( "true" | "false" )` : rule("value");
         return `${gbnfLiteral(key + ":")} ${value}`;
     };

@@ -2,11 +2,11 @@ import { partialTagLength } from "./partialTagLength.js";
 import type { ReasoningSplitter } from "./ReasoningSplitter.js";
 
 /** The tags of a format whose reasoning is a block before the answer. */
-export type ThinkTags = {open: string, close: string};
+export type ThinkTags = {open: string, close: string, channel?: string};
 /** Qwen3's, DeepSeek-R1's and most reasoning models'. */
 export const thinkTags: ThinkTags = {open: "<think>", close: "</think>"};
 /** Gemma 4's (its template writes `<|channel>thought\n` + thought + `\n<channel|>`). */
-export const gemma4Tags: ThinkTags = {open: "<|channel>thought", close: "<channel|>"};
+export const gemma4Tags: ThinkTags = {open: "<|channel>thought", close: "<channel|>", channel: "<|channel>"};
 
 /**
  * A piece of generated text, split: the model's reasoning and its answer. `contentRanges`: where the content was in
@@ -31,10 +31,17 @@ export class ThinkSplitter implements ReasoningSplitter {
 
     private readonly open: string;
     private readonly close: string;
+    /**
+     * Gemma 4's channel marker: its markup may come after the answer began too (as llama.cpp's gemma4 parser reads it): a
+     * stray close tag or a lone marker is dropped, and a thought block there is reasoning, not content.
+     */
+    private readonly channel: string | undefined;
+    /** Inside such a thought block, after the answer began. */
+    private late = false;
 
     constructor(startsInReasoning: boolean, tags: ThinkTags = thinkTags) {
         this.state = startsInReasoning ? "reasoning" : "start";
-        ({open: this.open, close: this.close} = tags);
+        ({open: this.open, close: this.close, channel: this.channel} = tags);
     }
 
     /** The text pushed so far has left the reasoning (or never had any): what follows is the answer. */
@@ -86,13 +93,58 @@ export class ThinkSplitter implements ReasoningSplitter {
                     return out;
                 this.state = "content";
             }
-            return this.takeContent(out);
+            return this.channel == null ? this.takeContent(out) : this.takeChannelContent(out, this.channel);
         }
+    }
+
+    /** Content where Gemma 4's markup may still come: the markup and any thought block dropped from it (see `channel`). */
+    private takeChannelContent(out: SplitText, channel: string): SplitText {
+        for (;;) {
+            if (this.late) {
+                const end = this.held.indexOf(this.close);
+                const upTo = end === -1 ? this.held.length - partialTagLength(this.held, this.close) : end;
+                out.reasoning += this.held.slice(0, upTo);
+                if (end === -1) {
+                    this.held = this.held.slice(upTo);
+                    return out;
+                }
+                this.held = this.held.slice(end + this.close.length);
+                this.late = false;
+                continue;
+            }
+            const closeAt = this.held.indexOf(this.close);
+            const channelAt = this.held.indexOf(channel);
+            const at = closeAt === -1 ? channelAt : channelAt === -1 ? closeAt : Math.min(closeAt, channelAt);
+            if (at === -1) {
+                this.contentUpTo(out, this.held.length - Math.max(partialTagLength(this.held, this.close), partialTagLength(this.held, this.open)));
+                return out;
+            }
+            this.contentUpTo(out, at);
+            if (this.held.startsWith(this.close))
+                this.held = this.held.slice(this.close.length);
+            else if (this.held.startsWith(this.open)) {
+                this.held = this.held.slice(this.open.length);
+                this.late = true;
+            } else if (this.open.startsWith(this.held))
+                return out; // still possibly a thought block's opening
+            else
+                this.held = this.held.slice(channel.length);
+        }
+    }
+
+    /** The first `length` characters held are content. */
+    private contentUpTo(out: SplitText, length: number) {
+        if (length <= 0)
+            return;
+        const start = this.pushed - this.held.length;
+        out.content += this.held.slice(0, length);
+        (out.contentRanges ??= []).push([start, start + length]);
+        this.held = this.held.slice(length);
     }
 
     /** At the end: what was held back (a tag that never completed) goes where it was. */
     flush(): SplitText {
-        if (this.state !== "reasoning")
+        if (this.state !== "reasoning" && !this.late)
             return this.takeContent({reasoning: "", content: ""});
         const rest = this.held;
         this.held = "";
@@ -103,7 +155,7 @@ export class ThinkSplitter implements ReasoningSplitter {
     private takeContent(out: SplitText): SplitText {
         if (this.held !== "") {
             out.content += this.held;
-            out.contentRanges = [[this.pushed - this.held.length, this.pushed]];
+            (out.contentRanges ??= []).push([this.pushed - this.held.length, this.pushed]);
             this.held = "";
         }
         return out;

@@ -1,0 +1,72 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
+import { realTemplatesDir } from "../support/realTemplateModels.js";
+import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// Models with Gemma 4's real template, scripted: a forced call's grammar writes only what the argument reader reads (JSON
+// numbers, strings holding "<"), and the stray markup Gemma 4 may write after its answer (a lone <channel|>, an empty
+// thought block: llama.cpp's gemma4 parser drops it) stays out of the content, streamed and not.
+const template = () => fs.readFileSync(path.join(realTemplatesDir, "google-gemma-4-31B-it.jinja"), "utf8");
+const userDefinedVocab = ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>", "<tool_response|>", '<|"|>'];
+const tools = [{
+    type: "function" as const,
+    function: {name: "get_weather", description: "The weather in a city", parameters: {
+        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
+    }}
+}];
+const messages = [{role: "user" as const, content: "Weather in Paris?"}];
+const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
+
+// Thinking off: the prompt ends with the template's `<|channel>thought\n<channel|>`; the script starts there.
+const leadingZero = ["<|tool_call>call:get_weather{city:", '<|"|>Paris<|"|>', ",days:", "0", "2", "}<tool_call|>", "<|tool_response>"];
+const lessThan = ["<|tool_call>call:get_weather{city:", '<|"|>a<b<|"|>', "}<tool_call|>", "<|tool_response>"];
+// Thinking on (the model decides after `<|turn>model\n`): an answer, then a stray `<channel|>` (llama.cpp's gemma4 parser
+// drops it: "It may also emit a single trailing <channel|> token").
+const trailingClose = ["\n", "Hello", "<channel|>", "<|tool_response>"];
+
+describe("Gemma 4: forced calls by its grammar, and its markup after the answer (its real template)", () => {
+    let server: TestServer;
+    beforeAll(async () => {
+        fs.mkdirSync(testModelsDir, {recursive: true});
+        const make = (name: string, seed: number, pieces: string[]) => makeTestLlamaGguf(path.join(testModelsDir, name), {
+            seed, chatTemplate: template(), userDefinedVocab, controlVocab: ["<|tool_response>"],
+            extraVocab: ["\n", "<|channel>thought", ...pieces.filter((piece) => !["\n", "<channel|>", "<|tool_response>"].includes(piece))],
+            script: scriptThrough(pieces)
+        });
+        await make("gemma4-output-zero.gguf", 94, ["<channel|>", ...leadingZero]);
+        await make("gemma4-output-lt.gguf", 95, ["<channel|>", ...lessThan]);
+        await make("gemma4-output-close.gguf", 96, trailingClose);
+        server = await startTestServer({models: [
+            {id: "zero", task: "chat", path: path.join(testModelsDir, "gemma4-output-zero.gguf"), contextSize: 2048, parallel: 1},
+            {id: "lt", task: "chat", path: path.join(testModelsDir, "gemma4-output-lt.gguf"), contextSize: 2048, parallel: 1},
+            {id: "close", task: "chat", path: path.join(testModelsDir, "gemma4-output-close.gguf"), contextSize: 2048, parallel: 1}
+        ]});
+    }, 120_000);
+    afterAll(() => server?.stop());
+
+    it("a forced call whose integer the grammar let the model write with a leading zero is read (or the grammar forbids it)", async () => {
+        const completion = await server.client.chat.completions.create({model: "zero", temperature: 0, max_tokens: 64, tools, messages,
+            tool_choice: "required", parallel_tool_calls: false, reasoning_effort: "none"});
+        const [choice] = completion.choices;
+        expect(choice.message.content ?? null).toBeNull();
+        expect(choice.finish_reason).toBe("tool_calls");
+        expect(choice.message.tool_calls!.map(callOf)[0]![0]).toBe("get_weather");
+    });
+
+    it("a forced call may write '<' in a string (llama.cpp's grammar: anything but <|\"|>)", async () => {
+        const completion = await server.client.chat.completions.create({model: "lt", temperature: 0, max_tokens: 64, tools, messages,
+            tool_choice: "required", parallel_tool_calls: false, reasoning_effort: "none"});
+        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "a<b"}]]);
+    });
+
+    it("a stray trailing <channel|> after the answer is not content, streamed or not", async () => {
+        const request = {model: "close", temperature: 0, max_tokens: 16, messages};
+        const completion = await server.client.chat.completions.create(request);
+        expect(completion.choices[0].message.content).toBe("Hello");
+        const streamed = await server.client.chat.completions.stream(request).finalChatCompletion();
+        expect(streamed.choices[0].message.content).toBe("Hello");
+    });
+});
