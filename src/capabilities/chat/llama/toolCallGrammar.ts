@@ -27,7 +27,10 @@ export function toolCallGrammarText(
             rules.push(gemma4ArgumentsRule(fn.schema, prefix));
         else
             rules.push(renameRules(jsonSchemaGrammarText(llama, fn.schema), prefix));
-        return `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`;
+        // A call id the model writes after the name (Mistral Small 3.2's `[CALL_ID]` and 9 letters and digits), optional as in llama.cpp's grammar.
+        return format.idMarker == null
+            ? `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`
+            : `${gbnfLiteral(fn.name)} ( ${gbnfLiteral(format.idMarker)} [a-zA-Z0-9]{9} )? ${gbnfLiteral(format.paramsPrefix)} ${prefix}root`;
     });
     const call = `call ::= ${gbnfLiteral(format.prefix)} ( ${alternatives.join(" | ")} ) ${gbnfLiteral(format.suffix)}`;
     const root = parallel
