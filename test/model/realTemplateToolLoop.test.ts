@@ -19,12 +19,14 @@ const functions = [{name: "get_weather", description: "The weather in a city", p
 /** The turns as OpenAI messages, the calls' ids numbered in nine digits (what Mistral Small 3.2's template takes, and the server gives it). */
 function openAiMessages(turns: readonly ChatTurn[]): unknown[] {
     let calls = 0;
-    return turns.flatMap(({role, content, toolCalls}): Record<string, unknown>[] => {
+    return turns.flatMap(({role, content, toolCalls, reasoning}): Record<string, unknown>[] => {
         if (toolCalls == null)
             return [{role, content}];
         const ids = toolCalls.map(() => String(++calls).padStart(9, "0"));
+        // The reasoning sent back as llama-server hands it to templates: `reasoning_content`, and gpt-oss's `thinking`.
+        const thought = reasoning == null ? {} : {reasoning_content: reasoning, thinking: reasoning};
         return [
-            {role, content, tool_calls: toolCalls.map((call, index) => ({type: "function", id: ids[index], function: {name: call.name, arguments: call.arguments}}))},
+            {role, content, ...thought, tool_calls: toolCalls.map((call, index) => ({type: "function", id: ids[index], function: {name: call.name, arguments: call.arguments}}))},
             ...toolCalls.map((call, index) => ({role: "tool", tool_call_id: ids[index], content: call.result}))
         ];
     });
@@ -139,6 +141,10 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
         ["a result with quotes and lines", [
             {role: "user", content: "Read it"},
             {role: "assistant", content: "", toolCalls: [{name: "get_weather", arguments: {city: "Paris"}, result: 'line "one"\n\tline two\\'}]}
+        ]],
+        ["a call with the reasoning sent back for it (current turn)", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "", reasoning: "The user wants the weather.", toolCalls: [call("Paris")]}
         ]],
         ["empty arguments", [
             {role: "user", content: "Weather?"},

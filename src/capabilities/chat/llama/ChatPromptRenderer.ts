@@ -24,6 +24,8 @@ import { isMistralCallIdTemplate, mistralCallIdFormat } from "./jsonObjectEnd.js
 type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean,
     /** Per earlier response with calls (not the last): its text after the calls is empty (withoutEmptyTails). */
     emptyTails: boolean[],
+    /** Per response with calls, in order: the reasoning the client sent back for it (escaped), to give the template (withCallReasoning). */
+    callReasoning: (string | null)[],
     /** What the template raised (its `raise_exception`) since this was last cleared. */
     refusal: string | null};
 
@@ -306,6 +308,8 @@ export class ChatPromptRenderer {
         const last = turns.at(-1);
         watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
         watch.emptyTails = emptyTailsOf(history);
+        watch.callReasoning = shown.filter((turn) => turn.role === "assistant" && (turn.toolCalls?.length ?? 0) > 0)
+            .map((turn) => turn.reasoning == null || turn.reasoning === "" ? null : this.escaper.escape(turn.reasoning, slots));
         const given = functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : this.escaper.escape(functions, slots);
         const generate = (available: readonly ChatToolFunction[] | undefined) =>
             built.wrapper.generateContextState({chatHistory: history, availableFunctions: available == null ? undefined : toModelFunctions(available)}).contextText;
@@ -323,6 +327,7 @@ export class ChatPromptRenderer {
         } finally {
             watch.replyAsGenerationPrompt = false;
             watch.emptyTails = [];
+            watch.callReasoning = [];
         }
         // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
         const rendered = watch.last;
@@ -339,11 +344,12 @@ export class ChatPromptRenderer {
 function watchRenders(wrapper: JinjaTemplateChatWrapper, numberedCallIds: boolean): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
-    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], refusal: null};
+    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], callReasoning: [], refusal: null};
     const content = callsOnlyContent(render);
     renderer.render = (given) => {
         const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
-        const params = numberedCallIds ? withNumberedCallIds(shaped) : shaped;
+        const reasoned = withCallReasoning(shaped, watch.callReasoning);
+        const params = numberedCallIds ? withNumberedCallIds(reasoned) : reasoned;
         let output: string;
         try {
             output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
@@ -357,6 +363,25 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper, numberedCallIds: boolea
         return output;
     };
     return watch;
+}
+
+/**
+ * The messages with the reasoning a client sent back for a response with calls as its `reasoning_content` (what
+ * llama-server gives the template; Gemma 4's and Qwen3's templates write it before the calls of the current turn, so a
+ * tool loop keeps its thought), where the messages with calls line up with the responses one for one.
+ */
+function withCallReasoning(params: Record<string, unknown>, callReasoning: readonly (string | null)[]): Record<string, unknown> {
+    if (!callReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
+        return params;
+    const messages = params.messages as Record<string, unknown>[];
+    const withCalls = messages.filter((message) => Array.isArray(message.tool_calls) && message.tool_calls.length > 0);
+    if (withCalls.length !== callReasoning.length)
+        return params;
+    return {...params, messages: messages.map((message) => {
+        const index = withCalls.indexOf(message);
+        const reasoning = index === -1 ? null : callReasoning[index];
+        return reasoning == null || message.reasoning_content != null ? message : {...message, reasoning_content: reasoning};
+    })};
 }
 
 /**
