@@ -14,8 +14,8 @@ export type MappedRequest = {chat: ChatCompletionRequest, fields: ClientFields, 
  * system message (systemPrompt); consecutive turns of one role are merged (as Anthropic does); `tool_use`
  * blocks become an assistant's `tool_calls`, `tool_result` blocks `tool` messages; `tool_choice`
  * any/tool/none map to required/a named function/none; a `defer_loading` tool is offered once a
- * `tool_reference` names it; thinking blocks of earlier turns are dropped (as the models' templates drop
- * earlier reasoning). Pure. `fields` turns an error about the chat request back into the client's field
+ * `tool_reference` names it; thinking blocks are dropped (as the models' templates drop earlier reasoning), except
+ * those of a turn with tool calls, which become its `reasoning_content` (the templates write it in the current turn). Pure. `fields` turns an error about the chat request back into the client's field
  * names. Fields with no chat equivalent (`top_k`, `thinking`) are applied to the job by the caller.
  */
 export function toChatRequest(request: MessageCreateRequest | CountTokensRequest): MappedRequest {
@@ -110,8 +110,12 @@ function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSourc
             return {id: use.id, type: "function", function: {name: use.name, arguments: JSON.stringify(use.input)}};
         });
         const said = text(turn.blocks);
+        // A turn with calls keeps its thinking as the template's reasoning of those calls (templates write it in the
+        // current turn, and drop it once the turn is over); other turns' thinking is dropped.
+        const thought = calls.length === 0 ? "" : turn.blocks.filter(({block}) => block.type === "thinking").map(({block}) => (block as {thinking: string}).thinking).join("\n\n");
         return [{
-            message: {role: "assistant", content: calls.length > 0 && said === "" ? null : said, ...(calls.length > 0 ? {tool_calls: calls} : {})},
+            message: {role: "assistant", content: calls.length > 0 && said === "" ? null : said, ...(calls.length > 0 ? {tool_calls: calls} : {}),
+                ...(thought === "" ? {} : {reasoning_content: thought})},
             source: {path: turn.path, toolCalls: uses.map(({path}) => path)}
         }];
     }
