@@ -32,7 +32,10 @@ export function toolCallGrammarText(
             ? `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`
             : `${gbnfLiteral(fn.name)} ( ${gbnfLiteral(format.idMarker)} [a-zA-Z0-9]{9} )? ${gbnfLiteral(format.paramsPrefix)} ${prefix}root`;
     });
-    const call = `call ::= ${gbnfLiteral(format.prefix)} ( ${alternatives.join(" | ")} ) ${gbnfLiteral(format.suffix)}`;
+    // A call that is a JSON object itself, its arguments a value in it, with no markup after (Llama 3.1's
+    // `{"name": ..., "parameters": {...}}`): the object is closed after the arguments (the parser ends the call with them).
+    const end = format.suffix === "" && format.prefix.trimStart().startsWith("{") ? "}" : format.suffix;
+    const call = `call ::= ${gbnfLiteral(format.prefix)} ( ${alternatives.join(" | ")} ) ${gbnfLiteral(end)}`;
     const root = parallel
         ? `root ::= call ( ${format.betweenCalls === "" ? "" : gbnfLiteral(format.betweenCalls) + " "}call )*`
         : "root ::= call";

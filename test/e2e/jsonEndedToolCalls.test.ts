@@ -6,10 +6,11 @@ import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
 
-// Mistral's call format has no closing markup: `[TOOL_CALLS]NAME[ARGS]{...}` (Devstral), the arguments' JSON object ends
-// the call. node-llama-cpp detects Devstral's template with an empty suffix, which the call parser read as empty
-// arguments: a Devstral model's calls came back as text. Models with the real templates (their control tokens as
-// Mistral's GGUFs have them), scripted to call, through the openai client, streamed and not.
+// Call formats with no closing markup: Mistral's `[TOOL_CALLS]NAME[ARGS]{...}` (Devstral), Llama 3.1-3.3's
+// `{"name": NAME, "parameters": {...}}`: the arguments' JSON object ends the call. node-llama-cpp detects these templates
+// with an empty call end, which the call parser read as empty arguments: these models' calls came back as text. Models
+// with the real templates (their control tokens as the real GGUFs have them), scripted to call, through the openai
+// client, streamed and not.
 
 const tools = [{
     type: "function" as const,
@@ -21,21 +22,26 @@ const messages = [{role: "user" as const, content: "Weather in Paris for two day
 const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
 const mistralControls = ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[AVAILABLE_TOOLS]",
     "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CONTENT]"];
+const llamaControls = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"];
 
 describe.each([
-    {id: "devstral", file: "unsloth-mistral-Devstral-Small-2507.jinja", call: ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"city": "Paris",', ' "days": 2}']},
+    {id: "devstral", file: "unsloth-mistral-Devstral-Small-2507.jinja", controls: mistralControls, after: "[/INST]",
+        call: ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"city": "Paris",', ' "days": 2}']},
+    // The generation prompt ends `<|start_header_id|>assistant<|end_header_id|>\n\n`; the object closing the call follows the arguments.
+    {id: "llama-3.1", file: "meta-llama-Llama-3.1-8B-Instruct.jinja", controls: llamaControls, after: "\n\n",
+        call: ['{"name": "get_weather", "parameters": ', '{"city": "Paris",', ' "days": 2}}']},
     // Mistral Small 3.2 writes a call id of its own (node-llama-cpp does not detect its format: it had no tool support).
-    {id: "mistral-small-3.2", file: "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+    {id: "mistral-small-3.2", file: "Mistral-Small-3.2-24B-Instruct-2506.jinja", controls: mistralControls, after: "[/INST]",
         call: ["[TOOL_CALLS]", "get_weather", "[CALL_ID]", "a1b2c3d4e", "[ARGS]", '{"city": "Paris",', ' "days": 2}']}
 ])("$id's tool calls (its real template)", (spec) => {
     let server: TestServer;
-    const modelPath = path.join(testModelsDir, `mistral-calls-${spec.id}.gguf`);
+    const modelPath = path.join(testModelsDir, `json-ended-calls-${spec.id}.gguf`);
     beforeAll(async () => {
         fs.mkdirSync(testModelsDir, {recursive: true});
-        // The script starts from the generation prompt's last token (`[/INST]`).
+        // The script starts from the generation prompt's last token.
         await makeTestLlamaGguf(modelPath, {
-            seed: 94, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8"), controlVocab: mistralControls, contextLength: 8192,
-            extraVocab: spec.call.filter((piece) => !mistralControls.includes(piece)), script: scriptThrough(["[/INST]", ...spec.call, "<|im_end|>"])
+            seed: 94, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8"), controlVocab: spec.controls, contextLength: 8192,
+            extraVocab: [spec.after, ...spec.call].filter((piece) => !spec.controls.includes(piece)), script: scriptThrough([spec.after, ...spec.call, "<|im_end|>"])
         });
         server = await startTestServer({models: [{id: spec.id, task: "chat", path: modelPath, contextSize: 8192, parallel: 1}]});
     }, 60_000);
