@@ -53,7 +53,7 @@ const markupTemplates = [
     {file: "Qwen3.5-4B.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]},
     {file: "GLM-4.7-Flash.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]}
 ];
-const mistralTemplates = ["unsloth-mistral-Devstral-Small-2507.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja"];
+const jsonEndedTemplates = ["unsloth-mistral-Devstral-Small-2507.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja"];
 it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering, arguments in markup: $file", async (spec) => {
     const template = fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8");
     const modelPath = path.join(testModelsDir, `markup-template-${spec.file}.gguf`);
@@ -64,13 +64,14 @@ it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering
     await expectToolLoopsAsTemplate(modelPath, template, spec.format);
 }, 60_000);
 
-// Mistral's (no closing markup after a call's arguments; Mistral Small 3.2 with a call id): rendered by the template itself.
-it.each(mistralTemplates)("a tool loop's whole prompt is the template's rendering: %s", async (file) => {
+// Calls with no closing markup after their arguments (Mistral's, Mistral Small 3.2 with a call id; Llama 3.1's).
+it.each(jsonEndedTemplates)("a tool loop's whole prompt is the template's rendering: %s", async (file) => {
     const template = fs.readFileSync(path.join(realTemplatesDir, file), "utf8");
     const modelPath = path.join(testModelsDir, `mistral-template-${file}.gguf`);
     fs.mkdirSync(testModelsDir, {recursive: true});
     await makeTestLlamaGguf(modelPath, {seed: 81, chatTemplate: template, contextLength: 8192, controlVocab: ["[INST]", "[/INST]", "[SYSTEM_PROMPT]",
-        "[/SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CONTENT]"]});
+        "[/SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CONTENT]",
+        "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"]});
     await expectToolLoopsAsTemplate(modelPath, template, null);
 }, 60_000);
 
