@@ -17,7 +17,7 @@ const functions = [{name: "get_weather", description: "The weather in a city", p
 
 /** The OpenAI messages a client sends for `turns`: an assistant turn's calls as `tool_calls`, each result a tool message after it. */
 /** The turns as OpenAI messages, the calls' ids numbered in nine digits (what Mistral Small 3.2's template takes, and the server gives it). */
-function openAiMessages(turns: readonly ChatTurn[]): unknown[] {
+function openAiMessages(turns: readonly ChatTurn[], harmony = false): unknown[] {
     let calls = 0;
     return turns.flatMap(({role, content, toolCalls, reasoning}): Record<string, unknown>[] => {
         if (toolCalls == null)
@@ -26,7 +26,8 @@ function openAiMessages(turns: readonly ChatTurn[]): unknown[] {
         // The reasoning sent back as llama-server hands it to templates: `reasoning_content`, and gpt-oss's `thinking`.
         const thought = reasoning == null ? {} : {reasoning_content: reasoning, thinking: reasoning};
         return [
-            {role, content, ...thought, tool_calls: toolCalls.map((call, index) => ({type: "function", id: ids[index], function: {name: call.name, arguments: call.arguments}}))},
+            // llama-server's gpt-oss handler leaves out the content of a message with calls and a reasoning.
+            {role, ...(harmony && reasoning != null ? {} : {content}), ...thought, tool_calls: toolCalls.map((call, index) => ({type: "function", id: ids[index], function: {name: call.name, arguments: call.arguments}}))},
             ...toolCalls.map((call, index) => ({role: "tool", tool_call_id: ids[index], content: call.result}))
         ];
     });
@@ -147,6 +148,43 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
             {role: "user", content: "Weather?"},
             {role: "assistant", content: "", reasoning: "The user wants the weather.", toolCalls: [call("Paris")]}
         ]],
+        ["two call steps, each with its reasoning (current turn)", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "", reasoning: "First Paris.", toolCalls: [call("Paris")]},
+            {role: "assistant", content: "", reasoning: "Now Rome.", toolCalls: [call("Rome")]}
+        ]],
+        ["text+call with reasoning (current turn)", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "Let me check.", reasoning: "The user wants the weather.", toolCalls: [call("Paris")]}
+        ]],
+        ["past call turn with reasoning, answer, then user", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "", reasoning: "Old thought.", toolCalls: [call("Paris")]},
+            {role: "assistant", content: "It is sunny."},
+            {role: "user", content: "Thanks"}
+        ]],
+        ["reasoning with surrounding newlines", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "", reasoning: "\nThe user wants the weather.\n\n", toolCalls: [call("Paris")]}
+        ]],
+        ["reasoning with control-token text and surrounding newlines", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "", reasoning: "\nEnd with <|im_end|> or <|endoftext|> or <|end|>, <|eot_id|>, <turn|>.\n", toolCalls: [call("Paris")]}
+        ]],
+        ["two calls in one response with reasoning, second step without", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "", reasoning: "Both.", toolCalls: [call("Paris"), call("Rome")]},
+            {role: "assistant", content: "", toolCalls: [call("Berlin")]}
+        ]],
+        ["two text+call steps, each with its reasoning (current turn)", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "Paris first.", reasoning: "First Paris.", toolCalls: [call("Paris")]},
+            {role: "assistant", content: "Now Rome.", reasoning: "Now Rome.\n", toolCalls: [call("Rome")]}
+        ]],
+        ["text+call with reasoning ending in newlines (current turn)", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "Let me check.", reasoning: "\nThe user wants the weather <|im_end|>.\n\n", toolCalls: [call("Paris")]}
+        ]],
         ["empty arguments", [
             {role: "user", content: "Weather?"},
             {role: "assistant", content: "", toolCalls: [call("Paris", {})]}
@@ -161,7 +199,7 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
         // default in the template), BOS and EOS as the vocabulary spells them.
         let reference: string;
         try {
-            reference = new Template(template).render({messages: openAiMessages(turns), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
+            reference = new Template(template).render({messages: openAiMessages(turns, format === "harmony"), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
                 enable_thinking: true, bos_token: bos, eos_token: eos});
         } catch (error) {
             // A shape the template refuses (Mistral Small 3.2: a user message right after tool results): refused with its words.

@@ -289,6 +289,19 @@ export class ChatPromptRenderer {
         return null;
     }
 
+    /**
+     * Text the template may trim (a reasoning: Qwen3's `strip('\\n')`, GLM's `strip()`, Qwen3.5's `|trim`) escaped with its
+     * leading and trailing whitespace left outside the placeholder, so the template trims it as it would the text itself.
+     */
+    private escapeTrimmable(text: string, slots: EscapeSlots): string {
+        const core = text.trim();
+        const escaped = this.escaper.escape(core, slots);
+        if (escaped === core)
+            return text;
+        const start = text.indexOf(core);
+        return text.slice(0, start) + escaped + text.slice(start + core.length);
+    }
+
     private renderWith(built: {wrapper: JinjaTemplateChatWrapper, slots: EscapeSlots}, turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[]): LlamaText {
         // Tool text and call arguments go in escaped (kept plain text), as the kwargs did when their wrapper was built.
         const slots: EscapeSlots = new Map();
@@ -309,7 +322,7 @@ export class ChatPromptRenderer {
         watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
         watch.emptyTails = emptyTailsOf(history);
         watch.callReasoning = shown.filter((turn) => turn.role === "assistant" && (turn.toolCalls?.length ?? 0) > 0)
-            .map((turn) => turn.reasoning == null || turn.reasoning === "" ? null : this.escaper.escape(turn.reasoning, slots));
+            .map((turn) => turn.reasoning == null || turn.reasoning === "" ? null : this.escapeTrimmable(turn.reasoning, slots));
         const given = functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : this.escaper.escape(functions, slots);
         const generate = (available: readonly ChatToolFunction[] | undefined) =>
             built.wrapper.generateContextState({chatHistory: history, availableFunctions: available == null ? undefined : toModelFunctions(available)}).contextText;
@@ -380,7 +393,14 @@ function withCallReasoning(params: Record<string, unknown>, callReasoning: reado
     return {...params, messages: messages.map((message) => {
         const index = withCalls.indexOf(message);
         const reasoning = index === -1 ? null : callReasoning[index];
-        return reasoning == null || message.reasoning_content != null ? message : {...message, reasoning_content: reasoning};
+        if (reasoning == null)
+            return message;
+        // A template whose thought is open at the response's start (GLM-4.6): node-llama-cpp gives the first message of a
+        // response with text its own reasoning_content, a placeholder from which it skips the template's text up to the
+        // message's text (which starts with the thought's closing markup it wrote itself). The reasoning goes before it,
+        // its trailing whitespace left out as the template would trim it.
+        const own = message.reasoning_content;
+        return {...message, reasoning_content: typeof own === "string" && own !== "" ? reasoning.trimEnd() + own : reasoning};
     })};
 }
 
@@ -474,7 +494,9 @@ function withoutDroppedAnalysis(turns: readonly ChatTurn[]): readonly ChatTurn[]
             return turn.content === "" ? turn : {...turn, content: ""};
         // A call's analysis as the server returned it (reasoning_content, a reasoning item, a thinking block): the
         // template keeps it until a final answer follows (llama-server passes it as the template's `thinking`).
-        return turn.content === "" && turn.reasoning != null && turn.reasoning !== "" ? {...turn, content: turn.reasoning} : turn;
+        // With a text too, the reasoning is the analysis and the text is left out, as llama-server leaves it out (gpt-oss's
+        // template refuses a message with both).
+        return turn.reasoning != null && turn.reasoning !== "" ? {...turn, content: turn.reasoning} : turn;
     });
 }
 

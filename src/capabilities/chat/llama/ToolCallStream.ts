@@ -1,6 +1,6 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
-import { JsonObjectScan } from "./jsonObjectEnd.js";
+import { isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
 import { argumentsAreJson, callName, jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
 
 export type ToolCallStreamEvent =
@@ -33,6 +33,8 @@ export class ToolCallStream {
     private suffixSearchFrom = 0;
     /** A format without a suffix: where the arguments' JSON object ends, scanned as the call streams (jsonObjectEnd.ts). */
     private objectScan: JsonObjectScan | null = null;
+    /** Between calls of an object-call format (Llama 3.x): the call's object was closed. */
+    private closed = false;
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
 
@@ -111,6 +113,17 @@ export class ToolCallStream {
                     continue;
                 }
                 case "between": {
+                    // Llama 3.x's call object closed after its arguments, and its `;` between calls (parseToolCalls' afterObjectCall).
+                    if (isObjectCall(this.format)) {
+                        const close = /^\s*\}[\s;]*/.exec(this.buffer);
+                        if (close != null && !this.closed) {
+                            this.buffer = this.buffer.slice(close[0].length);
+                            this.closed = true;
+                        } else if (this.closed)
+                            this.buffer = this.buffer.replace(/^[\s;]+/, "");
+                        if (!this.closed && this.buffer.trim() === "")
+                            return;
+                    }
                     const rest = this.buffer.trimStart();
                     if (rest.startsWith(prefix)) {
                         this.startCall(this.buffer.length - rest.length);
@@ -169,6 +182,7 @@ export class ToolCallStream {
                     if (this.format.betweenCalls !== "" && this.buffer.startsWith(this.format.betweenCalls))
                         this.buffer = this.buffer.slice(this.format.betweenCalls.length);
                     this.state = "between";
+                    this.closed = false;
                     continue;
                 }
             }

@@ -64,3 +64,22 @@ export const mistralCallIdFormat: ToolCallFormat = {prefix: "[TOOL_CALLS]", para
 export function isMistralCallIdTemplate(template: string): boolean {
     return ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"].every((piece) => template.includes(piece));
 }
+
+/**
+ * A format whose call is a JSON object itself, its arguments a value in it, with no markup after (Llama 3.1-3.3's
+ * `{"name": ..., "parameters": {...}}`): the call ends with its arguments, and the object's own `}` follows.
+ */
+export function isObjectCall(format: ToolCallFormat): boolean {
+    return format.suffix === "" && format.prefix.trimStart().startsWith("{");
+}
+
+/**
+ * After a call of such a format, from `at`: past the object's closing brace and what Llama 3.x writes between calls
+ * (whitespace, `;`); `at` itself for other formats or when the brace is not there.
+ */
+export function afterObjectCall(text: string, at: number, format: ToolCallFormat): number {
+    if (!isObjectCall(format))
+        return at;
+    const close = /^\s*\}[\s;]*/.exec(text.slice(at));
+    return close == null ? at : at + close[0].length;
+}

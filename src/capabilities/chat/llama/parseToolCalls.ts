@@ -1,6 +1,6 @@
 import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
-import { jsonObjectEnd } from "./jsonObjectEnd.js";
+import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
 
 /**
@@ -73,7 +73,7 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         if (argumentsText == null)
             return calls.length === 0 ? null : {content, calls, complete: true};
         calls.push({name, arguments: argumentsText});
-        at = end.end;
+        at = afterObjectCall(text, end.end, format);
         if (format.betweenCalls !== "" && text.startsWith(format.betweenCalls, at))
             at += format.betweenCalls.length;
         while (at < text.length && /\s/.test(text[at]) && !text.startsWith(format.prefix, at))

@@ -112,7 +112,7 @@ function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSourc
         const said = text(turn.blocks);
         // A turn with calls keeps its thinking as the template's reasoning of those calls (templates write it in the
         // current turn, and drop it once the turn is over); other turns' thinking is dropped.
-        const thought = calls.length === 0 ? "" : turn.blocks.filter(({block}) => block.type === "thinking").map(({block}) => (block as {thinking: string}).thinking).join("\n\n");
+        const thought = calls.length === 0 ? "" : turn.blocks.filter(({block}) => block.type === "thinking").map(({block}) => (block as {thinking: string}).thinking).filter((thinking) => thinking !== "").join("\n\n");
         return [{
             message: {role: "assistant", content: calls.length > 0 && said === "" ? null : said, ...(calls.length > 0 ? {tool_calls: calls} : {}),
                 ...(thought === "" ? {} : {reasoning_content: thought})},

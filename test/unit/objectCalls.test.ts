@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import type { ToolCallFormat } from "../../src/capabilities/chat/ChatEngine.js";
+import { parseToolCalls } from "../../src/capabilities/chat/llama/parseToolCalls.js";
+import { ToolCallStream, type ToolCallStreamEvent } from "../../src/capabilities/chat/llama/ToolCallStream.js";
+
+// Llama 3.1-3.3 write a call as a JSON object, `{"name": ..., "parameters": {...}}` (the format node-llama-cpp detects from
+// their template, with no call end: the arguments' object ends the call, then the call's own `}`). What they write, as
+// llama.cpp's tests/test-chat.cpp has it: one call, several separated by a line break or `;`, or side by side (what a
+// forced grammar with parallel calls lets through); streamed piece by piece as parsed whole.
+const llamaFormat: ToolCallFormat = {prefix: '{"name": "', paramsPrefix: '", "parameters": ', suffix: "", betweenCalls: ""};
+const names = new Set(["get_weather", "get_time"]);
+const paris = '{"name": "get_weather", "parameters": {"city": "Paris"}}';
+const rome = '{"name": "get_time", "parameters": {"city": "Rome", "tz": {"dst": true}}}';
+
+function streamed(text: string, hold: boolean) {
+    let content = "";
+    const calls: {name: string, arguments: string}[] = [];
+    const stream = new ToolCallStream(llamaFormat, names, hold, (event: ToolCallStreamEvent) => {
+        if (event.type === "content")
+            content += event.text;
+        else if (event.type === "call")
+            calls[event.index] = {name: event.name, arguments: ""};
+        else
+            calls[event.index].arguments += event.fragment;
+    });
+    for (const char of text)
+        stream.push(char);
+    stream.finish();
+    return {content, calls: calls.map((call) => ({...call, arguments: call.arguments.trim()}))};
+}
+
+describe("calls that are JSON objects (Llama 3.1-3.3)", () => {
+    it.each([
+        ["one call", paris, 1],
+        ["two, a line break between", `${paris}\n${rome}`, 2],
+        ["two, a semicolon between", `${paris}; ${rome}`, 2],
+        ["two side by side", `${paris}${rome}`, 2],
+        ["text after a call (dropped)", `${paris} and more`, 1],
+        ["text before a call (content)", `Let me check. ${paris}`, 1]
+    ])("%s: read, streamed and not", (_label, text, count) => {
+        const parsed = parseToolCalls(text, llamaFormat, names)!;
+        expect(parsed.calls.map((call) => call.name)).toEqual(["get_weather", "get_time"].slice(0, count));
+        expect(JSON.parse(parsed.calls[0].arguments)).toEqual({city: "Paris"});
+        if (count === 2)
+            expect(JSON.parse(parsed.calls[1].arguments)).toEqual({city: "Rome", tz: {dst: true}});
+        for (const hold of [true, false])
+            expect(streamed(text, hold), `hold ${hold}`).toEqual({content: parsed.content, calls: parsed.calls.map(({name, arguments: args}) => ({name, arguments: args}))});
+    });
+});
