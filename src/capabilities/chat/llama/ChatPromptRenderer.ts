@@ -11,10 +11,12 @@ import { type TemplateRender, withGenerationPrompt } from "./templateGenerationP
 import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
+import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails } from "./templateMessages.js";
+import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults } from "./templateProbes.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
-import { isMistralCallIdTemplate, mistralCallIdFormat } from "./jsonObjectEnd.js";
+import { isMistralCallIdTemplate, mistralCallIdFormat } from "./mistralCalls.js";
 
 /**
  * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
@@ -378,57 +380,6 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper, numberedCallIds: boolea
     return watch;
 }
 
-/**
- * The messages with the reasoning a client sent back for a response with calls as its `reasoning_content` (what
- * llama-server gives the template; Gemma 4's and Qwen3's templates write it before the calls of the current turn, so a
- * tool loop keeps its thought), where the messages with calls line up with the responses one for one.
- */
-function withCallReasoning(params: Record<string, unknown>, callReasoning: readonly (string | null)[]): Record<string, unknown> {
-    if (!callReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
-        return params;
-    const messages = params.messages as Record<string, unknown>[];
-    const withCalls = messages.filter((message) => Array.isArray(message.tool_calls) && message.tool_calls.length > 0);
-    if (withCalls.length !== callReasoning.length)
-        return params;
-    return {...params, messages: messages.map((message) => {
-        const index = withCalls.indexOf(message);
-        const reasoning = index === -1 ? null : callReasoning[index];
-        if (reasoning == null)
-            return message;
-        // A template whose thought is open at the response's start (GLM-4.6): node-llama-cpp gives the first message of a
-        // response with text its own reasoning_content, a placeholder from which it skips the template's text up to the
-        // message's text (which starts with the thought's closing markup it wrote itself). The reasoning goes before it,
-        // its trailing whitespace left out as the template would trim it.
-        const own = message.reasoning_content;
-        return {...message, reasoning_content: typeof own === "string" && own !== "" ? reasoning.trimEnd() + own : reasoning};
-    })};
-}
-
-/**
- * The messages with their calls' ids numbered in nine digits (`000000001`...), in order, each result's with its call's:
- * Mistral Small 3.2's template takes only ids of 9 letters and digits, as its model writes them (node-llama-cpp's are
- * `fc_1_0000`). The ids are the prompt's own: a client's ids never reach a template.
- */
-function withNumberedCallIds(params: Record<string, unknown>): Record<string, unknown> {
-    if (!Array.isArray(params.messages))
-        return params;
-    const ids = new Map<unknown, string>();
-    const number = (id: unknown) => {
-        let numbered = ids.get(id);
-        if (numbered == null)
-            ids.set(id, numbered = String(ids.size + 1).padStart(9, "0"));
-        return numbered;
-    };
-    return {...params, messages: (params.messages as Record<string, unknown>[]).map((message) => Array.isArray(message.tool_calls)
-        ? {...message, tool_calls: (message.tool_calls as Record<string, unknown>[]).map((call) => ({...call, id: number(call.id)}))}
-        : message.role === "tool" && message.tool_call_id != null ? {...message, tool_call_id: number(message.tool_call_id)} : message)};
-}
-
-/** The render gave the template messages with calls (not node-llama-cpp's fallback, which writes them into the text). */
-function rendersCalls(render: TemplateRender | null): boolean {
-    return Array.isArray(render?.params.messages) && (render.params.messages as {tool_calls?: unknown}[]).some((message) => Array.isArray(message.tool_calls));
-}
-
 /** The turns with system and user messages that follow one of the same role joined into it (a blank line between). */
 function joinAdjacentTurns(turns: readonly ChatTurn[]): ChatTurn[] {
     const joined: ChatTurn[] = [];
@@ -441,44 +392,6 @@ function joinAdjacentTurns(turns: readonly ChatTurn[]): ChatTurn[] {
             joined.push(turn);
     }
     return joined;
-}
-
-/**
- * node-llama-cpp ends each response with its text after the calls, an assistant message even where that is empty: after an
- * earlier response that ended with a call (a tool loop the user interrupted; Claude Code's tool results with a text block)
- * every template renders it as an empty assistant turn the client never sent, and gpt-oss's as an empty final answer, for
- * which it drops the call's analysis before it, so node-llama-cpp's check failed and it wrote the conversation in its own
- * format. Per earlier response with calls, in order: whether that message is empty.
- */
-function emptyTailsOf(history: readonly ChatHistoryItem[]): boolean[] {
-    return history.slice(0, -1).flatMap((item) => {
-        if (item.type !== "model")
-            return [];
-        const lastCall = item.response.findLastIndex((piece) => typeof piece !== "string" && piece.type === "functionCall");
-        return lastCall === -1 ? [] : [item.response.slice(lastCall + 1).every((piece) => piece === "")];
-    });
-}
-
-/**
- * The messages without the empty messages emptyTailsOf finds (the assistant message after a response's last tool result),
- * their placeholder (the empty text) moved to the start of the next message, where node-llama-cpp's check finds it.
- */
-function withoutEmptyTails(params: Record<string, unknown>, emptyTails: readonly boolean[]): Record<string, unknown> {
-    if (emptyTails.length === 0 || !Array.isArray(params.messages))
-        return params;
-    const messages = [...params.messages as Record<string, unknown>[]];
-    let tail = 0;
-    for (let index = 1; index < messages.length - 1 && tail < emptyTails.length; index++) {
-        const message = messages[index];
-        if (message.role !== "assistant" || messages[index - 1].role !== "tool" || (Array.isArray(message.tool_calls) && message.tool_calls.length > 0))
-            continue;
-        const next = messages[index + 1];
-        if (emptyTails[tail++] && typeof message.content === "string" && typeof next.content === "string" && next.role !== "assistant") {
-            messages.splice(index, 2, {...next, content: message.content + next.content});
-            index--;
-        }
-    }
-    return {...params, messages};
 }
 
 /**
@@ -498,95 +411,6 @@ function withoutDroppedAnalysis(turns: readonly ChatTurn[]): readonly ChatTurn[]
         // template refuses a message with both).
         return turn.reasoning != null && turn.reasoning !== "" ? {...turn, content: turn.reasoning} : turn;
     });
-}
-
-/**
- * A harmony template's rendering of a conversation whose last message is the empty reply to come: the messages before it
- * with the generation prompt (`<|start|>assistant`), then the reply's placeholder, where node-llama-cpp's wrapper cuts the
- * text (withGenerationPrompt then finds the generation prompt already in place). Rendered as a message, the reply would be
- * a final answer, and gpt-oss's template drops the text before a call (its analysis) from a response that a final answer
- * follows, so the text of the response in progress was lost and node-llama-cpp's check that every message is rendered failed.
- * Null when the last message is not such a reply.
- */
-function harmonyReplyRender(params: Record<string, unknown>, render: (params: Record<string, unknown>) => string): string | null {
-    const messages = params.messages;
-    const reply = Array.isArray(messages) ? messages.at(-1) as {role?: unknown, content?: unknown, tool_calls?: unknown} | undefined : undefined;
-    if (reply?.role !== "assistant" || typeof reply.content !== "string" || reply.tool_calls != null || params.add_generation_prompt === true)
-        return null;
-    return render({...params, messages: (messages as unknown[]).slice(0, -1), add_generation_prompt: true}) + reply.content;
-}
-
-/**
- * The `content` an assistant message with tool calls and no text needs for the template to render it, decided once per
- * template (as minja's `requires_non_null_content`), so a message renders the same way on every turn: none (node-llama-cpp
- * leaves it out), else null (what OpenAI clients send), else `""`. Qwen3's and QwQ's templates add to it and fail
- * without it, and node-llama-cpp would then fall back to writing the calls and their results into the assistant message
- * itself, where the template takes its branch for the conversation's last message (an empty think block, a line break
- * more); Functionary's tells null from text.
- */
-function callsOnlyContent(render: (params: Record<string, unknown>) => string): null | "" | undefined {
-    const call = {type: "function", id: "call_0", function: {name: "get_weather", arguments: {city: "Paris"}}};
-    const tools = [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}];
-    const renders = (content: null | "" | undefined) => {
-        try {
-            render({
-                messages: [{role: "user", content: "Weather?"}, {role: "assistant", tool_calls: [call], ...(content === undefined ? {} : {content})},
-                    {role: "tool", tool_call_id: "call_0", name: "get_weather", content: "sunny"}],
-                tools, add_generation_prompt: true, bos_token: "", eos_token: ""
-            });
-            return true;
-        } catch {
-            return false;
-        }
-    };
-    if (renders(undefined))
-        return undefined;
-    return renders(null) ? null : renders("") ? "" : undefined;
-}
-
-/** Whether the template leaves out the text of an assistant message with calls (Mistral Small 3.2's renders only the calls). */
-function dropsTextBeforeCalls(render: (params: Record<string, unknown>) => string): boolean {
-    const text = "Qz7probeCallTextz7Q";
-    try {
-        const output = render({
-            messages: [{role: "user", content: "Weather?"},
-                {role: "assistant", content: text, tool_calls: [{type: "function", id: "000000001", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
-                {role: "tool", tool_call_id: "000000001", name: "get_weather", content: "sunny"}],
-            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
-            add_generation_prompt: true, bos_token: "", eos_token: ""
-        });
-        return output.includes("get_weather") && !output.includes(text);
-    } catch {
-        return false;
-    }
-}
-
-/**
- * Whether the template writes a tool's result as a JSON string (gpt-oss's `message.content|tojson`): node-llama-cpp's
- * wrapper hands the template a placeholder for the result, so the template encodes the placeholder, not the text.
- */
-function encodesToolResults(render: (params: Record<string, unknown>) => string): boolean {
-    const result = 'q"\\n';
-    try {
-        const output = render({
-            messages: [{role: "user", content: "Weather?"},
-                {role: "assistant", content: "", tool_calls: [{type: "function", id: "call_0", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
-                {role: "tool", tool_call_id: "call_0", name: "get_weather", content: result}],
-            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
-            add_generation_prompt: true, bos_token: "", eos_token: ""
-        });
-        return output.includes(JSON.stringify(result)) && !output.includes(result);
-    } catch {
-        return false;
-    }
-}
-
-/** The messages again with `content` for each assistant message with tool calls and no text. */
-function withCallsOnlyContent(params: Record<string, unknown>, content: null | ""): Record<string, unknown> {
-    const callsOnly = (message: Record<string, unknown>) => message.content == null && Array.isArray(message.tool_calls);
-    if (!Array.isArray(params.messages) || !params.messages.some(callsOnly))
-        return params;
-    return {...params, messages: params.messages.map((message: Record<string, unknown>) => callsOnly(message) ? {...message, content} : message)};
 }
 
 /**

@@ -57,14 +57,6 @@ export class JsonObjectScan {
     }
 }
 
-/** Mistral's calls: `[TOOL_CALLS]NAME[ARGS]{...}` (Devstral; node-llama-cpp detects it), with a call id the model writes, `[CALL_ID]` and 9 letters and digits, before `[ARGS]` (Mistral Small 3.2; it does not). */
-export const mistralCallIdFormat: ToolCallFormat = {prefix: "[TOOL_CALLS]", paramsPrefix: "[ARGS]", suffix: "", betweenCalls: "", idMarker: "[CALL_ID]"};
-
-/** A template that writes calls as Mistral Small 3.2's does, with their ids. */
-export function isMistralCallIdTemplate(template: string): boolean {
-    return ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"].every((piece) => template.includes(piece));
-}
-
 /**
  * A format whose call is a JSON object itself, its arguments a value in it, with no markup after (Llama 3.1-3.3's
  * `{"name": ..., "parameters": {...}}`): the call ends with its arguments, and the object's own `}` follows.

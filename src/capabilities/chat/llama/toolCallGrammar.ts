@@ -1,5 +1,6 @@
 import type { Llama } from "node-llama-cpp";
 import type { ParameterMarkup, ToolCallFormat } from "../ChatEngine.js";
+import { isObjectCall } from "./jsonObjectEnd.js";
 import { jsonSchemaGrammarText } from "./jsonSchemaGrammar.js";
 import { valueKind } from "./parameterMarkup.js";
 
@@ -34,7 +35,7 @@ export function toolCallGrammarText(
     });
     // A call that is a JSON object itself, its arguments a value in it, with no markup after (Llama 3.1's
     // `{"name": ..., "parameters": {...}}`): the object is closed after the arguments (the parser ends the call with them).
-    const end = format.suffix === "" && format.prefix.trimStart().startsWith("{") ? "}" : format.suffix;
+    const end = isObjectCall(format) ? "}" : format.suffix;
     const call = `call ::= ${gbnfLiteral(format.prefix)} ( ${alternatives.join(" | ")} ) ${gbnfLiteral(end)}`;
     const root = parallel
         ? `root ::= call ( ${format.betweenCalls === "" ? "" : gbnfLiteral(format.betweenCalls) + " "}call )*`

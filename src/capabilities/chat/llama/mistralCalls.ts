@@ -1,0 +1,9 @@
+import type { ToolCallFormat } from "../ChatEngine.js";
+
+/** Mistral's calls: `[TOOL_CALLS]NAME[ARGS]{...}` (Devstral; node-llama-cpp detects it), with a call id the model writes, `[CALL_ID]` and 9 letters and digits, before `[ARGS]` (Mistral Small 3.2; it does not). */
+export const mistralCallIdFormat: ToolCallFormat = {prefix: "[TOOL_CALLS]", paramsPrefix: "[ARGS]", suffix: "", betweenCalls: "", idMarker: "[CALL_ID]"};
+
+/** A template that writes calls as Mistral Small 3.2's does, with their ids. */
+export function isMistralCallIdTemplate(template: string): boolean {
+    return ["[TOOL_CALLS]", "[CALL_ID]", "[ARGS]"].every((piece) => template.includes(piece));
+}

@@ -1,0 +1,118 @@
+import type { ChatHistoryItem } from "node-llama-cpp";
+import type { TemplateRender } from "./templateGenerationPrompt.js";
+
+// The messages node-llama-cpp's Jinja wrapper hands a chat template, reshaped before the template renders them
+// (ChatPromptRenderer's watch on the wrapper's renders), so the template gets what transformers and llama-server would give it.
+
+/**
+ * The messages with the reasoning a client sent back for a response with calls as its `reasoning_content` (what
+ * llama-server gives the template; Gemma 4's and Qwen3's templates write it before the calls of the current turn, so a
+ * tool loop keeps its thought), where the messages with calls line up with the responses one for one.
+ */
+export function withCallReasoning(params: Record<string, unknown>, callReasoning: readonly (string | null)[]): Record<string, unknown> {
+    if (!callReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
+        return params;
+    const messages = params.messages as Record<string, unknown>[];
+    const withCalls = messages.filter((message) => Array.isArray(message.tool_calls) && message.tool_calls.length > 0);
+    if (withCalls.length !== callReasoning.length)
+        return params;
+    return {...params, messages: messages.map((message) => {
+        const index = withCalls.indexOf(message);
+        const reasoning = index === -1 ? null : callReasoning[index];
+        if (reasoning == null)
+            return message;
+        // A template whose thought is open at the response's start (GLM-4.6): node-llama-cpp gives the first message of a
+        // response with text its own reasoning_content, a placeholder from which it skips the template's text up to the
+        // message's text (which starts with the thought's closing markup it wrote itself). The reasoning goes before it,
+        // its trailing whitespace left out as the template would trim it.
+        const own = message.reasoning_content;
+        return {...message, reasoning_content: typeof own === "string" && own !== "" ? reasoning.trimEnd() + own : reasoning};
+    })};
+}
+
+/**
+ * The messages with their calls' ids numbered in nine digits (`000000001`...), in order, each result's with its call's:
+ * Mistral Small 3.2's template takes only ids of 9 letters and digits, as its model writes them (node-llama-cpp's are
+ * `fc_1_0000`). The ids are the prompt's own: a client's ids never reach a template.
+ */
+export function withNumberedCallIds(params: Record<string, unknown>): Record<string, unknown> {
+    if (!Array.isArray(params.messages))
+        return params;
+    const ids = new Map<unknown, string>();
+    const number = (id: unknown) => {
+        let numbered = ids.get(id);
+        if (numbered == null)
+            ids.set(id, numbered = String(ids.size + 1).padStart(9, "0"));
+        return numbered;
+    };
+    return {...params, messages: (params.messages as Record<string, unknown>[]).map((message) => Array.isArray(message.tool_calls)
+        ? {...message, tool_calls: (message.tool_calls as Record<string, unknown>[]).map((call) => ({...call, id: number(call.id)}))}
+        : message.role === "tool" && message.tool_call_id != null ? {...message, tool_call_id: number(message.tool_call_id)} : message)};
+}
+
+/** The render gave the template messages with calls (not node-llama-cpp's fallback, which writes them into the text). */
+export function rendersCalls(render: TemplateRender | null): boolean {
+    return Array.isArray(render?.params.messages) && (render.params.messages as {tool_calls?: unknown}[]).some((message) => Array.isArray(message.tool_calls));
+}
+
+/**
+ * node-llama-cpp ends each response with its text after the calls, an assistant message even where that is empty: after an
+ * earlier response that ended with a call (a tool loop the user interrupted; Claude Code's tool results with a text block)
+ * every template renders it as an empty assistant turn the client never sent, and gpt-oss's as an empty final answer, for
+ * which it drops the call's analysis before it, so node-llama-cpp's check failed and it wrote the conversation in its own
+ * format. Per earlier response with calls, in order: whether that message is empty.
+ */
+export function emptyTailsOf(history: readonly ChatHistoryItem[]): boolean[] {
+    return history.slice(0, -1).flatMap((item) => {
+        if (item.type !== "model")
+            return [];
+        const lastCall = item.response.findLastIndex((piece) => typeof piece !== "string" && piece.type === "functionCall");
+        return lastCall === -1 ? [] : [item.response.slice(lastCall + 1).every((piece) => piece === "")];
+    });
+}
+
+/**
+ * The messages without the empty messages emptyTailsOf finds (the assistant message after a response's last tool result),
+ * their placeholder (the empty text) moved to the start of the next message, where node-llama-cpp's check finds it.
+ */
+export function withoutEmptyTails(params: Record<string, unknown>, emptyTails: readonly boolean[]): Record<string, unknown> {
+    if (emptyTails.length === 0 || !Array.isArray(params.messages))
+        return params;
+    const messages = [...params.messages as Record<string, unknown>[]];
+    let tail = 0;
+    for (let index = 1; index < messages.length - 1 && tail < emptyTails.length; index++) {
+        const message = messages[index];
+        if (message.role !== "assistant" || messages[index - 1].role !== "tool" || (Array.isArray(message.tool_calls) && message.tool_calls.length > 0))
+            continue;
+        const next = messages[index + 1];
+        if (emptyTails[tail++] && typeof message.content === "string" && typeof next.content === "string" && next.role !== "assistant") {
+            messages.splice(index, 2, {...next, content: message.content + next.content});
+            index--;
+        }
+    }
+    return {...params, messages};
+}
+
+/**
+ * A harmony template's rendering of a conversation whose last message is the empty reply to come: the messages before it
+ * with the generation prompt (`<|start|>assistant`), then the reply's placeholder, where node-llama-cpp's wrapper cuts the
+ * text (withGenerationPrompt then finds the generation prompt already in place). Rendered as a message, the reply would be
+ * a final answer, and gpt-oss's template drops the text before a call (its analysis) from a response that a final answer
+ * follows, so the text of the response in progress was lost and node-llama-cpp's check that every message is rendered failed.
+ * Null when the last message is not such a reply.
+ */
+export function harmonyReplyRender(params: Record<string, unknown>, render: (params: Record<string, unknown>) => string): string | null {
+    const messages = params.messages;
+    const reply = Array.isArray(messages) ? messages.at(-1) as {role?: unknown, content?: unknown, tool_calls?: unknown} | undefined : undefined;
+    if (reply?.role !== "assistant" || typeof reply.content !== "string" || reply.tool_calls != null || params.add_generation_prompt === true)
+        return null;
+    return render({...params, messages: (messages as unknown[]).slice(0, -1), add_generation_prompt: true}) + reply.content;
+}
+
+/** The messages again with `content` for each assistant message with tool calls and no text. */
+export function withCallsOnlyContent(params: Record<string, unknown>, content: null | ""): Record<string, unknown> {
+    const callsOnly = (message: Record<string, unknown>) => message.content == null && Array.isArray(message.tool_calls);
+    if (!Array.isArray(params.messages) || !params.messages.some(callsOnly))
+        return params;
+    return {...params, messages: params.messages.map((message: Record<string, unknown>) => callsOnly(message) ? {...message, content} : message)};
+}
