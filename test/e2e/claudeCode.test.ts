@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentPrograms, installAgentProgram } from "../support/agentPrograms.js";
-import { makeTestLlamaGguf, scriptThrough, toolCallVocab, toolsChatTemplate } from "../support/gguf/makeTestLlamaGguf.js";
+import { makeTestLlamaGguf, scriptThrough, toolCallVocab, toolsChatTemplate, type TestLlamaGgufOptions } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startRecordingProxy, startRefusingProxy, type RecordedExchange, type RecordingProxy, type RefusingProxy } from "../support/recordingProxy.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
@@ -162,59 +162,77 @@ describe.skipIf("skip" in program)("Claude Code 2.1.332 against the Messages API
     }, 300_000);
 });
 
+/** A server of one model scripted to write `hello.txt` in a Claude Code home of its own, behind a recording proxy. */
+type ScriptedAgent = {model: string, home: string, target: string, server: TestServer, proxy: RecordingProxy, refuser: RefusingProxy};
+
+/**
+ * Sets up a ScriptedAgent for the describe it is called in (`gguf`: the model's options, given the file its call names),
+ * and takes it down after.
+ */
+function scriptedAgent(model: string, contextSize: number, gguf: (target: string) => TestLlamaGgufOptions): ScriptedAgent {
+    const agent = {model} as ScriptedAgent;
+    const modelPath = path.join(testModelsDir, `${model}.gguf`);
+    beforeAll(async () => {
+        agent.home = claudeHome(`los-claude-code-${model}-`);
+        agent.target = path.join(agent.home, "work", "hello.txt");
+        await makeTestLlamaGguf(modelPath, gguf(agent.target));
+        agent.server = await startTestServer({
+            models: [{id: model, task: "chat", path: modelPath, contextSize, parallel: 2}],
+            config: {apiKeys: [key], flashAttention: "off", threads: 2}
+        });
+        agent.proxy = await startRecordingProxy(agent.server.url);
+        agent.refuser = await startRefusingProxy();
+    }, 120_000);
+    afterAll(async () => {
+        await agent.proxy?.close();
+        await agent.refuser?.close();
+        await agent.server?.stop();
+        if (agent.home != null)
+            fs.rmSync(agent.home, {recursive: true, force: true});
+        fs.rmSync(modelPath, {force: true});
+    });
+    return agent;
+}
+
+/**
+ * What a user checks of a run where the model called Write: the file holds `content`, the call reached Claude Code as a
+ * Write tool_use with its arguments, its result came back in the next turn, every request was answered 2xx and nothing
+ * beyond loopback was tried. The requests that carried tools, for more checks.
+ */
+function expectWriteCarriedOut(run: Run, agent: ScriptedAgent, content: string) {
+    expect(fs.readFileSync(agent.target, "utf8"), run.stdout + run.stderr).toBe(content);
+    const requests = messageRequests(run).filter((request) => (request.json.tools as unknown[] | undefined)?.length);
+    // The second turn carries the call as Claude Code understood it and the result of carrying it out.
+    const turn = requests.find((request) => JSON.stringify(request.json.messages).includes("tool_result"));
+    expect(turn, JSON.stringify(requests.map((request) => request.json.messages))).toBeDefined();
+    const blocks = (turn!.json.messages as {role: string, content: unknown}[]).flatMap((message) => Array.isArray(message.content) ? message.content as Record<string, unknown>[] : []);
+    const use = blocks.find((block) => block.type === "tool_use")!;
+    expect(use).toMatchObject({name: "Write", input: {file_path: agent.target, content}});
+    expect(blocks.find((block) => block.type === "tool_result")).toMatchObject({tool_use_id: use.id});
+    expect(agent.proxy.exchanges.every((exchange) => exchange.status >= 200 && exchange.status < 300)).toBe(true);
+    expect(agent.refuser.attempts).toEqual([]);
+    return requests;
+}
+
 // A model with Qwen3-Coder's real template (test/fixtures/templates), scripted to answer every turn with a Write call in
 // Qwen3-Coder's own markup (each argument in its <parameter=...> tag): Claude Code gets it as a tool_use, writes the
 // file, and sends the result back. The script depends on the last token only, so the model calls Write again at every
 // turn; --max-turns ends the run after the round trip.
 describe.skipIf("skip" in program)("Claude Code carries out a call a Qwen3-Coder model writes in its markup", () => {
-    const coderModel = "coder-agent";
-    const coderPath = path.join(testModelsDir, "coder-agent.gguf");
-    let coderServer: TestServer;
-    let coderProxy: RecordingProxy;
-    let coderRefuser: RefusingProxy;
-    let coderHome: string;
-    let target: string;
-    beforeAll(async () => {
-        coderHome = claudeHome("los-claude-code-coder-");
-        target = path.join(coderHome, "work", "hello.txt");
+    const agent = scriptedAgent("coder-agent", 32768, (target) => {
         const pieces = ["<tool_call>", "\n<function=Write>\n<parameter=file_path>\n", target, "\n</parameter>\n<parameter=content>\n",
             "hello-from-a-local-coder", "\n</parameter>\n</function>\n", "</tool_call>", "<|im_end|>"];
-        await makeTestLlamaGguf(coderPath, {
+        return {
             seed: 3, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "Qwen3-Coder.jinja"), "utf8"),
             userDefinedVocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"], extraVocab: pieces.slice(1, -2),
             contextLength: 32768, nEmbd: 64, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 64,
             script: scriptThrough(["\n", ...pieces])
-        });
-        coderServer = await startTestServer({
-            models: [{id: coderModel, task: "chat", path: coderPath, contextSize: 32768, parallel: 2}],
-            config: {apiKeys: [key], flashAttention: "off", threads: 2}
-        });
-        coderProxy = await startRecordingProxy(coderServer.url);
-        coderRefuser = await startRefusingProxy();
-    }, 120_000);
-    afterAll(async () => {
-        await coderProxy?.close();
-        await coderRefuser?.close();
-        await coderServer?.stop();
-        if (coderHome != null)
-            fs.rmSync(coderHome, {recursive: true, force: true});
-        fs.rmSync(coderPath, {force: true});
+        };
     });
 
     it("the call reaches Claude Code as a Write tool_use with its arguments, the file is written, and its result comes back", async () => {
-        const run = await claude(["-p", "Write hello.txt.", "--output-format", "json", "--tools", "Write", "--allowedTools", "Write", "--max-turns", "2"],
-            key, {proxy: coderProxy, refuser: coderRefuser, home: coderHome, model: coderModel});
-        expect(fs.readFileSync(target, "utf8"), run.stdout + run.stderr).toBe("hello-from-a-local-coder");
-        const requests = messageRequests(run).filter((request) => (request.json.tools as unknown[] | undefined)?.length);
-        // The second turn carries the call as Claude Code understood it and the result of carrying it out.
-        const turn = requests.find((request) => JSON.stringify(request.json.messages).includes("tool_result"));
-        expect(turn, JSON.stringify(requests.map((request) => request.json.messages))).toBeDefined();
-        const blocks = (turn!.json.messages as {role: string, content: unknown}[]).flatMap((message) => Array.isArray(message.content) ? message.content as Record<string, unknown>[] : []);
-        const use = blocks.find((block) => block.type === "tool_use")!;
-        expect(use).toMatchObject({name: "Write", input: {file_path: target, content: "hello-from-a-local-coder"}});
-        expect(blocks.find((block) => block.type === "tool_result")).toMatchObject({tool_use_id: use.id});
-        expect(coderProxy.exchanges.every((exchange) => exchange.status >= 200 && exchange.status < 300)).toBe(true);
-        expect(coderRefuser.attempts).toEqual([]);
+        const run = await claude(["-p", "Write hello.txt.", "--output-format", "json", "--tools", "Write", "--allowedTools", "Write", "--max-turns", "2"], key, agent);
+        expectWriteCarriedOut(run, agent, "hello-from-a-local-coder");
     }, 300_000);
 });
 
@@ -222,52 +240,21 @@ describe.skipIf("skip" in program)("Claude Code carries out a call a Qwen3-Coder
 // strings between `<|"|>` marks), after Claude Code's whole default tool set went through the template (some of its tools'
 // properties have no `type`, which the template upper-cases: @huggingface/jinja failed on it; Python's Jinja writes "").
 describe.skipIf("skip" in program)("Claude Code carries out a call a Gemma 4 model writes in its notation", () => {
-    const gemmaModel = "gemma-agent";
-    const gemmaPath = path.join(testModelsDir, "gemma-agent.gguf");
-    let gemmaServer: TestServer;
-    let gemmaProxy: RecordingProxy;
-    let gemmaRefuser: RefusingProxy;
-    let gemmaHome: string;
-    let target: string;
-    beforeAll(async () => {
-        gemmaHome = claudeHome("los-claude-code-gemma-");
-        target = path.join(gemmaHome, "work", "hello.txt");
+    const agent = scriptedAgent("gemma-agent", 40960, (target) => {
         const pieces = ["<|tool_call>call:Write{content:", '<|"|>hello-from-gemma<|"|>', ",file_path:", `<|"|>${target}<|"|>`, "}<tool_call|>", "<|tool_response>"];
-        await makeTestLlamaGguf(gemmaPath, {
+        return {
             seed: 4, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "google-gemma-4-31B-it.jinja"), "utf8"),
             userDefinedVocab: ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>", "<tool_response|>", '<|"|>'],
             controlVocab: ["<|tool_response>"], extraVocab: ["\n", ...pieces.slice(0, -1), "Done."],
             contextLength: 40960, nEmbd: 16, nLayers: 1, nHeads: 1, nKvHeads: 1, nFf: 32,
             // After the tool's result the model answers "Done." and ends its turn.
             script: [...scriptThrough(["\n", ...pieces]), ["<tool_response|>", "Done."], ["Done.", "<|im_end|>"]]
-        });
-        gemmaServer = await startTestServer({
-            models: [{id: gemmaModel, task: "chat", path: gemmaPath, contextSize: 40960, parallel: 2}],
-            config: {apiKeys: [key], flashAttention: "off", threads: 2}
-        });
-        gemmaProxy = await startRecordingProxy(gemmaServer.url);
-        gemmaRefuser = await startRefusingProxy();
-    }, 120_000);
-    afterAll(async () => {
-        await gemmaProxy?.close();
-        await gemmaRefuser?.close();
-        await gemmaServer?.stop();
-        if (gemmaHome != null)
-            fs.rmSync(gemmaHome, {recursive: true, force: true});
-        fs.rmSync(gemmaPath, {force: true});
+        };
     });
 
     it("with its default tools: the call reaches Claude Code as a Write tool_use, the file is written, and its result comes back", async () => {
-        const run = await claude(["-p", "Write hello.txt.", "--output-format", "json", "--allowedTools", "Write", "--max-turns", "3"],
-            key, {proxy: gemmaProxy, refuser: gemmaRefuser, home: gemmaHome, model: gemmaModel});
-        expect(fs.readFileSync(target, "utf8"), run.stdout + run.stderr).toBe("hello-from-gemma");
-        const requests = messageRequests(run).filter((request) => (request.json.tools as unknown[] | undefined)?.length);
+        const run = await claude(["-p", "Write hello.txt.", "--output-format", "json", "--allowedTools", "Write", "--max-turns", "3"], key, agent);
+        const requests = expectWriteCarriedOut(run, agent, "hello-from-gemma");
         expect((requests[0].json.tools as unknown[]).length).toBeGreaterThan(5);
-        const turn = requests.find((request) => JSON.stringify(request.json.messages).includes("tool_result"));
-        expect(turn, JSON.stringify(requests.map((request) => request.json.messages))).toBeDefined();
-        const blocks = (turn!.json.messages as {role: string, content: unknown}[]).flatMap((message) => Array.isArray(message.content) ? message.content as Record<string, unknown>[] : []);
-        expect(blocks.find((block) => block.type === "tool_use")).toMatchObject({name: "Write", input: {file_path: target, content: "hello-from-gemma"}});
-        expect(gemmaProxy.exchanges.every((exchange) => exchange.status >= 200 && exchange.status < 300)).toBe(true);
-        expect(gemmaRefuser.attempts).toEqual([]);
     }, 300_000);
 });

@@ -5,20 +5,14 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
+import { callOf, weatherTools as tools } from "../support/weatherTool.js";
 
 // Models with Gemma 4's real template, scripted: a forced call's grammar writes only what the argument reader reads (JSON
 // numbers, strings holding "<"), and the stray markup Gemma 4 may write after its answer (a lone <channel|>, an empty
 // thought block: llama.cpp's gemma4 parser drops it) stays out of the content, streamed and not.
 const template = () => fs.readFileSync(path.join(realTemplatesDir, "google-gemma-4-31B-it.jinja"), "utf8");
 const userDefinedVocab = ["<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|tool_call>", "<tool_call|>", "<|tool>", "<tool|>", "<tool_response|>", '<|"|>'];
-const tools = [{
-    type: "function" as const,
-    function: {name: "get_weather", description: "The weather in a city", parameters: {
-        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
-    }}
-}];
 const messages = [{role: "user" as const, content: "Weather in Paris?"}];
-const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
 
 // Thinking off: the prompt ends with the template's `<|channel>thought\n<channel|>`; the script starts there.
 const leadingZero = ["<|tool_call>call:get_weather{city:", '<|"|>Paris<|"|>', ",days:", "0", "2", "}<tool_call|>", "<|tool_response>"];

@@ -5,6 +5,7 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
+import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
 // A model with Gemma 4's real template, scripted to think and then call a function as Gemma 4 does:
 // `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2}<tool_call|>`, its arguments in its own notation (strings
@@ -15,14 +16,6 @@ import { testModelsDir } from "../support/testModels.js";
 
 const modelPath = path.join(testModelsDir, "gemma4-calls.gguf");
 const callPieces = ["<|tool_call>call:get_weather{city:", '<|"|>Paris<|"|>', ",days:2}<tool_call|>"];
-const tools = [{
-    type: "function" as const,
-    function: {name: "get_weather", description: "The weather in a city", parameters: {
-        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
-    }}
-}];
-const messages = [{role: "user" as const, content: "Weather in Paris for two days?"}];
-const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
 
 describe("Gemma 4's tool calls (its real template)", () => {
     let server: TestServer;

@@ -5,6 +5,7 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
+import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
 // A model with gpt-oss's real template (harmony), scripted to think and then call a function as gpt-oss does: a message
 // of its own addressed `to=functions.get_weather`, ended by `<|call|>` (an end of generation). Through the openai
@@ -17,13 +18,6 @@ const modelPath = path.join(testModelsDir, "harmony-calls-gpt-oss.gguf");
 const analysisHeader = "<|channel|>analysis<|message|>";
 const callHeader = "<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>";
 const argumentPieces = ['{"city":', '▁"Paris",', '▁"days":', '▁2}'];
-const tools = [{
-    type: "function" as const,
-    function: {name: "get_weather", description: "The weather in a city", parameters: {
-        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
-    }}
-}];
-const messages = [{role: "user" as const, content: "Weather in Paris for two days?"}];
 
 describe("gpt-oss's tool calls (its real harmony template)", () => {
     let server: TestServer;
@@ -42,8 +36,7 @@ describe("gpt-oss's tool calls (its real harmony template)", () => {
     }, 60_000);
     afterAll(() => server?.stop());
 
-    const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
-
+    
     it("a call comes back as tool_calls, its analysis as reasoning", async () => {
         const completion = await server.client.chat.completions.create({model: "gpt-oss", temperature: 0, max_tokens: 64, tools, messages});
         const [choice] = completion.choices;

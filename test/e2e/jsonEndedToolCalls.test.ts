@@ -5,6 +5,7 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
+import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
 // Call formats with no closing markup: Mistral's `[TOOL_CALLS]NAME[ARGS]{...}` (Devstral), Llama 3.1-3.3's
 // `{"name": NAME, "parameters": {...}}`: the arguments' JSON object ends the call. node-llama-cpp detects these templates
@@ -12,14 +13,6 @@ import { testModelsDir } from "../support/testModels.js";
 // with the real templates (their control tokens as the real GGUFs have them), scripted to call, through the openai
 // client, streamed and not.
 
-const tools = [{
-    type: "function" as const,
-    function: {name: "get_weather", description: "The weather in a city", parameters: {
-        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
-    }}
-}];
-const messages = [{role: "user" as const, content: "Weather in Paris for two days?"}];
-const callOf = (call: {type: string, function?: {name: string, arguments: string}}) => call.type === "function" ? [call.function!.name, JSON.parse(call.function!.arguments)] : null;
 const mistralControls = ["[INST]", "[/INST]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]", "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[AVAILABLE_TOOLS]",
     "[/AVAILABLE_TOOLS]", "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CONTENT]"];
 const llamaControls = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<|eom_id|>", "<|python_tag|>"];

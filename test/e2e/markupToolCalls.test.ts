@@ -5,6 +5,7 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
+import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
 // A model with Qwen3-Coder's real template, scripted to answer with a call written as Qwen3-Coder writes one (each
 // argument in markup), through the openai client: the call comes back as tool_calls with the JSON arguments a client
@@ -14,13 +15,6 @@ import { testModelsDir } from "../support/testModels.js";
 
 const modelPath = path.join(testModelsDir, "markup-calls-qwen3-coder.gguf");
 const callPieces = ["\n<function=get_weather>\n<parameter=city>\n", "Paris", "\n</parameter>\n<parameter=days>\n", "2", "\n</parameter>\n</function>\n"];
-const tools = [{
-    type: "function" as const,
-    function: {name: "get_weather", description: "The weather in a city", parameters: {
-        type: "object", properties: {city: {type: "string"}, days: {type: "integer"}}, required: ["city"]
-    }}
-}];
-const messages = [{role: "user" as const, content: "Weather in Paris for two days?"}];
 
 describe("tool calls with arguments in markup (Qwen3-Coder's real template)", () => {
     let server: TestServer;
@@ -53,7 +47,7 @@ describe("tool calls with arguments in markup (Qwen3-Coder's real template)", ()
         const completion = await stream.finalChatCompletion();
         const [choice] = completion.choices;
         expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.tool_calls?.map((call) => call.type === "function" ? [call.function.name, JSON.parse(call.function.arguments)] : null))
+        expect(choice.message.tool_calls?.map(callOf))
             .toEqual([["get_weather", {city: "Paris", days: 2}]]);
     });
 
@@ -64,6 +58,6 @@ describe("tool calls with arguments in markup (Qwen3-Coder's real template)", ()
         const [choice] = completion.choices;
         expect(choice.finish_reason).toBe("tool_calls");
         const [call] = choice.message.tool_calls!;
-        expect(call.type === "function" ? [call.function.name, JSON.parse(call.function.arguments)] : null).toEqual(["get_weather", {city: "Paris", days: 2}]);
+        expect(callOf(call)).toEqual(["get_weather", {city: "Paris", days: 2}]);
     });
 });

@@ -12,6 +12,8 @@ import { testModelsDir } from "../support/testModels.js";
 // template's own words, in each API's error shape, not a 500.
 
 const modelPath = path.join(testModelsDir, "ministral-3-refusal.gguf");
+/** A conversation that starts with an answer: the template refuses it, and joining messages cannot mend it. */
+const answerFirst = [{role: "assistant", content: "Hello!"}, {role: "user", content: "Hi"}];
 
 describe("a template that raises on a request's shape (Ministral-3's real template)", () => {
     let server: TestServer;
@@ -33,14 +35,26 @@ describe("a template that raises on a request's shape (Ministral-3's real templa
     });
 
     it("an answer first: a 400 naming messages with the template's words (chat completions and Anthropic messages)", async () => {
-        const messages = [{role: "assistant", content: "Hello!"}, {role: "user", content: "Hi"}];
-        const chat = await server.post("/v1/chat/completions", {model: "ministral", max_tokens: 4, messages});
+        const chat = await server.post("/v1/chat/completions", {model: "ministral", max_tokens: 4, messages: answerFirst});
         expect(chat.status).toBe(400);
         const chatError = (await chat.json() as {error: {message: string, param: string}}).error;
         expect(chatError.param).toBe("messages");
         expect(chatError.message).toMatch(/chat template does not take this conversation: After the optional system message, conversation roles must alternate/);
-        const anthropic = await server.post("/v1/messages", {model: "ministral", max_tokens: 4, messages});
+        const anthropic = await server.post("/v1/messages", {model: "ministral", max_tokens: 4, messages: answerFirst});
         expect(anthropic.status).toBe(400);
         expect(await anthropic.json()).toMatchObject({type: "error", error: {type: "invalid_request_error", message: expect.stringMatching(/roles must alternate/)}});
+    });
+
+    // The other APIs and their streams: the same 400 with the template's words.
+    it.each([
+        ["/v1/chat/completions", {stream: true, max_tokens: 4, messages: answerFirst}],
+        ["/v1/messages", {stream: true, max_tokens: 4, messages: answerFirst}],
+        ["/v1/responses", {max_output_tokens: 16, input: answerFirst}],
+        ["/v1/responses", {stream: true, max_output_tokens: 16, input: answerFirst}],
+        ["/v1/messages/count_tokens", {messages: answerFirst}]
+    ])("%s %j: a 400", async (route, body) => {
+        const response = await server.post(route, {model: "ministral", ...body});
+        const text = await response.text();
+        expect(`${response.status} ${text.slice(0, 300)}`).toMatch(/^400 .*roles must alternate/s);
     });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ReasoningOutput } from "../../src/capabilities/chat/llama/text/ReasoningOutput.js";
 import { toReasoningControls } from "../../src/capabilities/chat/toReasoningControls.js";
-import { generationPromptOpensThinking } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
+import { generationPromptOpensThinking } from "../../src/capabilities/chat/llama/templateProbes.js";
 import { ReasoningPhase } from "../../src/capabilities/chat/llama/ReasoningPhase.js";
 import { thinkingPromptTail } from "../../src/capabilities/chat/llama/thinkingPromptTail.js";
 

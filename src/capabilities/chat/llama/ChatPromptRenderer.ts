@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import {
     JinjaTemplateChatWrapper, LlamaText, SpecialTokensText,
-    type ChatHistoryItem, type ChatModelFunctions, type ChatModelResponse, type LlamaModel, type Token, type Tokenizer
+    type LlamaModel, type Token, type Tokenizer
 } from "node-llama-cpp";
 import type { ChatToolFunction, ChatTurn, ToolCallFormat } from "../ChatEngine.js";
 import { chunkedTokenizer } from "./chunkedTokenizer.js";
@@ -12,7 +12,8 @@ import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, kee
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails } from "./templateMessages.js";
-import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults } from "./templateProbes.js";
+import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf } from "./templateProbes.js";
+import { joinAdjacentTurns, makesCalls, toChatHistory, toModelFunctions, withoutDroppedAnalysis } from "./templateTurns.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
@@ -285,8 +286,9 @@ export class ChatPromptRenderer {
         try {
             this.watches.get(this.wrapper)!.render({messages: [{role: "user", content: "Hi"}], add_generation_prompt: true, bos_token: "", eos_token: "", ...kwargs});
         } catch (error) {
-            if (error instanceof Error && error.name === "TemplateError")
-                return new TemplateRefusedError(error.message, "chat_template_kwargs");
+            const refusal = templateRefusalOf(error);
+            if (refusal != null)
+                return new TemplateRefusedError(refusal, "chat_template_kwargs");
         }
         return null;
     }
@@ -314,16 +316,16 @@ export class ChatPromptRenderer {
                 ...(this.resultsInJson && typeof call.result === "string" ? {result: JSON.stringify(call.result).slice(1, -1)} : {})
             }))
         });
-        const shown = this.dropsCallText ? escapedTurns.map((turn) => (turn.toolCalls?.length ?? 0) > 0 && turn.content !== "" ? {...turn, content: ""} : turn) : escapedTurns;
+        const shown = this.dropsCallText ? escapedTurns.map((turn) => makesCalls(turn) && turn.content !== "" ? {...turn, content: ""} : turn) : escapedTurns;
         const {history, newTurn} = toChatHistory(this.harmony ? withoutDroppedAnalysis(shown) : shown);
         const watch = this.watches.get(built.wrapper)!;
         watch.last = null;
         watch.refusal = null;
         // Not where the conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
         const last = turns.at(-1);
-        watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && (last.toolCalls?.length ?? 0) === 0);
+        watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && !makesCalls(last));
         watch.emptyTails = emptyTailsOf(history);
-        watch.callReasoning = shown.filter((turn) => turn.role === "assistant" && (turn.toolCalls?.length ?? 0) > 0)
+        watch.callReasoning = shown.filter((turn) => turn.role === "assistant" && makesCalls(turn))
             .map((turn) => turn.reasoning == null || turn.reasoning === "" ? null : this.escapeTrimmable(turn.reasoning, slots));
         const given = functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : this.escaper.escape(functions, slots);
         const generate = (available: readonly ChatToolFunction[] | undefined) =>
@@ -348,7 +350,7 @@ export class ChatPromptRenderer {
         const rendered = watch.last;
         // Where the template refused the calls as they are, node-llama-cpp falls back to writing them into the messages'
         // text in its own format (a prompt the model was not trained on): the template's refusal stands instead.
-        if (watch.refusal != null && turns.some((turn) => (turn.toolCalls?.length ?? 0) > 0) && !rendersCalls(rendered))
+        if (watch.refusal != null && turns.some((turn) => makesCalls(turn)) && !rendersCalls(rendered))
             throw new Error(watch.refusal);
         const prompt = (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
         return this.escaper.restore(prompt, slots, built.slots);
@@ -369,9 +371,7 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper, numberedCallIds: boolea
         try {
             output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
         } catch (error) {
-            // The template's own raise_exception (patches/@huggingface+jinja+0.5.11.patch names its error as transformers does).
-            if (error instanceof Error && error.name === "TemplateError")
-                watch.refusal = error.message;
+            watch.refusal = templateRefusalOf(error) ?? watch.refusal;
             throw error;
         }
         watch.last = {params, output};
@@ -380,114 +380,12 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper, numberedCallIds: boolea
     return watch;
 }
 
-/** The turns with system and user messages that follow one of the same role joined into it (a blank line between). */
-function joinAdjacentTurns(turns: readonly ChatTurn[]): ChatTurn[] {
-    const joined: ChatTurn[] = [];
-    for (const turn of turns) {
-        const previous = joined.at(-1);
-        if (previous != null && previous.role === turn.role && turn.role !== "assistant") {
-            const images = [...previous.images ?? [], ...turn.images ?? []];
-            joined[joined.length - 1] = {...previous, content: previous.content + "\n\n" + turn.content, ...(images.length === 0 ? {} : {images})};
-        } else
-            joined.push(turn);
-    }
-    return joined;
-}
-
-/**
- * The turns as gpt-oss's template renders them: the text of a response with a call is its analysis, which the template
- * drops once a final answer follows anywhere later (and node-llama-cpp's wrapper fails on a message the template leaves out).
- */
-function withoutDroppedAnalysis(turns: readonly ChatTurn[]): readonly ChatTurn[] {
-    const lastAnswer = turns.findLastIndex((turn) => turn.role === "assistant" && (turn.toolCalls?.length ?? 0) === 0);
-    return turns.map((turn, index) => {
-        if (turn.role !== "assistant" || (turn.toolCalls?.length ?? 0) === 0)
-            return turn;
-        if (index < lastAnswer)
-            return turn.content === "" ? turn : {...turn, content: ""};
-        // A call's analysis as the server returned it (reasoning_content, a reasoning item, a thinking block): the
-        // template keeps it until a final answer follows (llama-server passes it as the template's `thinking`).
-        // With a text too, the reasoning is the analysis and the text is left out, as llama-server leaves it out (gpt-oss's
-        // template refuses a message with both).
-        return turn.reasoning != null && turn.reasoning !== "" ? {...turn, content: turn.reasoning} : turn;
-    });
-}
-
-/**
- * The template's generation prompt opens a think block it does not close (DeepSeek-R1's `<｜Assistant｜><think>\n`, QwQ's):
- * after its last `add_generation_prompt`, comments aside, `<think>` is written more often than `</think>`.
- */
-export function generationPromptOpensThinking(template: string): boolean {
-    const at = template.lastIndexOf("add_generation_prompt");
-    if (at === -1)
-        return false;
-    const tail = template.slice(at).replace(/\{#[\s\S]*?#\}/g, "");
-    const count = (tag: string) => tail.split(tag).length - 1;
-    return count("<think>") > count("</think>");
-}
-
-function toModelFunctions(functions: readonly ChatToolFunction[]): ChatModelFunctions {
-    return Object.fromEntries(functions.map((fn) => [fn.name, {
-        ...(fn.description == null ? {} : {description: fn.description}),
-        params: fn.parameters as never
-    }]));
-}
-
-/** The turns as node-llama-cpp's chat history; `newTurn`: it ends with an empty model turn for the reply (not an open response continued). */
-function toChatHistory(turns: readonly ChatTurn[]): {history: ChatHistoryItem[], newTurn: boolean} {
-    const history: ChatHistoryItem[] = [];
-    // An assistant turn right after one with tool calls (and their results) continues that response.
-    let openResponse: ChatModelResponse | null = null;
-    for (const turn of turns) {
-        if (turn.role !== "assistant") {
-            openResponse = null;
-            history.push({type: turn.role, text: turn.content});
-            continue;
-        }
-        // An empty text before calls is left out: the template would see a (truthy) placeholder for it.
-        const items: ChatModelResponse["response"] = turn.content === "" && (openResponse != null || (turn.toolCalls?.length ?? 0) > 0)
-            ? []
-            : [turn.content];
-        turn.toolCalls?.forEach((call, index) => items.push({
-            type: "functionCall", name: call.name, params: call.arguments, result: call.result, startsNewChunk: index === 0
-        }));
-        if (openResponse != null)
-            openResponse.response.push(...items);
-        else
-            history.push({type: "model", response: items});
-        openResponse = turn.toolCalls != null && turn.toolCalls.length > 0 ? history.at(-1) as ChatModelResponse : null;
-    }
-    // The empty model turn at the end makes the template add the generation prompt; after tool
-    // results the open response is continued instead (its empty tail is the generation prompt).
-    if (openResponse == null)
-        history.push({type: "model", response: []});
-    return {history, newTurn: openResponse == null};
-}
-
-function toolCallFormatOf(wrapper: JinjaTemplateChatWrapper): ToolCallFormat | null {
-    const {call, parallelism} = wrapper.settings.functions;
-    const texts = [call.prefix, call.paramsPrefix, call.suffix, parallelism?.call.betweenCalls ?? ""].map(plainText);
-    if (texts.some((text) => text == null) || texts[0] === "")
-        return null;
-    const [prefix, paramsPrefix, suffix, betweenCalls] = texts as string[];
-    return {prefix, paramsPrefix, suffix, betweenCalls};
+/** The message of the template's own raise_exception (patches/@huggingface+jinja+0.5.11.patch names its error as transformers does); null for another error. */
+function templateRefusalOf(error: unknown): string | null {
+    return error instanceof Error && error.name === "TemplateError" ? error.message : null;
 }
 
 /** The text of a rendered prompt, special tokens other than text (BOS) left out. */
 function textOf(text: LlamaText | null): string {
     return (text?.values ?? []).map((value) => typeof value === "string" ? value : value instanceof SpecialTokensText ? value.value : "").join("");
-}
-
-/** The text of a format piece, or null when it holds a special token that is not plain text (BOS, EOS...). */
-function plainText(value: unknown): string | null {
-    let text = "";
-    for (const item of LlamaText(value as never).values) {
-        if (typeof item === "string")
-            text += item;
-        else if (item instanceof SpecialTokensText)
-            text += item.value;
-        else
-            return null;
-    }
-    return text;
 }

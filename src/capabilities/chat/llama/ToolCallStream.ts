@@ -1,6 +1,6 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
-import { isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
+import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
 import { argumentsAreJson, callName, jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
 
 export type ToolCallStreamEvent =
@@ -115,9 +115,9 @@ export class ToolCallStream {
                 case "between": {
                     // Llama 3.x's call object closed after its arguments, and its `;` between calls (parseToolCalls' afterObjectCall).
                     if (isObjectCall(this.format)) {
-                        const close = /^\s*\}[\s;]*/.exec(this.buffer);
-                        if (close != null && !this.closed) {
-                            this.buffer = this.buffer.slice(close[0].length);
+                        const after = this.closed ? 0 : afterObjectCall(this.buffer, 0, this.format);
+                        if (after > 0) {
+                            this.buffer = this.buffer.slice(after);
                             this.closed = true;
                         } else if (this.closed)
                             this.buffer = this.buffer.replace(/^[\s;]+/, "");

@@ -2,9 +2,8 @@ import type { LlamaText, Token } from "node-llama-cpp";
 import type { ChatJob, ChatToolFunction, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
-import { thinkingPromptTail } from "./thinkingPromptTail.js";
+import { opensThought, thinkingPromptTail } from "./thinkingPromptTail.js";
 import { tagsOf } from "./text/createReasoningSplitter.js";
-import type { ThinkTags } from "./text/ThinkSplitter.js";
 
 /** What of a job makes its conversation's prompt. */
 export type ConversationJob = Pick<ChatJob, "turns" | "templateKwargs" | "reasoning">;
@@ -63,9 +62,4 @@ export function conversationKwargs(renderer: ChatPromptRenderer, format: Reasoni
     if (thinks && effort != null && renderer.hasEffortVariable && kwargs.reasoning_effort == null)
         kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
     return kwargs;
-}
-
-/** The text opens a thought it does not close. */
-function opensThought(text: string, tags: ThinkTags): boolean {
-    return text.lastIndexOf(tags.open) > text.lastIndexOf(tags.close);
 }

@@ -1,5 +1,26 @@
-// What a chat template does with tool calls, found once per template by rendering probe conversations with its own
-// renderer (unwatched): what ChatPromptRenderer then gives it.
+import { LlamaText, SpecialTokensText, type JinjaTemplateChatWrapper } from "node-llama-cpp";
+import type { ToolCallFormat } from "../ChatEngine.js";
+
+// What a chat template does, found once per template (ChatPromptRenderer): with tool calls, by rendering probe
+// conversations with its own renderer (unwatched) or from node-llama-cpp's detection; its generation prompt, from its text.
+
+/**
+ * The template's rendering of a probe conversation: a question, an assistant message calling `get_weather` (its `content`
+ * as given, absent when undefined; its call's `id`), the call's `result`, the generation prompt; null when the template raises.
+ */
+function renderProbeCall(render: (params: Record<string, unknown>) => string, {content, id = "call_0", result = "sunny"}: {content?: string | null, id?: string, result?: string}): string | null {
+    try {
+        return render({
+            messages: [{role: "user", content: "Weather?"},
+                {role: "assistant", ...(content === undefined ? {} : {content}), tool_calls: [{type: "function", id, function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+                {role: "tool", tool_call_id: id, name: "get_weather", content: result}],
+            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
+            add_generation_prompt: true, bos_token: "", eos_token: ""
+        });
+    } catch {
+        return null;
+    }
+}
 
 /**
  * The `content` an assistant message with tool calls and no text needs for the template to render it, decided once per
@@ -10,20 +31,7 @@
  * more); Functionary's tells null from text.
  */
 export function callsOnlyContent(render: (params: Record<string, unknown>) => string): null | "" | undefined {
-    const call = {type: "function", id: "call_0", function: {name: "get_weather", arguments: {city: "Paris"}}};
-    const tools = [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}];
-    const renders = (content: null | "" | undefined) => {
-        try {
-            render({
-                messages: [{role: "user", content: "Weather?"}, {role: "assistant", tool_calls: [call], ...(content === undefined ? {} : {content})},
-                    {role: "tool", tool_call_id: "call_0", name: "get_weather", content: "sunny"}],
-                tools, add_generation_prompt: true, bos_token: "", eos_token: ""
-            });
-            return true;
-        } catch {
-            return false;
-        }
-    };
+    const renders = (content: null | "" | undefined) => renderProbeCall(render, {content}) != null;
     if (renders(undefined))
         return undefined;
     return renders(null) ? null : renders("") ? "" : undefined;
@@ -32,18 +40,9 @@ export function callsOnlyContent(render: (params: Record<string, unknown>) => st
 /** Whether the template leaves out the text of an assistant message with calls (Mistral Small 3.2's renders only the calls). */
 export function dropsTextBeforeCalls(render: (params: Record<string, unknown>) => string): boolean {
     const text = "Qz7probeCallTextz7Q";
-    try {
-        const output = render({
-            messages: [{role: "user", content: "Weather?"},
-                {role: "assistant", content: text, tool_calls: [{type: "function", id: "000000001", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
-                {role: "tool", tool_call_id: "000000001", name: "get_weather", content: "sunny"}],
-            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
-            add_generation_prompt: true, bos_token: "", eos_token: ""
-        });
-        return output.includes("get_weather") && !output.includes(text);
-    } catch {
-        return false;
-    }
+    // Ids of nine digits, as Mistral Small 3.2's template requires.
+    const output = renderProbeCall(render, {content: text, id: "000000001"});
+    return output != null && output.includes("get_weather") && !output.includes(text);
 }
 
 /**
@@ -52,16 +51,42 @@ export function dropsTextBeforeCalls(render: (params: Record<string, unknown>) =
  */
 export function encodesToolResults(render: (params: Record<string, unknown>) => string): boolean {
     const result = 'q"\\n';
-    try {
-        const output = render({
-            messages: [{role: "user", content: "Weather?"},
-                {role: "assistant", content: "", tool_calls: [{type: "function", id: "call_0", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
-                {role: "tool", tool_call_id: "call_0", name: "get_weather", content: result}],
-            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
-            add_generation_prompt: true, bos_token: "", eos_token: ""
-        });
-        return output.includes(JSON.stringify(result)) && !output.includes(result);
-    } catch {
+    const output = renderProbeCall(render, {content: "", result});
+    return output != null && output.includes(JSON.stringify(result)) && !output.includes(result);
+}
+
+/**
+ * The template's generation prompt opens a think block it does not close (DeepSeek-R1's `<｜Assistant｜><think>\n`, QwQ's):
+ * after its last `add_generation_prompt`, comments aside, `<think>` is written more often than `</think>`.
+ */
+export function generationPromptOpensThinking(template: string): boolean {
+    const at = template.lastIndexOf("add_generation_prompt");
+    if (at === -1)
         return false;
+    const tail = template.slice(at).replace(/\{#[\s\S]*?#\}/g, "");
+    const count = (tag: string) => tail.split(tag).length - 1;
+    return count("<think>") > count("</think>");
+}
+
+export function toolCallFormatOf(wrapper: JinjaTemplateChatWrapper): ToolCallFormat | null {
+    const {call, parallelism} = wrapper.settings.functions;
+    const texts = [call.prefix, call.paramsPrefix, call.suffix, parallelism?.call.betweenCalls ?? ""].map(plainText);
+    if (texts.some((text) => text == null) || texts[0] === "")
+        return null;
+    const [prefix, paramsPrefix, suffix, betweenCalls] = texts as string[];
+    return {prefix, paramsPrefix, suffix, betweenCalls};
+}
+
+/** The text of a format piece, or null when it holds a special token that is not plain text (BOS, EOS...). */
+export function plainText(value: unknown): string | null {
+    let text = "";
+    for (const item of LlamaText(value as never).values) {
+        if (typeof item === "string")
+            text += item;
+        else if (item instanceof SpecialTokensText)
+            text += item.value;
+        else
+            return null;
     }
+    return text;
 }

@@ -1,6 +1,7 @@
 import type { ReasoningFormat } from "../ChatEngine.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 import { tagsOf } from "./text/createReasoningSplitter.js";
+import type { ThinkTags } from "./text/ThinkSplitter.js";
 
 /** What the template did with a thinking model's generation prompt. */
 export type RenderedThinking = {
@@ -40,7 +41,7 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     const tags = tagsOf(format);
     // Gemma 4's template writes its empty block as `<|channel>thought\n<channel|>`.
     const [opening, emptyBlock] = format === "gemma4" ? [tags.open + "\n", tags.open + "\n" + tags.close] : [tags.open + "\n", `${tags.open}\n\n${tags.close}\n\n`];
-    const open = text.lastIndexOf(tags.open) > text.lastIndexOf(tags.close);
+    const open = opensThought(text, tags);
     if (!thinking.enabled) {
         if (open)
             return {tail: format === "gemma4" ? "\n" + tags.close : text.endsWith(opening) ? `\n${tags.close}\n\n` : `\n\n${tags.close}\n\n`, start: "answer"};
@@ -54,4 +55,9 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     if (rendered.opensOnResponseStart || thinking.constrained)
         return {tail: opening, start: "reasoning"};
     return {tail: "", start: "undecided"};
+}
+
+/** The text opens a thought it does not close. */
+export function opensThought(text: string, tags: ThinkTags): boolean {
+    return text.lastIndexOf(tags.open) > text.lastIndexOf(tags.close);
 }
