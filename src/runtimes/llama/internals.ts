@@ -27,9 +27,16 @@ export type NativeContext = {
      * sample there); without it, resolves to undefined.
      */
     decodeBatch(samples?: NativeSampleRequest[]): Promise<unknown[] | undefined>;
+    /**
+     * The same patch: when every row of a generation step asked for it (a sixth element `true`), `decodeBatch` starts
+     * decoding the step's samples at once, each after its row, on a thread of the context's own; the next
+     * `decodeBatch` of exactly those rows takes that decode. This waits for one nobody took and removes its tokens;
+     * resolves to whether there was one.
+     */
+    settlePrefetch?(): Promise<boolean>;
 };
 /** A row for {@link NativeContext.decodeBatch} to sample: `sampleDraft`'s arguments. */
-export type NativeSampleRequest = [batchLogitIndex: number, draft: Uint32Array, sampler: unknown, probabilities?: boolean, confidence?: boolean];
+export type NativeSampleRequest = [batchLogitIndex: number, draft: Uint32Array, sampler: unknown, probabilities?: boolean, confidence?: boolean, prefetch?: boolean];
 /** A native sampler (`AddonSampler`) of the model's own. */
 export type NativeSampler = {applyConfig(config: Record<string, unknown>): void, dispose(): void};
 /** A decode node-llama-cpp has queued for its next batch (`LlamaContext._queuedDecodes`). */
@@ -56,7 +63,7 @@ type JinjaWrapperInternals = {
     _stringifyFunctionResult?: unknown, _jinjaTemplate?: Partial<JinjaRenderer>, _wrapFunctionParamsInsideMapKey?: unknown,
     _transformChatHistory?: (...args: unknown[]) => unknown
 };
-type SequencePrototypeInternals = {_speculativeEvaluate?: unknown};
+type SequencePrototypeInternals = {_speculativeEvaluate?: unknown, _evaluate?: unknown};
 
 /** node-llama-cpp no longer has a private field the server relies on. */
 export class NodeLlamaInternalsError extends Error {
@@ -263,6 +270,28 @@ export function draftVerificationOf(context: LlamaContext): "native" | "per-posi
     const evaluate = (LlamaContextSequence.prototype as unknown as SequencePrototypeInternals)._speculativeEvaluate;
     const calls = typeof evaluate === "function" && evaluate.toString().includes("_ctx.sampleDraft(");
     return calls && typeof native.sampleDraft === "function" ? "native" : "per-position";
+}
+
+/**
+ * Whether this context decodes a step's sampled token while JavaScript hands it out (the native build with the
+ * project's patch: `decodeBatch` starts the next decode on a thread of its own, `settlePrefetch` undoes one nobody
+ * took); node-llama-cpp's plain evaluation asks for it per step through decodeAheadOption.
+ * Read before a wrapper (wrapNativeContext) hides or wraps the function.
+ */
+export function decodesAhead(context: LlamaContext): boolean {
+    const evaluate = (LlamaContextSequence.prototype as unknown as SequencePrototypeInternals)._evaluate;
+    return typeof nativeContextOf(context).settlePrefetch === "function" && typeof evaluate === "function" &&
+        evaluate.toString().includes("_prefetchNextDecode");
+}
+
+/**
+ * The evaluate option (node-llama-cpp's private `_prefetchNextDecode`, the project's patch) asking that each step's
+ * sampled token be decoded at once, before the caller takes it, when `more()` says the caller will ask for the token
+ * after it. Not for a caller that reads a step's logits after its decode call (the logprobs tap): the next decode
+ * overwrites them. Without the patch the option is ignored.
+ */
+export function decodeAheadOption(more: () => boolean): object {
+    return {_prefetchNextDecode: more};
 }
 
 /**

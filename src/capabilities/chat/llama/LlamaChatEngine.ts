@@ -15,6 +15,7 @@ import { describeGpu, type GpuDescription } from "../../../runtimes/llama/descri
 import { sequenceOrderedBatching } from "./sequenceOrderedBatching.js";
 import { SequencePrefixCache, type PromptCacheMode } from "./SequencePrefixCache.js";
 import { systemFingerprint } from "../../../runtimes/llama/systemFingerprint.js";
+import { decodesAhead } from "../../../runtimes/llama/internals.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
 import { measureTemplateFloor, nextTurnOfEventLoop } from "./measureTemplateFloor.js";
 import { preparePrompt, type PreparedPrompt, type PromptRequest } from "./preparePrompt.js";
@@ -102,7 +103,7 @@ export class LlamaChatEngine implements ChatEngine {
         jsonGrammar: LlamaGrammar,
         options: LlamaChatEngineOptions,
         fingerprint: string,
-        private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription},
+        private readonly runtime: {binary: string, flashAttention: boolean | "auto", gpu: GpuDescription, decodeAhead: boolean},
         private readonly speculation: ModelSpeculation,
         private readonly tokenFloor: PromptTokenFloor
     ) {
@@ -173,7 +174,7 @@ export class LlamaChatEngine implements ChatEngine {
                 threads: options.threads,
                 flashAttention
             });
-            const runtime = {binary: identity.binary, flashAttention, gpu: await describeGpu(llama, model)};
+            const runtime = {binary: identity.binary, flashAttention, gpu: await describeGpu(llama, model), decodeAhead: decodesAhead(context)};
             speculation = await ModelSpeculation.load(llama, {context, modelPath: options.modelPath}, options.speculative, {
                 threads: options.threads, gpuLayers: options.gpuLayers ?? "auto", flashAttention: options.flashAttention ?? "auto"
             });
@@ -223,9 +224,9 @@ export class LlamaChatEngine implements ChatEngine {
 
     /** For the "Loaded" log line: where the model runs (backend, devices, VRAM, offloaded layers) and how. */
     describe() {
-        const {binary, flashAttention, gpu} = this.runtime;
+        const {binary, flashAttention, gpu, decodeAhead} = this.runtime;
         return {
-            context: this.info.contextSize, binary, draftVerification: this.speculation.verification, flashAttention, backend: gpu.backend,
+            context: this.info.contextSize, binary, draftVerification: this.speculation.verification, decodeAhead, flashAttention, backend: gpu.backend,
             ...(gpu.backend === "cpu" ? {} : {devices: gpu.devices.join(", "), vram_mb: Math.round(gpu.vramBytes / 2 ** 20), gpu_layers: gpu.offloadedLayers}),
             promptCache: this.sequences.mode, speculative: this.speculation.describe(),
             ...(this.restoredStates.sequences > 0 ? {restored_sequences: this.restoredStates.sequences, restored_tokens: this.restoredStates.tokens} : {}),

@@ -9,6 +9,7 @@ import type { RawDistributionTap } from "./RawDistributionTap.js";
 import type { RawDistribution } from "../shared/toTokenLogprob.js";
 import { TokenTextDecoder } from "../shared/TokenTextDecoder.js";
 import { llamaDetokenize } from "./llamaTokenizerParts.js";
+import { decodeAheadOption } from "../../../runtimes/llama/internals.js";
 import type { TokenBytes } from "./TokenBytes.js";
 import { toTokenLogprob } from "../shared/toTokenLogprob.js";
 import { ReasoningPhase, type ReasoningStart } from "./ReasoningPhase.js";
@@ -133,6 +134,9 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
             }
             : undefined,
         yieldEogToken: true,
+        // The native build decodes each sampled token while this loop takes it, unless it is the last one asked for, the
+        // next step is likely to verify a draft, or the logprobs tap reads the step's logits after its decode
+        ...(settings.logprobs == null ? decodeAheadOption(() => generated.length + 1 < settings.maxTokens && (speculation?.decodeAhead() ?? true)) : {}),
         contextShift: {
             // The token budget keeps generation inside the context; shifting would silently
             // drop the start of the conversation, so it is a bug if it is ever asked for.

@@ -4,6 +4,9 @@ import { dropUnusedPredictions } from "./dropUnusedPredictions.js";
 import type { SwitchablePredictor } from "./SwitchablePredictor.js";
 import { unusedPredictions } from "./unusedPredictions.js";
 
+/** Empty predictions in a row before a drafting choice decodes ahead (ChoiceSpeculation.decodeAhead). */
+const quietStepsBeforeDecodeAhead = 8;
+
 /**
  * One choice's side of speculative decoding (generateChoice). Drafts are verified inside node-llama-cpp's
  * generator, whose tokens still come out one by one, each the model's own pick. A choice that may not draft
@@ -23,6 +26,17 @@ export class ChoiceSpeculation {
         this.remaining(maxTokens);
         this.reattach = this.drafting ? null : detachTokenPredictor(sequence);
         this.predictionsBefore = sequence.tokenPredictions;
+    }
+
+    /**
+     * Whether a step's sampled token may be decoded while the choice takes it (node-llama-cpp's native build starts the
+     * next step's decode at once, decodeAheadOption): that decode is the next step's only if the next step verifies no
+     * draft; otherwise it is waited for and undone, a step's work lost. So only once the predictor has found nothing for
+     * `quietStepsBeforeDecodeAhead` steps in a row (free text, not a copy), or without drafts at all. Counts only, so
+     * the same request decides the same whatever the machine's load; it changes nothing of the output.
+     */
+    decodeAhead(): boolean {
+        return !this.drafting || this.predictor.emptyInARow >= quietStepsBeforeDecodeAhead;
     }
 
     /** Before each step: the choice may still generate `tokens` tokens, one of them the step's own sample. */

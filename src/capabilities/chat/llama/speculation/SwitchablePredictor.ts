@@ -10,12 +10,15 @@ export class SwitchablePredictor extends TokenPredictor {
     active = false;
     /** Drafts handed out (non-empty predictions) so far. */
     drafts = 0;
+    /** Predictions in a row that were empty, up to the last (a generation's first step counts as one). */
+    emptyInARow = 0;
 
     constructor(readonly inner: AdaptiveDraftPredictor) {
         super();
     }
 
     override reset(params: {targetSequence: LlamaContextSequence, stateTokens: Token[], evaluateOptions: Readonly<SequenceEvaluateOptions>}) {
+        this.emptyInARow = 0;
         return this.active ? this.inner.reset(params) : undefined;
     }
 
@@ -34,8 +37,11 @@ export class SwitchablePredictor extends TokenPredictor {
     }
 
     private counted(tokens: Token[]) {
-        if (tokens.length > 0)
+        if (tokens.length > 0) {
             this.drafts++;
+            this.emptyInARow = 0;
+        } else
+            this.emptyInARow++;
         return tokens;
     }
 

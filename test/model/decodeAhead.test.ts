@@ -1,0 +1,234 @@
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
+import type { SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
+import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
+import { decodesAhead, nativeContextOf, unwrapNativeContext, wrapNativeContext, type NativeContext } from "../../src/runtimes/llama/internals.js";
+import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { rawPromptJob as job, runJob as run, speculationModelShape } from "../support/rawPromptJobs.js";
+import { testModelsDir } from "../support/testModels.js";
+
+// The native build decodes a step's sampled token at once, on a thread of the context's own, while JavaScript hands
+// the token out (`decodeBatch` rows asking for it; the next `decodeBatch` of those rows takes that decode; `settlePrefetch`
+// undoes one nobody took). It must change nothing but the time: the same tokens as decoding each step when asked, and a
+// KV cache holding exactly the sequence's tokens whenever the generation ends. Native build only (the prebuilt binary
+// has no such call): skipped with one line elsewhere.
+const modelPath = path.join(testModelsDir, "decode-ahead-copier.gguf");
+const noNativeBuild = "skipped: this binary does not decode ahead (the prebuilt one, or a native build older than the patch: run `npm run build:native`)";
+
+/** Makes the context decode each step only when asked: the rows `decodeBatch` gets lose their request to decode ahead. */
+function withoutDecodeAhead(context: LlamaContext, count?: {ahead: number}) {
+    wrapNativeContext(context, (original) => ({
+        decodeBatch: (samples) => {
+            if (count != null)
+                count.ahead += samples?.filter((row) => row[5] === true).length ?? 0;
+            return original.decodeBatch(count == null ? samples?.map((row) => row.slice(0, 5) as typeof row) : samples);
+        }
+    }));
+}
+
+/** The last position the native KV cache holds for the sequence (-1: none). */
+function kvEnd(context: LlamaContext, sequenceId: number) {
+    return (nativeContextOf(context) as NativeContext & {getSequenceKvCacheMaxPosition(id: number): number}).getSequenceKvCacheMaxPosition(sequenceId);
+}
+
+describe("a step's token decoded ahead, below the server (node-llama-cpp's plain evaluation)", () => {
+    let llama: Llama;
+    let model: LlamaModel;
+    let context: LlamaContext;
+    beforeAll(async () => {
+        await makeTestLlamaGguf(modelPath, {...speculationModelShape, nLayers: 2, seed: 21, residualGain: (_layer, part) => part === "attention" ? 0 : 1});
+        llama = await loadLlamaRuntime({gpu: "off"});
+        model = await llama.loadModel({modelPath});
+        context = await model.createContext({contextSize: 1024, sequences: 1, threads: 1});
+    }, 60_000);
+    afterAll(async () => {
+        await context?.dispose();
+        await model?.dispose();
+    });
+
+    /**
+     * `count` tokens (with confidence and top probabilities) after `prompt`; `ahead` asks for each step's token to be
+     * decoded ahead; `undo` undoes the decode started ahead after every token (counting those it found).
+     */
+    async function generate(prompt: Token[], count: number, options: Record<string, unknown>, ahead: boolean, undo = false) {
+        const sequence = context.getSequence();
+        const tokens: Token[] = [];
+        const out: unknown[] = [];
+        let undone = 0;
+        try {
+            const penalties = {repeatPenalty: {penalty: 1.05, frequencyPenalty: 0.05, presencePenalty: 0.05, punishTokens: () => tokens}};
+            const evaluateOptions = {...penalties, ...options, ...(ahead ? {_prefetchNextDecode: () => tokens.length + 1 < count} : {})};
+            for await (const item of sequence.evaluateWithMetadata(prompt, {confidence: true, probabilities: true}, evaluateOptions)) {
+                tokens.push(item.token);
+                out.push([item.token, item.confidence, [...item.probabilities.entries()].slice(0, 3)]);
+                if (undo && await nativeContextOf(context).settlePrefetch!())
+                    undone++;
+                if (tokens.length === count)
+                    break;
+            }
+            return {out, undone, kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
+        } finally {
+            sequence.dispose();
+        }
+    }
+
+    it("the same tokens, confidences and probabilities: greedy, seeded, top-p, a grammar; the KV cache ends with the sequence", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noNativeBuild);
+        const prompt = model.tokenize("Once upon a time") as Token[];
+        const grammar = await llama.createGrammarForJsonSchema({type: "object", properties: {story: {type: "string"}}, required: ["story"]});
+        const cases: (() => Record<string, unknown>)[] = [
+            () => ({temperature: 0}),
+            () => ({temperature: 0.8, seed: 7}),
+            () => ({temperature: 1, topP: 0.9, seed: 3}),
+            () => ({temperature: 0.5, seed: 2, grammarEvaluationState: new LlamaGrammarEvaluationState({model, grammar})})
+        ];
+        for (const options of cases) {
+            const each = await generate(prompt, 40, options(), false);
+            const ahead = await generate(prompt, 40, options(), true);
+            expect(ahead.out).toEqual(each.out);
+            // The last token is never evaluated: the sequence ends with the one before, in both.
+            expect(ahead.kvEnd).toBe(ahead.nextTokenIndex - 1);
+            expect(each.kvEnd).toBe(each.nextTokenIndex - 1);
+            expect(ahead.nextTokenIndex).toBe(each.nextTokenIndex);
+        }
+    }, 60_000);
+
+    it("a decode started ahead after every step but the prompt's; undone, the step decodes as asked and the tokens stay the same", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noNativeBuild);
+        const prompt = model.tokenize("The little dog") as Token[];
+        const each = await generate(prompt, 30, {temperature: 0.7, seed: 5}, false);
+        const undoing = await generate(prompt, 30, {temperature: 0.7, seed: 5}, true, true);
+        expect(undoing.out).toEqual(each.out);
+        // Tokens 2 to 29 were each decoded ahead (the prompt's step holds the prompt, and the 30th is the last asked for).
+        expect(undoing.undone).toBe(28);
+        expect(undoing.kvEnd).toBe(undoing.nextTokenIndex - 1);
+        // Asked for every step and never taken: the generation's end undoes the last one.
+        const sequence = context.getSequence();
+        try {
+            let taken = 0;
+            for await (const _token of sequence.evaluate(prompt, {temperature: 0, _prefetchNextDecode: true} as Record<string, unknown>))
+                if (++taken === 12)
+                    break;
+            expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
+            expect(await nativeContextOf(context).settlePrefetch!()).toBe(false);
+        } finally {
+            sequence.dispose();
+        }
+    }, 60_000);
+
+    it("a token the caller puts in place of the sampled one (a thought's forced end) is decoded, not the one decoded ahead", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noNativeBuild);
+        const prompt = model.tokenize("It was a sunny day and") as Token[];
+        // One token, as long as the sampled one: only the token tells the decode ahead from the caller's.
+        const [replacement, otherReplacement] = model.tokenize(" moon and sun") as Token[];
+        const generateReplacing = async (ahead: boolean) => {
+            const sequence = context.getSequence();
+            const tokens: Token[] = [];
+            try {
+                const iterator = sequence.evaluate(prompt, {temperature: 0, ...(ahead ? {_prefetchNextDecode: true} : {})} as Record<string, unknown>);
+                let result = await iterator.next();
+                while (!result.done && tokens.length < 24) {
+                    tokens.push(result.value);
+                    // Every sixth step, the caller's tokens go in instead of the sampled one.
+                    const instead = result.value === replacement ? otherReplacement : replacement;
+                    result = await iterator.next(tokens.length % 6 === 0 ? [instead] : undefined);
+                }
+                await iterator.return(undefined);
+                return {tokens, kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
+            } finally {
+                sequence.dispose();
+            }
+        };
+        const each = await generateReplacing(false);
+        const ahead = await generateReplacing(true);
+        expect(ahead.tokens).toEqual(each.tokens);
+        expect(ahead.nextTokenIndex).toBe(each.nextTokenIndex);
+        expect(ahead.kvEnd).toBe(ahead.nextTokenIndex - 1);
+    }, 60_000);
+});
+
+describe("a step's token decoded ahead in the chat engine: the same responses as without", () => {
+    let llama: Llama;
+    const engines: LlamaChatEngine[] = [];
+    const contextOf = (engine: LlamaChatEngine) => (engine as unknown as {context: LlamaContext}).context;
+    const load = async (speculative: SpeculativeOptions, ahead: boolean, count?: {ahead: number}) => {
+        const engine = await LlamaChatEngine.load(llama, {id: `${speculative.mode}-${ahead}`, modelPath, contextSize: 1024, threads: 1, parallel: 2, queueSize: 8, speculative});
+        engines.push(engine);
+        if (!ahead)
+            withoutDecodeAhead(contextOf(engine));
+        else if (count != null)
+            withoutDecodeAhead(contextOf(engine), count);
+        return engine;
+    };
+    beforeAll(async () => {
+        await makeTestLlamaGguf(modelPath, {...speculationModelShape, nLayers: 2, seed: 21, residualGain: (_layer, part) => part === "attention" ? 0 : 1});
+        llama = await loadLlamaRuntime({gpu: "off"});
+    }, 60_000);
+    afterAll(async () => {
+        for (const engine of engines) {
+            unwrapNativeContext(contextOf(engine));
+            await engine.dispose();
+        }
+    });
+
+    /** The requests, in turn on each engine (so the prompt cache and the sequences go through the same states): the same results. */
+    async function expectSame(a: LlamaChatEngine, b: LlamaChatEngine, requests: ChatJob[]) {
+        for (const request of requests) {
+            const [left, right] = [await run(a, request), await run(b, request)];
+            expect(JSON.stringify(right)).toBe(JSON.stringify(left));
+        }
+        // Side by side: two requests at once share the batches.
+        for (let index = 0; index + 1 < requests.length; index += 2) {
+            const left = await Promise.all([run(a, requests[index]), run(a, requests[index + 1])]);
+            const right = await Promise.all([run(b, requests[index]), run(b, requests[index + 1])]);
+            expect(JSON.stringify(right)).toBe(JSON.stringify(left));
+        }
+    }
+
+    const requests = () => {
+        const schema = {type: "object", properties: {story: {type: "string"}}, required: ["story"]};
+        return ["Once upon a time", "The little dog", "It was a sunny day and"].flatMap((prompt) => [
+            job(prompt),
+            job(prompt, {n: 2}, {temperature: 0.8, seed: 4}),
+            job(prompt, {stop: [" the", "."]}),
+            job(`${prompt} and then`, {maxTokens: 7}),
+            job(prompt, {jsonSchema: schema, maxTokens: 24}),
+            job(prompt, {}, {temperature: 1, topP: 0.9, seed: 9, frequencyPenalty: 0.4}),
+            // Logprobs read each step's logits after its decode: no decode ahead there.
+            job(prompt, {logprobs: 2, maxTokens: 16})
+        ]);
+    };
+
+    it("/health says whether the engine decodes ahead", async ({skip}) => {
+        const engine = await load({mode: "off", draftMax: 16}, true);
+        expect(engine.describe().decodeAhead).toBe(decodesAhead(contextOf(engine)));
+        if (!engine.describe().decodeAhead)
+            skip(noNativeBuild);
+        expect(engine.load().details!.decodeAhead).toBe(true);
+    }, 60_000);
+
+    it("plain decoding: greedy, sampled, stops, budgets, a schema, penalties, n > 1, side by side", async ({skip}) => {
+        const count = {ahead: 0};
+        const ahead = await load({mode: "off", draftMax: 16}, true, count);
+        if (!ahead.describe().decodeAhead)
+            skip(noNativeBuild);
+        await expectSame(await load({mode: "off", draftMax: 16}, false), ahead, requests());
+        expect(count.ahead).toBeGreaterThan(500);
+    }, 180_000);
+
+    it("with prompt lookup (its drafts decide when a step's token is decoded ahead)", async ({skip}) => {
+        const count = {ahead: 0};
+        const speculative: SpeculativeOptions = {mode: "lookup", draftMax: 16, cost: {fixed: 0, perToken: 0}};
+        const ahead = await load(speculative, true, count);
+        if (!ahead.describe().decodeAhead)
+            skip(noNativeBuild);
+        await expectSame(await load(speculative, false), ahead, requests());
+        expect(count.ahead).toBeGreaterThan(0);
+    }, 180_000);
+});
