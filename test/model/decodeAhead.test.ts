@@ -7,6 +7,7 @@ import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { decodesAhead, nativeContextOf, unwrapNativeContext, wrapNativeContext, type NativeContext } from "../../src/runtimes/llama/internals.js";
 import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { DraftModelPredictor } from "../../src/capabilities/chat/llama/speculation/DraftModelPredictor.js";
 import { rawPromptJob as job, runJob as run, speculationModelShape } from "../support/rawPromptJobs.js";
 import { testModelsDir } from "../support/testModels.js";
 
@@ -231,4 +232,57 @@ describe("a step's token decoded ahead in the chat engine: the same responses as
         await expectSame(await load(speculative, false), ahead, requests());
         expect(count.ahead).toBeGreaterThan(0);
     }, 180_000);
+});
+
+describe("a draft model's drafts, their tokens decoded ahead", () => {
+    const draftModelPath = path.join(testModelsDir, "decode-ahead-draft.gguf");
+    let llama: Llama;
+    let model: LlamaModel;
+    let context: LlamaContext;
+    beforeAll(async () => {
+        await makeTestLlamaGguf(draftModelPath, {...speculationModelShape, nLayers: 2, seed: 23});
+        llama = await loadLlamaRuntime({gpu: "off"});
+        model = await llama.loadModel({modelPath: draftModelPath});
+        context = await model.createContext({contextSize: 1024, sequences: 1, threads: 1});
+    }, 60_000);
+    afterAll(async () => {
+        await context?.dispose();
+        await model?.dispose();
+    });
+
+    it("the same drafts as drafting each token when asked, the last one not decoded", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noNativeBuild);
+        const drafts = async (ahead: boolean) => {
+            const count = {ahead: 0};
+            if (ahead)
+                withoutDecodeAhead(context, count);
+            else
+                withoutDecodeAhead(context);
+            const sequence = context.getSequence();
+            const predictor = new DraftModelPredictor(sequence, {maxDraft: 12, cost: {fixed: 0, perToken: 0}});
+            try {
+                const state = model.tokenize("Once upon a time there was") as Token[];
+                predictor.reset({stateTokens: state});
+                const out: Token[][] = [];
+                for (let step = 0; step < 4; step++) {
+                    const draft = await predictor.predictTokens();
+                    out.push(draft);
+                    // The target takes the first half of the draft and a token of its own.
+                    predictor.pushTokens([...draft.slice(0, draft.length >> 1), 5 as Token]);
+                    expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
+                }
+                return {out, ahead: count.ahead};
+            } finally {
+                predictor.dispose();
+                unwrapNativeContext(context);
+            }
+        };
+        const each = await drafts(false);
+        const ahead = await drafts(true);
+        expect(ahead.out).toEqual(each.out);
+        expect(ahead.out.every((draft) => draft.length > 1)).toBe(true);
+        // Asked for every drafted token but each draft's last.
+        expect(ahead.ahead).toBe(ahead.out.reduce((sum, draft) => sum + draft.length - 1, 0));
+    }, 60_000);
 });

@@ -1,4 +1,5 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { decodeAheadOption } from "../../../../runtimes/llama/internals.js";
 import { AdaptiveDraftPredictor } from "./AdaptiveDraftPredictor.js";
 import type { DraftCost, DraftPrior } from "./DraftLength.js";
 
@@ -46,7 +47,9 @@ export class DraftModelPredictor extends AdaptiveDraftPredictor {
         // The last token's logits are needed, so it is evaluated again even when the draft sequence holds it.
         await this.draftSequence.adaptStateToTokens(this.state.slice(0, -1), false);
         const draft: Token[] = [];
-        for await (const token of this.draftSequence.evaluate(this.state.slice(this.draftSequence.nextTokenIndex), {temperature: 0})) {
+        // Each drafted token decoded while this loop takes it (the native build), but for the draft's last.
+        const options = {temperature: 0, ...decodeAheadOption(() => draft.length + 1 < length)};
+        for await (const token of this.draftSequence.evaluate(this.state.slice(this.draftSequence.nextTokenIndex), options)) {
             draft.push(token);
             if (draft.length >= length)
                 break;
