@@ -286,3 +286,80 @@ describe("a draft model's drafts, their tokens decoded ahead", () => {
         expect(ahead.ahead).toBe(ahead.out.reduce((sum, draft) => sum + draft.length - 1, 0));
     }, 60_000);
 });
+
+describe("a step's token decoded ahead while the context's thread count changes", () => {
+    let llama: Llama;
+    let model: LlamaModel;
+    let context: LlamaContext;
+    beforeAll(async () => {
+        await makeTestLlamaGguf(modelPath, {...speculationModelShape, nLayers: 2, seed: 21, residualGain: (_layer, part) => part === "attention" ? 0 : 1});
+        llama = await loadLlamaRuntime({gpu: "off"});
+        model = await llama.loadModel({modelPath});
+        context = await model.createContext({contextSize: 1024, sequences: 1, threads: 1});
+    }, 60_000);
+    afterAll(async () => {
+        await context?.dispose();
+        await model?.dispose();
+    });
+
+    // node-llama-cpp's batch dispatch gives the native context the thread count its thread splitter allots before each
+    // batch; the count changes whenever another context of the process starts or stops decoding. The native setThreads
+    // would wait for a decode ahead on the main thread: the dispatch settles it on the thread pool first.
+    it("the dispatch settles a decode ahead on the thread pool before it changes the count, and the tokens stay the same", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noNativeBuild);
+        // The splitter stood in for by one that alternates 1 and 2 threads, batch after batch (node-llama-cpp's private field)
+        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
+        const splitter = internals._threadSplitterConsumer;
+        let batches = 0;
+        internals._threadSplitterConsumer = {getAllocationToConsume: () => [1 + (batches++ % 2), {dispose() {}}]};
+        const generate = async (ahead: boolean) => {
+            let pending = false;
+            const changesWhilePending: number[] = [];
+            let changes = 0;
+            let threads = 1;
+            wrapNativeContext(context, (native) => ({
+                decodeBatch: (samples) => {
+                    pending = ahead && samples?.length === 1 && samples[0][5] === true;
+                    return native.decodeBatch(ahead ? samples : samples?.map((row) => row.slice(0, 5) as typeof row));
+                },
+                settlePrefetch: async () => {
+                    pending = false;
+                    return native.settlePrefetch!();
+                },
+                setThreads: (count) => {
+                    if (count !== threads) {
+                        changes++;
+                        if (pending)
+                            changesWhilePending.push(count);
+                    }
+                    threads = count;
+                    return native.setThreads(count);
+                }
+            }));
+            const sequence = context.getSequence();
+            const tokens: Token[] = [];
+            try {
+                for await (const token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, ...(ahead ? {_prefetchNextDecode: true} : {})} as Record<string, unknown>)) {
+                    tokens.push(token);
+                    if (tokens.length === 24)
+                        break;
+                }
+                return {tokens, changes, changesWhilePending, kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
+            } finally {
+                sequence.dispose();
+                unwrapNativeContext(context);
+            }
+        };
+        try {
+            const each = await generate(false);
+            const ahead = await generate(true);
+            expect(ahead.tokens).toEqual(each.tokens);
+            expect(ahead.changes).toBeGreaterThan(10);
+            expect(ahead.changesWhilePending).toEqual([]);
+            expect(ahead.kvEnd).toBe(ahead.nextTokenIndex - 1);
+        } finally {
+            internals._threadSplitterConsumer = splitter;
+        }
+    }, 60_000);
+});

@@ -34,6 +34,8 @@ export type NativeContext = {
      * resolves to whether there was one.
      */
     settlePrefetch?(): Promise<boolean>;
+    /** The threads its decodes use (node-llama-cpp's batch dispatch sets the count its thread splitter gives the context). */
+    setThreads(threads: number): void;
 };
 /** A row for {@link NativeContext.decodeBatch} to sample: `sampleDraft`'s arguments. */
 export type NativeSampleRequest = [batchLogitIndex: number, draft: Uint32Array, sampler: unknown, probabilities?: boolean, confidence?: boolean, prefetch?: boolean];
@@ -74,7 +76,7 @@ export class NodeLlamaInternalsError extends Error {
 }
 
 /** The native context's methods wrapNativeContext can wrap (sampleDraft only where the binary has it). */
-const wrappableMethods = ["initBatch", "addToBatch", "sampleToken", "decodeBatch", "sampleDraft"] as const;
+const wrappableMethods = ["initBatch", "addToBatch", "sampleToken", "decodeBatch", "sampleDraft", "settlePrefetch", "setThreads"] as const;
 
 /** The context's native context (`LlamaContext._ctx`), checked for the methods the server calls. */
 export function nativeContextOf(context: LlamaContext): NativeContext {
@@ -281,17 +283,29 @@ export function draftVerificationOf(context: LlamaContext): "native" | "per-posi
 export function decodesAhead(context: LlamaContext): boolean {
     const evaluate = (LlamaContextSequence.prototype as unknown as SequencePrototypeInternals)._evaluate;
     return typeof nativeContextOf(context).settlePrefetch === "function" && typeof evaluate === "function" &&
-        evaluate.toString().includes("_prefetchNextDecode");
+        evaluate.toString().includes("_prefetchNextDecode") && undoesDecodeAhead(context.model) && context.model.llama.gpu !== "vulkan";
+}
+
+/**
+ * Whether a decode started ahead that nobody takes can be undone on this model's contexts: llama.cpp removes a KV
+ * cache's last cell, but a recurrent (mamba, RWKV) or hybrid (Qwen3.5, Qwen3-Next, LFM2, Granite 4 H, Nemotron-H,
+ * Jamba...) model keeps one state per sequence, and node-llama-cpp's contexts keep no per-token snapshot of it: the
+ * state would stay a token ahead of the sequence and its next decode fail. The patched addon does not decode ahead on
+ * them either; nor does its batch dispatch on Vulkan (node-llama-cpp keeps contexts from decoding at once there).
+ */
+function undoesDecodeAhead(model: LlamaModel): boolean {
+    return !model.fileInsights.isRecurrent && !model.fileInsights.isHybrid;
 }
 
 /**
  * The evaluate option (node-llama-cpp's private `_prefetchNextDecode`, the project's patch) asking that each step's
  * sampled token be decoded at once, before the caller takes it, when `more()` says the caller will ask for the token
  * after it. Not for a caller that reads a step's logits after its decode call (the logprobs tap): the next decode
- * overwrites them. Without the patch the option is ignored.
+ * overwrites them. Without the patch the option is ignored; on a model whose state cannot give a token back
+ * (undoesDecodeAhead) it is not given.
  */
-export function decodeAheadOption(more: () => boolean): object {
-    return {_prefetchNextDecode: more};
+export function decodeAheadOption(model: LlamaModel, more: () => boolean): object {
+    return undoesDecodeAhead(model) ? {_prefetchNextDecode: more} : {};
 }
 
 /**

@@ -136,7 +136,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
         yieldEogToken: true,
         // The native build decodes each sampled token while this loop takes it, unless it is the last one asked for, the
         // next step is likely to verify a draft, or the logprobs tap reads the step's logits after its decode
-        ...(settings.logprobs == null ? decodeAheadOption(() => generated.length + 1 < settings.maxTokens && (speculation?.decodeAhead() ?? true)) : {}),
+        ...(settings.logprobs == null ? decodeAheadOption(model, () => generated.length + 1 < settings.maxTokens && (speculation?.decodeAhead() ?? true)) : {}),
         contextShift: {
             // The token budget keeps generation inside the context; shifting would silently
             // drop the start of the conversation, so it is a bug if it is ever asked for.

@@ -33,10 +33,12 @@ export class ChoiceSpeculation {
      * next step's decode at once, decodeAheadOption): that decode is the next step's only if the next step verifies no
      * draft; otherwise it is waited for and undone, a step's work lost. So only once the predictor has found nothing for
      * `quietStepsBeforeDecodeAhead` steps in a row (free text, not a copy), or without drafts at all. Counts only, so
-     * the same request decides the same whatever the machine's load; it changes nothing of the output.
+     * the same request decides the same whatever the machine's load; it changes nothing of the output. Never for a
+     * drafting choice on a sequence that needs checkpoints (sliding-window models): node-llama-cpp's speculative
+     * evaluation takes a checkpoint before every step's decode, which first waits for the decode ahead and undoes it.
      */
     decodeAhead(): boolean {
-        return !this.drafting || this.predictor.emptyInARow >= quietStepsBeforeDecodeAhead;
+        return !this.drafting || (!this.sequence.needsCheckpoints && this.predictor.emptyInARow >= quietStepsBeforeDecodeAhead);
     }
 
     /** Before each step: the choice may still generate `tokens` tokens, one of them the step's own sample. */

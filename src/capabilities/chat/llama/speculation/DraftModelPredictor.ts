@@ -48,7 +48,7 @@ export class DraftModelPredictor extends AdaptiveDraftPredictor {
         await this.draftSequence.adaptStateToTokens(this.state.slice(0, -1), false);
         const draft: Token[] = [];
         // Each drafted token decoded while this loop takes it (the native build), but for the draft's last.
-        const options = {temperature: 0, ...decodeAheadOption(() => draft.length + 1 < length)};
+        const options = {temperature: 0, ...decodeAheadOption(this.draftSequence.model, () => draft.length + 1 < length)};
         for await (const token of this.draftSequence.evaluate(this.state.slice(this.draftSequence.nextTokenIndex), options)) {
             draft.push(token);
             if (draft.length >= length)
