@@ -362,4 +362,35 @@ describe("a step's token decoded ahead while the context's thread count changes"
             internals._threadSplitterConsumer = splitter;
         }
     }, 60_000);
+
+    // With getLlama's maxThreads 0 and a context's threads 0 the splitter hands out 0 ("the machine's count", which the
+    // native setThreads resolves): the same count every batch, never a reason to undo the decode ahead.
+    it("a count of 0 handed out batch after batch undoes no decode ahead", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noNativeBuild);
+        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
+        const splitter = internals._threadSplitterConsumer;
+        internals._threadSplitterConsumer = {getAllocationToConsume: () => [0, {dispose() {}}]};
+        let undone = 0;
+        wrapNativeContext(context, (native) => ({
+            settlePrefetch: async () => {
+                const had = await native.settlePrefetch!();
+                undone += had ? 1 : 0;
+                return had;
+            }
+        }));
+        const sequence = context.getSequence();
+        let taken = 0;
+        try {
+            for await (const _token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, _prefetchNextDecode: () => taken + 1 < 24} as Record<string, unknown>))
+                if (++taken === 24)
+                    break;
+            expect(undone).toBe(0);
+            expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
+        } finally {
+            sequence.dispose();
+            unwrapNativeContext(context);
+            internals._threadSplitterConsumer = splitter;
+        }
+    }, 60_000);
 });
