@@ -4,7 +4,8 @@ import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaM
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import type { SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
-import { decodesAhead, nativeContextOf, unwrapNativeContext, wrapNativeContext, type NativeContext } from "../../src/runtimes/llama/internals.js";
+import { decodesAhead, nativeContextOf, unwrapNativeContext, wrapNativeContext } from "../../src/runtimes/llama/internals.js";
+import { countDecodeAhead, kvEnd, noDecodeAhead, withoutDecodeAhead } from "../support/decodeAhead.js";
 import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { DraftModelPredictor } from "../../src/capabilities/chat/llama/speculation/DraftModelPredictor.js";
@@ -17,24 +18,6 @@ import { testModelsDir } from "../support/testModels.js";
 // KV cache holding exactly the sequence's tokens whenever the generation ends. Native build only (the prebuilt binary
 // has no such call): skipped with one line elsewhere.
 const modelPath = path.join(testModelsDir, "decode-ahead-copier.gguf");
-const noNativeBuild = "skipped: this binary does not decode ahead (the prebuilt one, or a native build older than the patch: run `npm run build:native`)";
-
-/** Makes the context decode each step only when asked: the rows `decodeBatch` gets lose their request to decode ahead. */
-function withoutDecodeAhead(context: LlamaContext, count?: {ahead: number}) {
-    wrapNativeContext(context, (original) => ({
-        decodeBatch: (samples) => {
-            if (count != null)
-                count.ahead += samples?.filter((row) => row[5] === true).length ?? 0;
-            return original.decodeBatch(count == null ? samples?.map((row) => row.slice(0, 5) as typeof row) : samples);
-        }
-    }));
-}
-
-/** The last position the native KV cache holds for the sequence (-1: none). */
-function kvEnd(context: LlamaContext, sequenceId: number) {
-    return (nativeContextOf(context) as NativeContext & {getSequenceKvCacheMaxPosition(id: number): number}).getSequenceKvCacheMaxPosition(sequenceId);
-}
-
 describe("a step's token decoded ahead, below the server (node-llama-cpp's plain evaluation)", () => {
     let llama: Llama;
     let model: LlamaModel;
@@ -78,7 +61,7 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
 
     it("the same tokens, confidences and probabilities: greedy, seeded, top-p, a grammar; the KV cache ends with the sequence", async ({skip}) => {
         if (!decodesAhead(context))
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         const prompt = model.tokenize("Once upon a time") as Token[];
         const grammar = await llama.createGrammarForJsonSchema({type: "object", properties: {story: {type: "string"}}, required: ["story"]});
         const cases: (() => Record<string, unknown>)[] = [
@@ -100,7 +83,7 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
 
     it("a decode started ahead after every step but the prompt's; undone, the step decodes as asked and the tokens stay the same", async ({skip}) => {
         if (!decodesAhead(context))
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         const prompt = model.tokenize("The little dog") as Token[];
         const each = await generate(prompt, 30, {temperature: 0.7, seed: 5}, false);
         const undoing = await generate(prompt, 30, {temperature: 0.7, seed: 5}, true, true);
@@ -124,7 +107,7 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
 
     it("a token the caller puts in place of the sampled one (a thought's forced end) is decoded, not the one decoded ahead", async ({skip}) => {
         if (!decodesAhead(context))
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         const prompt = model.tokenize("It was a sunny day and") as Token[];
         // One token, as long as the sampled one: only the token tells the decode ahead from the caller's.
         const [replacement, otherReplacement] = model.tokenize(" moon and sun") as Token[];
@@ -164,7 +147,7 @@ describe("a step's token decoded ahead in the chat engine: the same responses as
         if (!ahead)
             withoutDecodeAhead(contextOf(engine));
         else if (count != null)
-            withoutDecodeAhead(contextOf(engine), count);
+            countDecodeAhead(contextOf(engine), count);
         return engine;
     };
     beforeAll(async () => {
@@ -210,7 +193,7 @@ describe("a step's token decoded ahead in the chat engine: the same responses as
         const engine = await load({mode: "off", draftMax: 16}, true);
         expect(engine.describe().decodeAhead).toBe(decodesAhead(contextOf(engine)));
         if (!engine.describe().decodeAhead)
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         expect(engine.load().details!.decodeAhead).toBe(true);
     }, 60_000);
 
@@ -218,7 +201,7 @@ describe("a step's token decoded ahead in the chat engine: the same responses as
         const count = {ahead: 0};
         const ahead = await load({mode: "off", draftMax: 16}, true, count);
         if (!ahead.describe().decodeAhead)
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         await expectSame(await load({mode: "off", draftMax: 16}, false), ahead, requests());
         expect(count.ahead).toBeGreaterThan(500);
     }, 180_000);
@@ -228,7 +211,7 @@ describe("a step's token decoded ahead in the chat engine: the same responses as
         const speculative: SpeculativeOptions = {mode: "lookup", draftMax: 16, cost: {fixed: 0, perToken: 0}};
         const ahead = await load(speculative, true, count);
         if (!ahead.describe().decodeAhead)
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         await expectSame(await load(speculative, false), ahead, requests());
         expect(count.ahead).toBeGreaterThan(0);
     }, 180_000);
@@ -252,11 +235,11 @@ describe("a draft model's drafts, their tokens decoded ahead", () => {
 
     it("the same drafts as drafting each token when asked, the last one not decoded", async ({skip}) => {
         if (!decodesAhead(context))
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         const drafts = async (ahead: boolean) => {
             const count = {ahead: 0};
             if (ahead)
-                withoutDecodeAhead(context, count);
+                countDecodeAhead(context, count);
             else
                 withoutDecodeAhead(context);
             const sequence = context.getSequence();
@@ -307,7 +290,7 @@ describe("a step's token decoded ahead while the context's thread count changes"
     // would wait for a decode ahead on the main thread: the dispatch settles it on the thread pool first.
     it("the dispatch settles a decode ahead on the thread pool before it changes the count, and the tokens stay the same", async ({skip}) => {
         if (!decodesAhead(context))
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         // The splitter stood in for by one that alternates 1 and 2 threads, batch after batch (node-llama-cpp's private field)
         const internals = context as unknown as {_threadSplitterConsumer?: unknown};
         const splitter = internals._threadSplitterConsumer;
@@ -367,7 +350,7 @@ describe("a step's token decoded ahead while the context's thread count changes"
     // native setThreads resolves): the same count every batch, never a reason to undo the decode ahead.
     it("a count of 0 handed out batch after batch undoes no decode ahead", async ({skip}) => {
         if (!decodesAhead(context))
-            skip(noNativeBuild);
+            skip(noDecodeAhead);
         const internals = context as unknown as {_threadSplitterConsumer?: unknown};
         const splitter = internals._threadSplitterConsumer;
         internals._threadSplitterConsumer = {getAllocationToConsume: () => [0, {dispose() {}}]};

@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LlamaContextSequence, type Llama, type LlamaContext } from "node-llama-cpp";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
-import { nativeContextOf, unwrapNativeContext, wrapNativeContext } from "../../src/runtimes/llama/internals.js";
+import { nativeContextOf, unwrapNativeContext } from "../../src/runtimes/llama/internals.js";
 import { makeTestGemma2Gguf } from "../support/gguf/makeTestArchGguf.js";
+import { countDecodeAhead, noDecodeAhead } from "../support/decodeAhead.js";
 import { rawPromptJob as job, runJob as run } from "../support/rawPromptJobs.js";
 import { testModelsDir } from "../support/testModels.js";
 
@@ -40,14 +41,9 @@ describe("a step's token decoded ahead by a drafting choice on a sliding-window 
             speculative: {mode: "lookup", draftMax: 16, cost: {fixed: 0, perToken: 0}}});
         const context = (engine as unknown as {context: LlamaContext}).context;
         if (typeof nativeContextOf(context).settlePrefetch !== "function")
-            skip("this binary does not decode ahead");
+            skip(noDecodeAhead);
         const counts = {ahead: 0, thrownAway: 0, checkpoints: 0};
-        wrapNativeContext(context, (native) => ({
-            decodeBatch: (samples) => {
-                counts.ahead += samples?.filter((row) => row[5] === true).length ?? 0;
-                return native.decodeBatch(samples);
-            }
-        }));
+        countDecodeAhead(context, counts);
         // The checkpoints node-llama-cpp takes: the settle their native init makes first, made here to count what it finds
         proto._takeCheckpoint = async function (this: LlamaContextSequence, name?: string, max?: number) {
             const internals = this as unknown as SequenceInternals;

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
-import { nativeContextOf, unwrapNativeContext, wrapNativeContext, type NativeContext } from "../../src/runtimes/llama/internals.js";
+import { unwrapNativeContext } from "../../src/runtimes/llama/internals.js";
+import { binaryDecodesAhead, kvEnd, noDecodeAhead, withoutDecodeAhead } from "../support/decodeAhead.js";
 import { makeTestMambaGguf } from "../support/gguf/makeTestArchGguf.js";
 import { rawPromptJob as job, runJob as run } from "../support/rawPromptJobs.js";
 import { testModelsDir } from "../support/testModels.js";
@@ -14,13 +15,6 @@ import { testModelsDir } from "../support/testModels.js";
 // (settlePrefetch) leaves the state one token ahead of what node-llama-cpp knows: the next decode of that position
 // fails ("inconsistent sequence positions", "Eval has failed").
 const modelPath = path.join(testModelsDir, "decode-ahead-mamba.gguf");
-const noNativeBuild = "skipped: this binary does not decode ahead";
-
-function kvEnd(context: LlamaContext, sequenceId: number) {
-    return (nativeContextOf(context) as NativeContext & {getSequenceKvCacheMaxPosition(id: number): number}).getSequenceKvCacheMaxPosition(sequenceId);
-}
-const canDecodeAhead = (context: LlamaContext) => typeof nativeContextOf(context).settlePrefetch === "function";
-
 describe("a step's token decoded ahead on a recurrent model, below the server", () => {
     let llama: Llama;
     let model: LlamaModel;
@@ -60,8 +54,8 @@ describe("a step's token decoded ahead on a recurrent model, below the server", 
     }
 
     it("a generation that ends after a decode ahead: the state holds the sequence's tokens and the sequence goes on", async ({skip}) => {
-        if (!canDecodeAhead(context))
-            skip(noNativeBuild);
+        if (!binaryDecodesAhead(context))
+            skip(noDecodeAhead);
         const each = await generate(false);
         expect(each.kvEnd).toBe(each.nextTokenIndex - 1);
         const ahead = await generate(true);
@@ -70,8 +64,8 @@ describe("a step's token decoded ahead on a recurrent model, below the server", 
     }, 60_000);
 
     it("a token put in place of the sampled one after a decode ahead: the same tokens as decoding when asked", async ({skip}) => {
-        if (!canDecodeAhead(context))
-            skip(noNativeBuild);
+        if (!binaryDecodesAhead(context))
+            skip(noDecodeAhead);
         const each = await generate(false, 5);
         const ahead = await generate(true, 5);
         expect(ahead.tokens).toEqual(each.tokens);
@@ -87,9 +81,7 @@ describe("a step's token decoded ahead in the chat engine, on a recurrent model:
             speculative: {mode: "off", draftMax: 16}});
         engines.push(engine);
         if (!ahead)
-            wrapNativeContext(contextOf(engine), (original) => ({
-                decodeBatch: (samples) => original.decodeBatch(samples?.map((row) => row.slice(0, 5) as typeof row))
-            }));
+            withoutDecodeAhead(contextOf(engine));
         return engine;
     };
     beforeAll(async () => {
@@ -106,8 +98,8 @@ describe("a step's token decoded ahead in the chat engine, on a recurrent model:
     it("two requests side by side, one ending at a stop sequence while the other goes on; n = 2", async ({skip}) => {
         const each = await load(false);
         const ahead = await load(true);
-        if (!canDecodeAhead(contextOf(ahead)))
-            skip(noNativeBuild);
+        if (!binaryDecodesAhead(contextOf(ahead)))
+            skip(noDecodeAhead);
         // A stop sequence the greedy answer reaches after a few tokens
         const [probe] = await run(each, job("The little dog", {maxTokens: 12}));
         // the same on both engines (their prompt caches go through the same states)

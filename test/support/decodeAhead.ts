@@ -1,0 +1,32 @@
+import type { LlamaContext } from "node-llama-cpp";
+import { nativeContextOf, wrapNativeContext, type NativeContext } from "../../src/runtimes/llama/internals.js";
+
+/** The skip line of the tests of the decode ahead (the project's patch, native build only). */
+export const noDecodeAhead = "skipped: this binary does not decode ahead (the prebuilt one, or a native build older than the patch: run `npm run build:native`)";
+
+/** Whether the context's binary can decode ahead at all (whatever the model: decodesAhead also asks whether the model can undo one). */
+export function binaryDecodesAhead(context: LlamaContext): boolean {
+    return typeof nativeContextOf(context).settlePrefetch === "function";
+}
+
+/** The last position the native KV cache (or recurrent state) holds for the sequence (-1: none). */
+export function kvEnd(context: LlamaContext, sequenceId: number): number {
+    return (nativeContextOf(context) as NativeContext & {getSequenceKvCacheMaxPosition(id: number): number}).getSequenceKvCacheMaxPosition(sequenceId);
+}
+
+/** Makes the context decode each step only when asked: the rows `decodeBatch` gets lose their request to decode ahead. */
+export function withoutDecodeAhead(context: LlamaContext) {
+    wrapNativeContext(context, (original) => ({
+        decodeBatch: (samples) => original.decodeBatch(samples?.map((row) => row.slice(0, 5) as typeof row))
+    }));
+}
+
+/** Counts the rows `decodeBatch` gets that ask for their sample to be decoded ahead (passing them on as they are). */
+export function countDecodeAhead(context: LlamaContext, count: {ahead: number}) {
+    wrapNativeContext(context, (original) => ({
+        decodeBatch: (samples) => {
+            count.ahead += samples?.filter((row) => row[5] === true).length ?? 0;
+            return original.decodeBatch(samples);
+        }
+    }));
+}
