@@ -15,6 +15,19 @@ export function integerFrom(raw: string, name: string, min: number, max: number)
     return value;
 }
 
+/** A probability: a decimal number from 0 to 1 (`0.75`, `1`, `.5`). */
+export function probability(options: Described & {default: number}): Setting<number> & {min: number, max: number} {
+    return {
+        ...options, min: 0, max: 1,
+        parse(raw, name) {
+            const value = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
+            if (!(value >= 0 && value <= 1))
+                throw new ConfigError(`${name} must be a probability from 0 to 1, got "${raw}"`);
+            return value;
+        }
+    };
+}
+
 /** One of a few words, any case unless `caseSensitive`. */
 export function oneOf<const T extends string>(allowed: readonly T[], options: Described & {default: NoInfer<T>, caseSensitive?: boolean}): Setting<T> & {allowed: readonly T[]} {
     return {

@@ -268,6 +268,44 @@ describe("a draft model's drafts, their tokens decoded ahead", () => {
         // Asked for every drafted token but each draft's last.
         expect(ahead.ahead).toBe(ahead.out.reduce((sum, draft) => sum + draft.length - 1, 0));
     }, 60_000);
+
+    // llama.cpp's p-min (`--draft-p-min`, manifest `draftPMin`): any binary.
+    it("a draft stops before the first token the draft model gives less probability than the floor", async () => {
+        const state = model.tokenize("Once upon a time there was") as Token[];
+        const firstDraft = async (pMin: number) => {
+            const predictor = new DraftModelPredictor(context.getSequence(), {maxDraft: 12, cost: {fixed: 0, perToken: 0}, pMin});
+            try {
+                predictor.reset({stateTokens: state});
+                return await predictor.predictTokens();
+            } finally {
+                predictor.dispose();
+            }
+        };
+        // The draft model's own greedy tokens after the text, and its probability of each
+        const sequence = context.getSequence();
+        const picks: {token: Token, confidence: number}[] = [];
+        try {
+            for await (const {token, confidence} of sequence.evaluateWithMetadata(state, {confidence: true}, {temperature: 0})) {
+                picks.push({token, confidence});
+                if (picks.length === 12)
+                    break;
+            }
+        } finally {
+            sequence.dispose();
+        }
+        const whole = await firstDraft(0);
+        expect(whole).toEqual(picks.map(({token}) => token));
+        // The least sure pick after the first: the floor just above it ends the draft there, just below it keeps it whole
+        let leastIndex = 1;
+        for (let index = 2; index < picks.length; index++)
+            if (picks[index].confidence < picks[leastIndex].confidence)
+                leastIndex = index;
+        const least = {...picks[leastIndex], index: leastIndex};
+        expect(picks.slice(0, least.index).every(({confidence}) => confidence > least.confidence)).toBe(true);
+        expect(await firstDraft(least.confidence + 1e-6)).toEqual(whole.slice(0, least.index));
+        expect(await firstDraft(Math.min(...picks.map(({confidence}) => confidence)) - 1e-6)).toEqual(whole);
+        expect(await firstDraft(1)).toEqual([]);
+    }, 60_000);
 });
 
 describe("a step's token decoded ahead while the context's thread count changes", () => {

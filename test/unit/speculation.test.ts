@@ -237,21 +237,27 @@ describe("ChoiceSpeculation: a choice's side of it", () => {
 });
 
 describe("speculative settings", () => {
-    it("--speculative and --draft-max, and the manifest's speculative/draftModel/draftMax per model", () => {
-        expect(loadConfig([], {})).toMatchObject({speculative: "lookup", draftMax: 64});
+    it("--speculative, --draft-max and --draft-p-min, and the manifest's speculative/draftModel/draftMax/draftPMin per model", () => {
+        expect(loadConfig([], {})).toMatchObject({speculative: "lookup", draftMax: 64, draftPMin: 0});
+        expect(loadConfig(["--draft-p-min", "0.75"], {}).draftPMin).toBe(0.75);
+        expect(loadConfig([], {DRAFT_P_MIN: ".5"}).draftPMin).toBe(0.5);
+        for (const bad of ["1.5", "-0.1", "abc", "0x1", "1e-1"])
+            expect(() => loadConfig(["--draft-p-min", bad], {})).toThrow(/draft-p-min must be a probability from 0 to 1/);
         expect(loadConfig(["--speculative", "off", "--draft-max", "4"], {})).toMatchObject({speculative: "off", draftMax: 4});
         expect(loadConfig([], {SPECULATIVE: "draft"}).speculative).toBe("draft");
         expect(() => loadConfig(["--speculative", "ngram"], {})).toThrow(/speculative/);
         expect(() => loadConfig(["--draft-max", "0"], {})).toThrow(/draft-max must be an integer from 1 to 64/);
 
         const entry = {id: "m", path: "/x/m.gguf", folder: "/"};
-        const config = {speculative: "lookup", draftMax: 16} as const;
+        const config = {speculative: "lookup", draftMax: 16, draftPMin: 0} as const;
         const plain = chatManifest.parse({}, entry);
         expect(speculativeOptions(plain, config)).toEqual({mode: "lookup", draftMax: 16});
         expect(speculativeOptions(plain, {...config, speculative: "draft"})).toEqual({mode: "lookup", draftMax: 16});
         expect(speculativeOptions(chatManifest.parse({speculative: "off"}, entry), config).mode).toBe("off");
         const drafted = chatManifest.parse({draftModel: storiesModelPath, draftMax: 6}, entry);
-        expect(speculativeOptions(drafted, config)).toEqual({mode: "draft", draftMax: 6, draftModelPath: storiesModelPath});
+        expect(speculativeOptions(drafted, config)).toEqual({mode: "draft", draftMax: 6, draftModelPath: storiesModelPath, draftPMin: 0});
+        expect(speculativeOptions(drafted, {...config, draftPMin: 0.6}).draftPMin).toBe(0.6);
+        expect(speculativeOptions(chatManifest.parse({draftModel: storiesModelPath, draftPMin: 0.9}, entry), {...config, draftPMin: 0.6}).draftPMin).toBe(0.9);
         expect(() => chatManifest.parse({speculative: "draft"}, entry)).toThrow(/no 'draftModel'/);
         expect(() => chatManifest.parse({draftModel: "missing.gguf"}, entry)).toThrow(/does not exist/);
     });

@@ -13,6 +13,8 @@ export type ChatSettings = {
     draftModel: string | null;
     /** Most tokens per draft; null = `--draft-max`. */
     draftMax: number | null;
+    /** A draft model's drafts stop before a token it gives less probability; null = `--draft-p-min`. */
+    draftPMin: number | null;
     /** Whether the model answers /v1/decisions and /v1/systemone (docs/decisions.md); every chat model does unless this is false. */
     decisions: boolean;
 };
@@ -24,6 +26,7 @@ export const chatManifest: ManifestSettings<ChatSettings> = {
         speculative: {enum: ["off", "lookup", "draft"]},
         draftModel: {type: "string", minLength: 1},
         draftMax: {type: "integer", minimum: chatServerSettings.draftMax.min, maximum: chatServerSettings.draftMax.max},
+        draftPMin: {type: "number", minimum: chatServerSettings.draftPMin.min, maximum: chatServerSettings.draftPMin.max},
         decisions: {type: "boolean"}
     },
     parse(fields, entry) {
@@ -38,6 +41,7 @@ export const chatManifest: ManifestSettings<ChatSettings> = {
             speculative,
             draftModel,
             draftMax: (fields.draftMax as number | undefined) ?? null,
+            draftPMin: (fields.draftPMin as number | undefined) ?? null,
             decisions: (fields.decisions as boolean | undefined) ?? true
         };
     }

@@ -1,6 +1,6 @@
 import type { SettingValues } from "../../settings/Setting.js";
 import { ConfigError, type Setting } from "../../settings/Setting.js";
-import { integer, oneOf, parseByteSize } from "../../settings/settingKinds.js";
+import { integer, oneOf, parseByteSize, probability } from "../../settings/settingKinds.js";
 
 /** The server-wide settings of chat models (flags and environment variables; a manifest entry may override some per model). */
 export const chatServerSettings = {
@@ -36,6 +36,9 @@ export const chatServerSettings = {
     }),
     draftMax: integer({flag: "draft-max", env: "DRAFT_MAX", arg: "<n>", default: 64, min: 1, max: 64, help: "most tokens per draft",
         docs: "most tokens per draft (a manifest `draftMax` wins)"}),
+    // As llama-server's `--spec-draft-p-min` (its default, 0: no floor).
+    draftPMin: probability({flag: "draft-p-min", env: "DRAFT_P_MIN", arg: "<p>", default: 0, help: "draft models: a draft stops before a token the draft model gives less probability",
+        docs: "draft models: a draft stops before the first token the draft model itself gives less than this probability (llama-server's `--spec-draft-p-min`; `0`: no floor; a manifest `draftPMin` wins). See [docs/speculative.md](speculative.md)"}),
     // As OpenAI keeps responses for previous_response_id; per key, so that one key cannot push out another's.
     responseStoreMb: integer({
         flag: "response-store-mb", env: "RESPONSE_STORE_MB", arg: "<n>", default: 64, min: 0, max: 1_048_576, help: "stored Responses per API key, MB of JSON (0 = none stored)",

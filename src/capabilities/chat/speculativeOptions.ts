@@ -7,12 +7,12 @@ import type { SpeculativeSettings } from "./SpeculativeSettings.js";
  * means a draft model where the entry names one and prompt lookup elsewhere (a server-wide flag cannot give
  * every model a draft model).
  */
-export function speculativeOptions(settings: ChatSettings, config: Pick<ChatServerConfig, "speculative" | "draftMax">): SpeculativeSettings {
+export function speculativeOptions(settings: ChatSettings, config: Pick<ChatServerConfig, "speculative" | "draftMax" | "draftPMin">): SpeculativeSettings {
     const wanted = settings.speculative ?? config.speculative;
     const mode = wanted === "draft" && settings.draftModel == null ? "lookup" : wanted;
     return {
         mode,
         draftMax: settings.draftMax ?? config.draftMax,
-        ...(mode === "draft" ? {draftModelPath: settings.draftModel!} : {})
+        ...(mode === "draft" ? {draftModelPath: settings.draftModel!, draftPMin: settings.draftPMin ?? config.draftPMin} : {})
     };
 }

@@ -25,9 +25,16 @@ const draftModelPrior: DraftPrior = {accepted: 32, rejected: 1};
 export class DraftModelPredictor extends AdaptiveDraftPredictor {
     private state: Token[] = [];
 
-    /** `draftSequence`: the draft model's sequence beside the target's (its prompt cache, saved and restored with the target's). */
-    constructor(readonly draftSequence: LlamaContextSequence, options: {maxDraft: number, cost: DraftCost}) {
+    private readonly pMin: number;
+
+    /**
+     * `draftSequence`: the draft model's sequence beside the target's (its prompt cache, saved and restored with the
+     * target's); `pMin`: a draft stops before the first token the draft model gives less probability (llama.cpp's
+     * `p_min`; 0, its default: never).
+     */
+    constructor(readonly draftSequence: LlamaContextSequence, options: {maxDraft: number, cost: DraftCost, pMin?: number}) {
         super(options.maxDraft, options.cost);
+        this.pMin = options.pMin ?? 0;
     }
 
     override reset({stateTokens}: {stateTokens: Token[]}) {
@@ -49,8 +56,14 @@ export class DraftModelPredictor extends AdaptiveDraftPredictor {
         const draft: Token[] = [];
         // Each drafted token decoded while this loop takes it (the native build), but for the draft's last.
         const options = {temperature: 0, ...decodeAheadOption(this.draftSequence.model, () => draft.length + 1 < length)};
-        for await (const token of this.draftSequence.evaluate(this.state.slice(this.draftSequence.nextTokenIndex), options)) {
-            draft.push(token);
+        const tokens = this.state.slice(this.draftSequence.nextTokenIndex);
+        // (its probability asked for only with a floor: it costs a softmax per token)
+        for await (const item of this.draftSequence.evaluateWithMetadata(tokens, {confidence: this.pMin > 0}, options)) {
+            const {confidence} = item as {confidence?: number};
+            // The draft model's own probability of its pick, under the floor: the draft ends before it, as llama.cpp's does.
+            if (confidence != null && confidence < this.pMin)
+                break;
+            draft.push(item.token);
             if (draft.length >= length)
                 break;
         }

@@ -107,7 +107,7 @@ export class ModelSpeculation {
         if (mode === "lookup")
             return new SwitchablePredictor(new PromptLookupPredictor({maxDraft: draftMax, cost: this.cost, ...lookupNgrams, pool: this.pool ??= new NgramPool(poolNgram)}));
         if (mode === "draft")
-            return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {maxDraft: draftMax, cost: this.cost}));
+            return new SwitchablePredictor(new DraftModelPredictor(this.draft!.context.getSequence(), {maxDraft: draftMax, cost: this.cost, pMin: this.options.draftPMin ?? 0}));
         return null;
     }
 }
