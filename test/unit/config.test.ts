@@ -50,7 +50,7 @@ describe("loadConfig", () => {
             HEADERS_TIMEOUT_MS: "1000", BODY_TIMEOUT_MS: "2000", REQUEST_TIMEOUT_MS: "3000", KEEP_ALIVE_TIMEOUT_MS: "4000",
             FLASH_ATTENTION: "off", PROMPT_CACHE: "exact", LLAMA_BUILD: "prebuilt", WRITE_TIMEOUT_MS: "5000", MAX_CONNECTIONS: "64",
             HEALTH_DETAILS: "private", PUBLIC_URL: "https://llm.example.com/", GPU: "off", GPU_LAYERS: "8", REASONING_FORMAT: "raw", DRAIN_SECONDS: "7", UI: "off",
-            SPECULATIVE: "off", DRAFT_MAX: "5", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0",
+            SPECULATIVE: "off", DRAFT_MAX: "5", DRAFT_P_MIN: "0.25", MAX_BODY_MEMORY: "256mb", RESPONSE_STORE_MB: "0",
             MAX_AUDIO_SECONDS: "600", MEMORY_BUDGET: "2gb", VRAM_BUDGET: "3gb", KEEP_ALIVE: "90s", PRELOAD_ALL: "yes", MEMORY_WAIT_SECONDS: "5",
             CACHE_DIR: "/var/cache/los", PROMPT_CACHE_DISK: "256mb", CONTEXT_SIZE: "8192"
         });
@@ -62,7 +62,7 @@ describe("loadConfig", () => {
             headersTimeoutMs: 1000, bodyTimeoutMs: 2000, requestTimeoutMs: 3000, keepAliveTimeoutMs: 4000,
             writeTimeoutMs: 5000, maxConnections: 64, healthDetails: "private", publicUrl: "https://llm.example.com",
             flashAttention: "off", promptCache: "exact", llamaBuild: "prebuilt", gpu: "off", gpuLayers: 8, reasoningFormat: "raw", drainSeconds: 7, ui: "off",
-            speculative: "off", draftMax: 5, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
+            speculative: "off", draftMax: 5, draftPMin: 0.25, maxBodyMemory: 256 * 1024 * 1024, responseStoreMb: 0,
             maxAudioSeconds: 600, memoryBudget: 2 * 1024 ** 3, vramBudget: 3 * 1024 ** 3, keepAliveSeconds: 90, preloadAll: true, memoryWaitSeconds: 5,
             cacheDir: "/var/cache/los", promptCacheDisk: 256 * 1024 ** 2, contextSize: 8192
         });

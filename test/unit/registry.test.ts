@@ -87,7 +87,7 @@ describe("loadManifest", () => {
         expect(entry).toEqual({
             id: "a", task: "chat", path: path.join(dir, "a.gguf"),
             family: null, released: null, aliases: [], ownedBy: "local",
-            contextSize: null, threads: null, parallel: null, settings: {reasoning: "auto", speculative: null, draftModel: null, draftMax: null, decisions: true}
+            contextSize: null, threads: null, parallel: null, settings: {reasoning: "auto", speculative: null, draftModel: null, draftMax: null, draftPMin: null, decisions: true}
         } satisfies ModelEntry);
     });
 
