@@ -1,11 +1,12 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import { type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import type { SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { decodesAhead, nativeContextOf, unwrapNativeContext, wrapNativeContext } from "../../src/runtimes/llama/internals.js";
-import { countDecodeAhead, kvEnd, noDecodeAhead, withoutDecodeAhead } from "../support/decodeAhead.js";
+import { countDecodeAhead, generateReplacing, kvEnd, noDecodeAhead, withoutDecodeAhead } from "../support/decodeAhead.js";
+import { generateWithMetadata, plainSamplingCases } from "../support/plainDecoding.js";
 import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { DraftModelPredictor } from "../../src/capabilities/chat/llama/speculation/DraftModelPredictor.js";
@@ -39,20 +40,15 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
      */
     async function generate(prompt: Token[], count: number, options: Record<string, unknown>, ahead: boolean, undo = false) {
         const sequence = context.getSequence();
-        const tokens: Token[] = [];
-        const out: unknown[] = [];
+        let taken = 0;
         let undone = 0;
         try {
-            const penalties = {repeatPenalty: {penalty: 1.05, frequencyPenalty: 0.05, presencePenalty: 0.05, punishTokens: () => tokens}};
-            const evaluateOptions = {...penalties, ...options, ...(ahead ? {_prefetchNextDecode: () => tokens.length + 1 < count} : {})};
-            for await (const item of sequence.evaluateWithMetadata(prompt, {confidence: true, probabilities: true}, evaluateOptions)) {
-                tokens.push(item.token);
-                out.push([item.token, item.confidence, [...item.probabilities.entries()].slice(0, 3)]);
-                if (undo && await nativeContextOf(context).settlePrefetch!())
-                    undone++;
-                if (tokens.length === count)
-                    break;
-            }
+            const out = await generateWithMetadata(sequence, prompt, count, {...options, ...(ahead ? {_prefetchNextDecode: () => taken + 1 < count} : {})},
+                async (tokens) => {
+                    taken = tokens.length;
+                    if (undo && await nativeContextOf(context).settlePrefetch!())
+                        undone++;
+                });
             return {out, undone, kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
         } finally {
             sequence.dispose();
@@ -63,14 +59,7 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
         if (!decodesAhead(context))
             skip(noDecodeAhead);
         const prompt = model.tokenize("Once upon a time") as Token[];
-        const grammar = await llama.createGrammarForJsonSchema({type: "object", properties: {story: {type: "string"}}, required: ["story"]});
-        const cases: (() => Record<string, unknown>)[] = [
-            () => ({temperature: 0}),
-            () => ({temperature: 0.8, seed: 7}),
-            () => ({temperature: 1, topP: 0.9, seed: 3}),
-            () => ({temperature: 0.5, seed: 2, grammarEvaluationState: new LlamaGrammarEvaluationState({model, grammar})})
-        ];
-        for (const options of cases) {
+        for (const options of await plainSamplingCases(llama, model)) {
             const each = await generate(prompt, 40, options(), false);
             const ahead = await generate(prompt, 40, options(), true);
             expect(ahead.out).toEqual(each.out);
@@ -94,11 +83,8 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
         // Asked for every step and never taken: the generation's end undoes the last one.
         const sequence = context.getSequence();
         try {
-            let taken = 0;
-            for await (const _token of sequence.evaluate(prompt, {temperature: 0, _prefetchNextDecode: true} as Record<string, unknown>))
-                if (++taken === 12)
-                    break;
-            expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
+            const {kvEnd: end, nextTokenIndex} = await generateReplacing(sequence, prompt, 12, true, () => undefined);
+            expect(end).toBe(nextTokenIndex - 1);
             expect(await nativeContextOf(context).settlePrefetch!()).toBe(false);
         } finally {
             sequence.dispose();
@@ -111,29 +97,113 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
         const prompt = model.tokenize("It was a sunny day and") as Token[];
         // One token, as long as the sampled one: only the token tells the decode ahead from the caller's.
         const [replacement, otherReplacement] = model.tokenize(" moon and sun") as Token[];
-        const generateReplacing = async (ahead: boolean) => {
+        const generate = async (ahead: boolean) => {
             const sequence = context.getSequence();
-            const tokens: Token[] = [];
             try {
-                const iterator = sequence.evaluate(prompt, {temperature: 0, ...(ahead ? {_prefetchNextDecode: true} : {})} as Record<string, unknown>);
-                let result = await iterator.next();
-                while (!result.done && tokens.length < 24) {
-                    tokens.push(result.value);
-                    // Every sixth step, the caller's tokens go in instead of the sampled one.
-                    const instead = result.value === replacement ? otherReplacement : replacement;
-                    result = await iterator.next(tokens.length % 6 === 0 ? [instead] : undefined);
-                }
-                await iterator.return(undefined);
-                return {tokens, kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
+                // Every sixth step, the caller's token goes in instead of the sampled one.
+                return await generateReplacing(sequence, prompt, 24, ahead,
+                    (tokens) => tokens.length % 6 === 0 ? [tokens.at(-1) === replacement ? otherReplacement : replacement] : undefined);
             } finally {
                 sequence.dispose();
             }
         };
-        const each = await generateReplacing(false);
-        const ahead = await generateReplacing(true);
+        const each = await generate(false);
+        const ahead = await generate(true);
         expect(ahead.tokens).toEqual(each.tokens);
         expect(ahead.nextTokenIndex).toBe(each.nextTokenIndex);
         expect(ahead.kvEnd).toBe(ahead.nextTokenIndex - 1);
+    }, 60_000);
+
+    // node-llama-cpp's batch dispatch gives the native context the thread count its thread splitter allots before each
+    // batch; the count changes whenever another context of the process starts or stops decoding. The native setThreads
+    // would wait for a decode ahead on the main thread: the dispatch settles it on the thread pool first.
+    it("the dispatch settles a decode ahead on the thread pool before it changes the count, and the tokens stay the same", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noDecodeAhead);
+        // The splitter stood in for by one that alternates 1 and 2 threads, batch after batch (node-llama-cpp's private field)
+        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
+        const splitter = internals._threadSplitterConsumer;
+        let batches = 0;
+        internals._threadSplitterConsumer = {getAllocationToConsume: () => [1 + (batches++ % 2), {dispose() {}}]};
+        const generate = async (ahead: boolean) => {
+            let pending = false;
+            const changesWhilePending: number[] = [];
+            let changes = 0;
+            let threads = 1;
+            wrapNativeContext(context, (native) => ({
+                decodeBatch: (samples) => {
+                    pending = ahead && samples?.length === 1 && samples[0][5] === true;
+                    return native.decodeBatch(ahead ? samples : samples?.map((row) => row.slice(0, 5) as typeof row));
+                },
+                settlePrefetch: async () => {
+                    pending = false;
+                    return native.settlePrefetch!();
+                },
+                setThreads: (count) => {
+                    if (count !== threads) {
+                        changes++;
+                        if (pending)
+                            changesWhilePending.push(count);
+                    }
+                    threads = count;
+                    return native.setThreads(count);
+                }
+            }));
+            const sequence = context.getSequence();
+            const tokens: Token[] = [];
+            try {
+                for await (const token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, ...(ahead ? {_prefetchNextDecode: true} : {})} as Record<string, unknown>)) {
+                    tokens.push(token);
+                    if (tokens.length === 24)
+                        break;
+                }
+                return {tokens, changes, changesWhilePending, kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
+            } finally {
+                sequence.dispose();
+                unwrapNativeContext(context);
+            }
+        };
+        try {
+            const each = await generate(false);
+            const ahead = await generate(true);
+            expect(ahead.tokens).toEqual(each.tokens);
+            expect(ahead.changes).toBeGreaterThan(10);
+            expect(ahead.changesWhilePending).toEqual([]);
+            expect(ahead.kvEnd).toBe(ahead.nextTokenIndex - 1);
+        } finally {
+            internals._threadSplitterConsumer = splitter;
+        }
+    }, 60_000);
+
+    // With getLlama's maxThreads 0 and a context's threads 0 the splitter hands out 0 ("the machine's count", which the
+    // native setThreads resolves): the same count every batch, never a reason to undo the decode ahead.
+    it("a count of 0 handed out batch after batch undoes no decode ahead", async ({skip}) => {
+        if (!decodesAhead(context))
+            skip(noDecodeAhead);
+        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
+        const splitter = internals._threadSplitterConsumer;
+        internals._threadSplitterConsumer = {getAllocationToConsume: () => [0, {dispose() {}}]};
+        let undone = 0;
+        wrapNativeContext(context, (native) => ({
+            settlePrefetch: async () => {
+                const had = await native.settlePrefetch!();
+                undone += had ? 1 : 0;
+                return had;
+            }
+        }));
+        const sequence = context.getSequence();
+        let taken = 0;
+        try {
+            for await (const _token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, _prefetchNextDecode: () => taken + 1 < 24} as Record<string, unknown>))
+                if (++taken === 24)
+                    break;
+            expect(undone).toBe(0);
+            expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
+        } finally {
+            sequence.dispose();
+            unwrapNativeContext(context);
+            internals._threadSplitterConsumer = splitter;
+        }
     }, 60_000);
 });
 
@@ -305,113 +375,5 @@ describe("a draft model's drafts, their tokens decoded ahead", () => {
         expect(await firstDraft(least.confidence + 1e-6)).toEqual(whole.slice(0, least.index));
         expect(await firstDraft(Math.min(...picks.map(({confidence}) => confidence)) - 1e-6)).toEqual(whole);
         expect(await firstDraft(1)).toEqual([]);
-    }, 60_000);
-});
-
-describe("a step's token decoded ahead while the context's thread count changes", () => {
-    let llama: Llama;
-    let model: LlamaModel;
-    let context: LlamaContext;
-    beforeAll(async () => {
-        await makeTestLlamaGguf(modelPath, {...speculationModelShape, nLayers: 2, seed: 21, residualGain: (_layer, part) => part === "attention" ? 0 : 1});
-        llama = await loadLlamaRuntime({gpu: "off"});
-        model = await llama.loadModel({modelPath});
-        context = await model.createContext({contextSize: 1024, sequences: 1, threads: 1});
-    }, 60_000);
-    afterAll(async () => {
-        await context?.dispose();
-        await model?.dispose();
-    });
-
-    // node-llama-cpp's batch dispatch gives the native context the thread count its thread splitter allots before each
-    // batch; the count changes whenever another context of the process starts or stops decoding. The native setThreads
-    // would wait for a decode ahead on the main thread: the dispatch settles it on the thread pool first.
-    it("the dispatch settles a decode ahead on the thread pool before it changes the count, and the tokens stay the same", async ({skip}) => {
-        if (!decodesAhead(context))
-            skip(noDecodeAhead);
-        // The splitter stood in for by one that alternates 1 and 2 threads, batch after batch (node-llama-cpp's private field)
-        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
-        const splitter = internals._threadSplitterConsumer;
-        let batches = 0;
-        internals._threadSplitterConsumer = {getAllocationToConsume: () => [1 + (batches++ % 2), {dispose() {}}]};
-        const generate = async (ahead: boolean) => {
-            let pending = false;
-            const changesWhilePending: number[] = [];
-            let changes = 0;
-            let threads = 1;
-            wrapNativeContext(context, (native) => ({
-                decodeBatch: (samples) => {
-                    pending = ahead && samples?.length === 1 && samples[0][5] === true;
-                    return native.decodeBatch(ahead ? samples : samples?.map((row) => row.slice(0, 5) as typeof row));
-                },
-                settlePrefetch: async () => {
-                    pending = false;
-                    return native.settlePrefetch!();
-                },
-                setThreads: (count) => {
-                    if (count !== threads) {
-                        changes++;
-                        if (pending)
-                            changesWhilePending.push(count);
-                    }
-                    threads = count;
-                    return native.setThreads(count);
-                }
-            }));
-            const sequence = context.getSequence();
-            const tokens: Token[] = [];
-            try {
-                for await (const token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, ...(ahead ? {_prefetchNextDecode: true} : {})} as Record<string, unknown>)) {
-                    tokens.push(token);
-                    if (tokens.length === 24)
-                        break;
-                }
-                return {tokens, changes, changesWhilePending, kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
-            } finally {
-                sequence.dispose();
-                unwrapNativeContext(context);
-            }
-        };
-        try {
-            const each = await generate(false);
-            const ahead = await generate(true);
-            expect(ahead.tokens).toEqual(each.tokens);
-            expect(ahead.changes).toBeGreaterThan(10);
-            expect(ahead.changesWhilePending).toEqual([]);
-            expect(ahead.kvEnd).toBe(ahead.nextTokenIndex - 1);
-        } finally {
-            internals._threadSplitterConsumer = splitter;
-        }
-    }, 60_000);
-
-    // With getLlama's maxThreads 0 and a context's threads 0 the splitter hands out 0 ("the machine's count", which the
-    // native setThreads resolves): the same count every batch, never a reason to undo the decode ahead.
-    it("a count of 0 handed out batch after batch undoes no decode ahead", async ({skip}) => {
-        if (!decodesAhead(context))
-            skip(noDecodeAhead);
-        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
-        const splitter = internals._threadSplitterConsumer;
-        internals._threadSplitterConsumer = {getAllocationToConsume: () => [0, {dispose() {}}]};
-        let undone = 0;
-        wrapNativeContext(context, (native) => ({
-            settlePrefetch: async () => {
-                const had = await native.settlePrefetch!();
-                undone += had ? 1 : 0;
-                return had;
-            }
-        }));
-        const sequence = context.getSequence();
-        let taken = 0;
-        try {
-            for await (const _token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, _prefetchNextDecode: () => taken + 1 < 24} as Record<string, unknown>))
-                if (++taken === 24)
-                    break;
-            expect(undone).toBe(0);
-            expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
-        } finally {
-            sequence.dispose();
-            unwrapNativeContext(context);
-            internals._threadSplitterConsumer = splitter;
-        }
     }, 60_000);
 });

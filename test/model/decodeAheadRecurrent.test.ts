@@ -4,7 +4,7 @@ import type { Llama, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { unwrapNativeContext } from "../../src/runtimes/llama/internals.js";
-import { binaryDecodesAhead, kvEnd, noDecodeAhead, withoutDecodeAhead } from "../support/decodeAhead.js";
+import { binaryDecodesAhead, generateReplacing, noDecodeAhead, withoutDecodeAhead } from "../support/decodeAhead.js";
 import { makeTestMambaGguf } from "../support/gguf/makeTestArchGguf.js";
 import { rawPromptJob as job, runJob as run } from "../support/rawPromptJobs.js";
 import { testModelsDir } from "../support/testModels.js";
@@ -35,19 +35,12 @@ describe("a step's token decoded ahead on a recurrent model, below the server", 
         const sequence = context.getSequence();
         const prompt = model.tokenize("Once upon a time") as Token[];
         const [replacement] = model.tokenize(" dog", false, "trimLeadingSpace") as Token[];
-        const tokens: Token[] = [];
         try {
-            const iterator = sequence.evaluate(prompt, {temperature: 0, ...(ahead ? {_prefetchNextDecode: true} : {})} as Record<string, unknown>);
-            let result = await iterator.next();
-            while (!result.done && tokens.length < 16) {
-                tokens.push(result.value);
-                result = await iterator.next(replaceEvery != null && tokens.length % replaceEvery === 0 ? [replacement] : undefined);
-            }
-            await iterator.return(undefined);
-            const end = {kvEnd: kvEnd(context, 0), nextTokenIndex: sequence.nextTokenIndex};
+            const generated = await generateReplacing(sequence, prompt, 16, ahead,
+                (tokens) => replaceEvery != null && tokens.length % replaceEvery === 0 ? [replacement] : undefined);
             // The sequence continues where it ended (a conversation's next turn on a kept prefix)
             await sequence.evaluateWithoutGeneratingNewTokens(model.tokenize(" and then", false) as Token[]);
-            return {tokens, ...end};
+            return generated;
         } finally {
             sequence.dispose();
         }

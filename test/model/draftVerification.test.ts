@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InputLookupTokenPredictor, LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import { InputLookupTokenPredictor, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import type { DraftVerification, SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
@@ -8,6 +8,7 @@ import { draftVerificationOf, unwrapNativeContext, wrapNativeContext } from "../
 import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { rawPromptJob, runJob, speculationModelShape } from "../support/rawPromptJobs.js";
+import { generateWithMetadata, plainSamplingCases } from "../support/plainDecoding.js";
 import { testModelsDir } from "../support/testModels.js";
 
 // A draft verified in one native call (`sampleDraft`, the project's addition to node-llama-cpp's addon, in the native
@@ -148,17 +149,8 @@ describe("below the server: node-llama-cpp's speculative evaluation, one call or
             decodeBatch: (samples) => (calls.inDecode += samples == null ? 0 : 1, original.decodeBatch(samples))
         }));
         const sequence = context.getSequence();
-        const tokens: Token[] = [];
-        const out: unknown[] = [];
         try {
-            const penalties = {repeatPenalty: {penalty: 1.05, frequencyPenalty: 0.05, presencePenalty: 0.05, punishTokens: () => tokens}};
-            for await (const item of sequence.evaluateWithMetadata(prompt, {confidence: true, probabilities: true}, {...penalties, ...options})) {
-                tokens.push(item.token);
-                out.push([item.token, item.confidence, [...item.probabilities.entries()].slice(0, 3)]);
-                if (tokens.length === count)
-                    break;
-            }
-            return {out, calls};
+            return {out: await generateWithMetadata(sequence, prompt, count, options), calls};
         } finally {
             sequence.dispose();
             unwrapNativeContext(context);
@@ -169,14 +161,7 @@ describe("below the server: node-llama-cpp's speculative evaluation, one call or
         if (draftVerificationOf(context) !== "native")
             skip(noNativeBuild);
         const prompt = model.tokenize("Once upon a time") as Token[];
-        const grammar = await llama.createGrammarForJsonSchema({type: "object", properties: {story: {type: "string"}}, required: ["story"]});
-        const cases: (() => Record<string, unknown>)[] = [
-            () => ({temperature: 0}),
-            () => ({temperature: 0.8, seed: 7}),
-            () => ({temperature: 1, topP: 0.9, seed: 3}),
-            () => ({temperature: 0.5, seed: 2, grammarEvaluationState: new LlamaGrammarEvaluationState({model, grammar})})
-        ];
-        for (const options of cases) {
+        for (const options of await plainSamplingCases(llama, model)) {
             const alone = await plain(prompt, 24, options(), false);
             const inDecode = await plain(prompt, 24, options(), true);
             expect(inDecode.out).toEqual(alone.out);

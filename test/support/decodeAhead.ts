@@ -1,5 +1,5 @@
-import type { LlamaContext } from "node-llama-cpp";
-import { nativeContextOf, wrapNativeContext, type NativeContext } from "../../src/runtimes/llama/internals.js";
+import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
+import { nativeContextOf, sequenceIdOf, wrapNativeContext, type NativeContext } from "../../src/runtimes/llama/internals.js";
 
 /** The skip line of the tests of the decode ahead (the project's patch, native build only). */
 export const noDecodeAhead = "skipped: this binary does not decode ahead (the prebuilt one, or a native build older than the patch: run `npm run build:native`)";
@@ -29,4 +29,21 @@ export function countDecodeAhead(context: LlamaContext, count: {ahead: number}) 
             return original.decodeBatch(samples);
         }
     }));
+}
+
+/**
+ * `count` greedy tokens after `prompt` on `sequence` (decoded ahead if `ahead`), the caller's tokens put in place of the
+ * sampled one where `replacement` gives some; then where the native memory and node-llama-cpp say the sequence ends.
+ */
+export async function generateReplacing(sequence: LlamaContextSequence, prompt: Token[], count: number, ahead: boolean,
+    replacement: (tokens: readonly Token[]) => Token[] | undefined) {
+    const tokens: Token[] = [];
+    const iterator = sequence.evaluate(prompt, {temperature: 0, ...(ahead ? {_prefetchNextDecode: true} : {})} as Record<string, unknown>);
+    let result = await iterator.next();
+    while (!result.done && tokens.length < count) {
+        tokens.push(result.value);
+        result = await iterator.next(replacement(tokens));
+    }
+    await iterator.return(undefined);
+    return {tokens, kvEnd: kvEnd(sequence.context, sequenceIdOf(sequence)), nextTokenIndex: sequence.nextTokenIndex};
 }
