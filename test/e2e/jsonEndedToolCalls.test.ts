@@ -66,3 +66,34 @@ describe.each([
         expect(followUp.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens + 10);
     });
 });
+
+// What Llama 3.x models write besides the template's spelling, which llama.cpp reads too: OpenAI's `"type": "function"`
+// first and no spaces (Llama 3.2 often), and a call after `<|python_tag|>` ended by `<|eom_id|>` (Llama 3.1's tool-use
+// turn). Models with the real Llama 3.1 template scripted to write them, through the openai client.
+describe.each([
+    {id: "type-first", script: ['{"type":"function",', '"name":"get_weather",', '"parameters":', '{"city":"Paris",', '"days":2}}', "<|eot_id|>"]},
+    {id: "python-tag", script: ["<|python_tag|>", '{"name": "get_weather", "parameters": ', '{"city": "Paris",', ' "days": 2}}', "<|eom_id|>"]}
+])("Llama 3.x's call written $id (its real template)", ({id, script}) => {
+    let server: TestServer;
+    const modelPath = path.join(testModelsDir, `json-ended-calls-llama-${id}.gguf`);
+    beforeAll(async () => {
+        fs.mkdirSync(testModelsDir, {recursive: true});
+        await makeTestLlamaGguf(modelPath, {
+            seed: 94, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "meta-llama-Llama-3.1-8B-Instruct.jinja"), "utf8"), controlVocab: llamaControls,
+            contextLength: 8192, extraVocab: ["\n\n", ...script].filter((piece) => !llamaControls.includes(piece)), script: scriptThrough(["\n\n", ...script])
+        });
+        server = await startTestServer({models: [{id: "llama", task: "chat", path: modelPath, contextSize: 8192, parallel: 1}]});
+    }, 60_000);
+    afterAll(() => server?.stop());
+
+    it("comes back as tool_calls, streamed and not", async () => {
+        const completion = await server.client.chat.completions.create({model: "llama", temperature: 0, max_tokens: 64, tools, messages});
+        expect(completion.choices[0].finish_reason).toBe("tool_calls");
+        expect(completion.choices[0].message.content).toBeNull();
+        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+        const streamed = await server.client.chat.completions.stream({model: "llama", temperature: 0, max_tokens: 64, tools, messages}).finalChatCompletion();
+        expect(streamed.choices[0].finish_reason).toBe("tool_calls");
+        expect(streamed.choices[0].message.content).toBeNull();
+        expect(streamed.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+    });
+});

@@ -47,3 +47,46 @@ describe("calls that are JSON objects (Llama 3.1-3.3)", () => {
             expect(streamed(text, hold), `hold ${hold}`).toEqual({content: parsed.content, calls: parsed.calls.map(({name, arguments: args}) => ({name, arguments: args}))});
     });
 });
+
+// What Llama 3.x models write besides the template's spelling, which llama.cpp reads too (common/chat-peg-parser.cpp,
+// build_json_tools_flat_keys: whitespace between the tokens, OpenAI's `"type": "function",` first): each was content before.
+describe("Llama 3.x's other spellings of a call", () => {
+    it.each([
+        ["no spaces", '{"name":"get_weather","parameters":{"city":"Paris"}}'],
+        ['"type": "function" first (Llama 3.2)', '{"type": "function", "name": "get_weather", "parameters": {"city": "Paris"}}'],
+        ['"type":"function" first, no spaces', '{"type":"function","name":"get_weather","parameters":{"city":"Paris"}}'],
+        ["one key per line", '{\n  "name": "get_weather",\n  "parameters": {\n    "city": "Paris"\n  }\n}'],
+        ["spaces around every token", '{ "name" : "get_weather" , "parameters" : { "city" : "Paris" } }'],
+        ["after text", 'Sure. {"type": "function", "name": "get_weather", "parameters": {"city": "Paris"}}']
+    ])("%s: read, streamed and not", (_label, text) => {
+        const parsed = parseToolCalls(text, llamaFormat, names)!;
+        expect(parsed.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([["get_weather", {city: "Paris"}]]);
+        expect(parsed.content).toBe(text.startsWith("Sure.") ? "Sure." : "");
+        for (const hold of [true, false])
+            expect(streamed(text, hold), `hold ${hold}`).toEqual({content: parsed.content, calls: parsed.calls.map(({name, arguments: args}) => ({name, arguments: args}))});
+    });
+
+    it("two calls in the other spellings, a semicolon between", () => {
+        const text = '{"type":"function","name":"get_weather","parameters":{"city":"Paris"}};\n{ "name": "get_time", "parameters": {"city": "Rome"} }';
+        const parsed = parseToolCalls(text, llamaFormat, names)!;
+        expect(parsed.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual([["get_weather", {city: "Paris"}], ["get_time", {city: "Rome"}]]);
+        for (const hold of [true, false])
+            expect(streamed(text, hold).calls).toEqual(parsed.calls);
+    });
+
+    it.each([
+        ["JSON that is not a call", '{"type": "object", "name": "get_weather", "parameters": {}}'],
+        ["braces in prose", "Use {braces} and { \"name\" } in text."],
+        ["an unknown function", '{"name":"get_news","parameters":{}}'],
+        ["a call's start at the end", 'Answer: {"type": "func']
+    ])("%s: content, streamed and not", (_label, text) => {
+        expect(parseToolCalls(text, llamaFormat, names)).toBeNull();
+        expect(streamed(text, true)).toEqual({content: text, calls: []});
+    });
+
+    it("a forced call cut inside the other spellings' start is not content", () => {
+        expect(parseToolCalls('{"type": "function", "na', llamaFormat, names, true)).toEqual({content: "", calls: [], complete: false});
+        expect(streamed('{"type": "function", "na', false)).toEqual({content: "", calls: []});
+    });
+});
+

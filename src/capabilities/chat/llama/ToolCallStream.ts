@@ -1,7 +1,8 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
-import { argumentsAreJson, callName, jsonArguments, partialPrefixAtEnd, type ArgumentsReader } from "./parseToolCalls.js";
+import { argumentsAreJson, callName, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
+import { callStartOf, findNameEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -37,6 +38,7 @@ export class ToolCallStream {
     private closed = false;
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
+    private readonly start: CallStart;
 
     constructor(
         private readonly format: ToolCallFormat,
@@ -44,7 +46,9 @@ export class ToolCallStream {
         private readonly hold: boolean,
         private readonly emit: (event: ToolCallStreamEvent) => void,
         private readonly read: ArgumentsReader = jsonArguments
-    ) {}
+    ) {
+        this.start = callStartOf(format);
+    }
 
     /** Argument fragments go out as generated: a forced call whose arguments are the JSON the answer gives. */
     private get streamsArguments() {
@@ -62,7 +66,7 @@ export class ToolCallStream {
         switch (this.state) {
             case "content":
                 // A forced call cut before its prefix was whole: the held start of it is not content (parseToolCalls).
-                if (!this.hold && partialPrefixAtEnd(this.buffer, this.format.prefix) > 0)
+                if (!this.hold && this.start.partialAtEnd(this.buffer) > 0)
                     break;
                 this.emitContent(this.buffer);
                 break;
@@ -88,7 +92,7 @@ export class ToolCallStream {
     }
 
     private process() {
-        const {prefix, paramsPrefix, suffix} = this.format;
+        const {suffix} = this.format;
         for (;;) {
             switch (this.state) {
                 case "text":
@@ -99,17 +103,18 @@ export class ToolCallStream {
                     this.buffer = "";
                     return;
                 case "content": {
-                    const at = this.buffer.indexOf(prefix);
-                    if (at < 0) {
-                        const keep = heldBack(this.buffer, prefix);
+                    const found = this.start.find(this.buffer, 0);
+                    if (found == null) {
+                        const partial = this.start.partialAtEnd(this.buffer);
+                        const keep = partial + trailingSpace(this.buffer.slice(0, this.buffer.length - partial));
                         this.emitContent(this.buffer.slice(0, this.buffer.length - keep));
                         this.buffer = this.buffer.slice(this.buffer.length - keep);
                         return;
                     }
-                    const before = this.buffer.slice(0, at);
+                    const before = this.buffer.slice(0, found.start);
                     this.emitContent(before.trimEnd());
                     this.heldText = before.slice(before.trimEnd().length);
-                    this.startCall(at);
+                    this.startCall(found.start, found.end);
                     continue;
                 }
                 case "between": {
@@ -125,18 +130,20 @@ export class ToolCallStream {
                             return;
                     }
                     const rest = this.buffer.trimStart();
-                    if (rest.startsWith(prefix)) {
-                        this.startCall(this.buffer.length - rest.length);
+                    const next = this.start.at(rest, 0);
+                    if (next != null) {
+                        const skipped = this.buffer.length - rest.length;
+                        this.startCall(skipped, skipped + next);
                         continue;
                     }
-                    if (rest !== "" && !prefix.startsWith(rest))
+                    if (rest !== "" && this.start.partialAtEnd(rest) !== rest.length)
                         this.state = "dropped";
                     if (this.state === "dropped")
                         continue;
                     return;
                 }
                 case "name": {
-                    const nameEnd = findPiece(this.buffer, paramsPrefix, 0, this.format.parameters != null);
+                    const nameEnd = findNameEnd(this.buffer, this.format, 0);
                     if (nameEnd == null)
                         return;
                     this.name = callName(this.buffer.slice(0, nameEnd.start), this.format);
@@ -189,9 +196,9 @@ export class ToolCallStream {
         }
     }
 
-    private startCall(at: number) {
-        this.heldText += this.buffer.slice(at, at + this.format.prefix.length);
-        this.buffer = this.buffer.slice(at + this.format.prefix.length);
+    private startCall(start: number, end: number) {
+        this.heldText += this.buffer.slice(start, end);
+        this.buffer = this.buffer.slice(end);
         this.state = "name";
     }
 

@@ -2,6 +2,7 @@ import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../Cha
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
+import { callStartOf, findNameEnd } from "./callMarkers.js";
 
 /**
  * A call's `arguments` (a JSON object's text) from what the model wrote between its name and its end, or null when
@@ -28,7 +29,7 @@ export const jsonArguments: ArgumentsReader = (_name, written, cut) => cut || is
 /**
  * Splits generated text into the content before the first call (trailing whitespace trimmed) and
  * the calls written in the template's format (`prefix name paramsPrefix <arguments> suffix`,
- * separated by whitespace or `betweenCalls`). Arguments are what `read` makes of the text between (the JSON text as
+ * separated by whitespace or `betweenCalls`; the prefix and params prefix as callMarkers.ts reads them). Arguments are what `read` makes of the text between (the JSON text as
  * generated, trimmed, for most templates).
  *
  * - Null when there is no call, or when the first call is malformed (unknown name, arguments that
@@ -44,19 +45,18 @@ export const jsonArguments: ArgumentsReader = (_name, written, cut) => cut || is
  */
 export function parseToolCalls(text: string, format: ToolCallFormat, names: ReadonlySet<string>, truncated = false, read: ArgumentsReader = jsonArguments):
     {content: string, calls: GeneratedToolCall[], complete: boolean} | null {
-    const first = text.indexOf(format.prefix);
-    if (first < 0) {
+    const start = callStartOf(format);
+    const first = start.find(text, 0);
+    if (first == null) {
         // A forced call cut before its prefix was whole (`<tool_call>\n{"na`): the call's start, not content.
-        const partial = truncated ? partialPrefixAtEnd(text, format.prefix) : 0;
+        const partial = truncated ? start.partialAtEnd(text) : 0;
         return partial === 0 ? null : {content: text.slice(0, text.length - partial).trimEnd(), calls: [], complete: false};
     }
-    const content = text.slice(0, first).trimEnd();
+    const content = text.slice(0, first.start).trimEnd();
     const calls: GeneratedToolCall[] = [];
-    const flexible = format.parameters != null;
-    let at = first;
+    let at = first.end;
     for (;;) {
-        at += format.prefix.length;
-        const nameEnd = findPiece(text, format.paramsPrefix, at, flexible);
+        const nameEnd = findNameEnd(text, format, at);
         if (nameEnd == null)
             return truncated ? {content, calls, complete: false} : calls.length === 0 ? null : {content, calls, complete: true};
         const name = callName(text.slice(at, nameEnd.start), format);
@@ -76,19 +76,13 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         at = afterObjectCall(text, end.end, format);
         if (format.betweenCalls !== "" && text.startsWith(format.betweenCalls, at))
             at += format.betweenCalls.length;
-        while (at < text.length && /\s/.test(text[at]) && !text.startsWith(format.prefix, at))
+        while (at < text.length && /\s/.test(text[at]) && start.at(text, at) == null)
             at++;
-        if (!text.startsWith(format.prefix, at))
+        const next = start.at(text, at);
+        if (next == null)
             return {content, calls, complete: true};
+        at = next;
     }
-}
-
-/** The length of the longest proper start of `prefix` that ends `text` (0: none). */
-export function partialPrefixAtEnd(text: string, prefix: string): number {
-    for (let length = Math.min(text.length, prefix.length - 1); length > 0; length--)
-        if (prefix.startsWith(text.slice(text.length - length)))
-            return length;
-    return 0;
 }
 
 export function isJsonObject(text: string) {

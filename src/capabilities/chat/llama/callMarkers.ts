@@ -1,0 +1,128 @@
+import type { ToolCallFormat } from "../ChatEngine.js";
+import { isObjectCall } from "./jsonObjectEnd.js";
+import { findPiece } from "./parameterMarkup.js";
+
+/**
+ * Where a call starts in generated text, and where its name ends: the format's prefix and params prefix as node-llama-cpp
+ * read them from the template; for a format whose call is a JSON object (Llama 3.1-3.3's `{"name": NAME, "parameters":
+ * {...}}`), the same JSON as a model writes it: any whitespace between its tokens (`{"name":"f","parameters":{...}}`, one
+ * key per line) and OpenAI's `"type": "function",` before the name (what Llama 3.2 often writes), as llama.cpp's parser
+ * reads them (common/chat-peg-parser.cpp, build_json_tools_flat_keys). parseToolCalls and ToolCallStream both read
+ * through these, so the streamed and the whole answer agree.
+ */
+export interface CallStart {
+    /** The first start at or after `from`. */
+    find(text: string, from: number): {start: number, end: number} | null;
+    /** The end of a start at `at`, or null when none starts there. */
+    at(text: string, at: number): number | null;
+    /** How many characters at the end of `text` could begin a start (0: none); a whole start is not counted. */
+    partialAtEnd(text: string): number;
+}
+
+export function callStartOf(format: ToolCallFormat): CallStart {
+    return isObjectCall(format) ? jsonStart(format.prefix, true) : literalStart(format.prefix);
+}
+
+/** Where the call's name ends and its arguments start, searching from `from`. */
+export function findNameEnd(text: string, format: ToolCallFormat, from: number): {start: number, end: number} | null {
+    return isObjectCall(format) ? jsonStart(format.paramsPrefix, false).find(text, from) : findPiece(text, format.paramsPrefix, from, format.parameters != null);
+}
+
+function literalStart(prefix: string): CallStart {
+    return {
+        find(text, from) {
+            const start = text.indexOf(prefix, from);
+            return start < 0 ? null : {start, end: start + prefix.length};
+        },
+        at: (text, at) => text.startsWith(prefix, at) ? at + prefix.length : null,
+        partialAtEnd: (text) => partialPrefixAtEnd(text, prefix)
+    };
+}
+
+/** The length of the longest proper start of `prefix` that ends `text` (0: none). */
+export function partialPrefixAtEnd(text: string, prefix: string): number {
+    for (let length = Math.min(text.length, prefix.length - 1); length > 0; length--)
+        if (prefix.startsWith(text.slice(text.length - length)))
+            return length;
+    return 0;
+}
+
+/** A piece of JSON markup: its tokens in order, optional whitespace between them, and an optional group after the first. */
+type JsonPiece = {tokens: string[], optional: string[]};
+
+const jsonStarts = new Map<string, CallStart>();
+function jsonStart(markup: string, typeField: boolean): CallStart {
+    const key = `${typeField}:${markup}`;
+    let start = jsonStarts.get(key);
+    if (start == null)
+        jsonStarts.set(key, start = pieceStart(jsonPiece(markup, typeField)));
+    return start;
+}
+
+/**
+ * `{"name": "` as its tokens `{`, `"name"`, `:`, `"`; `", "parameters": ` as `"`, `,`, `"parameters"`, `:`. With
+ * `typeField`, `"type": "function",` may follow a leading `{` (unless the markup's first key is that already).
+ */
+function jsonPiece(markup: string, typeField: boolean): JsonPiece {
+    const tokens = markup.split(/\s+/).flatMap((run) => run.split(/([{}[\]:,])/)).filter((token) => token !== "");
+    const optional = typeField && tokens[0] === "{" && tokens[1] !== '"type"' ? ['"type"', ":", '"function"', ","] : [];
+    return {tokens, optional};
+}
+
+/** A match of `piece` from `at`: its end, "partial" when the text ends inside it, null when the text there is not it. */
+function matchPiece(text: string, at: number, piece: JsonPiece): number | "partial" | null {
+    const [first, ...rest] = piece.tokens;
+    const afterFirst = matchTokens(text, at, [first], false);
+    if (afterFirst == null || afterFirst === "partial")
+        return afterFirst;
+    let partial = false;
+    for (const tokens of piece.optional.length === 0 ? [rest] : [[...piece.optional, ...rest], rest]) {
+        const end = matchTokens(text, afterFirst, tokens, true);
+        if (typeof end === "number")
+            return end;
+        partial ||= end === "partial";
+    }
+    return partial ? "partial" : null;
+}
+
+/** `tokens` in order from `at`, whitespace before each (but the first unless `leadingSpace`). */
+function matchTokens(text: string, at: number, tokens: readonly string[], leadingSpace: boolean): number | "partial" | null {
+    for (let i = 0; i < tokens.length; i++) {
+        if (i > 0 || leadingSpace)
+            while (at < text.length && /\s/.test(text[at]))
+                at++;
+        const token = tokens[i];
+        const available = text.slice(at, at + token.length);
+        if (available.length < token.length)
+            return token.startsWith(available) ? "partial" : null;
+        if (available !== token)
+            return null;
+        at += token.length;
+    }
+    return at;
+}
+
+function pieceStart(piece: JsonPiece): CallStart {
+    const lead = piece.tokens[0];
+    return {
+        find(text, from) {
+            for (let start = text.indexOf(lead, from); start >= 0; start = text.indexOf(lead, start + 1)) {
+                const end = matchPiece(text, start, piece);
+                if (typeof end === "number")
+                    return {start, end};
+            }
+            return null;
+        },
+        at(text, at) {
+            const end = matchPiece(text, at, piece);
+            return typeof end === "number" ? end : null;
+        },
+        partialAtEnd(text) {
+            // The earliest start the text ends inside of: the longest.
+            for (let start = text.indexOf(lead[0]); start >= 0; start = text.indexOf(lead[0], start + 1))
+                if (matchPiece(text, start, piece) === "partial")
+                    return text.length - start;
+            return 0;
+        }
+    };
+}
