@@ -1,10 +1,12 @@
 /**
- * `npm run bench:rerank [-- --quick] [--threads N] [--skip-peer]`: documents per second reranking 100 documents of ~200 tokens
+ * `npm run bench:rerank [-- --quick] [--threads N] [--skip-peer] [--shape tiny|minilm]`: documents per second reranking 100 documents of ~200 tokens
  * against one query, through this server's /v1/rerank on a GGUF reranker (node-llama-cpp's ranking context) and on an
  * ONNX cross-encoder (transformers.js in the worker pool), and through llama.cpp's own llama-server `/v1/rerank` on the
  * same GGUF (built by `npm run bench:peer` into .cache/, from the llama.cpp node-llama-cpp ships), side by side in one run.
- * Models, generated: a small BERT reranker GGUF (hidden 128, 4 layers, rank pooling, f32: ~1 M weights outside the embeddings) and the test
- * cross-encoder ONNX at hidden 384 (an embedding layer, a dense layer and the head: far cheaper than transformer layers).
+ * Models, generated: a small BERT reranker GGUF (`--shape tiny`, the default: hidden 128, 4 layers, rank pooling, f32: ~1 M
+ * weights outside the embeddings, where each pair's fixed costs weigh most; `--shape minilm`: the smallest real rerankers'
+ * shape, ms-marco-MiniLM-L-6-v2's hidden 384, 6 layers, 12 heads, feed-forward 1,536) and the test cross-encoder ONNX at
+ * hidden 384 (an embedding layer, a dense layer and the head: far cheaper than transformer layers).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -26,6 +28,10 @@ const flag = (name: string, fallback: number) => {
     return at === -1 ? fallback : Number(process.argv[at + 1]);
 };
 const threads = flag("threads", 2);
+const shapeAt = process.argv.indexOf("--shape");
+const shape = shapeAt === -1 ? "tiny" : process.argv[shapeAt + 1];
+if (shape !== "tiny" && shape !== "minilm")
+    throw new Error(`--shape is tiny or minilm, not ${shape}`);
 const rounds = quick ? 2 : 5;
 const documentCount = 100;
 
@@ -33,7 +39,8 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rerank-bench-"));
 process.on("exit", () => fs.rmSync(dir, {recursive: true, force: true}));
 const ggufPath = path.join(dir, "reranker.gguf");
 const onnxPath = path.join(dir, "cross-encoder");
-await makeTestBertRerankerGguf(ggufPath, {nEmbd: 128, nLayers: 4, nHeads: 4, nFf: 512, contextLength: 512});
+await makeTestBertRerankerGguf(ggufPath, shape === "tiny" ? {nEmbd: 128, nLayers: 4, nHeads: 4, nFf: 512, contextLength: 512}
+    : {nEmbd: 384, nLayers: 6, nHeads: 12, nFf: 1536, contextLength: 512});
 makeTestBertOnnx(onnxPath, {seed: 2, hiddenSize: 384, maxPositions: 512, crossEncoder: true});
 
 // ~200 tokens each: words of the test vocabulary (one token each).
@@ -97,7 +104,7 @@ if (!skipPeer) {
     console.log(`top 10 on the GGUF: ours ${order(rows[0].results)}; llama-server ${order(rows[2].results)}`);
 }
 
-console.log(`\n${documentCount} documents of ~200 tokens (prompt tokens per request: ${rows[0].tokens}), median of ${rounds} requests, ${os.cpus().length} cores\n`);
+console.log(`\n${documentCount} documents of ~200 tokens (prompt tokens per request: ${rows[0].tokens}), GGUF shape ${shape}, median of ${rounds} requests, ${os.cpus().length} cores\n`);
 console.log("| server, model | seconds per request | documents/s |\n|---|---|---|");
 for (const row of rows)
     console.log(`| ${row.name} | ${row.seconds.toFixed(3)} | ${(documentCount / row.seconds).toFixed(1)} |`);
