@@ -90,3 +90,49 @@ describe("Llama 3.x's other spellings of a call", () => {
     });
 });
 
+
+// What is held back while a call may be starting is bounded (found by review: a JSON answer was held to its end, and a
+// `{` before a long run of whitespace made every piece rescan it, quadratic in the answer's length).
+describe("Llama 3.x: JSON answers that are not calls stream as they come", () => {
+    function pushedBeforeTheEnd(text: string) {
+        let content = "";
+        const stream = new ToolCallStream(llamaFormat, names, true, (event: ToolCallStreamEvent) => {
+            if (event.type === "content")
+                content += event.text;
+        });
+        for (const char of text)
+            stream.push(char);
+        const before = content;
+        stream.finish();
+        return {before, all: content};
+    }
+
+    it("a JSON object whose first key is \"name\" but not a call's: out once its name is closed", () => {
+        const text = '{\n  "name": "Bob",\n  "age": 42,\n  "city": "Paris"\n}';
+        const {before, all} = pushedBeforeTheEnd(text);
+        expect(all).toBe(text);
+        expect(before).toBe(text.trimEnd());
+        expect(parseToolCalls(text, llamaFormat, names)).toBeNull();
+    });
+
+    it("a brace before more than 64 whitespace characters is not a call's start: out at once", () => {
+        let content = "";
+        const stream = new ToolCallStream(llamaFormat, names, true, (event: ToolCallStreamEvent) => {
+            if (event.type === "content")
+                content += event.text;
+        });
+        for (const char of "Data: {" + "\n".repeat(200))
+            stream.push(char);
+        // Out as it comes: the brace too, once more than 64 whitespace characters follow it (the whitespace itself is
+        // held, as any content's trailing whitespace is until more text comes).
+        expect(content).toBe("Data: {");
+        stream.push('"a": 1}');
+        stream.finish();
+        expect(content).toBe("Data: {" + "\n".repeat(200) + '"a": 1}');
+        expect(parseToolCalls("{" + "\n".repeat(200) + '"a": 1}', llamaFormat, names)).toBeNull();
+        // Up to 64 between two tokens is a call's.
+        const spaced = `{${" ".repeat(64)}"name":${"\n".repeat(64)}"get_weather", "parameters": {"city": "Paris"}}`;
+        expect(parseToolCalls(spaced, llamaFormat, names)!.calls.map((call) => call.name)).toEqual(["get_weather"]);
+        expect(streamed(spaced, true).calls.map((call) => call.name)).toEqual(["get_weather"]);
+    });
+});

@@ -2,7 +2,7 @@ import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
 import { argumentsAreJson, callName, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
-import { callStartOf, findNameEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
+import { callStartOf, findNameEnd, nameCannotEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -144,8 +144,14 @@ export class ToolCallStream {
                 }
                 case "name": {
                     const nameEnd = findNameEnd(this.buffer, this.format, 0);
-                    if (nameEnd == null)
+                    if (nameEnd == null) {
+                        // A JSON object's first key that is not a call's (`{"name": "Bob", "age": 42}`): content at once, not held to the end.
+                        if (nameCannotEnd(this.buffer, this.format, 0)) {
+                            this.malformed();
+                            continue;
+                        }
                         return;
+                    }
                     this.name = callName(this.buffer.slice(0, nameEnd.start), this.format);
                     if (!this.names.has(this.name)) {
                         this.malformed();

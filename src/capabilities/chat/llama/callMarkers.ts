@@ -23,9 +23,28 @@ export function callStartOf(format: ToolCallFormat): CallStart {
     return isObjectCall(format) ? jsonStart(format.prefix, true) : literalStart(format.prefix);
 }
 
-/** Where the call's name ends and its arguments start, searching from `from`. */
+/**
+ * Where the call's name ends and its arguments start, searching from `from`. In a JSON object call the name is a JSON
+ * string (no tool's name has a quote): it ends at the first quote, where the params prefix must follow.
+ */
 export function findNameEnd(text: string, format: ToolCallFormat, from: number): {start: number, end: number} | null {
-    return isObjectCall(format) ? jsonStart(format.paramsPrefix, false).find(text, from) : findPiece(text, format.paramsPrefix, from, format.parameters != null);
+    if (!isObjectCall(format))
+        return findPiece(text, format.paramsPrefix, from, format.parameters != null);
+    const quote = text.indexOf('"', from);
+    const end = quote < 0 ? null : matchPiece(text, quote, jsonPiece(format.paramsPrefix, false));
+    return typeof end === "number" ? {start: quote, end} : null;
+}
+
+/**
+ * The name of a JSON object call cannot end any more, whatever text follows (findNameEnd is null for good): its first
+ * quote is there and the params prefix does not follow it. For other formats, false: their name ends wherever their
+ * params prefix comes.
+ */
+export function nameCannotEnd(text: string, format: ToolCallFormat, from: number): boolean {
+    if (!isObjectCall(format))
+        return false;
+    const quote = text.indexOf('"', from);
+    return quote >= 0 && matchPiece(text, quote, jsonPiece(format.paramsPrefix, false)) == null;
 }
 
 function literalStart(prefix: string): CallStart {
@@ -50,6 +69,13 @@ export function partialPrefixAtEnd(text: string, prefix: string): number {
 /** A piece of JSON markup: its tokens in order, optional whitespace between them, and an optional group after the first. */
 type JsonPiece = {tokens: string[], optional: string[]};
 
+/**
+ * The most whitespace read between two tokens of a call's JSON markup: more is not a call's markup (a model writing a
+ * line break and indentation, or a space, has a few); it bounds the text held back while a call may be starting, and
+ * the scan of it, on an answer of JSON with long runs of whitespace.
+ */
+const maxSpace = 64;
+
 const jsonStarts = new Map<string, CallStart>();
 function jsonStart(markup: string, typeField: boolean): CallStart {
     const key = `${typeField}:${markup}`;
@@ -63,7 +89,16 @@ function jsonStart(markup: string, typeField: boolean): CallStart {
  * `{"name": "` as its tokens `{`, `"name"`, `:`, `"`; `", "parameters": ` as `"`, `,`, `"parameters"`, `:`. With
  * `typeField`, `"type": "function",` may follow a leading `{` (unless the markup's first key is that already).
  */
+const jsonPieces = new Map<string, JsonPiece>();
 function jsonPiece(markup: string, typeField: boolean): JsonPiece {
+    const key = `${typeField}:${markup}`;
+    let piece = jsonPieces.get(key);
+    if (piece == null)
+        jsonPieces.set(key, piece = readJsonPiece(markup, typeField));
+    return piece;
+}
+
+function readJsonPiece(markup: string, typeField: boolean): JsonPiece {
     const tokens = markup.split(/\s+/).flatMap((run) => run.split(/([{}[\]:,])/)).filter((token) => token !== "");
     const optional = typeField && tokens[0] === "{" && tokens[1] !== '"type"' ? ['"type"', ":", '"function"', ","] : [];
     return {tokens, optional};
@@ -88,9 +123,12 @@ function matchPiece(text: string, at: number, piece: JsonPiece): number | "parti
 /** `tokens` in order from `at`, whitespace before each (but the first unless `leadingSpace`). */
 function matchTokens(text: string, at: number, tokens: readonly string[], leadingSpace: boolean): number | "partial" | null {
     for (let i = 0; i < tokens.length; i++) {
-        if (i > 0 || leadingSpace)
+        if (i > 0 || leadingSpace) {
+            const spaceStart = at;
             while (at < text.length && /\s/.test(text[at]))
-                at++;
+                if (++at - spaceStart > maxSpace)
+                    return null;
+        }
         const token = tokens[i];
         const available = text.slice(at, at + token.length);
         if (available.length < token.length)
