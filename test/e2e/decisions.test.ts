@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -5,6 +6,7 @@ import { eventually } from "../support/eventually.js";
 import { FakeChatEngine } from "../support/FakeChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { pathSpellings } from "../support/pathSpellings.js";
+import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { rawRequest } from "../support/rawRequest.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
@@ -65,7 +67,7 @@ describe("/v1/decisions and /v1/systemone", () => {
                 {type: "predicate", name: "refund", instructions: "The customer asks for a refund."},
                 {type: "choice", name: "urgency", instructions: "How urgent is it?", choices: [{value: "low", description: "can wait"}, {value: "medium"}, {value: "high"}]},
                 {type: "score", instructions: "How frustrated is the customer?", levels: [{label: "calm"}, {label: "annoyed"}, {label: "angry"}]},
-                {type: "choice", instructions: "Is it about billing?", choices: [{value: true}, {value: "true"}]}
+                {type: "choice", instructions: "Is it about billing?", choices: [{value: true}, {value: false}]}
             ]
         });
         expect(decision.model).toBe("split");
@@ -86,8 +88,8 @@ describe("/v1/decisions and /v1/systemone", () => {
         expect(frustration.name).toBeNull();
         expect(frustration.probabilities).toEqual(["calm", "annoyed", "angry"].map((label, index) => ({label, value: index / 2, probability: expect.closeTo(expected3[index], 6)})));
         expect(frustration.score).toBeCloseTo(0.5 * expected3[1] + expected3[2], 6);
-        // Typed choices: the boolean and the string stay apart.
-        expect(billing.probabilities.map((option) => option.value)).toEqual([true, "true"]);
+        // Typed choices: booleans stay booleans (a boolean beside its own text is refused: the model reads them alike).
+        expect(billing.probabilities.map((option) => option.value)).toEqual([true, false]);
         expect(billing.probabilities[0].probability + billing.probabilities[1].probability).toBeCloseTo(1, 9);
         expect(decision.usage.output_tokens).toBe(0);
         expect(decision.usage.input_tokens).toBe(decision.usage.total_tokens);
@@ -197,6 +199,24 @@ describe("/v1/decisions and /v1/systemone", () => {
         expect(await errorOf("/v1/decisions", {...base, model: "no-decisions", questions: [predicate]})).toMatchObject({status: 400, error: {param: "model"}});
         expect(await errorOf("/v1/systemone", {model: "split", state: "x", questions: {tone: {type: "score", instructions: "b", criteria: {a: 1}}}}))
             .toMatchObject({status: 400, error: {param: "questions.tone.criteria"}});
+        // Found by a new user's trial: a choice or score without its list was a 500; an error inside an input item named
+        // all of `input` ("expected a string"); a repeated level, and a boolean choice beside its text, were taken.
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b"}]}))
+            .toMatchObject({status: 400, error: {type: "invalid_request_error", param: "questions[0].choices"}});
+        expect(await errorOf("/v1/decisions", {...base, questions: [predicate, {type: "score", instructions: "b"}]}))
+            .toMatchObject({status: 400, error: {param: "questions[1].levels"}});
+        expect(await errorOf("/v1/decisions", {...base, input: [{role: "user", content: [{type: "text", text: "x"}]}], questions: [predicate]}))
+            .toMatchObject({status: 400, error: {param: "input[0].content[0].type", message: expect.stringContaining("input_text") as unknown}});
+        expect(await errorOf("/v1/decisions", {...base, input: [{role: "tool", content: "x"}], questions: [predicate]}))
+            .toMatchObject({status: 400, error: {param: "input[0].role"}});
+        expect(await errorOf("/v1/decisions", {...base, input: [], questions: [predicate]}))
+            .toMatchObject({status: 400, error: {param: "input", message: expect.stringContaining("minimum length 1") as unknown}});
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: [{value: true}, {value: "true"}]}]}))
+            .toMatchObject({status: 400, error: {param: "questions[0].choices[1].value"}});
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "score", instructions: "b", levels: [{label: "a"}, {label: "a"}]}]}))
+            .toMatchObject({status: 400, error: {param: "questions[0].levels[1].label"}});
+        expect(await errorOf("/v1/systemone", {model: "split", state: "x", questions: {tone: {type: "score", instructions: "b", criteria: ["a", "b", "a"]}}}))
+            .toMatchObject({status: 400, error: {param: "questions.tone.criteria"}});
         expect(await load("split")).toMatchObject({busy: 0, waiting: 0});
     });
 
@@ -240,6 +260,35 @@ describe("/v1/decisions and /v1/systemone", () => {
         expect(await eventually(async () => (await load("certain")).busy === 0)).toBe(true);
         const after = await server.client.decisions.create({model: "certain", input: "Some input.", questions: [{type: "predicate", instructions: "x"}]});
         expect((after.answers[0] as {probability: number}).probability).toBeCloseTo(0.5, 6);
+    });
+});
+
+describe("a model its manifest keeps from decisions, not loaded; a template that refuses the input", () => {
+    let server: TestServer;
+    const gemmaPath = path.join(testModelsDir, "decisions-gemma2.gguf");
+    beforeAll(async () => {
+        await makeTestLlamaGguf(certainPath, {seed: 3, extraVocab: vocab, script: [["\n", "A"]]});
+        await makeTestLlamaGguf(gemmaPath, {seed: 3, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "google-gemma-2-2b-it.jinja"), "utf8")});
+        server = await startTestServer({models: [
+            {id: "no-decisions", task: "chat", path: certainPath, contextSize: 256, parallel: 1, decisions: false},
+            {id: "gemma2", task: "chat", path: gemmaPath, contextSize: 512, parallel: 1}
+        ], config: {preloadAll: false}});
+    });
+
+    it("a conversation the template refuses (Gemma 2's roles must alternate) names input, the field decisions have", async () => {
+        const response = await server.post("/v1/decisions", {model: "gemma2", input: [{role: "assistant", content: "Hello."}, {role: "user", content: "Hi."}],
+            questions: [{type: "predicate", instructions: "a"}]});
+        expect(response.status).toBe(400);
+        expect((await jsonOf(response)).error).toMatchObject({param: "input", code: "invalid_conversation", message: expect.stringContaining("alternate") as unknown});
+    });
+    afterAll(() => server?.stop());
+
+    it("is refused (400 naming model) without being loaded for it", async () => {
+        const response = await server.post("/v1/decisions", {model: "no-decisions", input: "x", questions: [{type: "predicate", instructions: "a"}]});
+        expect(response.status).toBe(400);
+        expect((await jsonOf(response)).error).toMatchObject({param: "model", code: "model_not_supported"});
+        const listed = (await jsonOf(await fetch(`${server.url}/v1/models`))).data as {id: string, status: {value: string}}[];
+        expect(listed.find((entry) => entry.id === "no-decisions")!.status.value).toBe("unloaded");
     });
 });
 

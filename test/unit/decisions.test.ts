@@ -30,7 +30,7 @@ describe("toDecisionJob", () => {
             ],
             questions: [
                 {type: "predicate", instructions: "Did it ship?"},
-                {type: "choice", instructions: [{type: "input_text", text: "Tone?"}], choices: [{value: "calm", description: "no anger"}, {value: true}, {value: "true"}]},
+                {type: "choice", instructions: [{type: "input_text", text: "Tone?"}], choices: [{value: "calm", description: "no anger"}, {value: true}, {value: "maybe"}]},
                 {type: "score", instructions: "Urgency", levels: [{label: "low"}, {label: "high", description: "today"}]}
             ]
         };
@@ -43,7 +43,7 @@ describe("toDecisionJob", () => {
             ],
             questions: [
                 {instructions: "Did it ship?", options: predicateOptions},
-                {instructions: "Tone?", options: ["calm: no anger", "true", "true"]},
+                {instructions: "Tone?", options: ["calm: no anger", "true", "maybe"]},
                 {instructions: "Urgency", options: ["low", "high: today"]}
             ]
         });
@@ -58,6 +58,16 @@ describe("toDecisionJob", () => {
         expect(refusal(() => toDecisionJob({...base, questions: [
             {type: "choice", instructions: "b", choices: Array.from({length: 30}, (_, index) => ({value: `v${index}`}))}
         ]}, 26)).param).toBe("questions[0].choices");
+        // Options the model would read alike: a boolean and its text, a repeated level; a list its type needs, missing.
+        expect(refusal(() => toDecisionJob({...base, questions: [
+            {type: "choice", instructions: "b", choices: [{value: "x"}, {value: true}, {value: "true"}]}
+        ]}, 62)).param).toBe("questions[0].choices[2].value");
+        expect(refusal(() => toDecisionJob({...base, questions: [
+            {type: "predicate", instructions: "a"}, {type: "score", instructions: "b", levels: [{label: "low"}, {label: "high"}, {label: "low"}]}
+        ]}, 62)).param).toBe("questions[1].levels[2].label");
+        expect(refusal(() => toDecisionJob({...base, questions: [{type: "choice", instructions: "b"} as DecisionRequest["questions"][number]]}, 62)).param).toBe("questions[0].choices");
+        expect(refusal(() => toDecisionJob({...base, questions: [{type: "score", instructions: "b", choices: [{value: "x"}, {value: "y"}]} as unknown as DecisionRequest["questions"][number]]}, 62)).param)
+            .toBe("questions[0].levels");
         expect(refusal(() => toDecisionJob({model: "m", input: [{role: "user", content: [{type: "input_text", text: "a"}, {type: "input_image", image_url: "data:"}]}],
             questions: [{type: "predicate", instructions: "a"}]}, 62)).param).toBe("input[0].content[1].image_url");
         expect(refusal(() => toDecisionJob({model: "m", input: [{role: "user", content: [{type: "input_text", text: "a"}, {type: "input_image", image_url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="}]}],

@@ -8,6 +8,7 @@ import { chatManifestPart } from "../chatManifestPart.js";
 import type { ChatSettings } from "../chatManifest.js";
 import { ContextLengthExceededError } from "../errors/ContextLengthExceededError.js";
 import { ImageInputError } from "../errors/ImageInputError.js";
+import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { decisionAnswers, decisionUsage } from "./decisionAnswers.js";
 import type { DecisionRequest, DecisionResponse, SystemOneRequest, SystemOneResponse } from "./DecisionsWire.js";
 import { decisionsSchema, maxDecisionChoices, systemOneSchema } from "./decisionsSchema.js";
@@ -43,10 +44,14 @@ export function systemOneHandler(context: RouteContext): Middleware {
 
 /** The request's model (a chat model whose manifest entry does not say `decisions: false`) answers it; the request's end cancels it. */
 async function decide(ctx: Context, context: RouteContext, body: {model: string}, convert?: (engine: ChatEngine) => DecisionRequest): Promise<{response: DecisionResponse}> {
+    // A model its manifest keeps from decisions is refused before anything loads it.
+    const named = context.engines.registry.resolve(body.model);
+    if (named?.task === chatManifestPart.task && (named.settings as ChatSettings).decisions === false)
+        throw notDeciding(named.id);
     const {entry, engine} = await context.engines.engineFor<ChatEngine>(body.model, chatManifestPart.task);
     (ctx.state as RequestState).logFields.model = entry.id;
     if ((entry.settings as ChatSettings).decisions === false || engine.info.decisionOptions == null || engine.info.decisionOptions < 2)
-        throw ApiError.invalidRequest(`The model '${entry.id}' does not answer decisions.`, "model", "model_not_supported");
+        throw notDeciding(entry.id);
     const request = convert?.(engine) ?? body as DecisionRequest;
     const job = toDecisionJob(request, mostOptions(engine), engine.info, visionModelIds(context.engines.registry));
     const state = ctx.state as RequestState;
@@ -58,8 +63,15 @@ async function decide(ctx: Context, context: RouteContext, body: {model: string}
     } catch (error) {
         if (error instanceof ContextLengthExceededError)
             throw ApiError.invalidRequest(error.message, "input", "context_length_exceeded");
+        // The template refused the conversation: the request's `input` (decisions have no `messages`).
+        if (error instanceof TemplateRefusedError && error.param === "messages")
+            throw ApiError.invalidRequest(`The model's chat template does not take this input: ${error.templateMessage}`, "input", "invalid_conversation");
         throw error;
     }
+}
+
+function notDeciding(id: string) {
+    return ApiError.invalidRequest(`The model '${id}' does not answer decisions.`, "model", "model_not_supported");
 }
 
 /** The most options a question may have: the model's labels, and OpenAI's limit (System One's criteria too). */

@@ -13,7 +13,8 @@ export const predicateOptions = ["Yes, true", "No, false"];
  * question as its instructions and the text of its options (a predicate: yes / no; a choice: its value, with its
  * description after a colon; a score: its levels in order; an `input_image` of a message where it stands among the
  * text, a base64 `data:` URL). Refused with a 400 naming the field in OpenAI's words: an image for a model that does not
- * see (naming `visionModels`, the served ones that do) or outside a message's content, repeated choices, a tool output
+ * see (naming `visionModels`, the served ones that do) or outside a message's content, a choice or score question without
+ * its choices or levels, options that read alike (repeated, or `true` and `"true"`), a tool output
  * without its call, more options than `maxOptions`.
  */
 export function toDecisionJob(request: DecisionRequest, maxOptions: number, model: {id: string, vision?: boolean} = {id: request.model}, visionModels: readonly string[] = []): DecisionJob {
@@ -33,21 +34,28 @@ function toQuestion(question: DecisionQuestionParam, field: string, maxOptions: 
     const instructions = partsText(question.instructions, `${field}.instructions`);
     if (question.type === "predicate")
         return {instructions, options: predicateOptions};
-    const options = question.type === "choice"
-        ? question.choices.map((choice) => describe(typeof choice.value === "string" ? choice.value : String(choice.value), choice.description))
-        : question.levels.map((level) => describe(level.label, level.description));
     const listField = `${field}.${question.type === "choice" ? "choices" : "levels"}`;
+    const list: readonly unknown[] | undefined = question.type === "choice" ? question.choices : question.levels;
+    if (list == null)
+        throw ApiError.invalidRequest(`Missing required parameter: '${listField}' (a ${question.type} question's ${question.type === "choice" ? "choices" : "levels"}).`, listField);
+    // The text the model reads for each option (a boolean as its JSON text): two that read alike cannot be told apart.
+    const texts = question.type === "choice"
+        ? question.choices.map((choice) => typeof choice.value === "string" ? choice.value : String(choice.value))
+        : question.levels.map((level) => level.label);
+    const key = question.type === "choice" ? "value" : "label";
+    const seen = new Map<string, number>();
+    for (const [index, text] of texts.entries()) {
+        const first = seen.get(text);
+        if (first != null)
+            throw ApiError.invalidRequest(`Invalid '${listField}[${index}].${key}': each ${question.type === "choice" ? "choice" : "level"} must be unique as the model reads it; ` +
+                `${JSON.stringify(question.type === "choice" ? question.choices[index].value : text)} reads as ${listField}[${first}].${key} does.`, `${listField}[${index}].${key}`);
+        seen.set(text, index);
+    }
+    const options = question.type === "choice"
+        ? question.choices.map((choice, index) => describe(texts[index], choice.description))
+        : question.levels.map((level) => describe(level.label, level.description));
     if (options.length > maxOptions)
         throw ApiError.invalidRequest(`Invalid '${listField}': this model can answer at most ${maxOptions} options (its answer labels); got ${options.length}.`, listField);
-    if (question.type === "choice") {
-        const seen = new Set<string>();
-        for (const [index, choice] of question.choices.entries()) {
-            const key = JSON.stringify(choice.value);
-            if (seen.has(key))
-                throw ApiError.invalidRequest(`Invalid '${listField}[${index}].value': each choice must be unique; ${key} is repeated.`, `${listField}[${index}].value`);
-            seen.add(key);
-        }
-    }
     return {instructions, options};
 }
 
