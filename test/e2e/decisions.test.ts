@@ -217,6 +217,16 @@ describe("/v1/decisions and /v1/systemone", () => {
             .toMatchObject({status: 400, error: {param: "questions[0].levels[1].label"}});
         expect(await errorOf("/v1/systemone", {model: "split", state: "x", questions: {tone: {type: "score", instructions: "b", criteria: ["a", "b", "a"]}}}))
             .toMatchObject({status: 400, error: {param: "questions.tone.criteria"}});
+        // Found by review: a description can make two options read alike, and so can Unicode's two spellings of a letter.
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: [{value: "a: b"}, {value: "a", description: "b"}]}]}))
+            .toMatchObject({status: 400, error: {param: "questions[0].choices[1].description"}});
+        expect(await errorOf("/v1/decisions", {...base, questions: [{type: "choice", instructions: "b", choices: [{value: "caf\u00e9"}, {value: "cafe\u0301"}]}]}))
+            .toMatchObject({status: 400, error: {param: "questions[0].choices[1].value"}});
+        expect(await errorOf("/v1/systemone", {model: "split", state: "x", questions: {tone: {type: "score", instructions: "b", criteria: ["caf\u00e9", "cafe\u0301"]}}}))
+            .toMatchObject({status: 400, error: {param: "questions.tone.criteria"}});
+        const described = await errorOf("/v1/systemone", {model: "split", state: "x", questions: {q: {type: "noul", instructions: "a"}, tone: {type: "choice", instructions: "b", criteria: {"a: b": null, a: "b"}}}});
+        expect(described).toMatchObject({status: 400, error: {param: "questions.tone.criteria"}});
+        expect(described.error.message).not.toContain("questions[");
         expect(await load("split")).toMatchObject({busy: 0, waiting: 0});
     });
 

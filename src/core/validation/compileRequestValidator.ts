@@ -27,7 +27,8 @@ export function compileRequestValidator<T>(schema: AnySchema): (body: unknown) =
 function reportedError(errors: readonly ErrorObject[]): ErrorObject | undefined {
     if (!errors.some((error) => error.keyword === "anyOf" || error.keyword === "oneOf"))
         return errors[0];
-    const depth = (error: ErrorObject) => error.instancePath.split("/").length;
+    // A missing or unknown property names a child of its path: one deeper.
+    const depth = (error: ErrorObject) => error.instancePath.split("/").length + (error.keyword === "required" || error.keyword === "additionalProperties" ? 1 : 0);
     const candidates = errors.filter((error) => error.keyword !== "anyOf" && error.keyword !== "oneOf");
     const deepest = Math.max(...candidates.map(depth));
     const atDepth = candidates.filter((error) => depth(error) === deepest);

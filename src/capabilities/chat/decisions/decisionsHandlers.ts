@@ -85,6 +85,14 @@ function mostOptions(engine: ChatEngine): number {
  */
 function namingAssets(error: unknown, request: SystemOneRequest): unknown {
     const param = error instanceof ApiError ? error.param : error instanceof ImageInputError ? error.source : null;
+    // A question's options (the decisions request's `questions[i].choices[j]...`) are its criteria in System One.
+    const question = param == null || !(error instanceof ApiError) ? null : /^questions\[(\d+)\][.\w[\]]*/.exec(param);
+    const name = question == null ? undefined : Object.keys(request.questions)[Number(question[1])];
+    if (question != null && name != null) {
+        const field = `questions.${name}.criteria`;
+        const apiError = error as ApiError;
+        return new ApiError(apiError.status, apiError.type, apiError.message.replaceAll(/questions\[\d+\][.\w[\]]*/g, field), {code: apiError.code, param: field, headers: apiError.headers});
+    }
     const match = param == null ? null : /^input\[0\]\.content\[(\d+)\](\.image_url)?/.exec(param);
     const key = match == null ? undefined : assetOfPart(request, Number(match[1]));
     if (match == null || key == null)

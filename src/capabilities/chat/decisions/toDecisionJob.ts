@@ -38,22 +38,26 @@ function toQuestion(question: DecisionQuestionParam, field: string, maxOptions: 
     const list: readonly unknown[] | undefined = question.type === "choice" ? question.choices : question.levels;
     if (list == null)
         throw ApiError.invalidRequest(`Missing required parameter: '${listField}' (a ${question.type} question's ${question.type === "choice" ? "choices" : "levels"}).`, listField);
-    // The text the model reads for each option (a boolean as its JSON text): two that read alike cannot be told apart.
+    // The text the model reads for each option (a boolean as its JSON text), and with its description: two options
+    // that read alike (the same text once Unicode-normalised and trimmed) cannot be told apart.
     const texts = question.type === "choice"
         ? question.choices.map((choice) => typeof choice.value === "string" ? choice.value : String(choice.value))
         : question.levels.map((level) => level.label);
+    const descriptions = question.type === "choice" ? question.choices.map((choice) => choice.description) : question.levels.map((level) => level.description);
+    const options = texts.map((text, index) => describe(text, descriptions[index]));
     const key = question.type === "choice" ? "value" : "label";
-    const seen = new Map<string, number>();
-    for (const [index, text] of texts.entries()) {
-        const first = seen.get(text);
-        if (first != null)
-            throw ApiError.invalidRequest(`Invalid '${listField}[${index}].${key}': each ${question.type === "choice" ? "choice" : "level"} must be unique as the model reads it; ` +
-                `${JSON.stringify(question.type === "choice" ? question.choices[index].value : text)} reads as ${listField}[${first}].${key} does.`, `${listField}[${index}].${key}`);
-        seen.set(text, index);
+    const kind = question.type === "choice" ? "choice" : "level";
+    for (const [read, field] of [[texts, key], [options, "description"]] as const) {
+        const seen = new Map<string, number>();
+        for (const [index, text] of read.entries()) {
+            const alike = text.normalize("NFC").trim();
+            const first = seen.get(alike);
+            if (first != null)
+                throw ApiError.invalidRequest(`Invalid '${listField}[${index}].${field}': each ${kind} must be unique as the model reads it; ` +
+                    `${listField}[${index}] reads ${JSON.stringify(text)}, as ${listField}[${first}] does.`, `${listField}[${index}].${field}`);
+            seen.set(alike, index);
+        }
     }
-    const options = question.type === "choice"
-        ? question.choices.map((choice, index) => describe(texts[index], choice.description))
-        : question.levels.map((level) => describe(level.label, level.description));
     if (options.length > maxOptions)
         throw ApiError.invalidRequest(`Invalid '${listField}': this model can answer at most ${maxOptions} options (its answer labels); got ${options.length}.`, listField);
     return {instructions, options};

@@ -30,9 +30,10 @@ export function toSystemOneRequest(request: SystemOneRequest, maxOptions: number
         }
         if (!Array.isArray(criteria) || criteria.some((level) => typeof level !== "string" || level === ""))
             throw invalid(`${field}.criteria`, "a score's criteria is a list of its levels (non-empty strings) from low to high");
-        const repeated = criteria.findIndex((level, index) => criteria.indexOf(level) !== index);
+        const alike = (criteria as string[]).map((level) => level.normalize("NFC").trim());
+        const repeated = alike.findIndex((level, index) => alike.indexOf(level) !== index);
         if (repeated >= 0)
-            throw invalid(`${field}.criteria`, `each level must be unique; ${JSON.stringify(criteria[repeated])} is repeated (at ${repeated})`);
+            throw invalid(`${field}.criteria`, `each level must be unique; ${JSON.stringify(criteria[repeated])} reads as an earlier one (at ${repeated})`);
         checkCount(criteria.length, `${field}.criteria`, maxOptions);
         return {type: "score", name, instructions, levels: (criteria as string[]).map((label) => ({label}))};
     });
