@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
-import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
 import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
@@ -68,8 +68,9 @@ describe("gpt-oss's tool calls (its real harmony template)", () => {
     });
 
     it.each([["required", "required" as const], ["a named function", {type: "function" as const, function: {name: "get_weather"}}]])(
-        "tool_choice %s: the prompt opens the call, the grammar holds the model to its name and arguments", async (_name, toolChoice) => {
-            const completion = await server.client.chat.completions.create({model: "gpt-oss", temperature: 0, max_tokens: 64, tools, messages, tool_choice: toolChoice});
+        "tool_choice %s, thinking off: the prompt opens the call, the grammar holds the model to its name and arguments", async (_name, toolChoice) => {
+            const completion = await server.client.chat.completions.create({model: "gpt-oss", temperature: 0, max_tokens: 64, tools, messages, tool_choice: toolChoice,
+                reasoning_effort: "none" as "low"});
             const [choice] = completion.choices;
             expect(choice.finish_reason).toBe("tool_calls");
             // The grammar lets the scripted model write its own arguments (they match the schema).
@@ -96,5 +97,63 @@ describe("gpt-oss's tool calls (its real harmony template)", () => {
         // The script calls again: what matters is that the conversation rendered and the prompt grew by the call and its result.
         expect(followUp.choices[0].finish_reason).toBe("tool_calls");
         expect(followUp.usage!.prompt_tokens).toBeGreaterThan(first.usage!.prompt_tokens + 10);
+    });
+});
+
+// A forced call (tool_choice required or a named function) with thinking on: gpt-oss analyses first, as llama-server
+// lets it, and where its analysis message ends (`<|end|>`, its own control token) the engine opens the call message;
+// the grammar then writes the name and the arguments. Before, the prompt opened the call at once: no analysis at all.
+describe("gpt-oss's forced call thinks first (its real harmony template)", () => {
+    let server: TestServer;
+    const thinkingPath = path.join(testModelsDir, "harmony-forced-thinks.gguf");
+    beforeAll(async () => {
+        fs.mkdirSync(testModelsDir, {recursive: true});
+        // From the prompt's opened analysis (`...<|message|>`) the model thinks, then ends the message with `<|end|>`; after
+        // the engine's `...to=functions.` it is scripted along the call's text (its arguments after a piece of their own
+        // that starts with `<|message|>`, the prompt's last token being that already).
+        const argumentsStart = '<|message|>{"city":';
+        const script = scriptThrough(["<|message|>", "▁Check", "▁forecast.", "<|end|>"]);
+        const callPath = scriptThrough([".", "get", "_", "w", "e", "a", "t", "h", "er", "▁", "<|constrain|>", "json", argumentsStart, ...argumentPieces.slice(1), "<|call|>"]);
+        await makeTestLlamaGguf(thinkingPath, {
+            seed: 92, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "openai-gpt-oss-120b.jinja"), "utf8"),
+            userDefinedVocab: ["<|start|>", "<|channel|>", "<|message|>", "<|constrain|>"],
+            controlVocab: ["<|end|>", "<|return|>", "<|call|>", "<|endoftext|>"],
+            extraVocab: ["▁Check", "▁forecast.", "get", "json", argumentsStart, ...argumentPieces.slice(1)], script: [...script, ...callPath]
+        });
+        server = await startTestServer({models: [{id: "gpt-oss", task: "chat", path: thinkingPath, contextSize: 2048, parallel: 1}]});
+    }, 60_000);
+    afterAll(() => server?.stop());
+
+    it.each([["required", "required" as const], ["a named function", {type: "function" as const, function: {name: "get_weather"}}]])(
+        "tool_choice %s: its analysis as reasoning, then the call", async (_name, toolChoice) => {
+            const request = {model: "gpt-oss", temperature: 0, max_tokens: 96, tools, messages, tool_choice: toolChoice};
+            const completion = await server.client.chat.completions.create(request);
+            const [choice] = completion.choices;
+            expect(choice.finish_reason).toBe("tool_calls");
+            expect((choice.message as {reasoning_content?: string}).reasoning_content).toBe("Check forecast.");
+            expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+            // Streamed: the reasoning deltas, then the call's (the client's fold keeps only the last reasoning delta).
+            let reasoning = "";
+            const stream = server.client.chat.completions.stream(request);
+            for await (const chunk of stream)
+                reasoning += (chunk.choices[0]?.delta as {reasoning_content?: string} | undefined)?.reasoning_content ?? "";
+            const streamed = await stream.finalChatCompletion();
+            expect(reasoning).toBe("Check forecast.");
+            expect(streamed.choices[0].finish_reason).toBe("tool_calls");
+            expect(streamed.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+        });
+
+    it("a thinking budget ends the analysis there, the call opened all the same (Anthropic's Messages, tool_choice any)", async () => {
+        const response = await server.post("/v1/messages", {
+            model: "gpt-oss", max_tokens: 96, temperature: 0, messages, thinking: {type: "enabled", budget_tokens: 1}, tool_choice: {type: "any"},
+            tools: [{name: "get_weather", description: "The weather in a city", input_schema: tools[0].function.parameters}]
+        });
+        expect(response.status).toBe(200);
+        const body = await jsonOf(response) as {stop_reason: string, content: {type: string, thinking?: string, name?: string, input?: unknown}[]};
+        expect(body.stop_reason).toBe("tool_use");
+        // One token of analysis ("Check"), then the call: the budget's end opened the call message, not the final channel.
+        expect(body.content.map((block) => block.type)).toEqual(["thinking", "tool_use"]);
+        expect(body.content[0].thinking).toBe("Check");
+        expect(body.content[1]).toMatchObject({name: "get_weather", input: {city: "Paris", days: 2}});
     });
 });

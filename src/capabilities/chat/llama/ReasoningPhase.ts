@@ -10,7 +10,7 @@ export type { ReasoningStart } from "./text/ReasoningSplitter.js";
  * `inAnswer`, and closes the think block itself when `thinkingTokens` reaches a budget.
  */
 export class ReasoningPhase {
-    private readonly splitter: ReasoningSplitter | null;
+    private splitter: ReasoningSplitter | null;
     /** Tokens sampled inside the think block (its closing tag included). */
     thinkingTokens = 0;
     /** Tokens sampled before the answer, counted once the output turned out to reason (tags included). */
@@ -33,6 +33,11 @@ export class ReasoningPhase {
     /** The reasoning's tokens, for usage: 0 when the output never opened a think block. */
     get reasoningTokens(): number {
         return this.reasoned ? this.beforeAnswer : 0;
+    }
+
+    /** What follows is the answer, whatever its text (the engine opened it: a call message the grammar writes). */
+    answerFromHere(): void {
+        this.splitter = null;
     }
 
     /** A sampled (or forced) token's text. */

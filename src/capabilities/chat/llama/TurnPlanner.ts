@@ -18,6 +18,8 @@ import { tagsOf } from "./text/createReasoningSplitter.js";
 const maxCachedSchemaGrammars = 32;
 /** What ends a harmony model's analysis and opens its final answer. */
 const harmonyFinalHeader = "<|end|><|start|>assistant<|channel|>final<|message|>";
+/** What ends a harmony model's analysis message (besides an end of generation): where a forced call's opening goes instead. */
+const harmonyMessageEnds = ["<|end|>", "<|start|>", "<|call|>", "<|return|>"];
 
 /** A legacy completions prompt: the client's text or tokens as they are (no template, no reasoning split), maybe echoed back. */
 export type RawTurnPrompt = {kind: "raw", tokens: Token[], rawPrompt: RawPrompt, clientStart: number};
@@ -80,7 +82,7 @@ export class TurnPlanner {
     constructor(private readonly of: TurnPlannerModel) {
         // The markup alone (a SentencePiece vocabulary would put a space piece before each text around it); the model writes what follows.
         const format = of.info.reasoningFormat;
-        this.thinkCloseTokens = of.model.tokenize(format === "harmony" ? harmonyFinalHeader : tagsOf(format ?? "think-tags").close, true, "trimLeadingSpace");
+        this.thinkCloseTokens = this.tokensOf(format === "harmony" ? harmonyFinalHeader : tagsOf(format ?? "think-tags").close);
     }
 
     async plan(job: ChatJob, signal?: AbortSignal): Promise<Turn> {
@@ -120,11 +122,16 @@ export class TurnPlanner {
         // A raw prompt (legacy completions) replaces the rendered conversation and is text as it is; a conversation
         // to a thinking model: where its output starts, its budget, the closing tag the engine writes.
         const reasoningFormat = info.reasoningFormat ?? null;
+        // gpt-oss's forced call with thinking on: its analysis first, then the engine opens the call where the analysis ends.
+        const closeInCall = callOpening != null && prepared.start !== "call"
+            ? {closeTokens: this.tokensOf("<|end|><|start|>assistant" + callOpening), closeOn: new Set(harmonyMessageEnds.flatMap((end) => this.tokensOf(end)))}
+            : null;
         const prompt: TurnPrompt = job.rawPrompt != null
             ? {kind: "raw", tokens: prepared.tokens, rawPrompt: job.rawPrompt, clientStart: prepared.clientStart}
             : {
                 kind: "conversation", tokens: prepared.tokens, reasoning: reasoningFormat == null ? undefined : {
-                    format: reasoningFormat, start: prepared.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens
+                    format: reasoningFormat, start: prepared.start, budgetTokens: job.reasoning?.budgetTokens ?? null, closeTokens: this.thinkCloseTokens,
+                    ...closeInCall
                 }
             };
         // Drafts are verified as the model's own picks, which holds unless a choice's sampling changes between a
@@ -132,6 +139,11 @@ export class TurnPlanner {
         // far, and a grammar that starts only after a thinking model's thought.
         const speculate = job.sampling.frequencyPenalty === 0 && job.sampling.presencePenalty === 0 && !(reasoningOf(prompt) != null && grammar != null);
         return {prompt, maxTokens, tokenBias, grammar, calls, speculate};
+    }
+
+    /** Markup's tokens, as the model's vocabulary has them (control tokens as such). */
+    private tokensOf(markup: string): Token[] {
+        return this.of.model.tokenize(markup, true, "trimLeadingSpace");
     }
 
     /** Compiled once per distinct schema: clients tend to send the same few schemas again and again. */

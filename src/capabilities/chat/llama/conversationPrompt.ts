@@ -14,9 +14,10 @@ export type ConversationPrompt = {tokens: Token[], start: ReasoningStart, render
 /**
  * A conversation's prompt tokens, and for a thinking model (`format` not null) where its output starts: the
  * template rendered with the job's variables (conversationKwargs), then what thinkingPromptTail writes after it.
- * `constrained`: a grammar will apply to the answer. `callOpening`: a forced call that the prompt opens (ToolCallFormat's
- * `forcedOpening`, harmony's): written after the generation prompt in place of a thinking tail (the call is not thought
- * about first), and the output starts in the call.
+ * `constrained`: a grammar will apply to the answer. `callOpening`: a forced call that opens with this text (ToolCallFormat's
+ * `forcedOpening`, harmony's): with thinking off, the prompt writes it after the generation prompt in place of a thinking
+ * tail and the output starts in the call; with thinking on, the model thinks first (the analysis channel is opened, as
+ * under any grammar), and the engine writes the call's opening where the thought ends (TurnPlanner's `closeOn`).
  */
 export function conversationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob,
     functions: readonly ChatToolFunction[] | undefined, constrained: boolean, callOpening?: string): ConversationPrompt {
@@ -38,7 +39,7 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
             : format !== "harmony" && opensThought(last!.content, tagsOf(format)) ? "reasoning" : "answer";
         return {tokens: renderer.tokensOf(rendered, job.turns), start, rendered, tail: ""};
     }
-    if (callOpening != null)
+    if (callOpening != null && !enabled)
         return {tokens: renderer.tokensOf(rendered, job.turns, callOpening), start: "call", rendered, tail: callOpening};
     const {tail, start} = thinkingPromptTail(
         format, {text: rendered.toString(), opensOnResponseStart: renderer.opensThinkingOnResponseStart},

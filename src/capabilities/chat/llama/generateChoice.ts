@@ -52,9 +52,12 @@ export type ChoiceSettings = {
     onPromptProgress?: () => void;
     /**
      * A thinking model: where its output starts; the grammar applies only after the think block; after
-     * `budgetTokens` tokens inside the block the engine writes `closeTokens` itself (the answer begins).
+     * `budgetTokens` tokens inside the block the engine writes `closeTokens` itself (the answer begins). `closeOn`: the
+     * tokens that end the block where the model writes one of them (or an end of generation) are replaced by
+     * `closeTokens` too, after which the answer begins whatever they are (gpt-oss's forced call: its analysis ends with
+     * the engine opening the call message, whose name and arguments the grammar then writes).
      */
-    reasoning?: {format: ReasoningFormat, start: ReasoningStart, budgetTokens: number | null, closeTokens: readonly Token[]};
+    reasoning?: {format: ReasoningFormat, start: ReasoningStart, budgetTokens: number | null, closeTokens: readonly Token[], closeOn?: ReadonlySet<Token>};
     /** The sequence's token predictor (speculative decoding), and whether this choice may draft. */
     speculation?: {predictor: SwitchablePredictor, active: boolean};
 };
@@ -152,23 +155,25 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
     let pending: Promise<IteratorResult<Token>> | undefined = iterator.next();
     try {
         while (pending != null) {
-            const result = await pending;
+            const result: IteratorResult<Token> = await pending;
             pending = undefined;
             if (result.done)
                 break;
-            const token = result.value;
+            const token: Token = result.value;
             if (generated.length === 0)
                 settings.onPromptProgress?.();
-            if (model.isEogToken(token) || output.stopped) {
+            // A thought over its budget, or ended where the engine closes it (`closeOn`): the token sampled is dropped and
+            // the block's closing written instead, which the sequence evaluates next (node-llama-cpp's replacement input).
+            const budget = settings.reasoning?.budgetTokens;
+            const closeOn = settings.reasoning?.closeOn;
+            const ending: boolean = closeOn != null && phase?.inReasoning === true && !output.stopped && (closeOn.has(token) || model.isEogToken(token));
+            const forced: readonly Token[] | null = phase != null && phase.inReasoning && ((budget != null && phase.thinkingTokens >= budget) || ending)
+                ? settings.reasoning!.closeTokens
+                : null;
+            if (forced == null && (model.isEogToken(token) || output.stopped)) {
                 finishReason = "stop";
                 break;
             }
-            // A thought over its budget: the token sampled is dropped and the block's closing tag written
-            // instead, which the sequence evaluates next (node-llama-cpp's replacement input) before the answer.
-            const budget = settings.reasoning?.budgetTokens;
-            const forced = phase != null && budget != null && phase.inReasoning && phase.thinkingTokens >= budget
-                ? settings.reasoning!.closeTokens
-                : null;
             for (const next of forced ?? [token]) {
                 phase?.push(model.detokenize([next], true));
                 generated.push(next);
@@ -189,6 +194,8 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                     output.add(next, () => toTokenLogprob(next, distribution, topLogprobs, bytes));
                 }
             }
+            if (forced != null && closeOn != null)
+                phase?.answerFromHere();
             if (generated.length >= settings.maxTokens)
                 break;
             signal.throwIfAborted();
