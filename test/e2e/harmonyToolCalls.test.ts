@@ -1,6 +1,9 @@
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, stepCountIs, tool } from "ai";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { jsonOf, startTestServer, type TestServer } from "../support/startTestServer.js";
@@ -85,6 +88,32 @@ describe("gpt-oss's tool calls (its real harmony template)", () => {
         expect(response.output.map((item) => item.type)).toEqual(["reasoning", "function_call"]);
         const call = response.output[1];
         expect(call.type === "function_call" ? [call.name, JSON.parse(call.arguments)] : null).toEqual(["get_weather", {city: "Paris", days: 2}]);
+    });
+
+    it("the AI SDK's default OpenAI provider runs a tool loop: its second step names the stored reasoning item by reference", async () => {
+        // With `store` on (the SDK's default) step 2 sends `{"type": "item_reference", "id": "rs_..."}` for the reasoning
+        // of step 1: it was a 400 ("input[1].type") before references were read from the stored responses.
+        const sent: unknown[] = [];
+        const openai = createOpenAI({baseURL: `${server.url}/v1`, apiKey: "unused", fetch: async (url, init) => {
+            sent.push(JSON.parse(String(init?.body ?? "null")));
+            return await fetch(url, init);
+        }});
+        const result = await generateText({
+            model: openai.responses("gpt-oss"), prompt: messages[0].content, maxOutputTokens: 64, temperature: 0, stopWhen: stepCountIs(2),
+            tools: {get_weather: tool({description: "The weather in a city", inputSchema: z.object({city: z.string(), days: z.number().optional()}),
+                execute: async () => "Sunny, 24 C"})}
+        });
+        expect(result.steps).toHaveLength(2);
+        expect(result.steps[0].toolCalls.map((call) => [call.toolName, call.input])).toEqual([["get_weather", {city: "Paris", days: 2}]]);
+        expect(result.steps[0].reasoningText).toBe("Need weather.");
+        const second = sent[1] as {input: {type?: string, id?: string}[]};
+        expect(second.input.filter((item) => item.type === "item_reference").map((item) => item.id)).toEqual([expect.stringMatching(/^rs_/)]);
+        // The referenced reasoning reached the template as the call's analysis: the second prompt holds it.
+        expect(result.steps[1].usage.inputTokens).toBeGreaterThan(result.steps[0].usage.inputTokens! + 10);
+        // A reference to nothing stored: a 400 naming it.
+        const response = await server.post("/v1/responses", {model: "gpt-oss", input: [{type: "item_reference", id: "rs_nothing"}]});
+        expect(response.status).toBe(400);
+        expect((await jsonOf(response)).error).toMatchObject({param: "input[0].id", message: expect.stringContaining("rs_nothing") as unknown});
     });
 
     it("the follow-up with the result is served (the call and its result rendered by the template)", async () => {

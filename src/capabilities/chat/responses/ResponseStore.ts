@@ -91,6 +91,17 @@ export class ResponseStore {
         return this.shelves.get(owner)?.responses.get(id);
     }
 
+    /** An item of one of the owner's stored responses (its input or output), by its id; newest response first. */
+    item(id: string, owner: string | null): InputItem | undefined {
+        const responses = [...this.shelves.get(owner)?.responses.values() ?? []];
+        for (const stored of responses.reverse()) {
+            const found = stored.output.find((item) => (item as {id?: string}).id === id) ?? stored.input.find((item) => item.id === id);
+            if (found != null)
+                return structuredClone(found) as InputItem;
+        }
+        return undefined;
+    }
+
     delete(id: string, owner: string | null): boolean {
         const shelf = this.shelves.get(owner);
         const stored = shelf?.responses.get(id);

@@ -27,6 +27,8 @@ export type ReasoningItem = {
 /** Tools made available from this point of the conversation on (Codex sends its tools this way with its default model). */
 export type AdditionalToolsItem = {type: "additional_tools", id?: string | null, role?: "developer", tools: Tool[]};
 export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | CustomToolCallItem | CustomToolCallOutputItem | ReasoningItem | AdditionalToolsItem;
+/** An item of a stored response, by its id: replaced by that item before anything reads the input (withReferencedItems). */
+export type ItemReference = {type: "item_reference", id: string};
 
 export type FunctionTool = {type: "function", name: string, description?: string | null, parameters?: Record<string, unknown> | null, strict?: boolean | null};
 /** A tool whose input is free text (optionally in a grammar's format): the model writes `input`, a string. */

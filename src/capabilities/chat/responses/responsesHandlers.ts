@@ -15,7 +15,7 @@ import { inputItems, toChatRequest } from "./toChatRequest.js";
 import { toResponse, type OutputOptions } from "./toResponse.js";
 import { toResponsesError } from "./toResponsesError.js";
 import { eitherTextAt, messageTextAt } from "../turn/earlyPromptFloor.js";
-import { ownerOf, previousOf } from "./storedResponseHandlers.js";
+import { ownerOf, previousOf, withReferencedItems } from "./storedResponseHandlers.js";
 import { visionModelIds } from "../vision/visionModels.js";
 
 /**
@@ -29,7 +29,7 @@ export function createResponseHandler(context: RouteContext, store: ResponseStor
     return chatTurnHandler(context, (body, state) => {
         const request = validate(body);
         previousOf(store, request, state);
-        return request;
+        return withReferencedItems(store, request, state);
     }, async ({request, entry, engine, state}) => {
         const owner = ownerOf(state);
         const previous = previousOf(store, request, state);

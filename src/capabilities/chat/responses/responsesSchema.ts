@@ -38,7 +38,7 @@ const tool = {
     ]
 };
 
-const itemTypes = ["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning", "additional_tools"];
+const itemTypes = ["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning", "additional_tools", "item_reference"];
 const item = {
     type: "object",
     properties: {type: {enum: itemTypes}, id: {type: ["string", "null"]}},
@@ -55,7 +55,9 @@ const item = {
             content: {type: ["array", "null"], items: {type: "object", required: ["type", "text"], properties: {type: {const: "reasoning_text"}, text: {type: "string"}}}},
             encrypted_content: {type: ["string", "null"]}
         }}),
-        whenType(["additional_tools"], {required: ["tools"], properties: {tools: {type: "array", items: tool}}})
+        whenType(["additional_tools"], {required: ["tools"], properties: {tools: {type: "array", items: tool}}}),
+        // An item of a stored response, by its id (the AI SDK's OpenAI provider sends its reasoning items so).
+        whenType(["item_reference"], {required: ["id"], properties: {id: nonEmpty}})
     ]
 };
 

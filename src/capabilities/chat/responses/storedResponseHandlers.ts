@@ -2,7 +2,7 @@ import type { RouterContext, RouterMiddleware } from "@koa/router";
 import { ApiError } from "../../../core/http/ApiError.js";
 import { piecewiseBody } from "../../../core/http/bodyPieces.js";
 import type { RequestState } from "../../../core/http/RequestState.js";
-import type { ResponseCreateRequest } from "./ResponsesWire.js";
+import type { ItemReference, ResponseCreateRequest } from "./ResponsesWire.js";
 import { ResponseStore } from "./ResponseStore.js";
 
 /** The identity (hash) of the key a request authenticated with (the response's owner), null on a server without keys. */
@@ -15,6 +15,27 @@ export function previousOf(store: ResponseStore, request: ResponseCreateRequest,
         throw new ApiError(404, "invalid_request_error", `Previous response with id '${request.previous_response_id}' not found.`,
             {param: "previous_response_id", code: "not_found"});
     return previous ?? null;
+}
+
+/**
+ * The request with each `item_reference` in its input replaced by the item it names, from the key's stored responses
+ * (their input and output items); one not found (deleted, evicted, never stored, another key's) is a 400 naming it.
+ */
+export function withReferencedItems(store: ResponseStore, request: ResponseCreateRequest, state: RequestState): ResponseCreateRequest {
+    // The schema lets them in; the request's type (and everything after this) has none.
+    const reference = (item: unknown) => (item as {type?: string}).type === "item_reference" ? item as ItemReference : null;
+    if (typeof request.input === "string" || !request.input.some((item) => reference(item) != null))
+        return request;
+    const owner = ownerOf(state);
+    return {...request, input: request.input.map((item, index) => {
+        const named = reference(item);
+        if (named == null)
+            return item;
+        const found = store.item(named.id, owner);
+        if (found == null)
+            throw ApiError.invalidRequest(`Item with id '${named.id}' not found (a stored response's item: its response may have been deleted or not stored).`, `input[${index}].id`);
+        return found;
+    })};
 }
 
 function stored(store: ResponseStore, ctx: RouterContext) {
