@@ -6,6 +6,7 @@ import { ResponseStore } from "../../src/capabilities/chat/responses/ResponseSto
 import type { ResponseCreateRequest, Tool } from "../../src/capabilities/chat/responses/ResponsesWire.js";
 import { toChatRequest } from "../../src/capabilities/chat/responses/toChatRequest.js";
 import { toResponsesError, toResponsesParam } from "../../src/capabilities/chat/responses/toResponsesError.js";
+import { ContextLengthExceededError } from "../../src/capabilities/chat/errors/ContextLengthExceededError.js";
 import { ResponseEvents } from "../../src/capabilities/chat/responses/ResponseEvents.js";
 import type { OutputItem } from "../../src/capabilities/chat/responses/ResponsesWire.js";
 import { toUsage, toResponse, type OutputOptions, type ResponseIds } from "../../src/capabilities/chat/responses/toResponse.js";
@@ -183,6 +184,9 @@ describe("errors of the chat path in the Responses request's words", () => {
         expect(error).toMatchObject({status: 400, param: "input[1].arguments", message: "Invalid 'input[1].arguments': not valid JSON."});
         const json = toResponsesError(ApiError.invalidRequest("'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.", "messages"), fields) as ApiError;
         expect(json.message).toBe("'input' must contain the word 'json' in some form, to use 'text.format' of type 'json_object'.");
+        // The context's overflow, in the input's words (found by a user trial: it said "your messages").
+        const overflow = toResponsesError(ApiError.invalidRequest(new ContextLengthExceededError(4096, 6013).message, "messages", "context_length_exceeded"), fields) as ApiError;
+        expect(overflow).toMatchObject({param: "input", message: "This model's maximum context length is 4096 tokens. However, your input resulted in 6013 tokens. Please reduce the length of the input."});
         const plain = new Error("boom");
         expect(toResponsesError(plain, fields)).toBe(plain);
     });

@@ -60,6 +60,8 @@ const fieldInText = /\b(?:messages|tools)\[\d+\](?:\.[A-Za-z_$][\w$-]*|\[\d+\])*
 export function toResponsesError(error: unknown, fields: ResponsesFields, thrown: unknown = error): unknown {
     if (!(error instanceof ApiError) || error.param == null)
         return thrown;
-    const message = error.message.replace(fieldInText, (field) => field === "'messages'" ? "'input'" : toResponsesParam(field, fields));
+    const message = error.message.replace(fieldInText, (field) => field === "'messages'" ? "'input'" : toResponsesParam(field, fields))
+        // The context's overflow, in the Responses API's words (it has an input, not messages).
+        .replace(/\byour messages resulted in\b/, "your input resulted in").replace(/\bthe length of the messages\b/, "the length of the input");
     return new ApiError(error.status, error.type, message, {code: error.code, param: toResponsesParam(error.param, fields), headers: error.headers});
 }
