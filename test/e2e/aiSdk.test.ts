@@ -86,13 +86,19 @@ describe.each(["openai", "anthropic"] as const)("the AI SDK's %s provider", (pro
         const streamed = streamText({model: model("thinker"), prompt: "hi", maxOutputTokens: 100});
         let reasoning = "";
         let text = "";
+        const order: string[] = [];
         for await (const part of streamed.fullStream) {
             if (part.type === "reasoning-delta")
                 reasoning += part.text;
             if (part.type === "text-delta")
                 text += part.text;
+            if (part.type === "reasoning-end" || (part.type === "text-delta" && !order.includes("text")))
+                order.push(part.type === "reasoning-end" ? "reasoning-end" : "text");
         }
         expect([reasoning, text]).toEqual(["Let me think.", "Hello."]);
+        // The reasoning ends before the answer starts (a UI stops showing "thinking"): the Responses stream closed the
+        // reasoning item only at the very end before (found by a user trial).
+        expect(order).toEqual(["reasoning-end", "text"]);
     });
 
     it("a wrong key is the SDK's API call error with status 401", async () => {

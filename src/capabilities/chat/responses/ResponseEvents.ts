@@ -53,6 +53,10 @@ export class ResponseEvents {
      */
     private readonly heldReasoning: string[] = [];
     private readonly heldEntries: OutputLogprob[][] = [];
+    /** Items whose closing events went out: the reasoning's once the next item began, the others at the end. */
+    private readonly closedItems = new Set<number>();
+    /** The reasoning streamed so far (what closes its item when the answer begins). */
+    private reasoningSoFar = "";
 
     constructor(base: ResponseObject, private readonly ids: ResponseIds, private readonly options: OutputOptions, private readonly send: (event: ResponseStreamEvent) => void) {
         this.response = base;
@@ -65,11 +69,15 @@ export class ResponseEvents {
     }
 
     reasoningDelta(text: string) {
+        // Reasoning after the answer began (Gemma 4's late thought blocks), its item closed: not streamed.
+        if (this.reasoning != null && this.closedItems.has(this.reasoning))
+            return;
         if (this.reasoning == null && text.trim() === "") {
             this.heldReasoning.push(text);
             return;
         }
         for (const delta of [...this.heldReasoning.splice(0), text]) {
+            this.reasoningSoFar += delta;
             const at = {item_id: this.ids.reasoning, output_index: this.openReasoning()};
             this.emit({type: "response.reasoning_summary_text.delta", ...at, summary_index: 0, delta});
             this.emit({type: "response.reasoning_text.delta", ...at, content_index: 0, delta});
@@ -95,6 +103,7 @@ export class ResponseEvents {
             const {id, callId} = this.ids.call(event.index, kind);
             const index = this.nextIndex();
             this.calls.set(event.index, index);
+            this.closeReasoningBeforeNext();
             const namespace = identity?.namespace != null ? {namespace: identity.namespace} : {};
             const name = identity?.name ?? event.name;
             const item: OutputItem = kind === "custom"
@@ -142,27 +151,23 @@ export class ResponseEvents {
 
     /** One item's closing events, with the choice's final text, arguments or input, and its `output_item.done`. */
     private close(index: number, choice: ChoiceResult) {
+        if (this.closedItems.has(index))
+            return;
         const item = this.response.output[index];
         const at = {item_id: item.id, output_index: index};
         const incomplete = choice.finishReason === "length";
-        if (item.type === "reasoning") {
-            const text = choice.reasoning ?? "";
+        if (item.type === "reasoning")
             // Cut by max_output_tokens before the answer began: the reasoning itself is what is incomplete.
-            const cut = incomplete && choice.reasoning != null && choice.text === "" && (choice.toolCalls ?? []).length === 0;
-            this.emit({type: "response.reasoning_text.done", ...at, content_index: 0, text});
-            this.emit({type: "response.content_part.done", ...at, content_index: 0, part: {type: "reasoning_text", text}});
-            this.emit({type: "response.reasoning_summary_text.done", ...at, summary_index: 0, text});
-            this.emit({type: "response.reasoning_summary_part.done", ...at, summary_index: 0, part: {type: "summary_text", text}});
-            const {status: _, ...folded} = this.itemAt(index, "reasoning");
-            const encrypted = this.options.encryptedReasoning ? {encrypted_content: encryptedContentOf(folded.content[0].text)} : {};
-            this.emit({type: "response.output_item.done", output_index: index, item: {...folded, ...encrypted, status: cut ? "incomplete" : "completed"}});
-        } else if (item.type === "message") {
+            this.closeReasoning(index, choice.reasoning ?? "", incomplete && choice.reasoning != null && choice.text === "" && (choice.toolCalls ?? []).length === 0);
+        else if (item.type === "message") {
+            this.closedItems.add(index);
             const logprobs = this.options.logprobs ? toOutputLogprobs(choice.logprobs) : [];
             this.emit({type: "response.output_text.done", ...at, content_index: 0, text: choice.text, logprobs});
             this.emit({type: "response.content_part.done", ...at, content_index: 0, part: {...this.itemAt(index, "message").content[0], logprobs}});
             const status = incomplete ? "incomplete" : "completed";
             this.emit({type: "response.output_item.done", output_index: index, item: {...this.itemAt(index, "message"), status}});
         } else {
+            this.closedItems.add(index);
             const callIndex = [...this.calls].find(([, output]) => output === index)![0];
             const call = choice.toolCalls?.[callIndex];
             // Cut by max_output_tokens while it was being written (its arguments may not even be JSON).
@@ -179,6 +184,25 @@ export class ResponseEvents {
         }
     }
 
+    /** The reasoning item's closing events, with its text (`cut`: the generation stopped inside it). */
+    private closeReasoning(index: number, text: string, cut: boolean) {
+        this.closedItems.add(index);
+        const at = {item_id: this.response.output[index].id, output_index: index};
+        this.emit({type: "response.reasoning_text.done", ...at, content_index: 0, text});
+        this.emit({type: "response.content_part.done", ...at, content_index: 0, part: {type: "reasoning_text", text}});
+        this.emit({type: "response.reasoning_summary_text.done", ...at, summary_index: 0, text});
+        this.emit({type: "response.reasoning_summary_part.done", ...at, summary_index: 0, part: {type: "summary_text", text}});
+        const {status: _, ...folded} = this.itemAt(index, "reasoning");
+        const encrypted = this.options.encryptedReasoning ? {encrypted_content: encryptedContentOf(folded.content[0].text)} : {};
+        this.emit({type: "response.output_item.done", output_index: index, item: {...folded, ...encrypted, status: cut ? "incomplete" : "completed"}});
+    }
+
+    /** An item after the reasoning begins: the reasoning is whole, its item is closed first (each item closes before the next is added, as OpenAI's streams go). */
+    private closeReasoningBeforeNext() {
+        if (this.reasoning != null && !this.closedItems.has(this.reasoning))
+            this.closeReasoning(this.reasoning, this.reasoningSoFar.trim(), false);
+    }
+
     private openReasoning(): number {
         if (this.reasoning == null) {
             this.reasoning = this.nextIndex();
@@ -193,6 +217,7 @@ export class ResponseEvents {
 
     private openMessage(): number {
         if (this.message == null) {
+            this.closeReasoningBeforeNext();
             this.message = this.nextIndex();
             this.emit({type: "response.output_item.added", output_index: this.message,
                 item: {type: "message", id: this.ids.message, status: "in_progress", role: "assistant", content: []}});
