@@ -33,6 +33,18 @@ describe.each(realTemplateModels)("$id ($file)", (spec) => {
         expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBe(spec.tokens.reasoning);
     });
 
+    it("stop sequences are the answer's: the thought and its markup are not searched (found by a user trial: \"\\n\\n\" emptied Qwen3's answers)", async () => {
+        // Each is in the reasoning or its markup (`</think>\n\n`, `<|channel|>analysis`, Gemma 4's `<|channel>thought`), none in the answer.
+        const completion = await server.client.chat.completions.create({model: spec.id, messages, temperature: 0, stop: ["\n\n", "think", "channel", "final"]});
+        const message = completion.choices[0].message as ChatMessage;
+        expect([message.reasoning_content, message.content]).toEqual(["I think", "Hello world"]);
+        expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBe(spec.tokens.reasoning);
+        // One in the answer ends it there.
+        const cut = await server.client.chat.completions.create({model: spec.id, messages, temperature: 0, stop: ["world"]});
+        expect([(cut.choices[0].message as ChatMessage).reasoning_content, cut.choices[0].message.content?.trim(), cut.choices[0].finish_reason])
+            .toEqual(["I think", "Hello", "stop"]);
+    });
+
     it("chat completions streamed: reasoning deltas, then content deltas", async () => {
         const response = await server.post("/v1/chat/completions", {model: spec.id, messages, temperature: 0, stream: true, stream_options: {include_usage: true}});
         const chunks = (await readSse(response)).events.filter((event) => event.data !== "[DONE]").map((event) => JSON.parse(event.data));

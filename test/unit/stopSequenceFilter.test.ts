@@ -184,4 +184,15 @@ describe("StopSequenceFilter", () => {
         expect(filter.push("b")).toBe("");
         expect(filter.matched).toBe(stop);
     });
+
+    it("text passed unsearched goes out with what was held before it, and is never searched", () => {
+        const filter = new StopSequenceFilter(["abc"]);
+        expect(filter.push("xab")).toBe("x");
+        expect(filter.pass("abc")).toBe("ababc");
+        expect(filter.hasStopped).toBe(false);
+        expect(filter.push("ab")).toBe("");
+        expect(filter.push("c")).toBe("");
+        expect(filter.hasStopped).toBe(true);
+        expect(filter.pass("more")).toBe("");
+    });
 });

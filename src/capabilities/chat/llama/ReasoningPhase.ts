@@ -16,6 +16,7 @@ export class ReasoningPhase {
     /** Tokens sampled before the answer, counted once the output turned out to reason (tags included). */
     private beforeAnswer = 0;
     private reasoned: boolean;
+    private answerText = false;
 
     constructor(start: ReasoningStart, format: ReasoningFormat = "think-tags") {
         this.splitter = start === "answer" || start === "call" ? null : createReasoningSplitter(format, start);
@@ -40,14 +41,27 @@ export class ReasoningPhase {
         this.splitter = null;
     }
 
+    /**
+     * The answer's text has begun (something but whitespace after the reasoning, or no reasoning split at all): stop
+     * sequences are looked for from here (a thought's text, its tags and the whitespace after them are not searched).
+     */
+    get answerBegun(): boolean {
+        return this.splitter == null || this.answerText;
+    }
+
     /** A sampled (or forced) token's text. */
     push(text: string): void {
-        if (this.splitter == null || this.splitter.inAnswer)
+        if (this.splitter == null)
             return;
+        if (this.splitter.inAnswer) {
+            this.answerText ||= text.trim() !== "";
+            return;
+        }
         if (this.splitter.inReasoning)
             this.thinkingTokens++;
         this.beforeAnswer++;
-        this.splitter.push(text);
+        const split = this.splitter.push(text);
+        this.answerText ||= split.content.trim() !== "";
         this.reasoned ||= this.splitter.inReasoning;
     }
 }

@@ -179,10 +179,13 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 generated.push(next);
                 if (penalized !== generated)
                     penalized.push(next);
+                // Stop sequences are the answer's: a thinking model's reasoning is not searched (Qwen3's `</think>\n\n`
+                // would end every answer at a "\n\n" stop).
+                const searched = phase?.answerBegun ?? true;
                 if (settings.logprobs == null)
-                    output.add(next);
+                    output.add(next, undefined, searched);
                 else if (forced != null)
-                    output.add(next, () => forcedLogprob(next, settings.logprobs!.bytes));
+                    output.add(next, () => forcedLogprob(next, settings.logprobs!.bytes), searched);
                 else {
                     const position = promptTokens.length + generated.length - 1;
                     const sample = sampled.get(position);
@@ -191,7 +194,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                         throw new Error(`No raw distribution was reported for sampled token ${next}`);
                     const {distribution} = sample;
                     const {topLogprobs, bytes} = settings.logprobs;
-                    output.add(next, () => toTokenLogprob(next, distribution, topLogprobs, bytes));
+                    output.add(next, () => toTokenLogprob(next, distribution, topLogprobs, bytes), searched);
                 }
             }
             if (forced != null && closeOn != null)

@@ -25,7 +25,7 @@ type Pending = {entry: () => TokenLogprob, start?: number, end?: number};
  */
 export class ChoiceText<Token extends number = number> {
     private readonly stopFilter: StopSequenceFilter;
-    private readonly queue: {token: Token, entry?: () => TokenLogprob}[] = [];
+    private readonly queue: {token: Token, entry?: () => TokenLogprob, searched: boolean}[] = [];
     private readonly pendingEntries: Pending[] = [];
     private scheduled = false;
     private processed = 0;
@@ -59,9 +59,12 @@ export class ChoiceText<Token extends number = number> {
         return this.processed;
     }
 
-    /** `entry` builds the token's logprobs entry; given for every token or for none. Processed two event-loop turns later. */
-    add(token: Token, entry?: () => TokenLogprob) {
-        this.queue.push({token, entry});
+    /**
+     * `entry` builds the token's logprobs entry; given for every token or for none. `searched`: stop sequences are looked
+     * for in its text (false: a thinking model's reasoning, before its answer). Processed two event-loop turns later.
+     */
+    add(token: Token, entry?: () => TokenLogprob, searched = true) {
+        this.queue.push({token, entry, searched});
         this.withLogprobs ||= entry != null;
         if (this.scheduled)
             return;
@@ -74,7 +77,7 @@ export class ChoiceText<Token extends number = number> {
 
     /** As `add`, processed at once (with every token queued before it). */
     push(token: Token, entry?: () => TokenLogprob) {
-        this.queue.push({token, entry});
+        this.queue.push({token, entry, searched: true});
         this.withLogprobs ||= entry != null;
         this.drain();
     }
@@ -83,13 +86,13 @@ export class ChoiceText<Token extends number = number> {
     drain() {
         while (this.queue.length > 0 && !this.closed && !this.stopFilter.hasStopped) {
             this.processed++;
-            const {token, entry} = this.queue.shift()!;
+            const {token, entry, searched} = this.queue.shift()!;
             const before = this.decoder.pendingCount;
             if (entry != null)
                 this.pendingEntries.push({entry});
             const decoded = this.decoder.push(token);
             this.placeEntries(before + 1 - this.decoder.pendingCount, decoded);
-            this.emit(this.stopFilter.push(decoded));
+            this.emit(searched ? this.stopFilter.push(decoded) : this.stopFilter.pass(decoded));
         }
     }
 

@@ -47,6 +47,18 @@ export class StopSequenceFilter {
         return safe;
     }
 
+    /**
+     * Text where no stop sequence is searched (a thinking model's reasoning: the search is the answer's), as it is:
+     * with what was held back before it, which can no longer begin a stop sequence.
+     */
+    pass(text: string): string {
+        if (this.stopped)
+            return "";
+        const out = this.pending + text;
+        this.pending = "";
+        return out;
+    }
+
     /** At the end of generation whatever was held back is plain text after all. */
     flush(): string {
         const rest = this.stopped ? "" : this.pending;
