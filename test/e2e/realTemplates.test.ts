@@ -96,3 +96,19 @@ describe.each(realTemplateModels)("$id ($file)", (spec) => {
         expect((off.content[0] as {text: string}).text).toBe("Hello world");
     });
 });
+
+// After a prefill (an assistant message the reply continues) the output is answer for the grammar and the budget, but a
+// think block the model writes anyway is split out as everywhere else; its tokens were not counted (reasoning_content
+// "I think" with reasoning_tokens 0: found by a user trial).
+describe("a think block written after a prefill", () => {
+    it("is reasoning, and its tokens are counted as reasoning (Qwen3)", async () => {
+        const spec = realTemplateModels.find((model) => model.id === "qwen3")!;
+        // The prefill ends with the line break after which the scripted model opens its think block.
+        const completion = await server.client.chat.completions.create({model: spec.id, temperature: 0,
+            messages: [...messages, {role: "assistant", content: "Well.\n"}]});
+        const message = completion.choices[0].message as ChatMessage;
+        expect([message.reasoning_content, message.content]).toEqual(["I think", "Hello world"]);
+        expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBe(spec.tokens.reasoning);
+    });
+});
+

@@ -7,10 +7,15 @@ export type { ReasoningStart } from "./text/ReasoningSplitter.js";
 /**
  * Where a thinking model's generation is, token by token, as the engine samples (before any text is
  * held back for stop sequences): still thinking or answering. The engine applies a grammar only once
- * `inAnswer`, and closes the think block itself when `thinkingTokens` reaches a budget.
+ * `inAnswer`, and closes the think block itself when `thinkingTokens` reaches a budget. Where the output starts in
+ * the answer (thinking off, a prefill continued), it is the answer for the grammar and the budget whatever it writes,
+ * but a think block the model writes anyway is still told apart, as the output splits it (ReasoningOutput): its tokens
+ * are counted, and stop sequences are not searched in it.
  */
 export class ReasoningPhase {
     private splitter: ReasoningSplitter | null;
+    /** The grammar and the budget follow the splitter (not where the output starts in the answer). */
+    private readonly gated: boolean;
     /** Tokens sampled inside the think block (its closing tag included). */
     thinkingTokens = 0;
     /** Tokens sampled before the answer, counted once the output turned out to reason (tags included). */
@@ -19,16 +24,17 @@ export class ReasoningPhase {
     private answerText = false;
 
     constructor(start: ReasoningStart, format: ReasoningFormat = "think-tags") {
-        this.splitter = start === "answer" || start === "call" ? null : createReasoningSplitter(format, start);
+        this.splitter = start === "call" ? null : createReasoningSplitter(format, start);
+        this.gated = start !== "answer";
         this.reasoned = start === "reasoning";
     }
 
     get inAnswer(): boolean {
-        return this.splitter == null || this.splitter.inAnswer;
+        return !this.gated || this.splitter == null || this.splitter.inAnswer;
     }
 
     get inReasoning(): boolean {
-        return this.splitter?.inReasoning === true;
+        return this.gated && this.splitter?.inReasoning === true;
     }
 
     /** The reasoning's tokens, for usage: 0 when the output never opened a think block. */
@@ -57,7 +63,7 @@ export class ReasoningPhase {
             this.answerText ||= text.trim() !== "";
             return;
         }
-        if (this.splitter.inReasoning)
+        if (this.splitter.inReasoning && this.gated)
             this.thinkingTokens++;
         this.beforeAnswer++;
         const split = this.splitter.push(text);
