@@ -180,15 +180,16 @@ describe("a long prompt refused from its size, before it is made a string on the
         expect((await server.post("/v1/chat/completions", {model: "tools", messages: hi, max_tokens: 1})).status).toBe(200);
         const openAi = (param: string, wording: RegExp) => ({status: 400, error: {type: "invalid_request_error", code: "context_length_exceeded", param, message: expect.stringMatching(wording)}});
         const chatWords = /^This model's maximum context length is 4096 tokens\. However, your messages resulted in at least \d+ tokens\./;
+        const responsesWords = /^This model's maximum context length is 4096 tokens\. However, your input resulted in at least \d+ tokens\. Please reduce the length of the input\./;
         const textPart = (type: string) => [{type, text: nineMegabytes}];
         for (const [route, body, expected] of [
             ["/v1/chat/completions", {model: "tools", max_tokens: 1, messages: [{role: "system", content: nineMegabytes}, ...hi]}, openAi("messages", chatWords)],
             ["/v1/chat/completions", {model: "tools", max_tokens: 1, stream: true, messages: [{role: "user", content: textPart("text")}]}, openAi("messages", chatWords)],
             ["/v1/completions", {model: "tools", max_tokens: 1, prompt: ["hi", nineMegabytes]},
                 openAi("prompt[1]", /^This model's maximum context length is 4096 tokens, however your prompt is at least \d+ tokens\./)],
-            ["/v1/responses", {model: "tools", max_output_tokens: 1, input: nineMegabytes}, openAi("input", chatWords)],
-            ["/v1/responses", {model: "tools", max_output_tokens: 1, instructions: nineMegabytes, input: "hi"}, openAi("input", chatWords)],
-            ["/v1/responses", {model: "tools", max_output_tokens: 1, input: [{role: "user", content: textPart("input_text")}]}, openAi("input", chatWords)],
+            ["/v1/responses", {model: "tools", max_output_tokens: 1, input: nineMegabytes}, openAi("input", responsesWords)],
+            ["/v1/responses", {model: "tools", max_output_tokens: 1, instructions: nineMegabytes, input: "hi"}, openAi("input", responsesWords)],
+            ["/v1/responses", {model: "tools", max_output_tokens: 1, input: [{role: "user", content: textPart("input_text")}]}, openAi("input", responsesWords)],
             ["/v1/messages", {model: "tools", max_tokens: 1, system: nineMegabytes, messages: hi},
                 {status: 400, type: "error", error: {type: "invalid_request_error", message: expect.stringMatching(/^prompt is too long: at least \d+ tokens > 4096 maximum$/)}}],
             ["/v1/messages/count_tokens", {model: "tools", messages: [{role: "user", content: textPart("text")}]},
