@@ -172,6 +172,15 @@ describe("gpt-oss's forced call thinks first (its real harmony template)", () =>
             expect(streamed.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
         });
 
+    it("max_tokens holds when the analysis ends just before it: the call's opening is written only as far as it allows (found by review)", async () => {
+        for (const maxTokens of [3, 4, 6, 10]) {
+            const completion = await server.client.chat.completions.create({model: "gpt-oss", temperature: 0, max_tokens: maxTokens, tools, messages, tool_choice: "required"});
+            expect(completion.usage!.completion_tokens, `max_tokens ${maxTokens}`).toBeLessThanOrEqual(maxTokens);
+            expect(completion.choices[0].finish_reason).toBe("length");
+            expect(completion.choices[0].message.tool_calls ?? []).toEqual([]);
+        }
+    });
+
     it("a thinking budget ends the analysis there, the call opened all the same (Anthropic's Messages, tool_choice any)", async () => {
         const response = await server.post("/v1/messages", {
             model: "gpt-oss", max_tokens: 96, temperature: 0, messages, thinking: {type: "enabled", budget_tokens: 1}, tool_choice: {type: "any"},

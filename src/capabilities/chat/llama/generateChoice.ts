@@ -167,8 +167,9 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
             const budget = settings.reasoning?.budgetTokens;
             const closeOn = settings.reasoning?.closeOn;
             const ending: boolean = closeOn != null && phase?.inReasoning === true && !output.stopped && (closeOn.has(token) || model.isEogToken(token));
+            // (As many of them as `maxTokens` leaves room for: the rest would go past it.)
             const forced: readonly Token[] | null = phase != null && phase.inReasoning && ((budget != null && phase.thinkingTokens >= budget) || ending)
-                ? settings.reasoning!.closeTokens
+                ? settings.reasoning!.closeTokens.slice(0, settings.maxTokens - generated.length)
                 : null;
             if (forced == null && (model.isEogToken(token) || output.stopped)) {
                 finishReason = "stop";
