@@ -110,6 +110,10 @@ describe("gpt-oss's tool calls (its real harmony template)", () => {
         expect(second.input.filter((item) => item.type === "item_reference").map((item) => item.id)).toEqual([expect.stringMatching(/^rs_/)]);
         // The referenced reasoning reached the template as the call's analysis: the second prompt holds it.
         expect(result.steps[1].usage.inputTokens).toBeGreaterThan(result.steps[0].usage.inputTokens! + 10);
+        // The same reference without its type (optional in OpenAI's ItemReference), on top of the first step's stored input.
+        const first = sent[0] as {input: unknown[]};
+        const bare = await server.post("/v1/responses", {model: "gpt-oss", max_output_tokens: 8, input: [...first.input, {id: second.input.find((item) => item.type === "item_reference")!.id}]});
+        expect(bare.status).toBe(200);
         // A reference to nothing stored: a 400 naming it.
         const response = await server.post("/v1/responses", {model: "gpt-oss", input: [{type: "item_reference", id: "rs_nothing"}]});
         expect(response.status).toBe(400);

@@ -38,13 +38,16 @@ const tool = {
     ]
 };
 
+/** An item reference without its (optional) type: an `id` and no type, role or content. */
+const present = (name: string) => ({required: [name], properties: {[name]: {}}});
+const bareReference = {...present("id"), not: {anyOf: [present("type"), present("role"), present("content")]}};
 const itemTypes = ["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning", "additional_tools", "item_reference"];
 const item = {
     type: "object",
     properties: {type: {enum: itemTypes}, id: {type: ["string", "null"]}},
     allOf: [
-        // `type` may be left out of a message (OpenAI's EasyInputMessage).
-        {if: {properties: {type: {const: "message"}}}, then: {required: ["role", "content"], properties: {
+        // `type` may be left out of a message (OpenAI's EasyInputMessage), and of an item reference (`{id}` alone).
+        {if: {properties: {type: {const: "message"}}, not: bareReference}, then: {required: ["role", "content"], properties: {
             role: {enum: ["user", "assistant", "system", "developer"]}, content: {type: ["string", "array"], items: contentPart}
         }}},
         whenType(["function_call"], {required: ["call_id", "name", "arguments"], properties: {call_id: nonEmpty, name: nonEmpty, namespace: nonEmpty, arguments: {type: "string"}}}),

@@ -23,7 +23,11 @@ export function previousOf(store: ResponseStore, request: ResponseCreateRequest,
  */
 export function withReferencedItems(store: ResponseStore, request: ResponseCreateRequest, state: RequestState): ResponseCreateRequest {
     // The schema lets them in; the request's type (and everything after this) has none.
-    const reference = (item: unknown) => (item as {type?: string}).type === "item_reference" ? item as ItemReference : null;
+    // (`type` may be left out: an `id` and no type, role or content.)
+    const reference = (item: unknown) => {
+        const {type, role, content, id} = item as {type?: string, role?: unknown, content?: unknown, id?: unknown};
+        return type === "item_reference" || (type == null && role == null && content == null && typeof id === "string") ? item as ItemReference : null;
+    };
     if (typeof request.input === "string" || !request.input.some((item) => reference(item) != null))
         return request;
     const owner = ownerOf(state);
