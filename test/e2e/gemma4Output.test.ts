@@ -20,6 +20,9 @@ const lessThan = ["<|tool_call>call:get_weather{city:", '<|"|>a<b<|"|>', "}<tool
 // Thinking on (the model decides after `<|turn>model\n`): an answer, then a stray `<channel|>` (llama.cpp's gemma4 parser
 // drops it: "It may also emit a single trailing <channel|> token").
 const trailingClose = ["\n", "Hello", "<channel|>", "<|tool_response>"];
+// A thought, the answer's start, a late thought (llama.cpp's gemma4 parser reads it as reasoning), the rest of the answer
+// (the second close tag in two pieces: a script passes through each piece once).
+const lateThought = ["\n", "<|channel>", "thought", "▁I", "▁think", "<channel|>", "Hello", "<|channel>thought", "▁more", "<chan", "nel|>", "▁world", "<|tool_response>"];
 
 describe("Gemma 4: forced calls by its grammar, and its markup after the answer (its real template)", () => {
     let server: TestServer;
@@ -33,10 +36,12 @@ describe("Gemma 4: forced calls by its grammar, and its markup after the answer 
         await make("gemma4-output-zero.gguf", 94, ["<channel|>", ...leadingZero]);
         await make("gemma4-output-lt.gguf", 95, ["<channel|>", ...lessThan]);
         await make("gemma4-output-close.gguf", 96, trailingClose);
+        await make("gemma4-output-late.gguf", 97, lateThought);
         server = await startTestServer({models: [
             {id: "zero", task: "chat", path: path.join(testModelsDir, "gemma4-output-zero.gguf"), contextSize: 2048, parallel: 1},
             {id: "lt", task: "chat", path: path.join(testModelsDir, "gemma4-output-lt.gguf"), contextSize: 2048, parallel: 1},
-            {id: "close", task: "chat", path: path.join(testModelsDir, "gemma4-output-close.gguf"), contextSize: 2048, parallel: 1}
+            {id: "close", task: "chat", path: path.join(testModelsDir, "gemma4-output-close.gguf"), contextSize: 2048, parallel: 1},
+            {id: "late", task: "chat", path: path.join(testModelsDir, "gemma4-output-late.gguf"), contextSize: 2048, parallel: 1}
         ]});
     }, 120_000);
     afterAll(() => server?.stop());
@@ -62,5 +67,17 @@ describe("Gemma 4: forced calls by its grammar, and its markup after the answer 
         expect(completion.choices[0].message.content).toBe("Hello");
         const streamed = await server.client.chat.completions.stream(request).finalChatCompletion();
         expect(streamed.choices[0].message.content).toBe("Hello");
+    });
+
+    it("a late thought is reasoning in every API; Responses gives it a reasoning item of its own, streamed as the body has it (found by review)", async () => {
+        const chat = await server.client.chat.completions.create({model: "late", temperature: 0, max_tokens: 32, messages});
+        expect([(chat.choices[0].message as {reasoning_content?: string}).reasoning_content, chat.choices[0].message.content]).toEqual(["I think more", "Hello world"]);
+        const response = await server.client.responses.create({model: "late", temperature: 0, max_output_tokens: 32, input: "Weather in Paris?"});
+        const texts = response.output.map((item) => item.type === "reasoning" ? ["reasoning", item.content?.[0]?.text] : item.type === "message"
+            ? ["message", item.content[0].type === "output_text" ? item.content[0].text : ""] : [item.type]);
+        expect(texts).toEqual([["reasoning", "I think"], ["message", "Hello world"], ["reasoning", "more"]]);
+        expect(new Set(response.output.map((item) => item.id)).size).toBe(3);
+        const streamed = await server.client.responses.stream({model: "late", temperature: 0, max_output_tokens: 32, input: "Weather in Paris?"}).finalResponse();
+        expect(streamed.output.map((item) => item.type)).toEqual(["reasoning", "message", "reasoning"]);
     });
 });

@@ -4,6 +4,7 @@ import type { JobDone } from "../turn/runJob.js";
 import { foldResponseEvent } from "./foldResponseEvent.js";
 import { customToolInput } from "./offeredTools.js";
 import { encryptedContentOf } from "./reasoningContent.js";
+import { randomId } from "./responseIds.js";
 import type { OutputItem, OutputLogprob, ResponseObject, ResponseStreamEvent } from "./ResponsesWire.js";
 import { incompleteDetails, toOutputLogprobs, toUsage, type OutputOptions, type ResponseIds } from "./toResponse.js";
 
@@ -55,8 +56,8 @@ export class ResponseEvents {
     private readonly heldEntries: OutputLogprob[][] = [];
     /** Items whose closing events went out: the reasoning's once the next item began, the others at the end. */
     private readonly closedItems = new Set<number>();
-    /** The reasoning streamed so far (what closes its item when the answer begins). */
-    private reasoningSoFar = "";
+    /** Each reasoning item's text streamed so far (what closes it when the next item begins), by output index. */
+    private readonly reasoningTexts = new Map<number, string>();
 
     constructor(base: ResponseObject, private readonly ids: ResponseIds, private readonly options: OutputOptions, private readonly send: (event: ResponseStreamEvent) => void) {
         this.response = base;
@@ -68,17 +69,17 @@ export class ResponseEvents {
         this.emit({type: "response.in_progress", response: this.response});
     }
 
+    /** Reasoning; after the answer began (Gemma 4's late thought blocks, a second analysis), in a reasoning item of its own. */
     reasoningDelta(text: string) {
-        // Reasoning after the answer began (Gemma 4's late thought blocks), its item closed: not streamed.
-        if (this.reasoning != null && this.closedItems.has(this.reasoning))
-            return;
-        if (this.reasoning == null && text.trim() === "") {
+        const open = this.reasoning != null && !this.closedItems.has(this.reasoning);
+        if (!open && text.trim() === "") {
             this.heldReasoning.push(text);
             return;
         }
         for (const delta of [...this.heldReasoning.splice(0), text]) {
-            this.reasoningSoFar += delta;
-            const at = {item_id: this.ids.reasoning, output_index: this.openReasoning()};
+            const index = this.openReasoning();
+            this.reasoningTexts.set(index, (this.reasoningTexts.get(index) ?? "") + delta);
+            const at = {item_id: this.response.output[index].id, output_index: index};
             this.emit({type: "response.reasoning_summary_text.delta", ...at, summary_index: 0, delta});
             this.emit({type: "response.reasoning_text.delta", ...at, content_index: 0, delta});
         }
@@ -131,7 +132,7 @@ export class ResponseEvents {
             while (closed < this.response.output.length)
                 this.close(closed++, choice);
         };
-        if (choice.reasoning != null)
+        if (choice.reasoning != null && this.reasoning == null)
             this.openReasoning();
         closeOpened();
         if (choice.text !== "" || calls.length === 0)
@@ -156,9 +157,14 @@ export class ResponseEvents {
         const item = this.response.output[index];
         const at = {item_id: item.id, output_index: index};
         const incomplete = choice.finishReason === "length";
-        if (item.type === "reasoning")
+        if (item.type === "reasoning") {
+            // The choice's reasoning, or where there are several items (reasoning after the answer began) each one's own.
+            const several = this.response.output.filter((output) => output.type === "reasoning").length > 1;
+            const text = several ? (this.reasoningTexts.get(index) ?? "").trim() : choice.reasoning ?? "";
             // Cut by max_output_tokens before the answer began: the reasoning itself is what is incomplete.
-            this.closeReasoning(index, choice.reasoning ?? "", incomplete && choice.reasoning != null && choice.text === "" && (choice.toolCalls ?? []).length === 0);
+            const cut = incomplete && choice.reasoning != null && choice.text === "" && (choice.toolCalls ?? []).length === 0;
+            this.closeReasoning(index, text, cut);
+        }
         else if (item.type === "message") {
             this.closedItems.add(index);
             const logprobs = this.options.logprobs ? toOutputLogprobs(choice.logprobs) : [];
@@ -200,15 +206,17 @@ export class ResponseEvents {
     /** An item after the reasoning begins: the reasoning is whole, its item is closed first (each item closes before the next is added, as OpenAI's streams go). */
     private closeReasoningBeforeNext() {
         if (this.reasoning != null && !this.closedItems.has(this.reasoning))
-            this.closeReasoning(this.reasoning, this.reasoningSoFar.trim(), false);
+            this.closeReasoning(this.reasoning, (this.reasoningTexts.get(this.reasoning) ?? "").trim(), false);
     }
 
+    /** The open reasoning item's index; a new item when none is open (the first has the response's reasoning id). */
     private openReasoning(): number {
-        if (this.reasoning == null) {
+        if (this.reasoning == null || this.closedItems.has(this.reasoning)) {
+            const id = this.reasoning == null ? this.ids.reasoning : randomId("rs");
             this.reasoning = this.nextIndex();
-            const at = {item_id: this.ids.reasoning, output_index: this.reasoning};
+            const at = {item_id: id, output_index: this.reasoning};
             this.emit({type: "response.output_item.added", output_index: at.output_index,
-                item: {type: "reasoning", id: this.ids.reasoning, summary: [], content: [], status: "in_progress"}});
+                item: {type: "reasoning", id, summary: [], content: [], status: "in_progress"}});
             this.emit({type: "response.reasoning_summary_part.added", ...at, summary_index: 0, part: {type: "summary_text", text: ""}});
             this.emit({type: "response.content_part.added", ...at, content_index: 0, part: {type: "reasoning_text", text: ""}});
         }
