@@ -79,5 +79,8 @@ describe("Gemma 4: forced calls by its grammar, and its markup after the answer 
         expect(new Set(response.output.map((item) => item.id)).size).toBe(3);
         const streamed = await server.client.responses.stream({model: "late", temperature: 0, max_output_tokens: 32, input: "Weather in Paris?"}).finalResponse();
         expect(streamed.output.map((item) => item.type)).toEqual(["reasoning", "message", "reasoning"]);
+        // A stop sequence in the late thought is not the answer's: the answer goes on (found by review).
+        const stopped = await server.client.chat.completions.create({model: "late", temperature: 0, max_tokens: 32, messages, stop: ["more"]});
+        expect(stopped.choices[0].message.content).toBe("Hello world");
     });
 });

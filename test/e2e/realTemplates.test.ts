@@ -1,6 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { realTemplateModels } from "../support/realTemplateModels.js";
+import fs from "node:fs";
+import path from "node:path";
+import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
+import { realTemplateModels, realTemplatesDir } from "../support/realTemplateModels.js";
+import { testModelsDir } from "../support/testModels.js";
 import { jsonOf, readSse, startTestServer, type TestServer } from "../support/startTestServer.js";
 
 // Thinking models with their real chat templates (test/fixtures/templates), through the server and the real clients:
@@ -109,6 +113,33 @@ describe("a think block written after a prefill", () => {
         const message = completion.choices[0].message as ChatMessage;
         expect([message.reasoning_content, message.content]).toEqual(["I think", "Hello world"]);
         expect(completion.usage?.completion_tokens_details?.reasoning_tokens).toBe(spec.tokens.reasoning);
+    });
+});
+
+// Found by review: text held back at the answer's start because it might open a think block (`<`) was passed unsearched,
+// so a stop sequence there (`<b`) was missed; the search now holds it until the splitter says what it is.
+describe("a stop sequence at the very start of a thinking model's answer", () => {
+    let local: TestServer;
+    const modelPath = path.join(testModelsDir, "real-template-stop-start.gguf");
+    beforeAll(async () => {
+        fs.mkdirSync(testModelsDir, {recursive: true});
+        await makeTestLlamaGguf(modelPath, {
+            seed: 77, chatTemplate: fs.readFileSync(path.join(realTemplatesDir, "Qwen-Qwen3-0.6B.jinja"), "utf8"),
+            userDefinedVocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
+            controlVocab: ["<|endoftext|>"], extraVocab: ["\n\n", "Hello"],
+            // Thinking off (after `</think>\n\n`) and on (the model decides, after "\n"): "<", "b", ">", "Hello".
+            script: [["\n\n", "<"], ["\n", "<"], ["<", "b"], ["b", ">"], [">", "Hello"], ["Hello", "<|im_end|>"]]
+        });
+        local = await startTestServer({models: [{id: "q", task: "chat", path: modelPath, contextSize: 1024, parallel: 1}]});
+    }, 60_000);
+    afterAll(() => local?.stop());
+
+    it.each([["off", "none"], ["on", undefined]])("thinking %s: <b> is the answer, and a <b stop ends it before anything", async (_label, effort) => {
+        const request = {model: "q", messages, temperature: 0, max_tokens: 10, ...effort == null ? {} : {reasoning_effort: effort}};
+        const plain = await jsonOf(await local.post("/v1/chat/completions", request));
+        expect(plain.choices[0].message.content).toBe("<b>Hello");
+        const stopped = await jsonOf(await local.post("/v1/chat/completions", {...request, stop: ["<b"]}));
+        expect([stopped.choices[0].message.content, stopped.choices[0].finish_reason]).toEqual(["", "stop"]);
     });
 });
 

@@ -195,4 +195,18 @@ describe("StopSequenceFilter", () => {
         expect(filter.hasStopped).toBe(true);
         expect(filter.pass("more")).toBe("");
     });
+
+    it("held text waits unsearched; then only the answer's tail of it and what follows is searched", () => {
+        const filter = new StopSequenceFilter(["<b", "think"]);
+        filter.hold("</think>\n");
+        // The answer is the last 3 characters: the markup before them goes out unsearched.
+        expect(filter.tail("<b>", 3)).toBe("</think>\n");
+        expect(filter.hasStopped).toBe(true);
+        expect(filter.matched).toBe("<b");
+        const later = new StopSequenceFilter(["<b"]);
+        later.hold("<");
+        expect(later.tail("b>", 3)).toBe("");
+        expect(later.hasStopped).toBe(true);
+    });
 });
+

@@ -1,6 +1,7 @@
 import { createReasoningSplitter } from "./text/createReasoningSplitter.js";
 import type { ReasoningFormat } from "../ChatEngine.js";
 import type { ReasoningSplitter, ReasoningStart } from "./text/ReasoningSplitter.js";
+import type { StopSearch } from "../shared/ChoiceText.js";
 
 export type { ReasoningStart } from "./text/ReasoningSplitter.js";
 
@@ -12,6 +13,9 @@ export type { ReasoningStart } from "./text/ReasoningSplitter.js";
  * but a think block the model writes anyway is still told apart, as the output splits it (ReasoningOutput): its tokens
  * are counted, and stop sequences are not searched in it.
  */
+/** How much of the latest text a phase keeps: where the answer begins, its first piece is at the end of it. */
+const recentText = 8192;
+
 export class ReasoningPhase {
     private splitter: ReasoningSplitter | null;
     /** The grammar and the budget follow the splitter (not where the output starts in the answer). */
@@ -21,7 +25,12 @@ export class ReasoningPhase {
     /** Tokens sampled before the answer, counted once the output turned out to reason (tags included). */
     private beforeAnswer = 0;
     private reasoned: boolean;
+    /** The answer's text has begun (something but whitespace after the reasoning): stop sequences are searched from there. */
     private answerText = false;
+    /** The splitter reached the answer once: for the grammar and the budget it stays there (a late thought block aside). */
+    private answered = false;
+    /** The end of the text pushed so far (where the answer's first text is found, for the stop search). */
+    private recent = "";
 
     constructor(start: ReasoningStart, format: ReasoningFormat = "think-tags") {
         this.splitter = start === "call" ? null : createReasoningSplitter(format, start);
@@ -30,11 +39,11 @@ export class ReasoningPhase {
     }
 
     get inAnswer(): boolean {
-        return !this.gated || this.splitter == null || this.splitter.inAnswer;
+        return !this.gated || this.splitter == null || this.answered || this.splitter.inAnswer;
     }
 
     get inReasoning(): boolean {
-        return this.gated && this.splitter?.inReasoning === true;
+        return this.gated && !this.answered && this.splitter?.inReasoning === true;
     }
 
     /** The reasoning's tokens, for usage: 0 when the output never opened a think block. */
@@ -48,26 +57,29 @@ export class ReasoningPhase {
     }
 
     /**
-     * The answer's text has begun (something but whitespace after the reasoning, or no reasoning split at all): stop
-     * sequences are looked for from here (a thought's text, its tags and the whitespace after them are not searched).
+     * A sampled (or forced) token's text; returns where stop sequences are looked for in it: they are the answer's, so
+     * not in a thought, its tags, the whitespace after them, or harmony's headers; text held back that may still be the
+     * answer's start is held for the search too.
      */
-    get answerBegun(): boolean {
-        return this.splitter == null || this.answerText;
-    }
-
-    /** A sampled (or forced) token's text. */
-    push(text: string): void {
+    push(text: string): StopSearch {
         if (this.splitter == null)
-            return;
-        if (this.splitter.inAnswer) {
-            this.answerText ||= text.trim() !== "";
-            return;
+            return "search";
+        const answered = this.answered;
+        const answering = this.answerText;
+        if (!answered) {
+            if (this.splitter.inReasoning && this.gated)
+                this.thinkingTokens++;
+            this.beforeAnswer++;
         }
-        if (this.splitter.inReasoning && this.gated)
-            this.thinkingTokens++;
-        this.beforeAnswer++;
         const split = this.splitter.push(text);
+        this.recent = (this.recent + text).slice(-recentText);
+        if (!answered)
+            this.reasoned ||= this.splitter.inReasoning;
+        this.answered ||= this.splitter.inAnswer;
         this.answerText ||= split.content.trim() !== "";
-        this.reasoned ||= this.splitter.inReasoning;
+        if (split.content !== "" && this.answerText)
+            // Where the answer begins in this token (after markup or reasoning), its text is the token's end: only that is searched.
+            return answering && split.reasoning === "" ? "search" : this.recent.endsWith(split.content) ? {tail: split.content.length} : "pass";
+        return this.splitter.undecided > 0 && this.splitter.heldMayBeContent ? "hold" : "pass";
     }
 }

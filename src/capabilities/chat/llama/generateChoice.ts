@@ -176,17 +176,16 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                 break;
             }
             for (const next of forced ?? [token]) {
-                phase?.push(model.detokenize([next], true));
+                // Stop sequences are the answer's: a thinking model's reasoning and markup are not searched (Qwen3's
+                // `</think>\n\n` would end every answer at a "\n\n" stop).
+                const search = phase?.push(model.detokenize([next], true)) ?? "search";
                 generated.push(next);
                 if (penalized !== generated)
                     penalized.push(next);
-                // Stop sequences are the answer's: a thinking model's reasoning is not searched (Qwen3's `</think>\n\n`
-                // would end every answer at a "\n\n" stop).
-                const searched = phase?.answerBegun ?? true;
                 if (settings.logprobs == null)
-                    output.add(next, undefined, searched);
+                    output.add(next, undefined, search);
                 else if (forced != null)
-                    output.add(next, () => forcedLogprob(next, settings.logprobs!.bytes), searched);
+                    output.add(next, () => forcedLogprob(next, settings.logprobs!.bytes), search);
                 else {
                     const position = promptTokens.length + generated.length - 1;
                     const sample = sampled.get(position);
@@ -195,7 +194,7 @@ export async function generateChoice(settings: ChoiceSettings): Promise<ChoiceOu
                         throw new Error(`No raw distribution was reported for sampled token ${next}`);
                     const {distribution} = sample;
                     const {topLogprobs, bytes} = settings.logprobs;
-                    output.add(next, () => toTokenLogprob(next, distribution, topLogprobs, bytes), searched);
+                    output.add(next, () => toTokenLogprob(next, distribution, topLogprobs, bytes), search);
                 }
             }
             if (forced != null && closeOn != null)

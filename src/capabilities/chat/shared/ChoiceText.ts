@@ -2,6 +2,13 @@ import type { TokenLogprob } from "../ChatEngine.js";
 import { StopSequenceFilter } from "./StopSequenceFilter.js";
 import type { TokenTextDecoder } from "./TokenTextDecoder.js";
 
+/**
+ * What of a token's text is searched for stop sequences: all of it with what was held (`search`); none, what was held
+ * going out too (`pass`: a thinking model's reasoning and markup); none yet (`hold`: it may turn out to be the answer's);
+ * the last `tail` characters of what was held and it (the answer begins there).
+ */
+export type StopSearch = "search" | "pass" | "hold" | {tail: number};
+
 /** A token's logprobs entry, built lazily (off the decode path), and where its text lies in the decoded output. */
 type Pending = {entry: () => TokenLogprob, start?: number, end?: number};
 
@@ -25,7 +32,7 @@ type Pending = {entry: () => TokenLogprob, start?: number, end?: number};
  */
 export class ChoiceText<Token extends number = number> {
     private readonly stopFilter: StopSequenceFilter;
-    private readonly queue: {token: Token, entry?: () => TokenLogprob, searched: boolean}[] = [];
+    private readonly queue: {token: Token, entry?: () => TokenLogprob, search: StopSearch}[] = [];
     private readonly pendingEntries: Pending[] = [];
     private scheduled = false;
     private processed = 0;
@@ -60,11 +67,11 @@ export class ChoiceText<Token extends number = number> {
     }
 
     /**
-     * `entry` builds the token's logprobs entry; given for every token or for none. `searched`: stop sequences are looked
-     * for in its text (false: a thinking model's reasoning, before its answer). Processed two event-loop turns later.
+     * `entry` builds the token's logprobs entry; given for every token or for none. `search`: where stop sequences are
+     * looked for in its text (a thinking model's: in its answer only). Processed two event-loop turns later.
      */
-    add(token: Token, entry?: () => TokenLogprob, searched = true) {
-        this.queue.push({token, entry, searched});
+    add(token: Token, entry?: () => TokenLogprob, search: StopSearch = "search") {
+        this.queue.push({token, entry, search});
         this.withLogprobs ||= entry != null;
         if (this.scheduled)
             return;
@@ -77,7 +84,7 @@ export class ChoiceText<Token extends number = number> {
 
     /** As `add`, processed at once (with every token queued before it). */
     push(token: Token, entry?: () => TokenLogprob) {
-        this.queue.push({token, entry, searched: true});
+        this.queue.push({token, entry, search: "search"});
         this.withLogprobs ||= entry != null;
         this.drain();
     }
@@ -86,13 +93,16 @@ export class ChoiceText<Token extends number = number> {
     drain() {
         while (this.queue.length > 0 && !this.closed && !this.stopFilter.hasStopped) {
             this.processed++;
-            const {token, entry, searched} = this.queue.shift()!;
+            const {token, entry, search} = this.queue.shift()!;
             const before = this.decoder.pendingCount;
             if (entry != null)
                 this.pendingEntries.push({entry});
             const decoded = this.decoder.push(token);
             this.placeEntries(before + 1 - this.decoder.pendingCount, decoded);
-            this.emit(searched ? this.stopFilter.push(decoded) : this.stopFilter.pass(decoded));
+            if (search === "hold")
+                this.stopFilter.hold(decoded);
+            else
+                this.emit(search === "search" ? this.stopFilter.push(decoded) : search === "pass" ? this.stopFilter.pass(decoded) : this.stopFilter.tail(decoded, search.tail));
         }
     }
 

@@ -59,6 +59,22 @@ export class StopSequenceFilter {
         return out;
     }
 
+    /** Text not known yet to be answer or not: held back, unsearched, until what follows says (push, pass or tail). */
+    hold(text: string): void {
+        if (!this.stopped)
+            this.pending += text;
+    }
+
+    /** What was held and `text`, of which only the last `answer` characters are searched (the answer begins there). */
+    tail(text: string, answer: number): string {
+        if (this.stopped)
+            return "";
+        const all = this.pending + text;
+        const split = Math.max(0, all.length - answer);
+        this.pending = "";
+        return all.slice(0, split) + this.push(all.slice(split));
+    }
+
     /** At the end of generation whatever was held back is plain text after all. */
     flush(): string {
         const rest = this.stopped ? "" : this.pending;

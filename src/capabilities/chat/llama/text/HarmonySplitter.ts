@@ -59,6 +59,10 @@ export class HarmonySplitter implements ReasoningSplitter {
         return this.held.length;
     }
 
+    get heldMayBeContent(): boolean {
+        return this.state === "content" ? !this.dropping : this.state === "header" && !this.framed;
+    }
+
     push(text: string): SplitText {
         const out: SplitText = {reasoning: "", content: ""};
         this.held += text;

@@ -20,4 +20,6 @@ export interface ReasoningSplitter {
     readonly inAnswer: boolean;
     /** How much of the text pushed so far is held back, not yet known to be reasoning, markup or answer. */
     readonly undecided: number;
+    /** What is held back may turn out to be answer (not only markup or reasoning). */
+    readonly heldMayBeContent: boolean;
 }

@@ -58,6 +58,10 @@ export class ThinkSplitter implements ReasoningSplitter {
         return this.held.length;
     }
 
+    get heldMayBeContent(): boolean {
+        return (this.state === "start" || this.state === "content") && !this.late;
+    }
+
     push(text: string): SplitText {
         const out: SplitText = {reasoning: "", content: ""};
         this.held += text;
