@@ -28,6 +28,7 @@ import { RunFolder } from "./core/files/RunFolder.js";
 import { removeOnnxRuntimeDebugLog } from "./runtimes/onnx/removeOnnxRuntimeDebugLog.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
+import { closeIdleGracefully } from "./server/closeIdleGracefully.js";
 import type { RouteInfo } from "./server/routeTableOf.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
 import { ServerMetrics } from "./server/metrics/ServerMetrics.js";
@@ -194,6 +195,7 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     // `Expect: 100-continue`: the app decides (continueBody sends the 100 once the request passed every check before its
     // body), not Node, which would invite every body at once.
     server.on("checkContinue", (request, response) => server.emit("request", request, response));
+    closeIdleGracefully(server);
     server.on("request", (request, response) => {
         // Each response carries a fixed set of 'close' listeners (these two watches, the request context, the body's
         // memory hold, a shared drain wait), and a streamed body's pipeline (koa's respond) adds its own: 11 with a
