@@ -61,7 +61,11 @@ export function speechHandler(context: RouteContext): Middleware {
                 }});
             }
         } finally {
-            await speech.release();
+            // An aborted request is answered at once (a 503 at shutdown, nothing to a client gone); the engine's sentence
+            // in progress ends the release later.
+            const released = speech.release();
+            if (!state.signal.aborted)
+                await released;
         }
     };
 }

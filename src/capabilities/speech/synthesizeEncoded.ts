@@ -16,7 +16,10 @@ export type EncodedSpeech = {
     chunks: AsyncQueue<Uint8Array>;
     /** Resolves after the last chunk was queued: tokens fed to the model and samples returned (after any stretch). */
     done: Promise<{inputTokens: number, audioSamples: number}>;
-    /** Stops synthesis (if running) and waits until the encoder is released; call it however the response ended. */
+    /**
+     * Stops synthesis (if running) and waits until the encoder is released; call it however the response ended (and not
+     * wait for it when the request was aborted: the engine may still be finishing a sentence).
+     */
     release(): Promise<void>;
 };
 
@@ -80,10 +83,20 @@ export function synthesizeEncoded(engine: SpeechEngine, plan: SpeechResponsePlan
         chunks.push(await endEncoder());
         return {inputTokens: result.inputTokens, audioSamples};
     })();
+    // The request's end (its client gone, the shutdown's grace over) reaches the writer at once: the engine stops only
+    // at its next sentence (a worker cannot be interrupted mid-sentence), and the answer (a 503 at shutdown) must not
+    // wait for it.
+    const aborted = () => chunks.fail(signal.reason);
+    if (signal.aborted)
+        aborted();
+    else
+        signal.addEventListener("abort", aborted, {once: true});
     const done = synthesis.then((result) => {
+        signal.removeEventListener("abort", aborted);
         chunks.end();
         return result;
     }, (error) => {
+        signal.removeEventListener("abort", aborted);
         // An encoder failure aborts the engine with that error: report it, not the abort.
         const reason = encoderFailure != null ? encoderFailure.error : error;
         chunks.fail(reason);
