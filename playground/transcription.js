@@ -29,6 +29,14 @@ export function mountTranscription(root, models) {
         run
     ]);
     root.append(form, element("div", {class: "card"}, [state, error, output]));
+    // Translations are not streamed (as OpenAI's): the stream option is off for them, the whole text instead.
+    const streamOption = format.querySelector('option[value="stream"]');
+    task.addEventListener("change", () => {
+        const translating = task.value === "translations";
+        streamOption.disabled = translating;
+        if (translating && format.value === "stream")
+            format.value = "text";
+    });
 
     form.addEventListener("submit", async (event) => {
         event.preventDefault();
