@@ -30,7 +30,7 @@ export function mountTranscription(root, models) {
     ]);
     root.append(form, element("div", {class: "card"}, [state, error, output]));
     // Translations are not streamed (as OpenAI's): the stream option is off for them, the whole text instead.
-    const streamOption = format.querySelector('option[value="stream"]');
+    const streamOption = /** @type {HTMLOptionElement} */ (format.querySelector('option[value="stream"]'));
     task.addEventListener("change", () => {
         const translating = task.value === "translations";
         streamOption.disabled = translating;
