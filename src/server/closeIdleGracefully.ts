@@ -9,28 +9,40 @@ import type { Socket } from "node:net";
  * request in progress is left alone; the shutdown's timeout still cuts whatever is open then (`closeAllConnections`).
  */
 export function closeIdleGracefully(server: http.Server): void {
-    const requests = new Map<Socket, number>();
+    /** Per connection: its requests in progress, and the bytes it had read when the last one ended. */
+    const connections = new Map<Socket, {running: number, readAtRest: number}>();
     server.on("connection", (socket: Socket) => {
-        requests.set(socket, 0);
-        socket.once("close", () => requests.delete(socket));
+        connections.set(socket, {running: 0, readAtRest: 0});
+        socket.once("close", () => connections.delete(socket));
     });
     server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
         const socket = request.socket;
-        requests.set(socket, (requests.get(socket) ?? 0) + 1);
+        // A keep-alive request that came after the connection was ended cannot be answered on it.
+        if (socket.writableEnded) {
+            socket.destroy();
+            return;
+        }
+        const connection = connections.get(socket);
+        if (connection != null)
+            connection.running++;
         let done = false;
         const finished = () => {
             if (done)
                 return;
             done = true;
-            if (requests.has(socket))
-                requests.set(socket, Math.max(0, requests.get(socket)! - 1));
+            if (connection != null) {
+                connection.running = Math.max(0, connection.running - 1);
+                connection.readAtRest = socket.bytesRead;
+            }
         };
         response.once("finish", finished);
         response.once("close", finished);
     });
     server.closeIdleConnections = () => {
-        for (const [socket, running] of requests)
-            if (running === 0 && !socket.writableEnded)
+        // Idle: no request in progress, and none arriving (no byte read since the last one ended: its headers may be
+        // half there, as Node's own version leaves such a connection alone).
+        for (const [socket, {running, readAtRest}] of connections)
+            if (running === 0 && socket.bytesRead === readAtRest && !socket.writableEnded)
                 socket.end();
     };
 }

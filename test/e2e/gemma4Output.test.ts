@@ -22,6 +22,10 @@ const lessThan = ["<|tool_call>call:get_weather{city:", '<|"|>a<b<|"|>', "}<tool
 const trailingClose = ["\n", "Hello", "<channel|>", "<|tool_response>"];
 // A thought, the answer's start, a late thought (llama.cpp's gemma4 parser reads it as reasoning), the rest of the answer
 // (the second close tag in two pieces: a script passes through each piece once).
+// An answer with a lone '<' (held: it may open a thought block) and no stop sequences (found by review: "a<b" came out "ab<").
+const lessThanAnswer = ["<channel|>", "a", "<", "b", "<|tool_response>"];
+// The answer's first token with a '<' held after its text ("Hi <"): its text is searched with it (found by review).
+const heldAfterStart = ["<channel|>", "Hi▁<", "b>", "<|tool_response>"];
 const lateThought = ["\n", "<|channel>", "thought", "▁I", "▁think", "<channel|>", "Hello", "<|channel>thought", "▁more", "<chan", "nel|>", "▁world", "<|tool_response>"];
 
 describe("Gemma 4: forced calls by its grammar, and its markup after the answer (its real template)", () => {
@@ -37,11 +41,15 @@ describe("Gemma 4: forced calls by its grammar, and its markup after the answer 
         await make("gemma4-output-lt.gguf", 95, ["<channel|>", ...lessThan]);
         await make("gemma4-output-close.gguf", 96, trailingClose);
         await make("gemma4-output-late.gguf", 97, lateThought);
+        await make("gemma4-output-lt-answer.gguf", 98, lessThanAnswer);
+        await make("gemma4-output-held-start.gguf", 99, heldAfterStart);
         server = await startTestServer({models: [
             {id: "zero", task: "chat", path: path.join(testModelsDir, "gemma4-output-zero.gguf"), contextSize: 2048, parallel: 1},
             {id: "lt", task: "chat", path: path.join(testModelsDir, "gemma4-output-lt.gguf"), contextSize: 2048, parallel: 1},
             {id: "close", task: "chat", path: path.join(testModelsDir, "gemma4-output-close.gguf"), contextSize: 2048, parallel: 1},
-            {id: "late", task: "chat", path: path.join(testModelsDir, "gemma4-output-late.gguf"), contextSize: 2048, parallel: 1}
+            {id: "late", task: "chat", path: path.join(testModelsDir, "gemma4-output-late.gguf"), contextSize: 2048, parallel: 1},
+            {id: "lt-answer", task: "chat", path: path.join(testModelsDir, "gemma4-output-lt-answer.gguf"), contextSize: 2048, parallel: 1},
+            {id: "held-start", task: "chat", path: path.join(testModelsDir, "gemma4-output-held-start.gguf"), contextSize: 2048, parallel: 1}
         ]});
     }, 120_000);
     afterAll(() => server?.stop());
@@ -83,4 +91,17 @@ describe("Gemma 4: forced calls by its grammar, and its markup after the answer 
         const stopped = await server.client.chat.completions.create({model: "late", temperature: 0, max_tokens: 32, messages, stop: ["more"]});
         expect(stopped.choices[0].message.content).toBe("Hello world");
     });
+
+    it("a '<' in the answer stays in its place, with and without stop sequences, streamed and not", async () => {
+        const request = {model: "lt-answer", temperature: 0, max_tokens: 16, messages, reasoning_effort: "none" as const};
+        expect((await server.client.chat.completions.create(request)).choices[0].message.content).toBe("a<b");
+        expect((await server.client.chat.completions.stream(request).finalChatCompletion()).choices[0].message.content).toBe("a<b");
+        expect((await server.client.chat.completions.create({...request, stop: ["zzz"]})).choices[0].message.content).toBe("a<b");
+        // A stop in the answer's first token and what was held after it ("a<" here: "a" then the held "<").
+        expect((await server.client.chat.completions.create({...request, stop: ["a<"]})).choices[0].message.content).toBe("");
+        const held = {...request, model: "held-start"};
+        expect((await server.client.chat.completions.create(held)).choices[0].message.content).toBe("Hi <b>");
+        expect((await server.client.chat.completions.create({...held, stop: ["Hi"]})).choices[0].message.content).toBe("");
+    });
 });
+

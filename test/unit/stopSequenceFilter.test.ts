@@ -208,5 +208,13 @@ describe("StopSequenceFilter", () => {
         expect(later.tail("b>", 3)).toBe("");
         expect(later.hasStopped).toBe(true);
     });
+
+    it("without stop sequences, held text goes out in its place (it went to the end of the answer: found by review)", () => {
+        const filter = new StopSequenceFilter([]);
+        expect(filter.push("a")).toBe("a");
+        filter.hold("<");
+        expect(filter.push("b")).toBe("<b");
+        expect(filter.flush()).toBe("");
+    });
 });
 

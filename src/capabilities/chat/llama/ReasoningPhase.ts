@@ -77,9 +77,14 @@ export class ReasoningPhase {
             this.reasoned ||= this.splitter.inReasoning;
         this.answered ||= this.splitter.inAnswer;
         this.answerText ||= split.content.trim() !== "";
-        if (split.content !== "" && this.answerText)
-            // Where the answer begins in this token (after markup or reasoning), its text is the token's end: only that is searched.
-            return answering && split.reasoning === "" ? "search" : this.recent.endsWith(split.content) ? {tail: split.content.length} : "pass";
+        if (split.content !== "" && this.answerText) {
+            if (answering && split.reasoning === "")
+                return "search";
+            // Where the answer begins in this token (after markup or reasoning), it and what is held after it (which may be
+            // the answer's too) end the text: only they are searched.
+            const held = this.splitter.undecided;
+            return this.recent.slice(0, this.recent.length - held).endsWith(split.content) ? {tail: split.content.length + held} : "pass";
+        }
         return this.splitter.undecided > 0 && this.splitter.heldMayBeContent ? "hold" : "pass";
     }
 }

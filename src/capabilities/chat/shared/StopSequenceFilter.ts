@@ -22,8 +22,12 @@ export class StopSequenceFilter {
     push(text: string): string {
         if (this.stopped)
             return "";
-        if (this.stops.length === 0)
-            return text;
+        if (this.stops.length === 0) {
+            // (What `hold` kept goes out first, in its place.)
+            const out = this.pending + text;
+            this.pending = "";
+            return out;
+        }
 
         this.pending += text;
         let cut = -1;
