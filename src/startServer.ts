@@ -28,7 +28,7 @@ import { RunFolder } from "./core/files/RunFolder.js";
 import { removeOnnxRuntimeDebugLog } from "./runtimes/onnx/removeOnnxRuntimeDebugLog.js";
 import type { Logger } from "./logger.js";
 import { createApp } from "./server/createApp.js";
-import { closeIdleGracefully } from "./server/closeIdleGracefully.js";
+import { closeIdleGracefully, servedUnlessEnded } from "./server/closeIdleGracefully.js";
 import type { RouteInfo } from "./server/routeTableOf.js";
 import { isLoopbackHost } from "./server/isLoopbackHost.js";
 import { ServerMetrics } from "./server/metrics/ServerMetrics.js";
@@ -186,7 +186,8 @@ export async function startServer(config: Config, logger: Logger, options: Serve
     // Slow clients: headers must arrive within headersTimeout, a body must keep moving (watchBodyIdle), and
     // the whole request (not the response: a generation may take minutes) within requestTimeout.
     // Node checks the first two on a timer; checking often keeps short test timeouts meaningful.
-    const server = http.createServer({connectionsCheckingInterval: Math.max(50, Math.min(1000, config.headersTimeoutMs / 4))}, app.koa.callback());
+    const server = http.createServer({connectionsCheckingInterval: Math.max(50, Math.min(1000, config.headersTimeoutMs / 4))},
+        servedUnlessEnded(app.koa.callback()));
     server.headersTimeout = config.headersTimeoutMs;
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = config.keepAliveTimeoutMs;

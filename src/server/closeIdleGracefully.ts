@@ -17,26 +17,27 @@ export function closeIdleGracefully(server: http.Server): void {
     });
     server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
         const socket = request.socket;
-        // A keep-alive request that came after the connection was ended cannot be answered on it.
-        if (socket.writableEnded) {
-            socket.destroy();
-            return;
-        }
         const connection = connections.get(socket);
-        if (connection != null)
-            connection.running++;
+        if (connection == null || socket.destroyed)
+            return;
+        connection.running++;
         let done = false;
         const finished = () => {
             if (done)
                 return;
             done = true;
-            if (connection != null) {
-                connection.running = Math.max(0, connection.running - 1);
-                connection.readAtRest = socket.bytesRead;
-            }
+            connection.running = Math.max(0, connection.running - 1);
+            connection.readAtRest = socket.bytesRead;
         };
         response.once("finish", finished);
         response.once("close", finished);
+        // Answered before its body was read (a 401, a 413), the request's body is read and dropped after: at rest once it is.
+        const bodyRead = () => {
+            if (done)
+                connection.readAtRest = socket.bytesRead;
+        };
+        request.once("end", bodyRead);
+        request.once("close", bodyRead);
     });
     server.closeIdleConnections = () => {
         // Idle: no request in progress, and none arriving (no byte read since the last one ended: its headers may be
@@ -44,5 +45,19 @@ export function closeIdleGracefully(server: http.Server): void {
         for (const [socket, {running, readAtRest}] of connections)
             if (running === 0 && socket.bytesRead === readAtRest && !socket.writableEnded)
                 socket.end();
+    };
+}
+
+/**
+ * The server's request handler, but for a keep-alive request that came after its connection was ended (by the close's
+ * sweep above): that connection cannot answer it, so it is destroyed and the request never reaches the app.
+ */
+export function servedUnlessEnded(handler: http.RequestListener): http.RequestListener {
+    return (request, response) => {
+        if (request.socket.writableEnded) {
+            request.socket.destroy();
+            return;
+        }
+        return handler(request, response);
     };
 }
