@@ -1,9 +1,12 @@
 import { createReasoningSplitter } from "./text/createReasoningSplitter.js";
 import type { ReasoningFormat } from "../ChatEngine.js";
 import type { ReasoningSplitter, ReasoningStart } from "./text/ReasoningSplitter.js";
-import type { StopSearch } from "../shared/ChoiceText.js";
+import type { StopSearch } from "../shared/StopSequenceFilter.js";
 
 export type { ReasoningStart } from "./text/ReasoningSplitter.js";
+
+/** How much of the latest text a phase keeps: where the answer begins, its first piece is at the end of it. */
+const recentText = 8192;
 
 /**
  * Where a thinking model's generation is, token by token, as the engine samples (before any text is
@@ -13,9 +16,6 @@ export type { ReasoningStart } from "./text/ReasoningSplitter.js";
  * but a think block the model writes anyway is still told apart, as the output splits it (ReasoningOutput): its tokens
  * are counted, and stop sequences are not searched in it.
  */
-/** How much of the latest text a phase keeps: where the answer begins, its first piece is at the end of it. */
-const recentText = 8192;
-
 export class ReasoningPhase {
     private splitter: ReasoningSplitter | null;
     /** The grammar and the budget follow the splitter (not where the output starts in the answer). */

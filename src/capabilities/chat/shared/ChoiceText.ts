@@ -1,13 +1,6 @@
 import type { TokenLogprob } from "../ChatEngine.js";
-import { StopSequenceFilter } from "./StopSequenceFilter.js";
+import { StopSequenceFilter, type StopSearch } from "./StopSequenceFilter.js";
 import type { TokenTextDecoder } from "./TokenTextDecoder.js";
-
-/**
- * What of a token's text is searched for stop sequences: all of it with what was held (`search`); none, what was held
- * going out too (`pass`: a thinking model's reasoning and markup); none yet (`hold`: it may turn out to be the answer's);
- * the last `tail` characters of what was held and it (the answer begins there).
- */
-export type StopSearch = "search" | "pass" | "hold" | {tail: number};
 
 /** A token's logprobs entry, built lazily (off the decode path), and where its text lies in the decoded output. */
 type Pending = {entry: () => TokenLogprob, start?: number, end?: number};
@@ -99,10 +92,9 @@ export class ChoiceText<Token extends number = number> {
                 this.pendingEntries.push({entry});
             const decoded = this.decoder.push(token);
             this.placeEntries(before + 1 - this.decoder.pendingCount, decoded);
-            if (search === "hold")
-                this.stopFilter.hold(decoded);
-            else
-                this.emit(search === "search" ? this.stopFilter.push(decoded) : search === "pass" ? this.stopFilter.pass(decoded) : this.stopFilter.tail(decoded, search.tail));
+            const safe = this.stopFilter.take(decoded, search);
+            if (search !== "hold")
+                this.emit(safe);
         }
     }
 

@@ -1,4 +1,11 @@
 /**
+ * What of a piece of text is searched for stop sequences (StopSequenceFilter.take): all of it with what was held
+ * (`search`); none, what was held going out too (`pass`: a thinking model's reasoning and markup); none yet (`hold`: it
+ * may turn out to be the answer's); the last `tail` characters of what was held and it (the answer begins there).
+ */
+export type StopSearch = "search" | "pass" | "hold" | {tail: number};
+
+/**
  * Streams generated text while cutting it at the first stop sequence. Text that might be the start
  * of a stop sequence is held back until it is known not to be, so a client never sees a partial
  * stop sequence, and the stop sequence itself is never part of the output.
@@ -22,12 +29,8 @@ export class StopSequenceFilter {
     push(text: string): string {
         if (this.stopped)
             return "";
-        if (this.stops.length === 0) {
-            // (What `hold` kept goes out first, in its place.)
-            const out = this.pending + text;
-            this.pending = "";
-            return out;
-        }
+        if (this.stops.length === 0)
+            return this.pass(text);
 
         this.pending += text;
         let cut = -1;
@@ -77,6 +80,15 @@ export class StopSequenceFilter {
         const split = Math.max(0, all.length - answer);
         this.pending = "";
         return all.slice(0, split) + this.push(all.slice(split));
+    }
+
+    /** The text that is now safe to emit, `text` searched as `search` says. */
+    take(text: string, search: StopSearch): string {
+        if (search === "hold") {
+            this.hold(text);
+            return "";
+        }
+        return search === "search" ? this.push(text) : search === "pass" ? this.pass(text) : this.tail(text, search.tail);
     }
 
     /** At the end of generation whatever was held back is plain text after all. */
