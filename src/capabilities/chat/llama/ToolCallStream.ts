@@ -2,7 +2,7 @@ import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
 import { argumentsAreJson, callName, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
-import { callStartOf, findNameEnd, nameCannotEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
+import { callStartOf, findNameEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -105,8 +105,7 @@ export class ToolCallStream {
                 case "content": {
                     const found = this.start.find(this.buffer, 0);
                     if (found == null) {
-                        const partial = this.start.partialAtEnd(this.buffer);
-                        const keep = partial + trailingSpace(this.buffer.slice(0, this.buffer.length - partial));
+                        const keep = heldBack(this.buffer, this.start.partialAtEnd(this.buffer));
                         this.emitContent(this.buffer.slice(0, this.buffer.length - keep));
                         this.buffer = this.buffer.slice(this.buffer.length - keep);
                         return;
@@ -144,14 +143,13 @@ export class ToolCallStream {
                 }
                 case "name": {
                     const nameEnd = findNameEnd(this.buffer, this.format, 0);
-                    if (nameEnd == null) {
-                        // A JSON object's first key that is not a call's (`{"name": "Bob", "age": 42}`): content at once, not held to the end.
-                        if (nameCannotEnd(this.buffer, this.format, 0)) {
-                            this.malformed();
-                            continue;
-                        }
-                        return;
+                    // A JSON object's first key that is not a call's (`{"name": "Bob", "age": 42}`): content at once, not held to the end.
+                    if (nameEnd === "never") {
+                        this.malformed();
+                        continue;
                     }
+                    if (nameEnd == null)
+                        return;
                     this.name = callName(this.buffer.slice(0, nameEnd.start), this.format);
                     if (!this.names.has(this.name)) {
                         this.malformed();
@@ -175,7 +173,7 @@ export class ToolCallStream {
                     if (end == null) {
                         this.suffixSearchFrom = resumeFrom(this.buffer, suffix);
                         if (this.streamsArguments)
-                            this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, suffix)).trimEnd().length);
+                            this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, partialPrefixAtEnd(this.buffer, suffix))).trimEnd().length);
                         return;
                     }
                     const argumentsText = this.read(this.name, this.buffer.slice(0, end.start), false);
@@ -246,9 +244,8 @@ function resumeFrom(text: string, piece: string): number {
     return at;
 }
 
-/** How many characters at the end of `text` could start `marker`, plus the whitespace before them. */
-function heldBack(text: string, marker: string) {
-    const partial = partialPrefixAtEnd(text, marker);
+/** How many characters at the end of `text` are held back: the `partial` start of a marker there, and the whitespace before it. */
+function heldBack(text: string, partial: number) {
     return partial + trailingSpace(text.slice(0, text.length - partial));
 }
 

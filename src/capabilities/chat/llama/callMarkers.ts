@@ -24,27 +24,19 @@ export function callStartOf(format: ToolCallFormat): CallStart {
 }
 
 /**
- * Where the call's name ends and its arguments start, searching from `from`. In a JSON object call the name is a JSON
- * string (no tool's name has a quote): it ends at the first quote, where the params prefix must follow.
+ * Where the call's name ends and its arguments start, searching from `from`; `never` when no text that follows can end
+ * it: in a JSON object call the name is a JSON string (no tool's name has a quote), so it ends at its first quote, where
+ * the params prefix must follow (`{"name": "Bob", "age": 42}` is no call). Null: not yet (for other formats, until
+ * their params prefix comes).
  */
-export function findNameEnd(text: string, format: ToolCallFormat, from: number): {start: number, end: number} | null {
+export function findNameEnd(text: string, format: ToolCallFormat, from: number): {start: number, end: number} | "never" | null {
     if (!isObjectCall(format))
         return findPiece(text, format.paramsPrefix, from, format.parameters != null);
     const quote = text.indexOf('"', from);
-    const end = quote < 0 ? null : matchPiece(text, quote, jsonPiece(format.paramsPrefix, false));
-    return typeof end === "number" ? {start: quote, end} : null;
-}
-
-/**
- * The name of a JSON object call cannot end any more, whatever text follows (findNameEnd is null for good): its first
- * quote is there and the params prefix does not follow it. For other formats, false: their name ends wherever their
- * params prefix comes.
- */
-export function nameCannotEnd(text: string, format: ToolCallFormat, from: number): boolean {
-    if (!isObjectCall(format))
-        return false;
-    const quote = text.indexOf('"', from);
-    return quote >= 0 && matchPiece(text, quote, jsonPiece(format.paramsPrefix, false)) == null;
+    if (quote < 0)
+        return null;
+    const end = matchPiece(text, quote, jsonPiece(format.paramsPrefix, false));
+    return typeof end === "number" ? {start: quote, end} : end == null ? "never" : null;
 }
 
 function literalStart(prefix: string): CallStart {
@@ -76,13 +68,8 @@ type JsonPiece = {tokens: string[], optional: string[]};
  */
 const maxSpace = 64;
 
-const jsonStarts = new Map<string, CallStart>();
 function jsonStart(markup: string, typeField: boolean): CallStart {
-    const key = `${typeField}:${markup}`;
-    let start = jsonStarts.get(key);
-    if (start == null)
-        jsonStarts.set(key, start = pieceStart(jsonPiece(markup, typeField)));
-    return start;
+    return pieceStart(jsonPiece(markup, typeField));
 }
 
 /**

@@ -29,8 +29,8 @@ export const jsonArguments: ArgumentsReader = (_name, written, cut) => cut || is
 /**
  * Splits generated text into the content before the first call (trailing whitespace trimmed) and
  * the calls written in the template's format (`prefix name paramsPrefix <arguments> suffix`,
- * separated by whitespace or `betweenCalls`; the prefix and params prefix as callMarkers.ts reads them). Arguments are what `read` makes of the text between (the JSON text as
- * generated, trimmed, for most templates).
+ * separated by whitespace or `betweenCalls`; the prefix and params prefix as callMarkers.ts reads them). Arguments
+ * are what `read` makes of the text between (the JSON text as generated, trimmed, for most templates).
  *
  * - Null when there is no call, or when the first call is malformed (unknown name, arguments that
  *   are not a JSON object, no suffix): then the whole text is content.
@@ -56,7 +56,8 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
     const calls: GeneratedToolCall[] = [];
     let at = first.end;
     for (;;) {
-        const nameEnd = findNameEnd(text, format, at);
+        const found = findNameEnd(text, format, at);
+        const nameEnd = found === "never" ? null : found;
         if (nameEnd == null)
             return truncated ? {content, calls, complete: false} : calls.length === 0 ? null : {content, calls, complete: true};
         const name = callName(text.slice(at, nameEnd.start), format);
