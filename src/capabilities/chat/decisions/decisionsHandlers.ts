@@ -32,7 +32,7 @@ export function systemOneHandler(context: RouteContext): Middleware {
     return async (ctx) => {
         const request = validate(ctx.request.body);
         const {response} = await decide(ctx, context, request, (engine) => toSystemOneRequest(request, mostOptions(engine))).catch((error: unknown) => {
-            throw namingAssets(error, request);
+            throw inSystemOneTerms(error, request);
         });
         ctx.body = {
             model: response.model,
@@ -80,10 +80,11 @@ function mostOptions(engine: ChatEngine): number {
 }
 
 /**
- * An error about an image of a System One request's state, named as the decisions request's part it became (a refusal
- * here, or the image's decoding in a worker), names its asset instead: the field the client sent.
+ * An error about a part of the decisions request a System One request became, named as the client sent it: a question's
+ * options (`questions[i].choices[j]...`) are its criteria (`questions.<name>.criteria`), an image of the state (a refusal
+ * here, or the image's decoding in a worker) is its asset.
  */
-function namingAssets(error: unknown, request: SystemOneRequest): unknown {
+function inSystemOneTerms(error: unknown, request: SystemOneRequest): unknown {
     const param = error instanceof ApiError ? error.param : error instanceof ImageInputError ? error.source : null;
     // A question's options (the decisions request's `questions[i].choices[j]...`) are its criteria in System One.
     const question = param == null || !(error instanceof ApiError) ? null : /^questions\[(\d+)\][.\w[\]]*/.exec(param);

@@ -78,6 +78,7 @@ export class TurnPlanner {
     private readonly grammars = new Map<string, LlamaGrammar>();
     /** What the engine writes to end a thought over its budget (the model's format: `</think>`, or harmony's end of analysis and final header). */
     private readonly thinkCloseTokens: readonly Token[];
+    private harmonyCallClosing: {closeTokens: readonly Token[], closeOn: ReadonlySet<Token>} | undefined;
 
     constructor(private readonly of: TurnPlannerModel) {
         // The markup alone (a SentencePiece vocabulary would put a space piece before each text around it); the model writes what follows.
@@ -123,9 +124,7 @@ export class TurnPlanner {
         // to a thinking model: where its output starts, its budget, the closing tag the engine writes.
         const reasoningFormat = info.reasoningFormat ?? null;
         // gpt-oss's forced call with thinking on: its analysis first, then the engine opens the call where the analysis ends.
-        const closeInCall = callOpening != null && prepared.start !== "call"
-            ? {closeTokens: this.tokensOf("<|end|><|start|>assistant" + callOpening), closeOn: new Set(harmonyMessageEnds.flatMap((end) => this.tokensOf(end)))}
-            : null;
+        const closeInCall = callOpening != null && prepared.start !== "call" ? this.callClosing(callOpening) : null;
         const prompt: TurnPrompt = job.rawPrompt != null
             ? {kind: "raw", tokens: prepared.tokens, rawPrompt: job.rawPrompt, clientStart: prepared.clientStart}
             : {
@@ -139,6 +138,14 @@ export class TurnPlanner {
         // far, and a grammar that starts only after a thinking model's thought.
         const speculate = job.sampling.frequencyPenalty === 0 && job.sampling.presencePenalty === 0 && !(reasoningOf(prompt) != null && grammar != null);
         return {prompt, maxTokens, tokenBias, grammar, calls, speculate};
+    }
+
+    /** How a harmony model's analysis ends in a forced call the engine opens (`callOpening`, constant per model): tokenized once. */
+    private callClosing(callOpening: string) {
+        return this.harmonyCallClosing ??= {
+            closeTokens: this.tokensOf("<|end|><|start|>assistant" + callOpening),
+            closeOn: new Set(harmonyMessageEnds.flatMap((end) => this.tokensOf(end)))
+        };
     }
 
     /** Markup's tokens, as the model's vocabulary has them (control tokens as such). */

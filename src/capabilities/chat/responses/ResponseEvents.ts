@@ -154,6 +154,7 @@ export class ResponseEvents {
     private close(index: number, choice: ChoiceResult) {
         if (this.closedItems.has(index))
             return;
+        this.closedItems.add(index);
         const item = this.response.output[index];
         const at = {item_id: item.id, output_index: index};
         const incomplete = choice.finishReason === "length";
@@ -164,16 +165,13 @@ export class ResponseEvents {
             // Cut by max_output_tokens before the answer began: the reasoning itself is what is incomplete.
             const cut = incomplete && choice.reasoning != null && choice.text === "" && (choice.toolCalls ?? []).length === 0;
             this.closeReasoning(index, text, cut);
-        }
-        else if (item.type === "message") {
-            this.closedItems.add(index);
+        } else if (item.type === "message") {
             const logprobs = this.options.logprobs ? toOutputLogprobs(choice.logprobs) : [];
             this.emit({type: "response.output_text.done", ...at, content_index: 0, text: choice.text, logprobs});
             this.emit({type: "response.content_part.done", ...at, content_index: 0, part: {...this.itemAt(index, "message").content[0], logprobs}});
             const status = incomplete ? "incomplete" : "completed";
             this.emit({type: "response.output_item.done", output_index: index, item: {...this.itemAt(index, "message"), status}});
         } else {
-            this.closedItems.add(index);
             const callIndex = [...this.calls].find(([, output]) => output === index)![0];
             const call = choice.toolCalls?.[callIndex];
             // Cut by max_output_tokens while it was being written (its arguments may not even be JSON).
