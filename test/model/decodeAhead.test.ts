@@ -5,7 +5,7 @@ import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngi
 import type { SpeculativeOptions } from "../../src/capabilities/chat/llama/speculation/SpeculativeOptions.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { decodesAhead, nativeContextOf, unwrapNativeContext, wrapNativeContext } from "../../src/runtimes/llama/internals.js";
-import { countDecodeAhead, generateReplacing, kvEnd, noDecodeAhead, withoutDecodeAhead } from "../support/decodeAhead.js";
+import { countDecodeAhead, generateReplacing, kvEnd, noDecodeAhead, withoutDecodeAhead, withThreadCounts } from "../support/decodeAhead.js";
 import { generateWithMetadata, plainSamplingCases } from "../support/plainDecoding.js";
 import type { ChatJob } from "../../src/capabilities/chat/ChatEngine.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
@@ -120,11 +120,6 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
     it("the dispatch settles a decode ahead on the thread pool before it changes the count, and the tokens stay the same", async ({skip}) => {
         if (!decodesAhead(context))
             skip(noDecodeAhead);
-        // The splitter stood in for by one that alternates 1 and 2 threads, batch after batch (node-llama-cpp's private field)
-        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
-        const splitter = internals._threadSplitterConsumer;
-        let batches = 0;
-        internals._threadSplitterConsumer = {getAllocationToConsume: () => [1 + (batches++ % 2), {dispose() {}}]};
         const generate = async (ahead: boolean) => {
             let pending = false;
             const changesWhilePending: number[] = [];
@@ -163,16 +158,16 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
                 unwrapNativeContext(context);
             }
         };
-        try {
+        // The splitter stood in for by one that alternates 1 and 2 threads, batch after batch.
+        let batches = 0;
+        await withThreadCounts(context, () => 1 + (batches++ % 2), async () => {
             const each = await generate(false);
             const ahead = await generate(true);
             expect(ahead.tokens).toEqual(each.tokens);
             expect(ahead.changes).toBeGreaterThan(10);
             expect(ahead.changesWhilePending).toEqual([]);
             expect(ahead.kvEnd).toBe(ahead.nextTokenIndex - 1);
-        } finally {
-            internals._threadSplitterConsumer = splitter;
-        }
+        });
     }, 60_000);
 
     // With getLlama's maxThreads 0 and a context's threads 0 the splitter hands out 0 ("the machine's count", which the
@@ -180,30 +175,28 @@ describe("a step's token decoded ahead, below the server (node-llama-cpp's plain
     it("a count of 0 handed out batch after batch undoes no decode ahead", async ({skip}) => {
         if (!decodesAhead(context))
             skip(noDecodeAhead);
-        const internals = context as unknown as {_threadSplitterConsumer?: unknown};
-        const splitter = internals._threadSplitterConsumer;
-        internals._threadSplitterConsumer = {getAllocationToConsume: () => [0, {dispose() {}}]};
-        let undone = 0;
-        wrapNativeContext(context, (native) => ({
-            settlePrefetch: async () => {
-                const had = await native.settlePrefetch!();
-                undone += had ? 1 : 0;
-                return had;
+        await withThreadCounts(context, () => 0, async () => {
+            let undone = 0;
+            wrapNativeContext(context, (native) => ({
+                settlePrefetch: async () => {
+                    const had = await native.settlePrefetch!();
+                    undone += had ? 1 : 0;
+                    return had;
+                }
+            }));
+            const sequence = context.getSequence();
+            let taken = 0;
+            try {
+                for await (const _token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, _prefetchNextDecode: () => taken + 1 < 24} as Record<string, unknown>))
+                    if (++taken === 24)
+                        break;
+                expect(undone).toBe(0);
+                expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
+            } finally {
+                sequence.dispose();
+                unwrapNativeContext(context);
             }
-        }));
-        const sequence = context.getSequence();
-        let taken = 0;
-        try {
-            for await (const _token of sequence.evaluate(model.tokenize("Once upon a time") as Token[], {temperature: 0, _prefetchNextDecode: () => taken + 1 < 24} as Record<string, unknown>))
-                if (++taken === 24)
-                    break;
-            expect(undone).toBe(0);
-            expect(kvEnd(context, 0)).toBe(sequence.nextTokenIndex - 1);
-        } finally {
-            sequence.dispose();
-            unwrapNativeContext(context);
-            internals._threadSplitterConsumer = splitter;
-        }
+        });
     }, 60_000);
 });
 

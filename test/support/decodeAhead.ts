@@ -47,3 +47,19 @@ export async function generateReplacing(sequence: LlamaContextSequence, prompt: 
     await iterator.return(undefined);
     return {tokens, kvEnd: kvEnd(sequence.context, sequenceIdOf(sequence)), nextTokenIndex: sequence.nextTokenIndex};
 }
+
+/**
+ * Runs `body` with node-llama-cpp's thread splitter (the context's private `_threadSplitterConsumer`) stood in for by
+ * one that hands out `count()` threads before each batch, and puts the real one back after.
+ */
+export async function withThreadCounts<T>(context: LlamaContext, count: () => number, body: () => Promise<T>): Promise<T> {
+    const internals = context as unknown as {_threadSplitterConsumer?: unknown};
+    const splitter = internals._threadSplitterConsumer;
+    internals._threadSplitterConsumer = {getAllocationToConsume: () => [count(), {dispose() {}}]};
+    try {
+        return await body();
+    } finally {
+        internals._threadSplitterConsumer = splitter;
+    }
+}
+
