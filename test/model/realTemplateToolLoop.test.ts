@@ -6,6 +6,7 @@ import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.j
 import { TemplateRefusedError } from "../../src/capabilities/chat/errors/TemplateRefusedError.js";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
+import { pythonCallsText } from "../../src/capabilities/chat/llama/pythonCalls.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
 import { makeTestLlamaGguf } from "../support/gguf/makeTestLlamaGguf.js";
 import { promptText, realTemplateModels, realTemplatesDir } from "../support/realTemplateModels.js";
@@ -76,7 +77,26 @@ it.each(jsonEndedTemplates)("a tool loop's whole prompt is the template's render
     await expectToolLoopsAsTemplate(modelPath, template, null);
 }, 60_000);
 
-async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "gemma4" | "harmony" | null) {
+// LFM2's family (Liquid AI): calls as a Python list (pythonCalls.ts). LFM2.5-8B-A1B's template writes past calls itself;
+// LFM2's and LFM2.5-Instruct's leave a message's calls out (their models' calls are part of the message's text there), so
+// the reference is the template's rendering of the messages with the calls in their text, as LFM2.5's template writes them.
+const lfm2Templates = [
+    {file: "LFM2.5-8B-A1B.jinja", callsInText: false, format: "think-tags" as const},
+    {file: "LFM2-8B-A1B.jinja", callsInText: true, format: null},
+    {file: "LFM2.5-Instruct.jinja", callsInText: true, format: "think-tags" as const}
+];
+it.each(lfm2Templates)("a tool loop's whole prompt is the template's rendering, calls as a Python list: $file", async (spec) => {
+    const template = fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8");
+    const modelPath = path.join(testModelsDir, `lfm2-template-${spec.file}.gguf`);
+    fs.mkdirSync(testModelsDir, {recursive: true});
+    await makeTestLlamaGguf(modelPath, {seed: 82, chatTemplate: template, userDefinedVocab: ["<think>", "</think>"], controlVocab: ["<|im_start|>",
+        "<|tool_call_start|>", "<|tool_call_end|>", "<|tool_list_start|>", "<|tool_list_end|>", "<|tool_response_start|>", "<|tool_response_end|>"]});
+    await expectToolLoopsAsTemplate(modelPath, template, spec.format, spec.callsInText ? pythonCallsText : undefined);
+}, 60_000);
+
+/** `callsText`: the template leaves calls out; the reference messages carry them in their text, written by this. */
+async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "gemma4" | "harmony" | null,
+    callsText?: (calls: {name: string, arguments: unknown}[]) => string) {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath});
     const renderer = new ChatPromptRenderer(model);
@@ -199,7 +219,8 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
         // default in the template), BOS and EOS as the vocabulary spells them.
         let reference: string;
         try {
-            reference = new Template(template).render({messages: openAiMessages(turns, format === "harmony"), tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
+            const messages = openAiMessages(turns, format === "harmony").map((message) => withCallsInText(message as OpenAiMessage, callsText));
+            reference = new Template(template).render({messages, tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
                 enable_thinking: true, bos_token: bos, eos_token: eos});
         } catch (error) {
             // A shape the template refuses (Mistral Small 3.2: a user message right after tool results): refused with its words.
@@ -215,4 +236,13 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
     }
     await model.dispose();
     expect(failures).toEqual([]);
+}
+
+type OpenAiMessage = {role: string, content?: string, tool_calls?: {function: {name: string, arguments: unknown}}[]};
+
+/** An assistant message with its calls written after its text by `callsText` (none: as it is). */
+function withCallsInText(message: OpenAiMessage, callsText: ((calls: {name: string, arguments: unknown}[]) => string) | undefined): OpenAiMessage {
+    if (callsText == null || message.tool_calls == null)
+        return message;
+    return {...message, content: (message.content ?? "") + callsText(message.tool_calls.map((call) => call.function))};
 }

@@ -21,6 +21,10 @@ describe("@huggingface/jinja as patched: Python's Jinja where real templates nee
         expect(render("{{ x | string }}", {x: {a: 1, b: "it's", c: [true, null], d: 'say "hi"'}})).toBe(`{'a': 1, 'b': "it's", 'c': [True, None], 'd': 'say "hi"'}`);
     });
 
+    it("`|string` of a boolean is str()'s `True` / `False` (LFM2.5's `arg_value | string` in a past call)", () => {
+        expect(render("{{ t | string }}/{{ f | string }}", {t: true, f: false})).toBe("True/False");
+    });
+
     it("`~` writes each side as str() does (GigaChat's `' // default: ' ~ d` with a null default)", () => {
         expect(render("{{ 'a' ~ d ~ '|' ~ t ~ '|' ~ u ~ '|' ~ 2 }}", {d: null, t: true})).toBe("aNone|True||2");
     });

@@ -11,13 +11,15 @@ import { type TemplateRender, withGenerationPrompt } from "./templateGenerationP
 import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
-import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails } from "./templateMessages.js";
-import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf } from "./templateProbes.js";
+import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails,
+    withReasoningAsThinking } from "./templateMessages.js";
+import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCalls } from "./templateProbes.js";
 import { joinAdjacentTurns, makesCalls, toChatHistory, toModelFunctions, withoutDroppedAnalysis } from "./templateTurns.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
 import { isMistralCallIdTemplate, mistralCallIdFormat } from "./mistralCalls.js";
+import { isLfm2Template, pythonCallsText, pythonListCallFormat } from "./pythonCalls.js";
 
 /**
  * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
@@ -70,8 +72,13 @@ export class ChatPromptRenderer {
     readonly usesTemplate: boolean;
     /** A harmony template (gpt-oss's): its calls are read in harmonyCalls.ts's format, and the reply is rendered as its generation prompt. */
     private readonly harmony: boolean;
-    /** A call format node-llama-cpp does not detect, known here (gpt-oss's, Gemma 4's); null for others. */
+    /** A call format node-llama-cpp does not detect, known here (gpt-oss's, Gemma 4's, LFM2's); null for others. */
     private readonly ownCallFormat: ToolCallFormat | null;
+    /**
+     * The template does not write a message's calls (LFM2's, LFM2.5-Instruct's): they go into the message's text in the
+     * model's format (pythonCallsText); decided once, by the first wrapper.
+     */
+    private callsInText: boolean | undefined;
     /** The template leaves out the text of a message with calls (Mistral Small 3.2's): so does the prompt (node-llama-cpp would fall back to its own format). */
     private readonly dropsCallText: boolean;
     /** The template writes a tool's result as a JSON string (gpt-oss's `content|tojson`). */
@@ -105,7 +112,8 @@ export class ChatPromptRenderer {
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
         this.harmony = typeof template === "string" && isHarmonyTemplate(template);
         this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template !== "string" ? null
-            : isGemma4Template(template) ? gemma4CallFormat : isMistralCallIdTemplate(template) ? mistralCallIdFormat : null;
+            : isGemma4Template(template) ? gemma4CallFormat : isMistralCallIdTemplate(template) ? mistralCallIdFormat
+            : isLfm2Template(template) ? pythonListCallFormat : null;
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.ownCallFormat ?? toolCallFormatOf(this.wrapper);
@@ -151,24 +159,29 @@ export class ChatPromptRenderer {
             wrapper = build(this.joinsAdjacentMessages);
         keepHistoryResponsesAsGiven(wrapper);
         keepTemplateThoughtBlocks(wrapper);
-        // gpt-oss's and Gemma 4's calls are read in their own formats (harmonyCalls.ts, gemma4Arguments.ts), which
-        // node-llama-cpp's detection does not know.
+        // gpt-oss's, Gemma 4's and LFM2's calls are read in their own formats (harmonyCalls.ts, gemma4Arguments.ts,
+        // pythonCalls.ts), which node-llama-cpp's detection does not know.
         if (!wrapper.usingJinjaFunctionCallTemplate && this.ownCallFormat != null)
             renderCallsThroughTemplate(wrapper, {call: {...this.ownCallFormat, optionalPrefixSpace: true, emptyCallParamsPlaceholder: {}}, result: {prefix: "", suffix: ""}});
+        this.callsInText ??= this.ownCallFormat?.notation === "python" && !writesCalls(jinjaRendererOf(wrapper).render.bind(jinjaRendererOf(wrapper)));
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
             keepFunctionResultsAsText(wrapper);
             keepFunctionResultsRaw(wrapper);
-            // A template that writes each argument in markup gets a past call's arguments as they are (parameterMarkup.ts).
-            if (this.argumentsInMarkup !== false) {
+            // A template that writes each argument in markup gets a past call's arguments as they are (parameterMarkup.ts),
+            // and so does a template whose call format is known here (LFM2.5's iterates them: node-llama-cpp wraps them in `params`).
+            if (this.ownCallFormat != null)
+                renderCallArgumentsUnwrapped(wrapper);
+            else if (this.argumentsInMarkup !== false) {
                 const undo = renderCallArgumentsUnwrapped(wrapper);
                 this.argumentsInMarkup ??= undo != null;
                 if (undo != null)
                     this.undoUnwrapped = undo;
             }
         }
-        this.watches.set(wrapper, watchRenders(wrapper, this.ownCallFormat?.idMarker != null));
+        this.watches.set(wrapper, watchRenders(wrapper, {numberedCallIds: this.ownCallFormat?.idMarker != null, callsText: this.callsInText ? pythonCallsText : null,
+            reasoningAsThinking: this.ownCallFormat?.notation === "python"}));
         return wrapper;
     }
 
@@ -357,15 +370,22 @@ export class ChatPromptRenderer {
     }
 }
 
-/** Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders). */
-function watchRenders(wrapper: JinjaTemplateChatWrapper, numberedCallIds: boolean): RenderWatch {
+/**
+ * Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders). `callsText`:
+ * writes a message's calls into its text, for a template that leaves them out (withCallsInText); `reasoningAsThinking`:
+ * a response's reasoning goes to the template as `thinking` too (LFM2.5's, withReasoningAsThinking).
+ */
+function watchRenders(wrapper: JinjaTemplateChatWrapper, {numberedCallIds, callsText, reasoningAsThinking}:
+    {numberedCallIds: boolean, callsText: Parameters<typeof withCallsInText>[1] | null, reasoningAsThinking: boolean}): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], callReasoning: [], refusal: null};
     const content = callsOnlyContent(render);
-    renderer.render = (given) => {
+    renderer.render = (received) => {
+        const given = callsText == null ? received : withCallsInText(received, callsText);
         const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
-        const reasoned = withCallReasoning(shaped, watch.callReasoning);
+        const withReasoning = withCallReasoning(shaped, watch.callReasoning);
+        const reasoned = reasoningAsThinking ? withReasoningAsThinking(withReasoning) : withReasoning;
         const params = numberedCallIds ? withNumberedCallIds(reasoned) : reasoned;
         let output: string;
         try {

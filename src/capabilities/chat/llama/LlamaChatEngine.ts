@@ -314,12 +314,13 @@ function vocabularySize(model: LlamaModel) {
 
 /**
  * The markup an answer's parsers read, which the output keeps as text even where the model's vocabulary has it as control
- * tokens: its call format's (Mistral's `[TOOL_CALLS]`, `[ARGS]`; Gemma 4's `<|tool_call>`) and its reasoning tags (Gemma 4's
+ * tokens: its call format's (Mistral's `[TOOL_CALLS]`, `[ARGS]`; Gemma 4's `<|tool_call>`; LFM2's `<|tool_call_start|>`) and its reasoning tags (Gemma 4's
  * `<|channel>`, `<channel|>`). Harmony's are text in llama.cpp already.
  */
 function outputMarkup(format: ToolCallFormat | null, reasoning: ReasoningFormat | null): string[] {
     const calls = format == null ? [] : [format.prefix, format.paramsPrefix, format.suffix, format.betweenCalls, format.idMarker ?? "",
-        ...format.parameters == null ? [] : [format.parameters.keyStart, format.parameters.keyEnd, format.parameters.valueEnd]];
+        ...format.parameters == null ? [] : [format.parameters.keyStart, format.parameters.keyEnd, format.parameters.valueEnd],
+        ...format.list == null ? [] : [format.list.separator, format.list.end]];
     const tags = reasoning == null || reasoning === "harmony" ? [] : [tagsOf(reasoning).open, tagsOf(reasoning).close];
     return [...calls, ...tags];
 }

@@ -3,6 +3,7 @@ import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
 import { argumentsAreJson, callName, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
 import { callStartOf, findNameEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
+import { PythonArgumentsScan } from "./pythonCalls.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -34,6 +35,10 @@ export class ToolCallStream {
     private suffixSearchFrom = 0;
     /** A format without a suffix: where the arguments' JSON object ends, scanned as the call streams (jsonObjectEnd.ts). */
     private objectScan: JsonObjectScan | null = null;
+    /** Python's notation (LFM2's): where the arguments' closing `)` is, scanned as the call streams (pythonCalls.ts). */
+    private pythonScan: PythonArgumentsScan | null = null;
+    /** Between calls of a list format (`format.list`): the list is still open (a separator or its end comes next). */
+    private inList = false;
     /** Between calls of an object-call format (Llama 3.x): the call's object was closed. */
     private closed = false;
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
@@ -117,6 +122,22 @@ export class ToolCallStream {
                     continue;
                 }
                 case "between": {
+                    if (this.format.list != null && this.inList) {
+                        // After a call in a list: the next call's name after the separator, or the list's end (parseToolCalls' afterListedCall).
+                        const rest = this.buffer.trimStart();
+                        const {separator, end} = this.format.list;
+                        if (rest.startsWith(separator)) {
+                            this.buffer = rest.slice(separator.length);
+                            this.state = "name";
+                        } else if (rest.startsWith(end)) {
+                            this.buffer = rest.slice(end.length);
+                            this.inList = false;
+                        } else if (rest === "" || end.startsWith(rest))
+                            return;
+                        else
+                            this.state = "dropped";
+                        continue;
+                    }
                     // Llama 3.x's call object closed after its arguments, and its `;` between calls (parseToolCalls' afterObjectCall).
                     if (isObjectCall(this.format)) {
                         const after = this.closed ? 0 : afterObjectCall(this.buffer, 0, this.format);
@@ -160,16 +181,14 @@ export class ToolCallStream {
                     this.state = "arguments";
                     this.suffixSearchFrom = 0;
                     this.objectScan = this.format.suffix === "" ? new JsonObjectScan() : null;
+                    this.pythonScan = this.format.notation === "python" ? new PythonArgumentsScan() : null;
                     this.sent = null;
                     if (!this.hold)
                         this.emit({type: "call", index: this.completed, name: this.name});
                     continue;
                 }
                 case "arguments": {
-                    const objectEnd = this.objectScan?.scan(this.buffer);
-                    const end = this.objectScan != null
-                        ? objectEnd == null ? null : {start: objectEnd, end: objectEnd}
-                        : findPiece(this.buffer, suffix, this.suffixSearchFrom, this.format.parameters != null);
+                    const end = this.argumentsEnd();
                     if (end == null) {
                         this.suffixSearchFrom = resumeFrom(this.buffer, suffix);
                         if (this.streamsArguments)
@@ -194,10 +213,24 @@ export class ToolCallStream {
                         this.buffer = this.buffer.slice(this.format.betweenCalls.length);
                     this.state = "between";
                     this.closed = false;
+                    this.inList = this.format.list != null;
                     continue;
                 }
             }
         }
+    }
+
+    /** Where the current call's arguments end in the buffer (findCallEnd's rules, scanned as the call streams), or null: not yet. */
+    private argumentsEnd(): {start: number, end: number} | null {
+        if (this.pythonScan != null) {
+            const close = this.pythonScan.scan(this.buffer);
+            return close == null ? null : {start: close, end: close + 1};
+        }
+        if (this.objectScan != null) {
+            const objectEnd = this.objectScan.scan(this.buffer);
+            return objectEnd == null ? null : {start: objectEnd, end: objectEnd};
+        }
+        return findPiece(this.buffer, this.format.suffix, this.suffixSearchFrom, this.format.parameters != null);
     }
 
     private startCall(start: number, end: number) {

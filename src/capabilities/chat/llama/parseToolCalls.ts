@@ -3,6 +3,7 @@ import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
 import { callStartOf, findNameEnd } from "./callMarkers.js";
+import { pythonArgumentsEnd, pythonArgumentsJson } from "./pythonCalls.js";
 
 /**
  * A call's `arguments` (a JSON object's text) from what the model wrote between its name and its end, or null when
@@ -12,11 +13,13 @@ export type ArgumentsReader = (name: string, written: string, cut: boolean) => s
 
 /**
  * The JSON object as written (trimmed); for a format with arguments in markup, the markup read into one (parameterMarkup.ts);
- * in Gemma 4's notation, that read into one (gemma4Arguments.ts; a call cut short has none).
+ * in Gemma 4's notation or Python's (LFM2's), that read into one (gemma4Arguments.ts, pythonCalls.ts; a call cut short has none).
  */
 export function argumentsReader(format: ToolCallFormat, functions: readonly ChatToolFunction[]): ArgumentsReader {
     if (format.notation === "gemma4")
         return (_name, written, cut) => gemma4ArgumentsJson(written) ?? (cut ? "" : null);
+    if (format.notation === "python")
+        return (_name, written, cut) => pythonArgumentsJson(written) ?? (cut ? "" : null);
     const markup = format.parameters;
     if (markup == null)
         return jsonArguments;
@@ -29,7 +32,8 @@ export const jsonArguments: ArgumentsReader = (_name, written, cut) => cut || is
 /**
  * Splits generated text into the content before the first call (trailing whitespace trimmed) and
  * the calls written in the template's format (`prefix name paramsPrefix <arguments> suffix`,
- * separated by whitespace or `betweenCalls`; the prefix and params prefix as callMarkers.ts reads them). Arguments
+ * separated by whitespace or `betweenCalls`, or items of a list, `format.list`; the prefix and params prefix as
+ * callMarkers.ts reads them). Arguments
  * are what `read` makes of the text between (the JSON text as generated, trimmed, for most templates).
  *
  * - Null when there is no call, or when the first call is malformed (unknown name, arguments that
@@ -75,6 +79,14 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
             return calls.length === 0 ? null : {content, calls, complete: true};
         calls.push({name, arguments: argumentsText});
         at = afterObjectCall(text, end.end, format);
+        if (format.list != null) {
+            const after = afterListedCall(text, at, format.list);
+            if (after == null)
+                return {content, calls, complete: true};
+            at = after.at;
+            if (after.next)
+                continue;
+        }
         if (format.betweenCalls !== "" && text.startsWith(format.betweenCalls, at))
             at += format.betweenCalls.length;
         while (at < text.length && /\s/.test(text[at]) && start.at(text, at) == null)
@@ -101,10 +113,27 @@ export function argumentsAreJson(format: ToolCallFormat): boolean {
 }
 
 /**
+ * After a call in a list (`format.list`), from `at`: the next call's name (`next`, past the separator), or past the
+ * list's end; null when neither is there (the text ends, or what follows is not the list's).
+ */
+export function afterListedCall(text: string, at: number, list: {separator: string, end: string}): {at: number, next: boolean} | null {
+    while (at < text.length && /\s/.test(text[at]))
+        at++;
+    if (text.startsWith(list.separator, at))
+        return {at: at + list.separator.length, next: true};
+    return text.startsWith(list.end, at) ? {at: at + list.end.length, next: false} : null;
+}
+
+/**
  * Where a call's arguments end, from `at`: its suffix; for a format without one (Mistral's and Devstral's
- * `[TOOL_CALLS]NAME[ARGS]{...}`), the end of the JSON object the arguments are.
+ * `[TOOL_CALLS]NAME[ARGS]{...}`), the end of the JSON object the arguments are; in Python's notation, the `)` that
+ * closes them.
  */
 export function findCallEnd(text: string, format: ToolCallFormat, at: number): {start: number, end: number} | null {
+    if (format.notation === "python") {
+        const close = pythonArgumentsEnd(text, at);
+        return close == null ? null : {start: close, end: close + 1};
+    }
     if (format.suffix === "") {
         const end = jsonObjectEnd(text, at);
         return end == null ? null : {start: end, end};

@@ -116,3 +116,44 @@ export function withCallsOnlyContent(params: Record<string, unknown>, content: n
         return params;
     return {...params, messages: params.messages.map((message: Record<string, unknown>) => callsOnly(message) ? {...message, content} : message)};
 }
+
+/**
+ * The messages again with each assistant message's calls written after its text by `write` (in the model's own format),
+ * for a template that does not write `tool_calls` (LFM2's: the calls are part of the model's message there). The calls
+ * stay in the message as well, so its results still render as the results of calls.
+ */
+export function withCallsInText(params: Record<string, unknown>, write: (calls: {name: string, arguments: unknown}[]) => string): Record<string, unknown> {
+    const withCalls = (message: Record<string, unknown>) => message.role === "assistant" && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    if (!Array.isArray(params.messages) || !params.messages.some(withCalls))
+        return params;
+    return {...params, messages: params.messages.map((message: Record<string, unknown>) => {
+        if (!withCalls(message))
+            return message;
+        const calls = (message.tool_calls as {function?: {name?: unknown, arguments?: unknown}}[]).map((call) => ({
+            name: String(call.function?.name ?? ""), arguments: parsedArguments(call.function?.arguments)
+        }));
+        return {...message, content: (typeof message.content === "string" ? message.content : "") + write(calls)};
+    })};
+}
+
+/** A call's arguments as an object: node-llama-cpp hands them over as one, or as its JSON text. */
+function parsedArguments(args: unknown): unknown {
+    if (typeof args !== "string")
+        return args;
+    try {
+        return JSON.parse(args);
+    } catch {
+        return args;
+    }
+}
+
+/**
+ * The messages again with each `reasoning_content` also as `thinking`, the field LFM2.5's template reads a response's
+ * thought from (llama.cpp's LFM2 handler copies it the same way).
+ */
+export function withReasoningAsThinking(params: Record<string, unknown>): Record<string, unknown> {
+    const reasoned = (message: Record<string, unknown>) => typeof message.reasoning_content === "string" && message.thinking == null;
+    if (!Array.isArray(params.messages) || !params.messages.some(reasoned))
+        return params;
+    return {...params, messages: params.messages.map((message: Record<string, unknown>) => reasoned(message) ? {...message, thinking: message.reasoning_content} : message)};
+}

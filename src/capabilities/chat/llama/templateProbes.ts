@@ -37,6 +37,14 @@ export function callsOnlyContent(render: (params: Record<string, unknown>) => st
     return renders(null) ? null : renders("") ? "" : undefined;
 }
 
+/**
+ * Whether the template writes an assistant message's `tool_calls` (the call's argument appears in its rendering). LFM2's
+ * and LFM2.5-Instruct's leave them out: their models' calls are part of the message's text.
+ */
+export function writesCalls(render: (params: Record<string, unknown>) => string): boolean {
+    return renderProbeCall(render, {content: ""})?.includes("Paris") === true;
+}
+
 /** Whether the template leaves out the text of an assistant message with calls (Mistral Small 3.2's renders only the calls). */
 export function dropsTextBeforeCalls(render: (params: Record<string, unknown>) => string): boolean {
     const text = "Qz7probeCallTextz7Q";

@@ -26,6 +26,8 @@ export function toolCallGrammarText(
             rules.push(markupArgumentsRule(llama, format.parameters, fn.schema, prefix));
         else if (format.notation === "gemma4")
             rules.push(gemma4ArgumentsRule(fn.schema, prefix));
+        else if (format.notation === "python")
+            rules.push(pythonArgumentsRule(fn.schema, prefix));
         else
             rules.push(renameRules(jsonSchemaGrammarText(llama, fn.schema), prefix));
         // A call id the model writes after the name (Mistral Small 3.2's `[CALL_ID]` and 9 letters and digits), optional as in llama.cpp's grammar.
@@ -33,6 +35,12 @@ export function toolCallGrammarText(
             ? `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`
             : `${gbnfLiteral(fn.name)} ( ${gbnfLiteral(format.idMarker)} [a-zA-Z0-9]{9} )? ${gbnfLiteral(format.paramsPrefix)} ${prefix}root`;
     });
+    // Calls as the items of one list (LFM2's `<|tool_call_start|>[NAME(...), NAME(...)]<|tool_call_end|>`).
+    if (format.list != null) {
+        const listed = `call ::= ( ${alternatives.join(" | ")} ) ${gbnfLiteral(format.suffix)}`;
+        const more = parallel ? `( ${gbnfLiteral(format.list.separator + " ")} call )* ` : "";
+        return [`root ::= ${gbnfLiteral(format.prefix)} call ${more}${gbnfLiteral(format.list.end)}`, listed, ...rules].join("\n");
+    }
     // A call that is a JSON object itself, its arguments a value in it, with no markup after (Llama 3.1's
     // `{"name": ..., "parameters": {...}}`): the object is closed after the arguments (the parser ends the call with them).
     const end = isObjectCall(format) ? "}" : format.suffix;
@@ -109,6 +117,46 @@ function gemma4ArgumentsRule(schema: Record<string, unknown>, prefix: string): s
     const root = first.length > 0
         ? `${first.join(' "," ')}${optional == null ? "" : ` ( "," ${optional} )*`}`
         : optional == null ? '""' : `( ${optional} ( "," ${optional} )* )?`;
+    return [`${rule("root")} ::= ${root}`, ...rules].join("\n");
+}
+
+/**
+ * `PREFIXroot`: a function's keyword arguments in Python's notation (pythonCalls.ts, LFM2's), between the call's
+ * parentheses: the required properties of the schema in its order, then any of the others; a value by its property's
+ * type (a string in double quotes with JSON's escapes, an enum as one of its strings, a number, an integer, `True` or
+ * `False`), else any Python literal (strings in either quote, numbers, True/False/None, lists, dicts).
+ */
+function pythonArgumentsRule(schema: Record<string, unknown>, prefix: string): string {
+    const properties = schema.properties != null && typeof schema.properties === "object" ? schema.properties as Record<string, Record<string, unknown>> : {};
+    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const rule = (name: string) => prefix + name;
+    const rules = [
+        `${rule("value")} ::= ${rule("string")} | ${rule("number")} | "True" | "False" | "None" | ${rule("list")} | ${rule("dict")}`,
+        `${rule("string")} ::= "\\"" ( [^"\\\\\\n] | "\\\\" [^\\n] )* "\\"" | "'" ( [^'\\\\\\n] | "\\\\" [^\\n] )* "'"`,
+        `${rule("integer")} ::= "-"? ( "0" | [1-9] [0-9]* )`,
+        `${rule("number")} ::= ${rule("integer")} ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
+        `${rule("list")} ::= "[" ( ${rule("value")} ( ", " ${rule("value")} )* )? "]"`,
+        `${rule("dict")} ::= "{" ( ${rule("string")} ": " ${rule("value")} ( ", " ${rule("string")} ": " ${rule("value")} )* )? "}"`,
+        `${rule("key")} ::= [a-zA-Z_] [a-zA-Z0-9_]*`
+    ];
+    const pair = (key: string, property: Record<string, unknown> | undefined) => {
+        const type = property?.type;
+        const value = Array.isArray(property?.enum) && property.enum.every((item) => typeof item === "string")
+            ? `( ${property.enum.map((item) => gbnfLiteral(JSON.stringify(item))).join(" | ")} )`
+            : type === "string" ? rule("string") : type === "integer" ? rule("integer") : type === "number" ? rule("number")
+            : type === "boolean" ? `( "True" | "False" )` : rule("value");
+        return `${gbnfLiteral(key + "=")} ${value}`;
+    };
+    const entries = Object.entries(properties).filter(([key]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key));
+    const first = entries.filter(([key]) => required.has(key)).map(([key, property]) => pair(key, property));
+    const others = entries.filter(([key]) => !required.has(key)).map(([key, property]) => pair(key, property));
+    // No properties named: any keyword arguments (none when additionalProperties is false).
+    if (entries.length === 0 && schema.additionalProperties !== false)
+        others.push(`${rule("key")} "=" ${rule("value")}`);
+    const optional = others.length === 0 ? null : `( ${others.join(" | ")} )`;
+    const root = first.length > 0
+        ? `${first.join(' ", " ')}${optional == null ? "" : ` ( ", " ${optional} )*`}`
+        : optional == null ? '""' : `( ${optional} ( ", " ${optional} )* )?`;
     return [`${rule("root")} ::= ${root}`, ...rules].join("\n");
 }
 
