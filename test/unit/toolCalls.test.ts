@@ -38,7 +38,10 @@ const texts: [string, string, boolean][] = [
     ["forced call cut in the suffix", "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</to", true],
     ["forced call cut in the name", call("get_time", "{}") + "\n<tool_call>\n{\"name\": \"get_", true],
     ["forced call cut in its prefix: no markup in the content", "<tool_call>\n{\"name", true],
-    ["forced call cut in its prefix after text", "Sure.\n<tool_call>\n{", true]
+    ["forced call cut in its prefix after text", "Sure.\n<tool_call>\n{", true],
+    // Reka-Edge's model (llama.cpp's tests/test-chat.cpp) closes the call without the template's line break; others add spaces.
+    ["a call closed without the template's line break, another with more", "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"UTC\"}}</tool_call>\n"
+        + "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}} \n\n </tool_call>", false]
 ];
 
 describe("parseToolCalls and ToolCallStream agree", () => {
@@ -69,6 +72,7 @@ describe("parseToolCalls and ToolCallStream agree", () => {
             content: "", calls: [{name: "get_time", arguments: "{}"}], complete: false
         });
         expect(parseToolCalls("See <tool_ca", hermes, names)).toBeNull();
+        expect(parseToolCalls(texts.at(-1)![1], hermes, names)?.calls).toEqual([{name: "get_time", arguments: "{\"zone\": \"UTC\"}"}, {name: "get_weather", arguments: "{}"}]);
     });
 });
 

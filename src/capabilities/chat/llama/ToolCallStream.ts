@@ -230,7 +230,7 @@ export class ToolCallStream {
             const objectEnd = this.objectScan.scan(this.buffer);
             return objectEnd == null ? null : {start: objectEnd, end: objectEnd};
         }
-        return findPiece(this.buffer, this.format.suffix, this.suffixSearchFrom, this.format.parameters != null);
+        return findPiece(this.buffer, this.format.suffix, this.suffixSearchFrom, true);
     }
 
     private startCall(start: number, end: number) {

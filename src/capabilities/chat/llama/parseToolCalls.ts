@@ -125,9 +125,10 @@ export function afterListedCall(text: string, at: number, list: {separator: stri
 }
 
 /**
- * Where a call's arguments end, from `at`: its suffix; for a format without one (Mistral's and Devstral's
- * `[TOOL_CALLS]NAME[ARGS]{...}`), the end of the JSON object the arguments are; in Python's notation, the `)` that
- * closes them.
+ * Where a call's arguments end, from `at`: its suffix, with any whitespace around and between its tags (a model of a
+ * Hermes-style template writing `}</tool_call>` for the template's `}\n</tool_call>`, Reka-Edge's); for a format without
+ * one (Mistral's and Devstral's `[TOOL_CALLS]NAME[ARGS]{...}`), the end of the JSON object the arguments are; in
+ * Python's notation, the `)` that closes them.
  */
 export function findCallEnd(text: string, format: ToolCallFormat, at: number): {start: number, end: number} | null {
     if (format.notation === "python") {
@@ -138,7 +139,7 @@ export function findCallEnd(text: string, format: ToolCallFormat, at: number): {
         const end = jsonObjectEnd(text, at);
         return end == null ? null : {start: end, end};
     }
-    return findPiece(text, format.suffix, at, format.parameters != null);
+    return findPiece(text, format.suffix, at, true);
 }
 
 /** A call's name from what precedes its arguments: trimmed, and without the call id a format writes after it (Mistral Small 3.2's `[CALL_ID]...`). */
