@@ -94,6 +94,21 @@ it.each(lfm2Templates)("a tool loop's whole prompt is the template's rendering, 
     await expectToolLoopsAsTemplate(modelPath, template, spec.format, spec.callsInText ? pythonCallsText : undefined);
 }, 60_000);
 
+// Calls as a JSON list between two markers (jsonListCalls.ts): Nemotron-Nano-v2's `<TOOLCALL>[...]</TOOLCALL>`, Apriel's
+// `<tool_calls>[...]</tool_calls>` (with the calls' ids, the prompt's own numbered ones); their templates write past calls.
+const jsonListTemplates = [
+    {file: "NVIDIA-Nemotron-Nano-v2.jinja", format: "think-tags" as const, vocab: ["<TOOLCALL>", "</TOOLCALL>", "<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>"]},
+    {file: "unsloth-Apriel-1.5.jinja", format: null, vocab: ["<tool_calls>", "</tool_calls>"]},
+    {file: "Apriel-1.6-15b-Thinker-fixed.jinja", format: null, vocab: ["<tool_calls>", "</tool_calls>"]}
+];
+it.each(jsonListTemplates)("a tool loop's whole prompt is the template's rendering, calls as a JSON list: $file", async (spec) => {
+    const template = fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8");
+    const modelPath = path.join(testModelsDir, `json-list-template-${spec.file}.gguf`);
+    fs.mkdirSync(testModelsDir, {recursive: true});
+    await makeTestLlamaGguf(modelPath, {seed: 83, chatTemplate: template, contextLength: 8192, userDefinedVocab: ["<think>", "</think>"], controlVocab: spec.vocab});
+    await expectToolLoopsAsTemplate(modelPath, template, spec.format);
+}, 60_000);
+
 /** `callsText`: the template leaves calls out; the reference messages carry them in their text, written by this. */
 async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "gemma4" | "harmony" | null,
     callsText?: (calls: {name: string, arguments: unknown}[]) => string) {

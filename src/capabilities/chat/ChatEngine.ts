@@ -59,13 +59,15 @@ export type ChatTools = {
  * this and a call id the model writes (Mistral Small 3.2's `[CALL_ID]`, 9 letters and digits) before `paramsPrefix`.
  * `forcedOpening`: a forced call is opened by the prompt with this text (the prefix), a grammar writes its name and
  * arguments, and the model's end of generation is its suffix (harmony, where a call is a message of its own: one call).
- * `list`: the calls are items of one list the prefix opens (LFM2's `<|tool_call_start|>[a(...), b(...)]<|tool_call_end|>`):
- * after a call, `separator` and the next call's name (no prefix), or `end`; then another list may start. The Python
- * notation (`notation` "python", pythonCalls.ts) ends a call's arguments at the `)` that closes them, read, not searched for.
+ * `list`: the calls are items of one list the prefix opens (LFM2's `<|tool_call_start|>[a(...), b(...)]<|tool_call_end|>`,
+ * Nemotron-Nano-v2's `<TOOLCALL>[{"name": ..., "arguments": {...}}, ...]</TOOLCALL>`): after a call, `separator`, the
+ * next item's `item` markup and its name, or `end`; then another list may start. The Python notation (`notation`
+ * "python", pythonCalls.ts) ends a call's arguments at the `)` that closes them, and JSON arguments in a list end where
+ * their object closes, read, not searched for (the call's suffix, `}`, is the object's own closing brace's text).
  */
 export type ToolCallFormat = {
     prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, notation?: "gemma4" | "python",
-    idMarker?: string, forcedOpening?: string, list?: {separator: string, end: string}
+    idMarker?: string, forcedOpening?: string, list?: {separator: string, end: string, item: string}
 };
 
 /** One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd. */

@@ -13,13 +13,14 @@ import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, kee
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails,
     withReasoningAsThinking } from "./templateMessages.js";
-import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCalls } from "./templateProbes.js";
+import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
 import { joinAdjacentTurns, makesCalls, toChatHistory, toModelFunctions, withoutDroppedAnalysis } from "./templateTurns.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
 import { isMistralCallIdTemplate, mistralCallIdFormat } from "./mistralCalls.js";
 import { isLfm2Template, pythonCallsText, pythonListCallFormat } from "./pythonCalls.js";
+import { jsonListCallFormat } from "./jsonListCalls.js";
 
 /**
  * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
@@ -72,13 +73,15 @@ export class ChatPromptRenderer {
     readonly usesTemplate: boolean;
     /** A harmony template (gpt-oss's): its calls are read in harmonyCalls.ts's format, and the reply is rendered as its generation prompt. */
     private readonly harmony: boolean;
-    /** A call format node-llama-cpp does not detect, known here (gpt-oss's, Gemma 4's, LFM2's); null for others. */
+    /** A call format node-llama-cpp does not detect, known here (gpt-oss's, Gemma 4's, LFM2's, JSON lists'); null for others. */
     private readonly ownCallFormat: ToolCallFormat | null;
     /**
      * The template does not write a message's calls (LFM2's, LFM2.5-Instruct's): they go into the message's text in the
      * model's format (pythonCallsText); decided once, by the first wrapper.
      */
     private callsInText: boolean | undefined;
+    /** The template writes call ids (Apriel's, Mistral Small 3.2's): they are the prompt's own, numbered; decided by the first wrapper. */
+    private numberedCallIds: boolean | undefined;
     /** The template leaves out the text of a message with calls (Mistral Small 3.2's): so does the prompt (node-llama-cpp would fall back to its own format). */
     private readonly dropsCallText: boolean;
     /** The template writes a tool's result as a JSON string (gpt-oss's `content|tojson`). */
@@ -113,7 +116,7 @@ export class ChatPromptRenderer {
         this.harmony = typeof template === "string" && isHarmonyTemplate(template);
         this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template !== "string" ? null
             : isGemma4Template(template) ? gemma4CallFormat : isMistralCallIdTemplate(template) ? mistralCallIdFormat
-            : isLfm2Template(template) ? pythonListCallFormat : null;
+            : isLfm2Template(template) ? pythonListCallFormat : jsonListCallFormat(template);
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.ownCallFormat ?? toolCallFormatOf(this.wrapper);
@@ -180,7 +183,9 @@ export class ChatPromptRenderer {
                     this.undoUnwrapped = undo;
             }
         }
-        this.watches.set(wrapper, watchRenders(wrapper, {numberedCallIds: this.ownCallFormat?.idMarker != null, callsText: this.callsInText ? pythonCallsText : null,
+        // A template that writes call ids gets the prompt's own, numbered (withNumberedCallIds): Mistral Small 3.2's takes no other.
+        this.numberedCallIds ??= this.ownCallFormat?.idMarker != null || writesCallIds(jinjaRendererOf(wrapper).render.bind(jinjaRendererOf(wrapper)));
+        this.watches.set(wrapper, watchRenders(wrapper, {numberedCallIds: this.numberedCallIds, callsText: this.callsInText ? pythonCallsText : null,
             reasoningAsThinking: this.ownCallFormat?.notation === "python"}));
         return wrapper;
     }

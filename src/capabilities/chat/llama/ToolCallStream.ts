@@ -1,8 +1,8 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
-import { argumentsAreJson, callName, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
-import { callStartOf, findNameEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
+import { argumentsAreJson, callName, jsonArguments, jsonItemEnd, type ArgumentsReader } from "./parseToolCalls.js";
+import { callStartOf, findNameEnd, listItemStartOf, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
 import { PythonArgumentsScan } from "./pythonCalls.js";
 
 export type ToolCallStreamEvent =
@@ -44,6 +44,10 @@ export class ToolCallStream {
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
     private readonly start: CallStart;
+    /** Where a list's next call starts after its separator (`format.list.item`). */
+    private readonly itemStart: CallStart;
+    /** A JSON list's call: where its arguments' object closed (the call's `}` may come in a later piece). */
+    private objectEnd: number | null = null;
 
     constructor(
         private readonly format: ToolCallFormat,
@@ -53,6 +57,7 @@ export class ToolCallStream {
         private readonly read: ArgumentsReader = jsonArguments
     ) {
         this.start = callStartOf(format);
+        this.itemStart = listItemStartOf(format);
     }
 
     /** Argument fragments go out as generated: a forced call whose arguments are the JSON the answer gives. */
@@ -127,8 +132,15 @@ export class ToolCallStream {
                         const rest = this.buffer.trimStart();
                         const {separator, end} = this.format.list;
                         if (rest.startsWith(separator)) {
-                            this.buffer = rest.slice(separator.length);
-                            this.state = "name";
+                            const next = rest.slice(separator.length).trimStart();
+                            const item = this.itemStart.at(next, 0);
+                            if (item != null) {
+                                this.buffer = next.slice(item);
+                                this.state = "name";
+                            } else if (this.itemStart.partialAtEnd(next) === next.length)
+                                return;
+                            else
+                                this.state = "dropped";
                         } else if (rest.startsWith(end)) {
                             this.buffer = rest.slice(end.length);
                             this.inList = false;
@@ -180,8 +192,9 @@ export class ToolCallStream {
                     this.buffer = this.buffer.slice(nameEnd.end);
                     this.state = "arguments";
                     this.suffixSearchFrom = 0;
-                    this.objectScan = this.format.suffix === "" ? new JsonObjectScan() : null;
+                    this.objectScan = this.format.suffix === "" || (this.format.list != null && argumentsAreJson(this.format)) ? new JsonObjectScan() : null;
                     this.pythonScan = this.format.notation === "python" ? new PythonArgumentsScan() : null;
+                    this.objectEnd = null;
                     this.sent = null;
                     if (!this.hold)
                         this.emit({type: "call", index: this.completed, name: this.name});
@@ -191,8 +204,9 @@ export class ToolCallStream {
                     const end = this.argumentsEnd();
                     if (end == null) {
                         this.suffixSearchFrom = resumeFrom(this.buffer, suffix);
+                        // Up to the arguments' object where it closed already (a JSON list's call: its `}` still to come).
                         if (this.streamsArguments)
-                            this.sendArguments(this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, partialPrefixAtEnd(this.buffer, suffix))).trimEnd().length);
+                            this.sendArguments(this.objectEnd ?? this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, partialPrefixAtEnd(this.buffer, suffix))).trimEnd().length);
                         return;
                     }
                     const argumentsText = this.read(this.name, this.buffer.slice(0, end.start), false);
@@ -227,8 +241,11 @@ export class ToolCallStream {
             return close == null ? null : {start: close, end: close + 1};
         }
         if (this.objectScan != null) {
-            const objectEnd = this.objectScan.scan(this.buffer);
-            return objectEnd == null ? null : {start: objectEnd, end: objectEnd};
+            // A scan that found the object's end is not asked again (it would scan on past it).
+            this.objectEnd ??= this.objectScan.scan(this.buffer);
+            if (this.objectEnd == null)
+                return null;
+            return this.format.suffix === "" ? {start: this.objectEnd, end: this.objectEnd} : jsonItemEnd(this.buffer, this.objectEnd, this.format);
         }
         return findPiece(this.buffer, this.format.suffix, this.suffixSearchFrom, true);
     }

@@ -20,7 +20,17 @@ export interface CallStart {
 }
 
 export function callStartOf(format: ToolCallFormat): CallStart {
-    return isObjectCall(format) ? jsonStart(format.prefix, true) : literalStart(format.prefix);
+    return isObjectCall(format) ? jsonStart(format.prefix, true) : jsonItems(format) ? jsonStart(format.prefix, false) : literalStart(format.prefix);
+}
+
+/** Where the next call of a list starts after its separator (`format.list.item`; a JSON list's `{"name": "` read as JSON). */
+export function listItemStartOf(format: ToolCallFormat): CallStart {
+    return jsonItems(format) ? jsonStart(format.list!.item, false) : literalStart(format.list?.item ?? "");
+}
+
+/** The calls are JSON objects in a list (Nemotron-Nano-v2's `<TOOLCALL>[{"name": ...}]`): their markup is read with any whitespace between JSON's tokens. */
+function jsonItems(format: ToolCallFormat): boolean {
+    return format.list != null && format.list.item.trimStart().startsWith("{");
 }
 
 /**
@@ -31,7 +41,7 @@ export function callStartOf(format: ToolCallFormat): CallStart {
  */
 export function findNameEnd(text: string, format: ToolCallFormat, from: number): {start: number, end: number} | "never" | null {
     if (!isObjectCall(format))
-        return findPiece(text, format.paramsPrefix, from, format.parameters != null);
+        return findPiece(text, format.paramsPrefix, from, format.parameters != null || format.list != null);
     const quote = text.indexOf('"', from);
     if (quote < 0)
         return null;

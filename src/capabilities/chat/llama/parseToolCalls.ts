@@ -2,7 +2,7 @@ import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../Cha
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
-import { callStartOf, findNameEnd } from "./callMarkers.js";
+import { callStartOf, findNameEnd, listItemStartOf } from "./callMarkers.js";
 import { pythonArgumentsEnd, pythonArgumentsJson } from "./pythonCalls.js";
 
 /**
@@ -80,7 +80,7 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         calls.push({name, arguments: argumentsText});
         at = afterObjectCall(text, end.end, format);
         if (format.list != null) {
-            const after = afterListedCall(text, at, format.list);
+            const after = afterListedCall(text, at, format);
             if (after == null)
                 return {content, calls, complete: true};
             at = after.at;
@@ -113,15 +113,23 @@ export function argumentsAreJson(format: ToolCallFormat): boolean {
 }
 
 /**
- * After a call in a list (`format.list`), from `at`: the next call's name (`next`, past the separator), or past the
- * list's end; null when neither is there (the text ends, or what follows is not the list's).
+ * After a call in a list (`format.list`), from `at`: the next call's name (`next`, past the separator and the item's
+ * markup), or past the list's end; null when neither is there (the text ends, or what follows is not the list's).
  */
-export function afterListedCall(text: string, at: number, list: {separator: string, end: string}): {at: number, next: boolean} | null {
+export function afterListedCall(text: string, at: number, format: ToolCallFormat): {at: number, next: boolean} | null {
+    const list = format.list!;
+    at = skipSpace(text, at);
+    if (text.startsWith(list.separator, at)) {
+        const item = listItemStartOf(format).at(text, skipSpace(text, at + list.separator.length));
+        return item == null ? null : {at: item, next: true};
+    }
+    return text.startsWith(list.end, at) ? {at: at + list.end.length, next: false} : null;
+}
+
+function skipSpace(text: string, at: number): number {
     while (at < text.length && /\s/.test(text[at]))
         at++;
-    if (text.startsWith(list.separator, at))
-        return {at: at + list.separator.length, next: true};
-    return text.startsWith(list.end, at) ? {at: at + list.end.length, next: false} : null;
+    return at;
 }
 
 /**
@@ -135,11 +143,24 @@ export function findCallEnd(text: string, format: ToolCallFormat, at: number): {
         const close = pythonArgumentsEnd(text, at);
         return close == null ? null : {start: close, end: close + 1};
     }
+    if (format.list != null && argumentsAreJson(format)) {
+        const objectEnd = jsonObjectEnd(text, at);
+        return objectEnd == null ? null : jsonItemEnd(text, objectEnd, format);
+    }
     if (format.suffix === "") {
         const end = jsonObjectEnd(text, at);
         return end == null ? null : {start: end, end};
     }
     return findPiece(text, format.suffix, at, true);
+}
+
+/**
+ * Where a call of a JSON list ends once its arguments' object closed at `objectEnd`: the suffix (the call object's `}`)
+ * after it, what comes between (Apriel's `, "id": ...`) read past; null while it has not come.
+ */
+export function jsonItemEnd(text: string, objectEnd: number, format: ToolCallFormat): {start: number, end: number} | null {
+    const suffix = findPiece(text, format.suffix, objectEnd, true);
+    return suffix == null ? null : {start: objectEnd, end: suffix.end};
 }
 
 /** A call's name from what precedes its arguments: trimmed, and without the call id a format writes after it (Mistral Small 3.2's `[CALL_ID]...`). */

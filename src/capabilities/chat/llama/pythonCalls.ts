@@ -10,7 +10,7 @@ import type { ToolCallFormat } from "../ChatEngine.js";
  */
 export const pythonListCallFormat: ToolCallFormat = {
     prefix: "<|tool_call_start|>[", paramsPrefix: "(", suffix: ")", betweenCalls: "", notation: "python",
-    list: {separator: ",", end: "]<|tool_call_end|>"}
+    list: {separator: ",", end: "]<|tool_call_end|>", item: ""}
 };
 
 /**

@@ -45,6 +45,12 @@ export function writesCalls(render: (params: Record<string, unknown>) => string)
     return renderProbeCall(render, {content: ""})?.includes("Paris") === true;
 }
 
+/** Whether the template writes a call's id into the prompt (Apriel's `"id": ...` after the arguments). */
+export function writesCallIds(render: (params: Record<string, unknown>) => string): boolean {
+    const id = "qz7probecallidz7q";
+    return renderProbeCall(render, {content: "", id})?.includes(id) === true;
+}
+
 /** Whether the template leaves out the text of an assistant message with calls (Mistral Small 3.2's renders only the calls). */
 export function dropsTextBeforeCalls(render: (params: Record<string, unknown>) => string): boolean {
     const text = "Qz7probeCallTextz7Q";

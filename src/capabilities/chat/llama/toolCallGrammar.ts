@@ -35,10 +35,11 @@ export function toolCallGrammarText(
             ? `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`
             : `${gbnfLiteral(fn.name)} ( ${gbnfLiteral(format.idMarker)} [a-zA-Z0-9]{9} )? ${gbnfLiteral(format.paramsPrefix)} ${prefix}root`;
     });
-    // Calls as the items of one list (LFM2's `<|tool_call_start|>[NAME(...), NAME(...)]<|tool_call_end|>`).
+    // Calls as the items of one list (LFM2's `<|tool_call_start|>[NAME(...), NAME(...)]<|tool_call_end|>`, Nemotron-Nano-v2's
+    // `<TOOLCALL>[{"name": ..., "arguments": ...}, {...}]</TOOLCALL>`).
     if (format.list != null) {
         const listed = `call ::= ( ${alternatives.join(" | ")} ) ${gbnfLiteral(format.suffix)}`;
-        const more = parallel ? `( ${gbnfLiteral(format.list.separator + " ")} call )* ` : "";
+        const more = parallel ? `( ${gbnfLiteral(format.list.separator + " " + format.list.item)} call )* ` : "";
         return [`root ::= ${gbnfLiteral(format.prefix)} call ${more}${gbnfLiteral(format.list.end)}`, listed, ...rules].join("\n");
     }
     // A call that is a JSON object itself, its arguments a value in it, with no markup after (Llama 3.1's
