@@ -52,20 +52,36 @@ export function loadStartOptions(argv: string[] = process.argv.slice(2), env: No
     const {values, positionals} = parseFlags({args: joinNegativeValues(argv, options), allowPositionals: true, strict: true, options});
     const warnings: string[] = [];
     const settings = readSettings(settingsTable, values, env, warnings) as CapabilityConfig;
-    const config: Config = {...settings, ...servedModels(settings.modelsConfig, positionals)};
+    const config: Config = {...settings, ...servedModels(settings.modelsConfig, positionals, values.models as string | undefined)};
     return {config, ...readSettings(startSettings, values, env), warnings};
 }
 
 /**
  * The manifest and the model paths to serve: `--models` naming a model file or folder (not a .json manifest,
- * nor a folder holding `models.json`) serves it, as paths given after `--` do; paths made absolute.
+ * nor a folder holding `models.json`) serves it, as paths given after `--` do; paths made absolute. A `.json` file
+ * given after `--` is the manifest, as with `--models` (`npm start -- my-models.json`), when it is the only path given
+ * and `--models` is not (a ConfigError otherwise: a manifest is not combined with other models).
  */
-function servedModels(models: string, positionals: string[]) {
-    const modelsIsPath = !models.toLowerCase().endsWith(".json") && !isFolderWithManifest(models);
+function servedModels(models: string, positionals: string[], modelsFlag: string | undefined) {
+    const manifest = positionals.find(isManifestPath);
+    if (manifest != null) {
+        const others = positionals.filter((given) => given !== manifest);
+        if (modelsFlag != null || others.length > 0)
+            throw new ConfigError(`${manifest} is a model manifest, and one is served alone: give it as the only path ` +
+                `(\`npm start -- ${manifest}\`, or \`--models ${manifest}\`), without ` +
+                (modelsFlag != null ? `--models ${modelsFlag}` : others.join(" ")) + ".");
+        return {modelsConfig: path.resolve(manifest), modelPaths: []};
+    }
+    const modelsIsPath = !isManifestPath(models) && !isFolderWithManifest(models);
     return {
         modelsConfig: path.resolve(modelsIsPath ? defaultConfig.modelsConfig : isFolderWithManifest(models) ? path.join(models, "models.json") : models),
         modelPaths: [...(modelsIsPath ? [models] : []), ...positionals].map((given) => path.resolve(given))
     };
+}
+
+/** A manifest is named by its extension: `.json` (a model is a `.gguf` file or a folder). */
+function isManifestPath(given: string) {
+    return given.toLowerCase().endsWith(".json");
 }
 
 function isFolderWithManifest(given: string) {

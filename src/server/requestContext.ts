@@ -19,7 +19,10 @@ export function requestContext(logger: Logger, shutdownSignal: AbortSignal, toAp
     return async (ctx, next) => {
         const disconnect = new AbortController();
         const onClose = () => {
-            if (!ctx.res.writableFinished)
+            // Once the shutdown's grace is over, a connection that closes was cut by the server (a raw audio stream's
+            // body, cut without its last chunk while its client was still taking the earlier ones; a stalled one a second
+            // later): its request ended with the shutdown, not with its client going away, and is logged as such.
+            if (!ctx.res.writableFinished && !shutdownSignal.aborted)
                 disconnect.abort(new ClientDisconnectedError());
         };
         ctx.res.once("close", onClose);

@@ -32,7 +32,7 @@ export const serverSettings = {
     port: integer({flag: "port", env: "PORT", arg: "<n>", default: 8080, min: 0, max: 65535, help: "port (0 = any free port)", docs: "port (`0` = any free port)"}),
     modelsConfig: text({
         flag: "models", env: "MODELS_CONFIG", arg: "<file>", default: "models/models.json", help: "model manifest",
-        docs: "model manifest, or a model file or folder to serve (as paths given after `--`: `npm start -- a.gguf folder/`)"
+        docs: "model manifest, or a model file or folder to serve (as paths given after `--`: `npm start -- a.gguf folder/`). A `.json` file given alone after `--` is the manifest too: `npm start -- my-models.json`"
     }),
     // Measured on a 2-core machine: node-llama-cpp's own default (4 threads) made small models
     // 10-1000x slower, and 1 thread decoded small models faster than 2. See README "Benchmarks".

@@ -182,6 +182,20 @@ describe("model paths become manifest entries", () => {
     });
 });
 
+describe("npm start -- my-models.json (spawned)", () => {
+    it("serves the manifest, as --models my-models.json does (it was refused: 'is not a model')", async () => {
+        const manifest = path.join(dir, "my-models.json");
+        fs.writeFileSync(manifest, JSON.stringify({models: [{id: "from-manifest", task: "chat", path: tinyChatModelPath, contextSize: 256, aliases: ["gpt-4o-mini"]}]}));
+        const server = await spawnServer([manifest]);
+        try {
+            const models = await (await fetch(`${server.url}/v1/models`)).json() as {data: {id: string, aliases: string[]}[]};
+            expect(models.data.map(({id, aliases}) => ({id, aliases}))).toEqual([{id: "from-manifest", aliases: ["gpt-4o-mini"]}]);
+        } finally {
+            await server.stop();
+        }
+    });
+});
+
 describe("npm start -- some.gguf other-embedding.gguf (spawned)", () => {
     it("serves both with the right tasks", async () => {
         const server = await spawnServer([tinyChatModelPath, embeddingGguf]);

@@ -76,6 +76,28 @@ describe("/v1/audio/speech on the tiny Kokoro and VITS models", () => {
         }
     });
 
+    it("input with nothing to speak in it (emoji; symbols or punctuation the tokenizer drops) is a 400 naming `input`, streamed or not", async () => {
+        // Before: 200 with an empty WAV. The tokenizer decides, in the worker, once every sentence is tokenized: Kokoro's
+        // vocabulary has punctuation (a pause), VITS's has none.
+        for (const [model, input] of [["tiny-kokoro", "\u{1F600}"], ["tiny-kokoro", "\u{1F44D} \u{1F44D}"], ["tiny-vits", "\u{1F389} ?!"], ["tiny-vits", "# ... \u2014"]]) {
+            for (const fields of [{response_format: "wav", stream: false}, {response_format: "mp3"}, {response_format: "pcm", stream_format: "sse"}]) {
+                const response = await server.post("/v1/audio/speech", {model, input, ...fields});
+                const what = `${model} ${JSON.stringify(input)} ${JSON.stringify(fields)}`;
+                expect(response.status, what).toBe(400);
+                // Streamed too: the headers wait for the first sentence with something to speak, so the refusal is plain JSON.
+                expect(response.headers.get("content-type"), what).toMatch(/^application\/json/u);
+                expect(await jsonOf(response), what).toEqual({error: {
+                    message: `'input' has nothing to speak: the model '${model}' can pronounce none of it (it reads words and numbers; emoji, symbols and white space are not spoken).`,
+                    type: "invalid_request_error", param: "input", code: null
+                }});
+            }
+        }
+        // A sentence with nothing to speak among others is left out: the audio is the spoken sentence's alone.
+        const alone = await decodeSpeech("wav", await speak({model: "tiny-vits", input: "Hello there.", response_format: "wav", stream: false}));
+        const mixed = await decodeSpeech("wav", await speak({model: "tiny-vits", input: "\u{1F600}! Hello there.", response_format: "wav"}));
+        expect(mixed.samples).toEqual(alone.samples);
+    });
+
     it("lists the real voices and aliases; every request left the engines idle", async () => {
         const voices = await jsonOf(await fetch(`${server.url}/v1/audio/voices?model=tts-1`));
         expect(voices.voices).toEqual(["af_alloy", "af_heart", "am_echo", "bm_fable"]);

@@ -278,6 +278,13 @@ describe("transcription on the tiny Whisper models", () => {
         await expectError(await form({model: "whisper-1"}, {bytes: m4a, name: "a.aac"}), 400, "file");
         await expectError(await form({model: "whisper-1"}, {bytes: new Uint8Array([0, 0, 0, 24, ...new TextEncoder().encode("ftypM4A ")]), name: "a.m4a"}), 400, "file");
         await expectError(await form({model: "whisper-1"}, null), 400, "file");
+        // Two `file` parts: one file per request (it was a 413, "too large", for two small files).
+        const twoFiles = new FormData();
+        twoFiles.append("model", "whisper-1");
+        twoFiles.append("file", new Blob([wav]), "a.wav");
+        twoFiles.append("file", new Blob([wav]), "b.wav");
+        expect(await expectError(await fetch(`${server.url}/v1/audio/transcriptions`, {method: "POST", body: twoFiles}), 400, "file"))
+            .toBe("The request carries more than one file: upload one 'file' per request.");
         await expectError(await form({model: "whisper-1", file: "text"}, null), 400, "file");
         await expectError(await form({}), 400, "model");
         await expectError(await form({model: "nope"}), 404, "model");

@@ -288,6 +288,15 @@ describe("loadConfig", () => {
         expect(loadConfig(["serve.gguf"], {}).modelPaths).toEqual([path.resolve("serve.gguf")]);
     });
 
+    it("a positional .json file is the manifest, as --models takes it (it was refused as 'not a model'), and is given alone", () => {
+        expect(loadConfig(["conf/my-models.json"], {MODELS_CONFIG: "/env/models.json"})).toMatchObject({modelsConfig: path.resolve("conf/my-models.json"), modelPaths: []});
+        expect(loadConfig(["--port", "0", "/etc/MODELS.JSON"], {})).toMatchObject({modelsConfig: "/etc/MODELS.JSON", modelPaths: [], port: 0});
+        expect(configErrorOf(["my-models.json", "chat.gguf"])).toBe("my-models.json is a model manifest, and one is served alone: " +
+            "give it as the only path (`npm start -- my-models.json`, or `--models my-models.json`), without chat.gguf.");
+        expect(configErrorOf(["--models", "other.json", "my-models.json"])).toBe("my-models.json is a model manifest, and one is served alone: " +
+            "give it as the only path (`npm start -- my-models.json`, or `--models my-models.json`), without --models other.json.");
+    });
+
     it("throws when a flag misses its value", () => {
         expect(() => loadConfig(["--port"], {})).toThrow();
     });

@@ -147,6 +147,12 @@ describe("loadManifest", () => {
         expect(manifestErrorOf(manifest)).toMatch(new RegExp(`^Model manifest ${escapeRegExp(manifest)} is not valid JSON: `));
     });
 
+    it("a model folder's config.json given as the manifest (`npm start -- folder/config.json`) names the folder to give instead", () => {
+        const config = writeManifest({model_type: "bert", architectures: ["BertModel"]}, "tiny-bert/config.json");
+        expect(manifestErrorOf(config)).toBe(`Model manifest ${config} is a model's configuration, not a manifest (it has no 'models' list): ` +
+            `serve its folder with \`npm start -- ${path.dirname(config)}\`.`);
+    });
+
     it.each([
         ["a missing 'models'", {}, "'models'"],
         ["a misspelt key", {models: [{id: "a", task: "chat", path: "a.gguf", contextsize: 512}]}, "'models[0].contextsize'"],

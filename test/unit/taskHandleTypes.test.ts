@@ -5,7 +5,7 @@ import type { ImageProgress } from "../../src/capabilities/images/ImageEngine.js
 import { imageTaskHandles } from "../../src/capabilities/images/onnx/imageTaskHandles.js";
 import type { GenerateTask } from "../../src/capabilities/images/onnx/workerProtocol.js";
 import { speechTaskHandles } from "../../src/capabilities/speech/onnx/speechTaskHandles.js";
-import type { SentenceAudio, SynthesizeResult, SynthesizeTask } from "../../src/capabilities/speech/onnx/speechWorkerProtocol.js";
+import type { SentenceAudio, SynthesizeOutcome, SynthesizeTask } from "../../src/capabilities/speech/onnx/speechWorkerProtocol.js";
 import type { WorkerPool } from "../../src/core/workers/WorkerPool.js";
 
 // Compile-time checks: `npm test` type-checks this file first (tsc), so a call that mis-types a
@@ -15,7 +15,7 @@ function calls(pool: WorkerPool, spec: OnnxModelSpec, synthesize: SynthesizeTask
     expectTypeOf(pool.run(embeddingTaskHandles.describe, spec)).resolves.toEqualTypeOf<DescribeResult>();
     expectTypeOf(pool.run(embeddingTaskHandles.embed, {model: spec, ids: [new Int32Array([101, 102])]})).resolves.toEqualTypeOf<EmbedTaskResult>();
     expectTypeOf(pool.run(speechTaskHandles.synthesize, synthesize, {onProgress: (audio) => expectTypeOf(audio).toEqualTypeOf<SentenceAudio>()}))
-        .resolves.toEqualTypeOf<SynthesizeResult>();
+        .resolves.toEqualTypeOf<SynthesizeOutcome>();
     pool.run(imageTaskHandles.generate, generate, {onProgress: (progress) => expectTypeOf(progress).toEqualTypeOf<ImageProgress>()});
 
     // @ts-expect-error: synthesize takes a SynthesizeTask, not a string

@@ -20,7 +20,10 @@ export type SpeechResult = {
 export type SynthesizeOptions = {
     /** Aborted when the client goes away or the server stops: synthesis stops at the next sentence and the call rejects with the signal's reason. */
     signal: AbortSignal;
-    /** Each sentence's audio (mono float32 in -1..1 at `sampleRate`), in order, as soon as it is synthesized. */
+    /**
+     * Each sentence's audio (mono float32 in -1..1 at `sampleRate`), in order, as soon as it is synthesized; never empty
+     * (a sentence with nothing to speak in it, such as a lone emoji, is skipped).
+     */
     onAudio(samples: Float32Array): void;
 };
 
@@ -36,5 +39,6 @@ export interface SpeechEngine extends Engine {
     readonly voiceAliases: Readonly<Record<string, string>>;
     /** Whether the model takes a speed input (Kokoro does; VITS does not). */
     readonly hasSpeedInput: boolean;
+    /** Rejects with NothingToSpeakError, before any `onAudio`, when no sentence of the input has anything to speak. */
     synthesize(job: SpeechJob, options: SynthesizeOptions): Promise<SpeechResult>;
 }

@@ -1,4 +1,5 @@
 import { ApiError } from "../../core/http/ApiError.js";
+import { NothingToSpeakError } from "./errors/NothingToSpeakError.js";
 import { UnknownVoiceError } from "./errors/UnknownVoiceError.js";
 import type { Capability } from "../Capability.js";
 import type { SpeechEngine } from "./SpeechEngine.js";
@@ -25,7 +26,11 @@ export const speechCapability: Capability<SpeechEngine, SpeechSettings> = {
     },
     // The capability's one error mapping: its engines' errors as the client sees them.
     toApiError(error) {
-        return error instanceof UnknownVoiceError ? ApiError.invalidRequest(error.message, "voice") : undefined;
+        if (error instanceof UnknownVoiceError)
+            return ApiError.invalidRequest(error.message, "voice");
+        if (error instanceof NothingToSpeakError)
+            return ApiError.invalidRequest(error.message, "input");
+        return undefined;
     },
     routes(router, context) {
         router.post("/audio/speech", context.jsonBody, speechHandler(context));

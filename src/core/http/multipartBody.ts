@@ -23,8 +23,8 @@ export type MultipartLimits = {
  * limits, and never touch the disk: there is no temporary file to remove after the request or
  * after a client that went away mid-upload. Plain fields become `ctx.request.body` (a field sent
  * more than once: its last value, as OpenAI reads them; `timestamp_granularities[]` style arrays:
- * every value), files `ctx.state.files`. Another media type is a 415; a body past a limit a 413
- * naming it; a body that does not parse a 400. The files' bytes are counted in `memory` while they
+ * every value), files `ctx.state.files`. Another media type is a 415; a body past a size limit a 413
+ * naming it; more files than `maxFiles`, or a body that does not parse, a 400. The files' bytes are counted in `memory` while they
  * are held (a 503 when they do not fit, before any is read when the Content-Length says so; the form
  * fields, at most `maxFieldsBytes`, are not counted).
  */
@@ -116,7 +116,10 @@ function toMultipartError(error: {code?: number, httpCode?: number, message?: st
         case formidableErrors.biggerThanTotalMaxFileSize:
             return fileTooLarge(limits);
         case formidableErrors.maxFilesExceeded:
-            return new ApiError(413, "invalid_request_error", `The request carries more than ${limits.maxFiles} file(s).`, {param: "file", code: "request_too_large"});
+            // A form with one file part too many is a bad request, not a large one (a 413 said "too large" of a 2-byte upload).
+            return ApiError.invalidRequest(limits.maxFiles === 1
+                ? "The request carries more than one file: upload one 'file' per request."
+                : `The request carries more than ${limits.maxFiles} files: upload at most ${limits.maxFiles} per request.`, "file");
         case formidableErrors.maxFieldsExceeded:
         case formidableErrors.maxFieldsSizeExceeded:
             return new ApiError(413, "invalid_request_error",

@@ -37,6 +37,10 @@ export function loadManifest(manifestPath: string, settingsByTask: Readonly<Reco
         const hint = text.startsWith("GGUF") ? " (it is a GGUF model file: serve it with `npm start -- <file.gguf>`)" : "";
         throw new ManifestError(`Model manifest ${manifestPath} is not valid JSON${hint}: ${(error as Error).message}`);
     }
+    // A model folder's config.json given where a manifest goes (`npm start -- folder/config.json`).
+    if (data != null && typeof data === "object" && !("models" in data) && ("model_type" in data || "architectures" in data))
+        throw new ManifestError(`Model manifest ${manifestPath} is a model's configuration, not a manifest (it has no 'models' list): ` +
+            `serve its folder with \`npm start -- ${path.dirname(manifestPath)}\`.`);
     return parseManifest(data, {file: manifestPath}, settingsByTask);
 }
 

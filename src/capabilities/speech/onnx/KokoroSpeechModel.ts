@@ -26,8 +26,13 @@ const nonEnglishVoice = /^[efhijpz][fm]_/u;
 export class KokoroSpeechModel implements LoadedSpeechModel {
     private readonly styles = new Map<string, Promise<Float32Array>>();
 
+    /** The pad ("$") and the space: a sequence of nothing else says nothing (emoji between spaces leave just those). */
+    private readonly silentIds: ReadonlySet<number>;
+
     private constructor(readonly description: SpeechModelDescription, private readonly folder: string,
-        private readonly tokenizer: PreTrainedTokenizer, private readonly model: PreTrainedModel) {}
+        private readonly tokenizer: PreTrainedTokenizer, private readonly model: PreTrainedModel) {
+        this.silentIds = new Set(tokenizer.encode(" "));
+    }
 
     static async load(spec: SpeechModelSpec): Promise<KokoroSpeechModel> {
         const tokenizer = await AutoTokenizer.from_pretrained(spec.folder, {local_files_only: true});
@@ -58,10 +63,11 @@ export class KokoroSpeechModel implements LoadedSpeechModel {
     async tokenize(sentences: readonly string[], voice: string): Promise<number[][][]> {
         const phonemes = await phonemizeEnglish(sentences, voice.startsWith("b"));
         // One token per phoneme character at most (symbols outside the vocabulary are dropped), so
-        // pieces of at most 510 characters, cut at word boundaries, fit one forward pass each.
+        // pieces of at most 510 characters, cut at word boundaries, fit one forward pass each. A piece of
+        // nothing but spaces (what is left of "😀 🎉") is not spoken; punctuation is (a pause, in the vocabulary).
         return phonemes.map((sentence) => splitAtLength(sentence, maxPhonemeTokens)
             .map((piece) => this.tokenizer.encode(piece))
-            .filter((ids) => this.countTokens(ids) > 0));
+            .filter((ids) => ids.some((id) => !this.silentIds.has(id))));
     }
 
     countTokens(ids: number[]): number {

@@ -1,3 +1,4 @@
+import { NothingToSpeakError } from "../errors/NothingToSpeakError.js";
 import { UnknownVoiceError } from "../errors/UnknownVoiceError.js";
 import type { EngineLoad } from "../../../core/engines/EngineLoad.js";
 import type { ModelEntry } from "../../../core/registry/ModelEntry.js";
@@ -77,7 +78,7 @@ export class OnnxSpeechEngine implements SpeechEngine {
     private async run(job: SpeechJob, {signal, onAudio}: SynthesizeOptions): Promise<SpeechResult> {
         const sentences = splitSentences(job.input, this.described.maxSentenceChars);
         if (sentences.length === 0)
-            return {inputTokens: 0, outputSamples: 0};
+            throw new NothingToSpeakError(this.id);
         const delivered = new Int32Array(new SharedArrayBuffer(4));
         // A consumer that throws stops the task like a cancellation, and the call rejects with its error.
         const consumerFailed = new AbortController();
@@ -91,7 +92,9 @@ export class OnnxSpeechEngine implements SpeechEngine {
                 if (index !== next)
                     throw new Error(`Speech task sent sentence ${index}, expected ${next}`);
                 next++;
-                onAudio(samples);
+                // A sentence with nothing to speak hands nothing over: the first audio (a stream's headers) waits for one that has.
+                if (samples.length > 0)
+                    onAudio(samples);
             } catch (error) {
                 consumerFailed.abort(error);
             }
@@ -108,8 +111,10 @@ export class OnnxSpeechEngine implements SpeechEngine {
         };
         taskSignal.addEventListener("abort", wake, {once: true});
         try {
-            const {inputTokens, outputSamples} = await result;
-            return {inputTokens, outputSamples};
+            const outcome = await result;
+            if ("nothingToSpeak" in outcome)
+                throw new NothingToSpeakError(this.id);
+            return {inputTokens: outcome.inputTokens, outputSamples: outcome.outputSamples};
         } finally {
             taskSignal.removeEventListener("abort", wake);
         }

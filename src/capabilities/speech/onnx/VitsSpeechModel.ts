@@ -14,8 +14,13 @@ const singleVoice = "default";
  * speed input (the API layer time-stretches).
  */
 export class VitsSpeechModel implements LoadedSpeechModel {
+    /** The blank and the space: a sequence of nothing else says nothing. */
+    private readonly silentIds: ReadonlySet<number>;
+
     private constructor(readonly description: SpeechModelDescription, private readonly tokenizer: PreTrainedTokenizer,
-        private readonly model: PreTrainedModel, private readonly blankId: number | null) {}
+        private readonly model: PreTrainedModel, private readonly blankId: number | null) {
+        this.silentIds = new Set([...tokenizer.encode(" "), ...blankId != null ? [blankId] : []]);
+    }
 
     static async load(spec: SpeechModelSpec, config: Record<string, unknown>): Promise<VitsSpeechModel> {
         const tokenizer = await AutoTokenizer.from_pretrained(spec.folder, {local_files_only: true});
@@ -36,7 +41,7 @@ export class VitsSpeechModel implements LoadedSpeechModel {
     async tokenize(sentences: readonly string[]): Promise<number[][][]> {
         return sentences.map((sentence) => {
             const ids = this.tokenizer.encode(sentence);
-            return this.countTokens(ids) > 0 ? [ids] : [];
+            return ids.some((id) => !this.silentIds.has(id)) ? [ids] : [];
         });
     }
 

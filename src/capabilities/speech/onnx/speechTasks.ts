@@ -11,7 +11,7 @@ import { WorkerModelCache } from "../../../runtimes/onnx/WorkerModelCache.js";
 import { fadeEdges } from "./fadeEdges.js";
 import type { LoadedSpeechModel } from "./LoadedSpeechModel.js";
 import { loadSpeechModel } from "./loadSpeechModel.js";
-import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeResult, SynthesizeTask } from "./speechWorkerProtocol.js";
+import type { SentenceAudio, SpeechModelDescription, SpeechModelSpec, SynthesizeOutcome, SynthesizeTask } from "./speechWorkerProtocol.js";
 
 const models = new WorkerModelCache<SpeechModelSpec, LoadedSpeechModel>(loadSpeechModel, (model) => model.dispose());
 
@@ -22,7 +22,7 @@ export const tasks = {
     release: (spec: SpeechModelSpec) => models.release(spec)
 } satisfies TaskModule;
 
-async function synthesize(task: SynthesizeTask, context: TaskContext<SentenceAudio>): Promise<SynthesizeResult> {
+async function synthesize(task: SynthesizeTask, context: TaskContext<SentenceAudio>): Promise<SynthesizeOutcome> {
     const model = await models.get(task.model);
     const {sampleRate, voices} = model.description;
     if (!voices.includes(task.voice))
@@ -57,6 +57,10 @@ async function synthesize(task: SynthesizeTask, context: TaskContext<SentenceAud
         context.progress(message, [samples.buffer as ArrayBuffer]);
         tokens.request(index + 1);
     }
+    // Every sentence tokenized to nothing (the tokenizer dropped its emoji, symbols or punctuation): said as such, for a
+    // 400 naming `input`, rather than an empty file. Only now is it known: a later sentence might have had words.
+    if (inputTokens === 0)
+        return {nothingToSpeak: true};
     return {inputTokens, outputSamples};
 }
 

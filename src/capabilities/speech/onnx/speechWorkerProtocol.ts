@@ -41,7 +41,16 @@ export type SynthesizeTask = {
     started?: Int32Array;
 };
 
-/** One progress message per sentence, in order; `samples` is transferred. */
+/**
+ * One progress message per sentence, in order; `samples` is transferred. A sentence in which the tokenizer found
+ * nothing to speak has no tokens and no samples.
+ */
 export type SentenceAudio = {index: number, samples: Float32Array, tokens: number};
 
 export type SynthesizeResult = {inputTokens: number, outputSamples: number};
+
+/** No sentence of the task gave the model a token to speak (only emoji, symbols, white space...): a 400 naming `input`, not a silent file. */
+export type NothingToSpeak = {nothingToSpeak: true};
+
+/** What a synthesize task answers. */
+export type SynthesizeOutcome = SynthesizeResult | NothingToSpeak;
