@@ -22,6 +22,9 @@ describe("Gemma 4's argument notation", () => {
     it("is not read where the notation is broken: the call is not a call", () => {
         for (const written of ['city:<|"|>Paris', "city:Paris", "city:", ":1", "a:1,", "a:[1,2", 'a:1}b:2', '"city": "Paris"'])
             expect(gemma4ArgumentsJson(written), written).toBeNull();
+        // Nesting deeper than any argument needs is not read (and does not exhaust the stack).
+        expect(gemma4ArgumentsJson("a:" + "[".repeat(5000) + "]".repeat(5000))).toBeNull();
+        expect(JSON.parse(gemma4ArgumentsJson("a:" + "[".repeat(60) + "]".repeat(60))!)).toHaveProperty("a");
     });
 
     it("a whole call in Gemma 4's format parses, streamed and not, to the same JSON arguments", () => {

@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest";
 import { argumentsReader, parseToolCalls } from "../../src/capabilities/chat/llama/parseToolCalls.js";
 import { pythonArgumentsJson, pythonCallsText, pythonListCallFormat } from "../../src/capabilities/chat/llama/pythonCalls.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
+import { ToolCallStream } from "../../src/capabilities/chat/llama/ToolCallStream.js";
+import { toolCallGrammarText } from "../../src/capabilities/chat/llama/toolCallGrammar.js";
 import { streamToolCalls } from "../support/streamToolCalls.js";
 
 // LFM2 and LFM2.5 (Liquid AI) write calls as a Python list of calls with keyword arguments between two markers:
@@ -30,8 +32,31 @@ describe("LFM2's Python call notation", () => {
     });
 
     it("is not read where the notation is broken: the call is not a call", () => {
-        for (const written of ["city='Paris", "city=Paris", "city=", "='x'", "'Paris'", "city='a' days=2", "city='a',,", "a=1, a=2", "a=Nonesuch", "a=[1, 2", 'a={1: 2}', '"city": "Paris"'])
+        for (const written of ["city='Paris", "city=Paris", "city=", "='x'", "'Paris'", "city='a' days=2", "city='a',,", "a=Nonesuch", "a=[1, 2", 'a={1: 2}', '"city": "Paris"'])
             expect(pythonArgumentsJson(written), written).toBeNull();
+        // Nesting deeper than any argument needs is not read (and does not exhaust the stack).
+        expect(pythonArgumentsJson("a=" + "[".repeat(5000) + "]".repeat(5000))).toBeNull();
+        expect(pythonArgumentsJson("a=" + "[".repeat(5000))).toBeNull();
+    });
+
+    it("reads what its grammar lets a forced call write, and what llama.cpp reads: a key again (the last value), any key name, escapes it does not know", () => {
+        expect(JSON.parse(pythonArgumentsJson("days=2, days=3")!)).toEqual({days: 3});
+        expect(JSON.parse(pythonArgumentsJson('user-id="u1", a.b=1')!)).toEqual({"user-id": "u1", "a.b": 1});
+        expect(JSON.parse(pythonArgumentsJson(String.raw`path="C:\users\me", x="\xZZ"`)!)).toEqual({path: String.raw`C:\users\me`, x: String.raw`\xZZ`});
+    });
+
+    it("a forced call's grammar writes each property by the name the schema declares (`user-id` too), each once or again, as the reader reads them", () => {
+        const grammar = toolCallGrammarText({} as never, format, [{name: "get_time", schema: {type: "object",
+            properties: {"user-id": {type: "string"}, n: {type: "integer"}, on: {type: "boolean"}}, required: ["user-id"]}}], false);
+        expect(grammar).toContain('call ::= ( "get_time(" tool0-root ) ")"');
+        expect(grammar).toContain('tool0-root ::= "user-id=" tool0-string ( ", " ( "n=" tool0-integer | "on=" ( "True" | "False" ) ) )*');
+        expect(JSON.parse(pythonArgumentsJson('user-id="u", n=1, n=2, on=True')!)).toEqual({"user-id": "u", n: 2, on: true});
+    });
+
+    it("keeps a number's digits as written (an id of 20 digits is not rounded)", () => {
+        expect(pythonArgumentsJson("id=12345678901234567890, ratio=1.0, n=[7, 1e3]")).toBe('{"id":12345678901234567890,"ratio":1.0,"n":[7,1e3]}');
+        // Python's own spellings that JSON has not are numbers still.
+        expect(JSON.parse(pythonArgumentsJson("a=+5, b=.5, c=1.")!)).toEqual({a: 5, b: 0.5, c: 1});
     });
 
     it("calls in one list and in two, with text before: parsed and streamed alike, in any pieces", () => {
@@ -60,6 +85,16 @@ describe("LFM2's Python call notation", () => {
         expect(json(streamToolCalls(format, names, text, true, [10, 33, 40], read).calls)).toEqual([["get_weather", {city: "Oslo"}]]);
     });
 
+    it("a `]` or `}` that opens nothing ends the call as not one at once: the text streams on, not held to the end", () => {
+        const events: string[] = [];
+        const stream = new ToolCallStream(format, names, true, (event) => events.push(event.type === "content" ? event.text : event.type), read);
+        stream.push("Sure <|tool_call_start|>[get_weather(city=]");
+        expect(events.join("")).toBe("Sure <|tool_call_start|>[get_weather(city=]");
+        stream.push(" more");
+        stream.finish();
+        expect(events.join("")).toBe("Sure <|tool_call_start|>[get_weather(city=] more");
+    });
+
     it("a generation that stops after the list's `]` keeps its calls (the end marker not written)", () => {
         const text = "<|tool_call_start|>[get_weather(city='Oslo')]";
         expect(json(parse(text)!.calls)).toEqual([["get_weather", {city: "Oslo"}]]);
@@ -74,7 +109,7 @@ describe("LFM2's Python call notation", () => {
 
     it("a past call is written as LFM2.5's template writes it (its render_tool_calls macro)", () => {
         const template = new Template(fs.readFileSync(path.join(realTemplatesDir, "LFM2.5-8B-A1B.jinja"), "utf8"));
-        const args = {city: "Paris", days: 3, metric: true, note: null, tags: ["a", "b"], opts: {unit: "c", n: [1, 2]}, ratio: 1.5};
+        const args = {city: "Paris", days: 3, metric: true, note: null, tags: ["a", "it's", 'say "hi"', "x\ny\\z"], opts: {unit: "c", n: [1, 2]}, ratio: 1.5};
         const calls = [{name: "get_weather", arguments: args}, {name: "get_time", arguments: {}}];
         const rendered = template.render({bos_token: "", messages: [{role: "user", content: "?"},
             {role: "assistant", content: "", tool_calls: calls.map((call) => ({type: "function", function: call}))}]});

@@ -166,7 +166,9 @@ export class ChatPromptRenderer {
         // pythonCalls.ts), which node-llama-cpp's detection does not know.
         if (!wrapper.usingJinjaFunctionCallTemplate && this.ownCallFormat != null)
             renderCallsThroughTemplate(wrapper, {call: {...this.ownCallFormat, optionalPrefixSpace: true, emptyCallParamsPlaceholder: {}}, result: {prefix: "", suffix: ""}});
-        this.callsInText ??= this.ownCallFormat?.notation === "python" && !writesCalls(jinjaRendererOf(wrapper).render.bind(jinjaRendererOf(wrapper)));
+        const renderer = jinjaRendererOf(wrapper);
+        const render = renderer.render.bind(renderer);
+        this.callsInText ??= this.ownCallFormat?.notation === "python" && !writesCalls(render);
         if (wrapper.usingJinjaFunctionCallTemplate) {
             // OpenAI tool results are strings and go into the template as they are; node-llama-cpp
             // would JSON-encode them again (`"sunny"` instead of `sunny`).
@@ -184,7 +186,7 @@ export class ChatPromptRenderer {
             }
         }
         // A template that writes call ids gets the prompt's own, numbered (withNumberedCallIds): Mistral Small 3.2's takes no other.
-        this.numberedCallIds ??= this.ownCallFormat?.idMarker != null || writesCallIds(jinjaRendererOf(wrapper).render.bind(jinjaRendererOf(wrapper)));
+        this.numberedCallIds ??= this.ownCallFormat?.idMarker != null || writesCallIds(render);
         this.watches.set(wrapper, watchRenders(wrapper, {numberedCallIds: this.numberedCallIds, callsText: this.callsInText ? pythonCallsText : null,
             reasoningAsThinking: this.ownCallFormat?.notation === "python"}));
         return wrapper;

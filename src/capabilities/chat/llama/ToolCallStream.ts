@@ -1,8 +1,8 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
-import { argumentsAreJson, callName, jsonArguments, jsonItemEnd, type ArgumentsReader } from "./parseToolCalls.js";
-import { callStartOf, findNameEnd, listItemStartOf, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
+import { afterListedCall, argumentsAreJson, callName, jsonArguments, jsonItemEnd, type ArgumentsReader } from "./parseToolCalls.js";
+import { callStartOf, findNameEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
 import { PythonArgumentsScan } from "./pythonCalls.js";
 
 export type ToolCallStreamEvent =
@@ -44,8 +44,16 @@ export class ToolCallStream {
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
     private readonly start: CallStart;
-    /** Where a list's next call starts after its separator (`format.list.item`). */
-    private readonly itemStart: CallStart;
+    /** In content: how many characters at the buffer's start are whitespace held back from the last piece. */
+    private heldSpace = 0;
+    /** In a call's arguments: the run of whitespace and suffix characters at the end (RunBack), where a suffix may have begun. */
+    private readonly suffixRun: RunBack;
+    /** In a call's arguments: the first place of the suffix's first character in that run (-1: none), the run's start it is for, and how far it was looked for. */
+    private runLead = -1;
+    private runStart = -1;
+    private leadSeenTo = 0;
+    /** In a call's arguments: the whitespace before a partial suffix (RunBack). */
+    private readonly spaceRun = new RunBack((char) => /\s/.test(char));
     /** A JSON list's call: where its arguments' object closed (the call's `}` may come in a later piece). */
     private objectEnd: number | null = null;
 
@@ -57,7 +65,8 @@ export class ToolCallStream {
         private readonly read: ArgumentsReader = jsonArguments
     ) {
         this.start = callStartOf(format);
-        this.itemStart = listItemStartOf(format);
+        const suffixChars = new Set(format.suffix);
+        this.suffixRun = new RunBack((char) => /\s/.test(char) || suffixChars.has(char));
     }
 
     /** Argument fragments go out as generated: a forced call whose arguments are the JSON the answer gives. */
@@ -115,9 +124,12 @@ export class ToolCallStream {
                 case "content": {
                     const found = this.start.find(this.buffer, 0);
                     if (found == null) {
-                        const keep = heldBack(this.buffer, this.start.partialAtEnd(this.buffer));
+                        const partial = this.start.partialAtEnd(this.buffer);
+                        // The whitespace held back from the last piece is not walked again (a long run of it streamed in pieces).
+                        const keep = this.buffer.length - spaceRunStart(this.buffer, this.buffer.length - partial, this.heldSpace);
                         this.emitContent(this.buffer.slice(0, this.buffer.length - keep));
                         this.buffer = this.buffer.slice(this.buffer.length - keep);
+                        this.heldSpace = keep - partial;
                         return;
                     }
                     const before = this.buffer.slice(0, found.start);
@@ -128,26 +140,19 @@ export class ToolCallStream {
                 }
                 case "between": {
                     if (this.format.list != null && this.inList) {
-                        // After a call in a list: the next call's name after the separator, or the list's end (parseToolCalls' afterListedCall).
-                        const rest = this.buffer.trimStart();
-                        const {separator, end} = this.format.list;
-                        if (rest.startsWith(separator)) {
-                            const next = rest.slice(separator.length).trimStart();
-                            const item = this.itemStart.at(next, 0);
-                            if (item != null) {
-                                this.buffer = next.slice(item);
-                                this.state = "name";
-                            } else if (this.itemStart.partialAtEnd(next) === next.length)
-                                return;
-                            else
-                                this.state = "dropped";
-                        } else if (rest.startsWith(end)) {
-                            this.buffer = rest.slice(end.length);
-                            this.inList = false;
-                        } else if (rest === "" || end.startsWith(rest))
+                        // After a call in a list: the next call's name, or the list's end (parseToolCalls' afterListedCall).
+                        const after = afterListedCall(this.buffer, 0, this.format);
+                        if (after === "partial")
                             return;
-                        else
+                        if (after == null)
                             this.state = "dropped";
+                        else {
+                            this.buffer = this.buffer.slice(after.at);
+                            if (after.next)
+                                this.state = "name";
+                            else
+                                this.inList = false;
+                        }
                         continue;
                     }
                     // Llama 3.x's call object closed after its arguments, and its `;` between calls (parseToolCalls' afterObjectCall).
@@ -195,6 +200,10 @@ export class ToolCallStream {
                     this.objectScan = this.format.suffix === "" || (this.format.list != null && argumentsAreJson(this.format)) ? new JsonObjectScan() : null;
                     this.pythonScan = this.format.notation === "python" ? new PythonArgumentsScan() : null;
                     this.objectEnd = null;
+                    this.suffixRun.reset();
+                    this.runLead = this.runStart = -1;
+                    this.leadSeenTo = 0;
+                    this.spaceRun.reset();
                     this.sent = null;
                     if (!this.hold)
                         this.emit({type: "call", index: this.completed, name: this.name});
@@ -202,11 +211,19 @@ export class ToolCallStream {
                 }
                 case "arguments": {
                     const end = this.argumentsEnd();
+                    if (end === "never") {
+                        this.malformed();
+                        continue;
+                    }
                     if (end == null) {
-                        this.suffixSearchFrom = resumeFrom(this.buffer, suffix);
-                        // Up to the arguments' object where it closed already (a JSON list's call: its `}` still to come).
+                        // Where the suffix search goes on from; not needed while a scan reads where the arguments end.
+                        // The runs walked back over are remembered (RunBack): a long run of whitespace is walked once.
+                        if (this.pythonScan == null && (this.objectScan == null || this.objectEnd != null))
+                            this.suffixSearchFrom = Math.max(this.objectEnd ?? 0, this.suffixResume());
+                        // Up to the arguments' object where it closed already (a JSON list's call: its `}` still to come),
+                        // else up to a partial suffix and the whitespace before it.
                         if (this.streamsArguments)
-                            this.sendArguments(this.objectEnd ?? this.buffer.slice(0, this.buffer.length - heldBack(this.buffer, partialPrefixAtEnd(this.buffer, suffix))).trimEnd().length);
+                            this.sendArguments(this.objectEnd ?? this.spaceRun.from(this.buffer, this.buffer.length - partialPrefixAtEnd(this.buffer, suffix)));
                         return;
                     }
                     const argumentsText = this.read(this.name, this.buffer.slice(0, end.start), false);
@@ -234,18 +251,39 @@ export class ToolCallStream {
         }
     }
 
+    /**
+     * Where the search for the suffix goes on from once more text comes: a suffix (with any whitespace between its tags,
+     * findPiece's flexible match) starts with its first character, inside the run of whitespace and suffix characters
+     * that ends the text; so at the first such character in that run, else after the text. Both looked for in the new
+     * text only (a run that starts again starts in the new text): a long run streamed in pieces is walked once.
+     */
+    private suffixResume(): number {
+        const lead = this.format.suffix.trimStart()[0];
+        const runStart = this.suffixRun.from(this.buffer, this.buffer.length);
+        if (runStart !== this.runStart) {
+            this.runStart = runStart;
+            this.runLead = -1;
+            this.leadSeenTo = runStart;
+        }
+        if (this.runLead < 0)
+            this.runLead = this.buffer.indexOf(lead, this.leadSeenTo);
+        this.leadSeenTo = this.buffer.length;
+        return this.runLead >= 0 ? this.runLead : this.buffer.length;
+    }
+
     /** Where the current call's arguments end in the buffer (findCallEnd's rules, scanned as the call streams), or null: not yet. */
-    private argumentsEnd(): {start: number, end: number} | null {
+    private argumentsEnd(): {start: number, end: number} | "never" | null {
         if (this.pythonScan != null) {
             const close = this.pythonScan.scan(this.buffer);
-            return close == null ? null : {start: close, end: close + 1};
+            return close == null ? null : close === -1 ? "never" : {start: close, end: close + 1};
         }
         if (this.objectScan != null) {
             // A scan that found the object's end is not asked again (it would scan on past it).
             this.objectEnd ??= this.objectScan.scan(this.buffer);
             if (this.objectEnd == null)
                 return null;
-            return this.format.suffix === "" ? {start: this.objectEnd, end: this.objectEnd} : jsonItemEnd(this.buffer, this.objectEnd, this.format);
+            return this.format.suffix === "" ? {start: this.objectEnd, end: this.objectEnd}
+                : jsonItemEnd(this.buffer, this.objectEnd, this.format, Math.max(this.objectEnd, this.suffixSearchFrom));
         }
         return findPiece(this.buffer, this.format.suffix, this.suffixSearchFrom, true);
     }
@@ -282,23 +320,37 @@ export class ToolCallStream {
 }
 
 /**
- * Where a search for `piece` that found nothing in `text` may go on from once more text comes: before the last
- * `piece.length` characters, and before any run of whitespace and the piece's own characters there (a start written
- * with whitespace between its tags, findPiece's flexible match, holds nothing else).
+ * Where a run of the characters `inRun` takes starts that ends at `end`, in a text that only grows (a call's arguments
+ * streamed in pieces): what was walked for an earlier, shorter text is not walked again, so a long run streamed in
+ * pieces is walked once. The suffix search resumes before such a run of whitespace and the suffix's own characters
+ * (a suffix written with whitespace between its tags, findPiece's flexible match, holds nothing else).
  */
-function resumeFrom(text: string, piece: string): number {
-    const chars = new Set(piece);
-    let at = Math.max(0, text.length - piece.length);
-    while (at > 0 && (/\s/.test(text[at - 1]) || chars.has(text[at - 1])))
+class RunBack {
+    private end = 0;
+    private start = 0;
+
+    constructor(private readonly inRun: (char: string) => boolean) {}
+
+    reset() {
+        this.end = this.start = 0;
+    }
+
+    from(text: string, end: number): number {
+        const floor = end >= this.end ? this.end : 0;
+        let at = end;
+        while (at > floor && this.inRun(text[at - 1]))
+            at--;
+        const start = at === floor && floor > 0 ? this.start : at;
+        this.end = end;
+        this.start = start;
+        return start;
+    }
+}
+
+/** Where the whitespace before `end` starts, the text's first `known` characters being whitespace already. */
+function spaceRunStart(text: string, end: number, known: number): number {
+    let at = end;
+    while (at > known && /\s/.test(text[at - 1]))
         at--;
-    return at;
-}
-
-/** How many characters at the end of `text` are held back: the `partial` start of a marker there, and the whitespace before it. */
-function heldBack(text: string, partial: number) {
-    return partial + trailingSpace(text.slice(0, text.length - partial));
-}
-
-function trailingSpace(text: string) {
-    return text.length - text.trimEnd().length;
+    return at === known ? 0 : at;
 }

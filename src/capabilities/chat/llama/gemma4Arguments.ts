@@ -32,8 +32,12 @@ export function gemma4ArgumentsJson(written: string): string | null {
 
 class NotGemma extends Error {}
 
+/** How deep maps and lists may nest in an argument (deeper is not read as a call). */
+const maxDepth = 64;
+
 class Reader {
     at = 0;
+    private depth = 0;
 
     constructor(readonly text: string) {}
 
@@ -70,12 +74,20 @@ class Reader {
         return JSON.parse(literal);
     }
 
+    /** Into a map or list; deeper than maxDepth is not read (nor does it exhaust the stack). */
+    private enter() {
+        if (++this.depth > maxDepth)
+            throw new NotGemma();
+    }
+
     map(): Record<string, unknown> {
         this.expect("{");
+        this.enter();
         this.space();
         const map: Record<string, unknown> = {};
         if (this.text[this.at] === "}") {
             this.at++;
+            this.depth--;
             return map;
         }
         for (;;) {
@@ -94,16 +106,19 @@ class Reader {
                 continue;
             }
             this.expect("}");
+            this.depth--;
             return map;
         }
     }
 
     list(): unknown[] {
         this.expect("[");
+        this.enter();
         this.space();
         const list: unknown[] = [];
         if (this.text[this.at] === "]") {
             this.at++;
+            this.depth--;
             return list;
         }
         for (;;) {
@@ -114,6 +129,7 @@ class Reader {
                 continue;
             }
             this.expect("]");
+            this.depth--;
             return list;
         }
     }

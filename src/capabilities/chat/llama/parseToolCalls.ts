@@ -81,7 +81,7 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
         at = afterObjectCall(text, end.end, format);
         if (format.list != null) {
             const after = afterListedCall(text, at, format);
-            if (after == null)
+            if (after == null || after === "partial")
                 return {content, calls, complete: true};
             at = after.at;
             if (after.next)
@@ -114,16 +114,22 @@ export function argumentsAreJson(format: ToolCallFormat): boolean {
 
 /**
  * After a call in a list (`format.list`), from `at`: the next call's name (`next`, past the separator and the item's
- * markup), or past the list's end; null when neither is there (the text ends, or what follows is not the list's).
+ * markup), or past the list's end; `partial` when the text ends where either may still come (whitespace, a separator,
+ * the start of the item's markup or of the list's end); null when what follows is not the list's. ToolCallStream asks
+ * the same between a list's calls.
  */
-export function afterListedCall(text: string, at: number, format: ToolCallFormat): {at: number, next: boolean} | null {
+export function afterListedCall(text: string, at: number, format: ToolCallFormat): {at: number, next: boolean} | "partial" | null {
     const list = format.list!;
     at = skipSpace(text, at);
     if (text.startsWith(list.separator, at)) {
-        const item = listItemStartOf(format).at(text, skipSpace(text, at + list.separator.length));
-        return item == null ? null : {at: item, next: true};
+        const start = listItemStartOf(format);
+        const itemAt = skipSpace(text, at + list.separator.length);
+        const item = start.at(text, itemAt);
+        return item != null ? {at: item, next: true} : start.partialAtEnd(text.slice(itemAt)) === text.length - itemAt ? "partial" : null;
     }
-    return text.startsWith(list.end, at) ? {at: at + list.end.length, next: false} : null;
+    if (text.startsWith(list.end, at))
+        return {at: at + list.end.length, next: false};
+    return list.end.startsWith(text.slice(at)) ? "partial" : null;
 }
 
 function skipSpace(text: string, at: number): number {
@@ -158,8 +164,8 @@ export function findCallEnd(text: string, format: ToolCallFormat, at: number): {
  * Where a call of a JSON list ends once its arguments' object closed at `objectEnd`: the suffix (the call object's `}`)
  * after it, what comes between (Apriel's `, "id": ...`) read past; null while it has not come.
  */
-export function jsonItemEnd(text: string, objectEnd: number, format: ToolCallFormat): {start: number, end: number} | null {
-    const suffix = findPiece(text, format.suffix, objectEnd, true);
+export function jsonItemEnd(text: string, objectEnd: number, format: ToolCallFormat, searchFrom = objectEnd): {start: number, end: number} | null {
+    const suffix = findPiece(text, format.suffix, searchFrom, true);
     return suffix == null ? null : {start: objectEnd, end: suffix.end};
 }
 

@@ -21,15 +21,20 @@ export function isLfm2Template(template: string): boolean {
     return (template.includes("<|tool_list_start|>") && template.includes("<|tool_list_end|>")) || template.includes("List of tools: [");
 }
 
-/** The JSON text of a call's arguments from what the model wrote between its `(` and `)`; null when that is not keyword arguments. */
+/**
+ * The JSON text of a call's arguments from what the model wrote between its `(` and `)`; null when that is not keyword
+ * arguments. A key is any name without whitespace, quotes, brackets, `=` or `,` (a schema's `user-id`, as llama.cpp
+ * writes and reads it); a key written again keeps its last value; a number keeps its digits as written where they are
+ * JSON's (an id of 20 digits is not rounded).
+ */
 export function pythonArgumentsJson(written: string): string | null {
     const reader = new Reader(written);
     try {
         const args: Record<string, unknown> = {};
         reader.space();
         while (reader.at < written.length) {
-            const key = /^[A-Za-z_][A-Za-z0-9_]*/.exec(written.slice(reader.at))?.[0];
-            if (key == null || Object.hasOwn(args, key))
+            const key = /^[^\s=,()'"[\]{}]+/.exec(written.slice(reader.at))?.[0];
+            if (key == null)
                 return null;
             reader.at += key.length;
             reader.space();
@@ -41,7 +46,7 @@ export function pythonArgumentsJson(written: string): string | null {
             reader.expect(",");
             reader.space();
         }
-        return JSON.stringify(args);
+        return jsonText(args);
     } catch (error) {
         if (error instanceof NotPython)
             return null;
@@ -57,10 +62,14 @@ export function pythonArgumentsJson(written: string): string | null {
 export class PythonArgumentsScan {
     private depth = 0;
     private quote: string | null = null;
+    private never = false;
 
     constructor(private at = 0) {}
 
+    /** The closing `)`'s index; null while it has not come; -1 when it never can (a `]` or `}` that opens nothing: not Python). */
     scan(text: string): number | null {
+        if (this.never)
+            return -1;
         for (; this.at < text.length; this.at++) {
             const char = text[this.at];
             if (this.quote != null) {
@@ -75,8 +84,12 @@ export class PythonArgumentsScan {
             else if (char === "(" || char === "[" || char === "{")
                 this.depth++;
             else if (char === ")" || char === "]" || char === "}") {
-                if (this.depth === 0)
-                    return char === ")" ? this.at : null;
+                if (this.depth === 0) {
+                    if (char === ")")
+                        return this.at;
+                    this.never = true;
+                    return -1;
+                }
                 this.depth--;
             }
         }
@@ -84,9 +97,10 @@ export class PythonArgumentsScan {
     }
 }
 
-/** pythonArgumentsEnd for a whole text: the `)` closing the arguments that start at `from`, or null. */
+/** PythonArgumentsScan for a whole text: the `)` closing the arguments that start at `from`, or null (not there, or never). */
 export function pythonArgumentsEnd(text: string, from: number): number | null {
-    return new PythonArgumentsScan(from).scan(text);
+    const end = new PythonArgumentsScan(from).scan(text);
+    return end === -1 ? null : end;
 }
 
 /**
@@ -120,20 +134,47 @@ function jinjaJson(value: unknown): string {
     return JSON.stringify(value) ?? "null";
 }
 
-/** A value as Jinja's `string` filter writes it (Python's str and repr). */
+/** A value as Jinja's `string` filter writes it (Python's str, and repr inside a list or dict). */
 function pythonText(value: unknown, nested = false): string {
     if (value === null || value === undefined)
         return "None";
     if (value === true || value === false)
         return value ? "True" : "False";
     if (typeof value === "string")
-        return nested ? `'${value}'` : value;
+        return nested ? pythonRepr(value) : value;
     if (Array.isArray(value))
         return `[${value.map((item) => pythonText(item, true)).join(", ")}]`;
     if (typeof value === "object")
-        return `{${Object.entries(value).map(([key, item]) => `'${key}': ${pythonText(item, true)}`).join(", ")}}`;
+        return `{${Object.entries(value).map(([key, item]) => `${pythonRepr(key)}: ${pythonText(item, true)}`).join(", ")}}`;
     return String(value);
 }
+
+/** Python's repr of a string: single quotes unless it holds one and no double quote; backslashes and line breaks escaped. */
+function pythonRepr(text: string): string {
+    const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+    const escaped = text.replace(/[\\\n\r\t]/g, (char) => ({"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"})[char]!)
+        .replaceAll(quote, "\\" + quote);
+    return quote + escaped + quote;
+}
+
+/** A number as the model wrote it, kept for the JSON text where it is JSON's (an id of 20 digits stays whole). */
+class WrittenNumber {
+    constructor(readonly text: string) {}
+}
+
+/** JSON text of read arguments, their written numbers as written. */
+function jsonText(value: unknown): string {
+    if (value instanceof WrittenNumber)
+        return value.text;
+    if (Array.isArray(value))
+        return `[${value.map(jsonText).join(",")}]`;
+    if (value != null && typeof value === "object")
+        return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item)}`).join(",")}}`;
+    return JSON.stringify(value);
+}
+
+/** How deep lists and dicts may nest in an argument (deeper is not read as a call). */
+const maxDepth = 64;
 
 class NotPython extends Error {}
 
@@ -179,7 +220,7 @@ class Reader {
         const number = Number(literal);
         if (!Number.isFinite(number))
             throw new NotPython();
-        return number;
+        return /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/.test(literal) ? new WrittenNumber(literal) : number;
     }
 
     private string(quote: string): string {
@@ -198,26 +239,34 @@ class Reader {
             if (next == null)
                 break;
             const hex = next === "u" ? 4 : next === "x" ? 2 : 0;
-            if (hex > 0) {
-                const digits = this.text.slice(at + 1, at + 1 + hex);
-                if (!new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits))
-                    throw new NotPython();
+            const digits = this.text.slice(at + 1, at + 1 + hex);
+            if (hex > 0 && new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits)) {
                 text += String.fromCharCode(parseInt(digits, 16));
                 at += hex;
             } else
-                // An unknown escape stays as written, as in Python.
+                // An escape it does not know (`C:\users`: `\u` without its digits) stays as written, as in Python.
                 text += escapes[next] ?? "\\" + next;
         }
         throw new NotPython();
     }
 
+    private depth = 0;
+
+    /** Into a list or dict; deeper than maxDepth is not read. */
+    private enter() {
+        if (++this.depth > maxDepth)
+            throw new NotPython();
+    }
+
     private sequence(open: string, close: string): unknown[] {
         this.expect(open);
+        this.enter();
         const items: unknown[] = [];
         for (;;) {
             this.space();
             if (this.text[this.at] === close) {
                 this.at++;
+                this.depth--;
                 return items;
             }
             items.push(this.value());
@@ -231,11 +280,13 @@ class Reader {
 
     private dict(): Record<string, unknown> {
         this.expect("{");
+        this.enter();
         const dict: Record<string, unknown> = {};
         for (;;) {
             this.space();
             if (this.text[this.at] === "}") {
                 this.at++;
+                this.depth--;
                 return dict;
             }
             const key = this.value();

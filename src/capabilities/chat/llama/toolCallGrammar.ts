@@ -75,16 +75,17 @@ function markupArgumentsRule(llama: Llama, markup: ParameterMarkup, schema: Reco
 }
 
 /**
- * `PREFIXroot`: a function's arguments in Gemma 4's notation (gemma4Arguments.ts), the members between the call's braces:
- * the required properties of the schema in its order, then any of the others; a value by its property's type (a string
- * as `<|"|>`text without `<`, an enum as one of its strings, a number, an integer, a boolean), else any value of the notation.
+ * `PREFIXroot`: a function's arguments in Gemma 4's notation (gemma4Arguments.ts), the members between the call's braces
+ * (keywordArgumentsRule): a string as `<|"|>`text without `<`, an enum as one of its strings, a number, an integer, a
+ * boolean, else any value of the notation.
  */
 function gemma4ArgumentsRule(schema: Record<string, unknown>, prefix: string): string {
-    const properties = schema.properties != null && typeof schema.properties === "object" ? schema.properties as Record<string, Record<string, unknown>> : {};
-    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
     const rule = (name: string) => prefix + name;
     const quote = gbnfLiteral('<|"|>');
-    const rules = [
+    return keywordArgumentsRule(schema, prefix, {
+        assign: ":", separator: ",", key: rule("key"), string: rule("string"), boolean: `( "true" | "false" )`, value: rule("value"),
+        enumString: (text) => `${quote} ${gbnfLiteral(text)} ${quote}`
+    }, [
         `${rule("value")} ::= ${rule("string")} | ${rule("number")} | "true" | "false" | "null" | ${rule("map")} | ${rule("list")}`,
         // Any text without the quote mark (as llama.cpp's gemma4 grammar: `<` is text too): states of how much of `<|"|>` ends it.
         `${rule("string")} ::= ${quote} ${rule("text")} ${quote}`,
@@ -93,72 +94,68 @@ function gemma4ArgumentsRule(schema: Record<string, unknown>, prefix: string): s
         `${rule("text2")} ::= "\\"" ${rule("text3")} | "<" ${rule("text1")} | [^<"] ${rule("text")} | ""`,
         `${rule("text3")} ::= "|" ${rule("text4")} | "<" ${rule("text1")} | [^<|] ${rule("text")} | ""`,
         `${rule("text4")} ::= "<" ${rule("text1")} | [^<>] ${rule("text")} | ""`,
-        // JSON's numbers (no leading zeros), as the reader and llama.cpp's grammar take them.
-        `${rule("integer")} ::= "-"? ( "0" | [1-9] [0-9]* )`,
-        `${rule("number")} ::= ${rule("integer")} ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
         `${rule("map")} ::= "{" ( ${rule("key")} ":" ${rule("value")} ( "," ${rule("key")} ":" ${rule("value")} )* )? "}"`,
         `${rule("key")} ::= [a-zA-Z0-9_.-]+`,
         `${rule("list")} ::= "[" ( ${rule("value")} ( "," ${rule("value")} )* )? "]"`
-    ];
-    const member = (key: string, property: Record<string, unknown> | undefined) => {
-        const type = property?.type;
-        const value = Array.isArray(property?.enum) && property.enum.every((item) => typeof item === "string")
-            ? `( ${property.enum.map((item) => `${quote} ${gbnfLiteral(item as string)} ${quote}`).join(" | ")} )`
-            : type === "string" ? rule("string") : type === "integer" ? rule("integer") : type === "number" ? rule("number")
-            : type === "boolean" ? `( "true" | "false" )` : rule("value");
-        return `${gbnfLiteral(key + ":")} ${value}`;
-    };
-    const entries = Object.entries(properties);
-    const first = entries.filter(([key]) => required.has(key)).map(([key, property]) => member(key, property));
-    const others = entries.filter(([key]) => !required.has(key)).map(([key, property]) => member(key, property));
-    // No properties named: any members (none when additionalProperties is false).
-    if (entries.length === 0 && schema.additionalProperties !== false)
-        others.push(`${rule("key")} ":" ${rule("value")}`);
-    const optional = others.length === 0 ? null : `( ${others.join(" | ")} )`;
-    const root = first.length > 0
-        ? `${first.join(' "," ')}${optional == null ? "" : ` ( "," ${optional} )*`}`
-        : optional == null ? '""' : `( ${optional} ( "," ${optional} )* )?`;
-    return [`${rule("root")} ::= ${root}`, ...rules].join("\n");
+    ]);
 }
 
 /**
  * `PREFIXroot`: a function's keyword arguments in Python's notation (pythonCalls.ts, LFM2's), between the call's
- * parentheses: the required properties of the schema in its order, then any of the others; a value by its property's
- * type (a string in double quotes with JSON's escapes, an enum as one of its strings, a number, an integer, `True` or
- * `False`), else any Python literal (strings in either quote, numbers, True/False/None, lists, dicts).
+ * parentheses (keywordArgumentsRule): a string in either quote with backslash escapes, an enum as one of its
+ * strings, a number, an integer, `True` or `False`, else any Python literal (strings, numbers, True/False/None, lists, dicts).
  */
 function pythonArgumentsRule(schema: Record<string, unknown>, prefix: string): string {
-    const properties = schema.properties != null && typeof schema.properties === "object" ? schema.properties as Record<string, Record<string, unknown>> : {};
-    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
     const rule = (name: string) => prefix + name;
-    const rules = [
+    // A backslash and any character (pythonCalls.ts reads an escape it does not know as written, as Python does).
+    const escape = `"\\\\" [^\\n]`;
+    return keywordArgumentsRule(schema, prefix, {
+        assign: "=", separator: ", ", key: rule("key"), string: rule("string"), boolean: `( "True" | "False" )`, value: rule("value"),
+        enumString: (text) => gbnfLiteral(JSON.stringify(text))
+    }, [
         `${rule("value")} ::= ${rule("string")} | ${rule("number")} | "True" | "False" | "None" | ${rule("list")} | ${rule("dict")}`,
-        `${rule("string")} ::= "\\"" ( [^"\\\\\\n] | "\\\\" [^\\n] )* "\\"" | "'" ( [^'\\\\\\n] | "\\\\" [^\\n] )* "'"`,
-        `${rule("integer")} ::= "-"? ( "0" | [1-9] [0-9]* )`,
-        `${rule("number")} ::= ${rule("integer")} ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`,
+        `${rule("string")} ::= "\\"" ( [^"\\\\\\n] | ${escape} )* "\\"" | "'" ( [^'\\\\\\n] | ${escape} )* "'"`,
         `${rule("list")} ::= "[" ( ${rule("value")} ( ", " ${rule("value")} )* )? "]"`,
         `${rule("dict")} ::= "{" ( ${rule("string")} ": " ${rule("value")} ( ", " ${rule("string")} ": " ${rule("value")} )* )? "}"`,
         `${rule("key")} ::= [a-zA-Z_] [a-zA-Z0-9_]*`
-    ];
-    const pair = (key: string, property: Record<string, unknown> | undefined) => {
+    ]);
+}
+
+/** How a keyword notation writes a member: `key assign value`, members joined by `separator`; its rules' names. */
+type KeywordNotation = {assign: string, separator: string, key: string, string: string, boolean: string, value: string, enumString: (text: string) => string};
+
+/**
+ * `PREFIXroot` of a keyword notation (Gemma 4's `key:value`, Python's `key=value`) and the notation's `rules`: the
+ * required properties of the schema in its order, then any of the others; each property's name as written (any name,
+ * as llama.cpp's grammars take it) and its value by its type (a string, an enum of strings, an integer, a number, a
+ * boolean: JSON's numbers, no leading zeros, as the readers and llama.cpp's grammars take them), else any value; with no
+ * properties named, any members (none when additionalProperties is false). A member may come again (the readers keep the last).
+ */
+function keywordArgumentsRule(schema: Record<string, unknown>, prefix: string, notation: KeywordNotation, rules: readonly string[]): string {
+    const properties = schema.properties != null && typeof schema.properties === "object" ? schema.properties as Record<string, Record<string, unknown>> : {};
+    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const integer = `${prefix}integer`, number = `${prefix}number`;
+    const member = (key: string, property: Record<string, unknown> | undefined) => {
         const type = property?.type;
         const value = Array.isArray(property?.enum) && property.enum.every((item) => typeof item === "string")
-            ? `( ${property.enum.map((item) => gbnfLiteral(JSON.stringify(item))).join(" | ")} )`
-            : type === "string" ? rule("string") : type === "integer" ? rule("integer") : type === "number" ? rule("number")
-            : type === "boolean" ? `( "True" | "False" )` : rule("value");
-        return `${gbnfLiteral(key + "=")} ${value}`;
+            ? `( ${property.enum.map((item) => notation.enumString(item as string)).join(" | ")} )`
+            : type === "string" ? notation.string : type === "integer" ? integer : type === "number" ? number
+            : type === "boolean" ? notation.boolean : notation.value;
+        return `${gbnfLiteral(key + notation.assign)} ${value}`;
     };
-    const entries = Object.entries(properties).filter(([key]) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(key));
-    const first = entries.filter(([key]) => required.has(key)).map(([key, property]) => pair(key, property));
-    const others = entries.filter(([key]) => !required.has(key)).map(([key, property]) => pair(key, property));
-    // No properties named: any keyword arguments (none when additionalProperties is false).
+    const entries = Object.entries(properties);
+    const first = entries.filter(([key]) => required.has(key)).map(([key, property]) => member(key, property));
+    const others = entries.filter(([key]) => !required.has(key)).map(([key, property]) => member(key, property));
     if (entries.length === 0 && schema.additionalProperties !== false)
-        others.push(`${rule("key")} "=" ${rule("value")}`);
+        others.push(`${notation.key} ${gbnfLiteral(notation.assign)} ${notation.value}`);
+    const separator = gbnfLiteral(notation.separator);
     const optional = others.length === 0 ? null : `( ${others.join(" | ")} )`;
     const root = first.length > 0
-        ? `${first.join(' ", " ')}${optional == null ? "" : ` ( ", " ${optional} )*`}`
-        : optional == null ? '""' : `( ${optional} ( ", " ${optional} )* )?`;
-    return [`${rule("root")} ::= ${root}`, ...rules].join("\n");
+        ? `${first.join(` ${separator} `)}${optional == null ? "" : ` ( ${separator} ${optional} )*`}`
+        : optional == null ? '""' : `( ${optional} ( ${separator} ${optional} )* )?`;
+    return [`${prefix}root ::= ${root}`, ...rules,
+        `${integer} ::= "-"? ( "0" | [1-9] [0-9]* )`,
+        `${number} ::= ${integer} ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?`].join("\n");
 }
 
 /** A GBNF string literal for `text`. */
