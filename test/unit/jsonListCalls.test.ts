@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jsonListCallFormat } from "../../src/capabilities/chat/llama/jsonListCalls.js";
+import { kimiCallFormat } from "../../src/capabilities/chat/llama/kimiCalls.js";
 import { parseToolCalls } from "../../src/capabilities/chat/llama/parseToolCalls.js";
 import { streamToolCalls } from "../support/streamToolCalls.js";
 
@@ -38,5 +39,24 @@ describe("calls as a JSON list", () => {
             expect(parseToolCalls(text, nemotron, names), text).toBeNull();
             expect(streamToolCalls(nemotron, names, text, true, [7, 20, 33]), text).toEqual({content: text, calls: []});
         }
+    });
+});
+
+// Kimi-K2's calls in one section, one after another with no separator, each `functions.NAME:IDX` (llama.cpp's tests).
+describe("Kimi-K2's calls", () => {
+    it("two calls in a section, the index after each name read as the call's id, not its name: parsed and streamed alike", () => {
+        const text = 'Let me look.<|tool_calls_section_begin|><|tool_call_begin|>functions.special_function:0<|tool_call_argument_begin|>{"arg1": 1}<|tool_call_end|>'
+            + '<|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"zone": "} <|tool_call_end|>"}<|tool_call_end|><|tool_calls_section_end|>';
+        const expected = [["special_function", {arg1: 1}], ["get_time", {zone: "} <|tool_call_end|>"}]];
+        const parsed = parseToolCalls(text, kimiCallFormat, names)!;
+        expect(parsed.content).toBe("Let me look.");
+        expect(json(parsed.calls)).toEqual(expected);
+        for (const hold of [true, false])
+            for (const size of [1, 3, 8, 300]) {
+                const cuts = Array.from({length: Math.ceil(text.length / size)}, (_, index) => index * size).slice(1);
+                const streamed = streamToolCalls(kimiCallFormat, names, text, hold, cuts);
+                expect(streamed.content, `${hold} ${size}`).toBe("Let me look.");
+                expect(json(streamed.calls), `${hold} ${size}`).toEqual(expected);
+            }
     });
 });

@@ -56,7 +56,8 @@ export type ChatTools = {
  * How a template's calls are written: `prefix name paramsPrefix <arguments> suffix`, calls joined by `betweenCalls`.
  * The arguments are JSON, or each in markup (`parameters`), or in Gemma 4's notation (`notation`: gemma4Arguments.ts).
  * Without a suffix (Mistral's, Devstral's) the arguments' JSON object ends the call. `idMarker`: the name is followed by
- * this and a call id the model writes (Mistral Small 3.2's `[CALL_ID]`, 9 letters and digits) before `paramsPrefix`.
+ * this and a call id the model writes (Mistral Small 3.2's `[CALL_ID]` and 9 letters and digits, Kimi-K2's `:` and its
+ * index) before `paramsPrefix`; `idPattern`: the id's GBNF, for a forced call.
  * `forcedOpening`: a forced call is opened by the prompt with this text (the prefix), a grammar writes its name and
  * arguments, and the model's end of generation is its suffix (harmony, where a call is a message of its own: one call).
  * `list`: the calls are items of one list the prefix opens (LFM2's `<|tool_call_start|>[a(...), b(...)]<|tool_call_end|>`,
@@ -67,7 +68,7 @@ export type ChatTools = {
  */
 export type ToolCallFormat = {
     prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, notation?: "gemma4" | "python",
-    idMarker?: string, forcedOpening?: string, list?: {separator: string, end: string, item: string}
+    idMarker?: string, idPattern?: string, forcedOpening?: string, list?: {separator: string, end: string, item: string}
 };
 
 /** One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd. */

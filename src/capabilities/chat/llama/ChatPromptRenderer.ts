@@ -12,13 +12,14 @@ import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, kee
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails,
-    withReasoningAsThinking } from "./templateMessages.js";
+    withoutToolNames, withReasoningAsThinking } from "./templateMessages.js";
 import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
 import { joinAdjacentTurns, makesCalls, toChatHistory, toModelFunctions, withoutDroppedAnalysis } from "./templateTurns.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
-import { isMistralCallIdTemplate, mistralCallIdFormat } from "./mistralCalls.js";
+import { isMistralCallIdTemplate, mistralCallId, mistralCallIdFormat } from "./mistralCalls.js";
+import { isKimiTemplate, kimiCallFormat, kimiCallId } from "./kimiCalls.js";
 import { isLfm2Template, pythonCallsText, pythonListCallFormat } from "./pythonCalls.js";
 import { jsonListCallFormat } from "./jsonListCalls.js";
 
@@ -80,8 +81,8 @@ export class ChatPromptRenderer {
      * model's format (pythonCallsText); decided once, by the first wrapper.
      */
     private callsInText: boolean | undefined;
-    /** The template writes call ids (Apriel's, Mistral Small 3.2's): they are the prompt's own, numbered; decided by the first wrapper. */
-    private numberedCallIds: boolean | undefined;
+    /** The template writes call ids (Apriel's, Mistral Small 3.2's, Kimi-K2's): they are the prompt's own, numbered; decided by the first wrapper. */
+    private callIds: ((name: string, index: number) => string) | null | undefined;
     /** The template leaves out the text of a message with calls (Mistral Small 3.2's): so does the prompt (node-llama-cpp would fall back to its own format). */
     private readonly dropsCallText: boolean;
     /** The template writes a tool's result as a JSON string (gpt-oss's `content|tojson`). */
@@ -116,7 +117,7 @@ export class ChatPromptRenderer {
         this.harmony = typeof template === "string" && isHarmonyTemplate(template);
         this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template !== "string" ? null
             : isGemma4Template(template) ? gemma4CallFormat : isMistralCallIdTemplate(template) ? mistralCallIdFormat
-            : isLfm2Template(template) ? pythonListCallFormat : jsonListCallFormat(template);
+            : isLfm2Template(template) ? pythonListCallFormat : isKimiTemplate(template) ? kimiCallFormat : jsonListCallFormat(template);
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.ownCallFormat ?? toolCallFormatOf(this.wrapper);
@@ -185,10 +186,12 @@ export class ChatPromptRenderer {
                     this.undoUnwrapped = undo;
             }
         }
-        // A template that writes call ids gets the prompt's own, numbered (withNumberedCallIds): Mistral Small 3.2's takes no other.
-        this.numberedCallIds ??= this.ownCallFormat?.idMarker != null || writesCallIds(render);
-        this.watches.set(wrapper, watchRenders(wrapper, {numberedCallIds: this.numberedCallIds, callsText: this.callsInText ? pythonCallsText : null,
-            reasoningAsThinking: this.ownCallFormat?.notation === "python"}));
+        // A template that writes call ids gets the prompt's own, numbered (withNumberedCallIds): Mistral Small 3.2's takes no
+        // other; Kimi-K2's are its model's `functions.NAME:IDX`.
+        this.callIds ??= this.ownCallFormat === kimiCallFormat ? kimiCallId
+            : this.ownCallFormat?.idMarker != null || writesCallIds(render) ? mistralCallId : null;
+        this.watches.set(wrapper, watchRenders(wrapper, {callIds: this.callIds, callsText: this.callsInText ? pythonCallsText : null,
+            reasoningAsThinking: this.ownCallFormat?.notation === "python", toolNames: this.ownCallFormat !== kimiCallFormat}));
         return wrapper;
     }
 
@@ -382,8 +385,9 @@ export class ChatPromptRenderer {
  * writes a message's calls into its text, for a template that leaves them out (withCallsInText); `reasoningAsThinking`:
  * a response's reasoning goes to the template as `thinking` too (LFM2.5's, withReasoningAsThinking).
  */
-function watchRenders(wrapper: JinjaTemplateChatWrapper, {numberedCallIds, callsText, reasoningAsThinking}:
-    {numberedCallIds: boolean, callsText: Parameters<typeof withCallsInText>[1] | null, reasoningAsThinking: boolean}): RenderWatch {
+function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsText, reasoningAsThinking, toolNames}:
+    {callIds: Parameters<typeof withNumberedCallIds>[1] | null, callsText: Parameters<typeof withCallsInText>[1] | null, reasoningAsThinking: boolean,
+        toolNames: boolean}): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], callReasoning: [], refusal: null};
@@ -393,7 +397,8 @@ function watchRenders(wrapper: JinjaTemplateChatWrapper, {numberedCallIds, calls
         const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
         const withReasoning = withCallReasoning(shaped, watch.callReasoning);
         const reasoned = reasoningAsThinking ? withReasoningAsThinking(withReasoning) : withReasoning;
-        const params = numberedCallIds ? withNumberedCallIds(reasoned) : reasoned;
+        const numbered = callIds != null ? withNumberedCallIds(reasoned, callIds) : reasoned;
+        const params = toolNames ? numbered : withoutToolNames(numbered);
         let output: string;
         try {
             output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);

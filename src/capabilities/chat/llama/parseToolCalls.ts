@@ -121,15 +121,20 @@ export function argumentsAreJson(format: ToolCallFormat): boolean {
 export function afterListedCall(text: string, at: number, format: ToolCallFormat): {at: number, next: boolean} | "partial" | null {
     const list = format.list!;
     at = skipSpace(text, at);
+    if (text.startsWith(list.end, at))
+        return {at: at + list.end.length, next: false};
+    const endMayCome = list.end.startsWith(text.slice(at));
+    // Kimi-K2's calls follow one another with no separator: the next call's markup alone.
     if (text.startsWith(list.separator, at)) {
         const start = listItemStartOf(format);
         const itemAt = skipSpace(text, at + list.separator.length);
         const item = start.at(text, itemAt);
-        return item != null ? {at: item, next: true} : start.partialAtEnd(text.slice(itemAt)) === text.length - itemAt ? "partial" : null;
+        if (item != null)
+            return {at: item, next: true};
+        if (start.partialAtEnd(text.slice(itemAt)) === text.length - itemAt)
+            return "partial";
     }
-    if (text.startsWith(list.end, at))
-        return {at: at + list.end.length, next: false};
-    return list.end.startsWith(text.slice(at)) ? "partial" : null;
+    return endMayCome ? "partial" : null;
 }
 
 function skipSpace(text: string, at: number): number {

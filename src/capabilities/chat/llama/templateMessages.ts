@@ -31,23 +31,42 @@ export function withCallReasoning(params: Record<string, unknown>, callReasoning
 }
 
 /**
- * The messages with their calls' ids numbered in nine digits (`000000001`...), in order, each result's with its call's:
- * Mistral Small 3.2's template takes only ids of 9 letters and digits, as its model writes them (node-llama-cpp's are
- * `fc_1_0000`). The ids are the prompt's own: a client's ids never reach a template.
+ * The messages with their calls' ids as the model writes them, `idOf(name, index)` with the calls counted in order from
+ * 0, each result's with its call's: Mistral Small 3.2's template takes only ids of 9 letters and digits (`000000001`),
+ * moonshotai's Kimi-K2 names a result by its call's `functions.NAME:IDX` (node-llama-cpp's ids are `fc_1_0000`). The
+ * ids are the prompt's own: a client's ids never reach a template.
  */
-export function withNumberedCallIds(params: Record<string, unknown>): Record<string, unknown> {
+export function withNumberedCallIds(params: Record<string, unknown>, idOf: (name: string, index: number) => string): Record<string, unknown> {
     if (!Array.isArray(params.messages))
         return params;
     const ids = new Map<unknown, string>();
-    const number = (id: unknown) => {
+    const number = (id: unknown, name: unknown) => {
         let numbered = ids.get(id);
         if (numbered == null)
-            ids.set(id, numbered = String(ids.size + 1).padStart(9, "0"));
+            ids.set(id, numbered = idOf(String(name ?? ""), ids.size));
         return numbered;
     };
     return {...params, messages: (params.messages as Record<string, unknown>[]).map((message) => Array.isArray(message.tool_calls)
-        ? {...message, tool_calls: (message.tool_calls as Record<string, unknown>[]).map((call) => ({...call, id: number(call.id)}))}
-        : message.role === "tool" && message.tool_call_id != null ? {...message, tool_call_id: number(message.tool_call_id)} : message)};
+        ? {...message, tool_calls: (message.tool_calls as Record<string, unknown>[]).map((call) =>
+            ({...call, id: number(call.id, (call.function as {name?: unknown} | undefined)?.name ?? call.name)}))}
+        : message.role === "tool" && message.tool_call_id != null ? {...message, tool_call_id: number(message.tool_call_id, message.name)} : message)};
+}
+
+/**
+ * The messages again with no `name` on a tool result: node-llama-cpp gives each its function's name, which no OpenAI client
+ * sends (a tool message is `tool_call_id` and `content`), and Kimi-K2's templates write a result's role as its name when
+ * it has one (`message.get('name') or message['role']`): `get_weather` where the client's messages render `tool`.
+ */
+export function withoutToolNames(params: Record<string, unknown>): Record<string, unknown> {
+    const named = (message: Record<string, unknown>) => message.role === "tool" && message.name != null;
+    if (!Array.isArray(params.messages) || !params.messages.some(named))
+        return params;
+    return {...params, messages: params.messages.map((message: Record<string, unknown>) => {
+        if (!named(message))
+            return message;
+        const {name: _name, ...rest} = message;
+        return rest;
+    })};
 }
 
 /** The render gave the template messages with calls (not node-llama-cpp's fallback, which writes them into the text). */

@@ -30,16 +30,18 @@ export function toolCallGrammarText(
             rules.push(pythonArgumentsRule(fn.schema, prefix));
         else
             rules.push(renameRules(jsonSchemaGrammarText(llama, fn.schema), prefix));
-        // A call id the model writes after the name (Mistral Small 3.2's `[CALL_ID]` and 9 letters and digits), optional as in llama.cpp's grammar.
+        // A call id the model writes after the name (Mistral Small 3.2's `[CALL_ID]` and 9 letters and digits, Kimi-K2's
+        // `:` and its index), optional as in llama.cpp's grammars.
         return format.idMarker == null
             ? `${gbnfLiteral(fn.name + format.paramsPrefix)} ${prefix}root`
-            : `${gbnfLiteral(fn.name)} ( ${gbnfLiteral(format.idMarker)} [a-zA-Z0-9]{9} )? ${gbnfLiteral(format.paramsPrefix)} ${prefix}root`;
+            : `${gbnfLiteral(fn.name)} ( ${gbnfLiteral(format.idMarker)} ${format.idPattern ?? "[a-zA-Z0-9]+"} )? ${gbnfLiteral(format.paramsPrefix)} ${prefix}root`;
     });
     // Calls as the items of one list (LFM2's `<|tool_call_start|>[NAME(...), NAME(...)]<|tool_call_end|>`, Nemotron-Nano-v2's
     // `<TOOLCALL>[{"name": ..., "arguments": ...}, {...}]</TOOLCALL>`).
     if (format.list != null) {
         const listed = `call ::= ( ${alternatives.join(" | ")} ) ${gbnfLiteral(format.suffix)}`;
-        const more = parallel ? `( ${gbnfLiteral(format.list.separator + " " + format.list.item)} call )* ` : "";
+        const between = format.list.separator === "" ? format.list.item : format.list.separator + " " + format.list.item;
+        const more = parallel ? `( ${gbnfLiteral(between)} call )* ` : "";
         return [`root ::= ${gbnfLiteral(format.prefix)} call ${more}${gbnfLiteral(format.list.end)}`, listed, ...rules].join("\n");
     }
     // A call that is a JSON object itself, its arguments a value in it, with no markup after (Llama 3.1's
