@@ -53,7 +53,11 @@ const markupTemplates = [
     {file: "Qwen3-Coder.jinja", format: null, vocab: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]},
     {file: "GLM-4.6.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]},
     {file: "Qwen3.5-4B.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"]},
-    {file: "GLM-4.7-Flash.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]}
+    {file: "GLM-4.7-Flash.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"]},
+    // The calls in a block whose opening tag node-llama-cpp's prefix began inside (parameterMarkup.ts deriveCallBlock).
+    {file: "MiniMax-M2.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"]},
+    {file: "deepseek-ai-DeepSeek-V3.2.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]},
+    {file: "deepseek-ai-DeepSeek-V4.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]}
 ];
 const jsonEndedTemplates = ["unsloth-mistral-Devstral-Small-2507.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja"];
 it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering, arguments in markup: $file", async (spec) => {

@@ -71,8 +71,11 @@ export type ToolCallFormat = {
     idMarker?: string, idPattern?: string, forcedOpening?: string, list?: {separator: string, end: string, item: string}
 };
 
-/** One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd. */
-export type ParameterMarkup = {keyStart: string, keyEnd: string, valueEnd: string};
+/**
+ * One argument of a call in markup: keyStart + key + keyEnd + value + valueEnd; `jsonKeyEnd`: the key's end before a value
+ * that is not a string, which is JSON (DeepSeek-V3.2's and V4's ` string="false">` for their ` string="true">`).
+ */
+export type ParameterMarkup = {keyStart: string, keyEnd: string, valueEnd: string, jsonKeyEnd?: string};
 
 /** `cut`: the generation stopped inside this call (its arguments are what was written so far). */
 export type GeneratedToolCall = {name: string, arguments: string, cut?: true};

@@ -10,7 +10,7 @@ import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
 import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
-import { deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
+import { deriveCallBlock, deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
 import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails,
     withoutToolNames, withReasoningAsThinking } from "./templateMessages.js";
 import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
@@ -204,7 +204,8 @@ export class ChatPromptRenderer {
         const render = (args: Record<string, unknown>) => textOf(this.renderTemplate(
             [{role: "user", content: "probe"}, {role: "assistant", content: "", toolCalls: [{name, arguments: args, result: "probe"}]}],
             [{name, parameters: {type: "object", properties: Object.fromEntries(keys.map((key) => [key, {type: "string"}]))}}]));
-        const derived = deriveParameterMarkup(render({[keys[0]]: values[0], [keys[1]]: values[1]}), render({}), detected.prefix, detected.suffix);
+        const two = render({[keys[0]]: values[0], [keys[1]]: values[1]});
+        const derived = deriveParameterMarkup(two, render({}), detected.prefix, detected.suffix);
         if (derived == null) {
             // Not the shape looked for: node-llama-cpp's own format, as before (its calls are not read, but a request with tools is served).
             this.argumentsInMarkup = false;
@@ -216,7 +217,15 @@ export class ChatPromptRenderer {
         const callStart = detected.prefix + name + derived.nameEnd + derived.markup.keyStart + keys[0];
         if (!render({[keys[0]]: null}).includes(callStart) && render({[keys[0]]: "None"}).includes(callStart))
             this.nullArgument = "None";
-        return {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters: derived.markup};
+        // A value that is not a string after another key end (DeepSeek-V3.2's ` string="false">`): read as JSON.
+        const typed = render({[keys[0]]: 73914, [keys[1]]: values[1]});
+        const typedStart = typed.indexOf(derived.markup.keyStart + keys[0]);
+        const typedEnd = typedStart < 0 ? -1 : typed.indexOf("73914", typedStart);
+        const jsonKeyEnd = typedEnd < 0 ? null : typed.slice(typedStart + derived.markup.keyStart.length + keys[0].length, typedEnd);
+        const parameters = jsonKeyEnd != null && jsonKeyEnd !== derived.markup.keyEnd && jsonKeyEnd.trim() !== "" ? {...derived.markup, jsonKeyEnd} : derived.markup;
+        const format = {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters};
+        const block = deriveCallBlock(two, detected.prefix, derived.callEnd);
+        return block == null ? format : {...format, prefix: block.opener + detected.prefix, list: {separator: "", item: detected.prefix, end: block.end}};
     }
 
     /** A call's arguments with each top-level null as `nullArgument` says. */

@@ -114,6 +114,31 @@ function piecePattern(piece: string): RegExp {
 }
 
 /** A key as a model writes one: a name, not markup, quotes or lines (a misread piece of markup is not taken for a key). */
+/**
+ * The block a template writes its calls in, where node-llama-cpp's detected prefix begins inside the block's opening tag
+ * (MiniMax-M2's `>\n<invoke name="` in `<minimax:tool_call>\n<invoke name="...`, DeepSeek-V3.2's and V4's
+ * `<｜DSML｜function_calls>`/`<｜DSML｜tool_calls>`), from the rendering `two` of the probe call (deriveParameterMarkup's):
+ * the opening tag's start before the prefix (`opener`, `<minimax:tool_call`), and what follows the call's `suffix` up to
+ * the block's closing tag (`end`, `>\n</minimax:tool_call>`). The block's calls are then a list: the first starts with
+ * `opener + prefix`, each next one with the prefix alone (the `>` closing the last call's tag, the next call's tag). Null
+ * for a prefix that starts a tag of its own, or a rendering without that shape. Without this the opening tag's start
+ * stayed in the answer's content.
+ */
+export function deriveCallBlock(two: string, prefix: string, suffix: string): {opener: string, end: string} | null {
+    if (!prefix.startsWith(">"))
+        return null;
+    const call = two.indexOf(prefix + parameterProbe.name);
+    const tagStart = call < 0 ? -1 : two.lastIndexOf("<", call);
+    const opener = tagStart < 0 ? "" : two.slice(tagStart, call);
+    if (!/^<[^\s<>/]+$/.test(opener))
+        return null;
+    const callEnd = two.indexOf(suffix, call);
+    const closing = `</${opener.slice(1)}>`;
+    const closed = callEnd < 0 ? -1 : two.indexOf(closing, callEnd + suffix.length);
+    const end = closed < 0 ? "" : two.slice(callEnd + suffix.length, closed + closing.length);
+    return closed >= 0 && /^>?\s*$/.test(end.slice(0, end.length - closing.length)) ? {opener, end} : null;
+}
+
 const keyPattern = /^[^\s<>"'=/]+$/;
 
 /**
@@ -134,14 +159,18 @@ export function argumentsFromMarkup(body: string, markup: ParameterMarkup, schem
         const keyStart = findPiece(body, markup.keyStart, at, true);
         if (keyStart == null || body.slice(at, keyStart.start).trim() !== "")
             return failed();
-        const keyEnd = findPiece(body, markup.keyEnd, keyStart.end, true, "after");
+        const textEnd = findPiece(body, markup.keyEnd, keyStart.end, true, "after");
+        const jsonEnd = markup.jsonKeyEnd == null ? null : findPiece(body, markup.jsonKeyEnd, keyStart.end, true, "after");
+        const json = jsonEnd != null && (textEnd == null || jsonEnd.start < textEnd.start);
+        const keyEnd = json ? jsonEnd : textEnd;
         const valueEnd = keyEnd == null ? null : findValueEnd(body, contentEnd, markup, keyEnd.end, cut ? callEnd : null);
         if (keyEnd == null || valueEnd == null)
             return failed();
         const key = body.slice(keyStart.end, keyEnd.start);
         if (!keyPattern.test(key))
             return failed();
-        args[key] = typedValue(body.slice(keyEnd.end, valueEnd.start), propertySchema(schema, key));
+        const value = body.slice(keyEnd.end, valueEnd.start);
+        args[key] = json ? jsonValue(value, propertySchema(schema, key)) : typedValue(value, propertySchema(schema, key));
         at = valueEnd.end;
     }
     return JSON.stringify(args);
@@ -229,6 +258,18 @@ function schemaTypes(schema: Record<string, unknown> | undefined): Set<string> |
     if (Array.isArray(schema.type))
         return new Set(schema.type.filter((type): type is string => typeof type === "string"));
     return null;
+}
+
+/** A value its markup says is not a string (`jsonKeyEnd`): its JSON (Python's literals too), else as its schema says. */
+function jsonValue(text: string, schema: Record<string, unknown> | undefined): unknown {
+    const trimmed = text.trim();
+    if (Object.hasOwn(pythonLiterals, trimmed))
+        return pythonLiterals[trimmed];
+    try {
+        return JSON.parse(trimmed);
+    } catch {
+        return typedValue(text, schema);
+    }
 }
 
 /** A value as `valueKind` says: the text, or its JSON; for `mixed`, JSON only when it is not a string's text. */

@@ -61,13 +61,16 @@ function markupArgumentsRule(llama: Llama, markup: ParameterMarkup, schema: Reco
     const rules: string[] = [`${prefix}text ::= [^<]*`];
     const pairs = Object.entries(properties).map(([key, property], index) => {
         let value = `${prefix}text`;
-        // As the call is read back (parameterMarkup.ts valueKind): a property that may be a string is text.
+        let keyEnd = markup.keyEnd;
+        // As the call is read back (parameterMarkup.ts valueKind): a property that may be a string is text; another is
+        // its JSON, after the key end for such values where the markup has one (DeepSeek-V3.2's ` string="false">`).
         if (valueKind(property) === "json") {
             const valuePrefix = `${prefix}p${index}-`;
             rules.push(renameRules(jsonSchemaGrammarText(llama, property ?? {}), valuePrefix));
             value = `${valuePrefix}root`;
+            keyEnd = markup.jsonKeyEnd ?? keyEnd;
         }
-        const pair = `${gbnfLiteral(markup.keyStart + key + markup.keyEnd)} ${value} ${gbnfLiteral(markup.valueEnd)}`;
+        const pair = `${gbnfLiteral(markup.keyStart + key + keyEnd)} ${value} ${gbnfLiteral(markup.valueEnd)}`;
         return required.has(key) ? pair : `( ${pair} )?`;
     });
     // No properties named: any pairs (none when additionalProperties is false), their values as text.
