@@ -51,6 +51,9 @@ describe("LFM2's Python call notation", () => {
         expect(grammar).toContain('call ::= ( "get_time(" tool0-root ) ")"');
         expect(grammar).toContain('tool0-root ::= "user-id=" tool0-string ( ", " ( "n=" tool0-integer | "on=" ( "True" | "False" ) ) )*');
         expect(JSON.parse(pythonArgumentsJson('user-id="u", n=1, n=2, on=True')!)).toEqual({"user-id": "u", n: 2, on: true});
+        // A name the reader cannot take back (`first name`) is not written.
+        expect(toolCallGrammarText({} as never, format, [{name: "get_time", schema: {type: "object", properties: {"first name": {type: "string"}, n: {type: "integer"}}}}], false))
+            .toContain('tool0-root ::= ( ( "n=" tool0-integer ) ( ", " ( "n=" tool0-integer ) )* )?');
     });
 
     it("keeps a number's digits as written (an id of 20 digits is not rounded)", () => {

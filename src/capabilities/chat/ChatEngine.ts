@@ -65,10 +65,12 @@ export type ChatTools = {
  * next item's `item` markup and its name, or `end`; then another list may start. The Python notation (`notation`
  * "python", pythonCalls.ts) ends a call's arguments at the `)` that closes them, and JSON arguments in a list end where
  * their object closes, read, not searched for (the call's suffix, `}`, is the object's own closing brace's text).
+ * `firstStart`: the first call may start with this alone, the prefix without its opening tag (Qwen3-Coder's models skip
+ * `<tool_call>` and write `<function=NAME>` straight away, as llama.cpp reads them).
  */
 export type ToolCallFormat = {
     prefix: string, paramsPrefix: string, suffix: string, betweenCalls: string, parameters?: ParameterMarkup, notation?: "gemma4" | "python",
-    idMarker?: string, idPattern?: string, forcedOpening?: string, list?: {separator: string, end: string, item: string}
+    idMarker?: string, idPattern?: string, forcedOpening?: string, list?: {separator: string, end: string, item: string}, firstStart?: string
 };
 
 /**

@@ -20,6 +20,7 @@ import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
 import { isMistralCallIdTemplate, mistralCallId, mistralCallIdFormat } from "./mistralCalls.js";
 import { isKimiTemplate, kimiCallFormat, kimiCallId } from "./kimiCalls.js";
+import { deepSeekV31CallFormat, isDeepSeekV31Template } from "./deepseekCalls.js";
 import { isLfm2Template, pythonCallsText, pythonListCallFormat } from "./pythonCalls.js";
 import { jsonListCallFormat } from "./jsonListCalls.js";
 
@@ -117,7 +118,8 @@ export class ChatPromptRenderer {
         this.harmony = typeof template === "string" && isHarmonyTemplate(template);
         this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template !== "string" ? null
             : isGemma4Template(template) ? gemma4CallFormat : isMistralCallIdTemplate(template) ? mistralCallIdFormat
-            : isLfm2Template(template) ? pythonListCallFormat : isKimiTemplate(template) ? kimiCallFormat : jsonListCallFormat(template);
+            : isLfm2Template(template) ? pythonListCallFormat : isKimiTemplate(template) ? kimiCallFormat
+            : isDeepSeekV31Template(template) ? deepSeekV31CallFormat : jsonListCallFormat(template);
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.ownCallFormat ?? toolCallFormatOf(this.wrapper);
@@ -225,7 +227,11 @@ export class ChatPromptRenderer {
         const parameters = jsonKeyEnd != null && jsonKeyEnd !== derived.markup.keyEnd && jsonKeyEnd.trim() !== "" ? {...derived.markup, jsonKeyEnd} : derived.markup;
         const format = {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters};
         const block = deriveCallBlock(two, detected.prefix, derived.callEnd);
-        return block == null ? format : {...format, prefix: block.opener + detected.prefix, list: {separator: "", item: detected.prefix, end: block.end}};
+        if (block != null)
+            return {...format, prefix: block.opener + detected.prefix, list: {separator: "", item: detected.prefix, end: block.end}};
+        // A prefix of two tags (Qwen3-Coder's `<tool_call>\n<function=`): the first call may come without the first.
+        const inner = /^<[^<>\s]+>\s*(<\S.*)$/s.exec(detected.prefix)?.[1];
+        return inner == null ? format : {...format, firstStart: inner};
     }
 
     /** A call's arguments with each top-level null as `nullArgument` says. */

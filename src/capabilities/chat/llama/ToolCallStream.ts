@@ -1,8 +1,8 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
-import { afterListedCall, argumentsAreJson, callName, jsonArguments, jsonItemEnd, type ArgumentsReader } from "./parseToolCalls.js";
-import { callStartOf, findNameEnd, partialPrefixAtEnd, type CallStart } from "./callMarkers.js";
+import { afterListedCall, argumentsAreJson, callName, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
+import { callStartOf, findNameEnd, firstCallStartOf, type CallStart } from "./callMarkers.js";
 import { PythonArgumentsScan } from "./pythonCalls.js";
 
 export type ToolCallStreamEvent =
@@ -31,8 +31,6 @@ export class ToolCallStream {
     private name = "";
     /** Index in `buffer` up to which arguments went out (null: none yet). */
     private sent: number | null = null;
-    /** Where the search for the call's end goes on from: not again over what cannot hold its start (a long call streamed in pieces). */
-    private suffixSearchFrom = 0;
     /** A format without a suffix: where the arguments' JSON object ends, scanned as the call streams (jsonObjectEnd.ts). */
     private objectScan: JsonObjectScan | null = null;
     /** Python's notation (LFM2's): where the arguments' closing `)` is, scanned as the call streams (pythonCalls.ts). */
@@ -44,15 +42,13 @@ export class ToolCallStream {
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
     private readonly start: CallStart;
+    /** Where the first call starts (the prefix, or its short form where the format allows one). */
+    private readonly firstStart: CallStart;
     /** In content: how many characters at the buffer's start are whitespace held back from the last piece. */
     private heldSpace = 0;
-    /** In a call's arguments: the run of whitespace and suffix characters at the end (RunBack), where a suffix may have begun. */
-    private readonly suffixRun: RunBack;
-    /** In a call's arguments: the first place of the suffix's first character in that run (-1: none), the run's start it is for, and how far it was looked for. */
-    private runLead = -1;
-    private runStart = -1;
-    private leadSeenTo = 0;
-    /** In a call's arguments: the whitespace before a partial suffix (RunBack). */
+    /** In a call's arguments: where its suffix may have begun (SuffixWatch). */
+    private readonly suffixWatch: SuffixWatch;
+    /** In a call's arguments: the whitespace before where its suffix may begin (RunBack). */
     private readonly spaceRun = new RunBack((char) => /\s/.test(char));
     /** A JSON list's call: where its arguments' object closed (the call's `}` may come in a later piece). */
     private objectEnd: number | null = null;
@@ -65,8 +61,8 @@ export class ToolCallStream {
         private readonly read: ArgumentsReader = jsonArguments
     ) {
         this.start = callStartOf(format);
-        const suffixChars = new Set(format.suffix);
-        this.suffixRun = new RunBack((char) => /\s/.test(char) || suffixChars.has(char));
+        this.firstStart = firstCallStartOf(format);
+        this.suffixWatch = new SuffixWatch(format.suffix);
     }
 
     /** Argument fragments go out as generated: a forced call whose arguments are the JSON the answer gives. */
@@ -85,7 +81,7 @@ export class ToolCallStream {
         switch (this.state) {
             case "content":
                 // A forced call cut before its prefix was whole: the held start of it is not content (parseToolCalls).
-                if (!this.hold && this.start.partialAtEnd(this.buffer) > 0)
+                if (!this.hold && this.firstStart.partialAtEnd(this.buffer) > 0)
                     break;
                 this.emitContent(this.buffer);
                 break;
@@ -111,7 +107,6 @@ export class ToolCallStream {
     }
 
     private process() {
-        const {suffix} = this.format;
         for (;;) {
             switch (this.state) {
                 case "text":
@@ -122,9 +117,9 @@ export class ToolCallStream {
                     this.buffer = "";
                     return;
                 case "content": {
-                    const found = this.start.find(this.buffer, 0);
+                    const found = this.firstStart.find(this.buffer, 0);
                     if (found == null) {
-                        const partial = this.start.partialAtEnd(this.buffer);
+                        const partial = this.firstStart.partialAtEnd(this.buffer);
                         // The whitespace held back from the last piece is not walked again (a long run of it streamed in pieces).
                         const keep = this.buffer.length - spaceRunStart(this.buffer, this.buffer.length - partial, this.heldSpace);
                         this.emitContent(this.buffer.slice(0, this.buffer.length - keep));
@@ -139,11 +134,17 @@ export class ToolCallStream {
                     continue;
                 }
                 case "between": {
+                    // Whitespace between calls is no one's: dropped as it comes (not walked again on every piece).
+                    this.buffer = this.buffer.trimStart();
                     if (this.format.list != null && this.inList) {
                         // After a call in a list: the next call's name, or the list's end (parseToolCalls' afterListedCall).
                         const after = afterListedCall(this.buffer, 0, this.format);
-                        if (after === "partial")
+                        if (after === "partial") {
+                            const {separator} = this.format.list;
+                            if (separator !== "" && this.buffer.startsWith(separator))
+                                this.buffer = separator + this.buffer.slice(separator.length).trimStart();
                             return;
+                        }
                         if (after == null)
                             this.state = "dropped";
                         else {
@@ -196,13 +197,10 @@ export class ToolCallStream {
                     this.heldText += this.buffer.slice(0, nameEnd.end);
                     this.buffer = this.buffer.slice(nameEnd.end);
                     this.state = "arguments";
-                    this.suffixSearchFrom = 0;
                     this.objectScan = this.format.suffix === "" || (this.format.list != null && argumentsAreJson(this.format)) ? new JsonObjectScan() : null;
                     this.pythonScan = this.format.notation === "python" ? new PythonArgumentsScan() : null;
                     this.objectEnd = null;
-                    this.suffixRun.reset();
-                    this.runLead = this.runStart = -1;
-                    this.leadSeenTo = 0;
+                    this.suffixWatch.reset();
                     this.spaceRun.reset();
                     this.sent = null;
                     if (!this.hold)
@@ -216,14 +214,13 @@ export class ToolCallStream {
                         continue;
                     }
                     if (end == null) {
-                        // Where the suffix search goes on from; not needed while a scan reads where the arguments end.
-                        // The runs walked back over are remembered (RunBack): a long run of whitespace is walked once.
-                        if (this.pythonScan == null && (this.objectScan == null || this.objectEnd != null))
-                            this.suffixSearchFrom = Math.max(this.objectEnd ?? 0, this.suffixResume());
                         // Up to the arguments' object where it closed already (a JSON list's call: its `}` still to come),
-                        // else up to a partial suffix and the whitespace before it.
-                        if (this.streamsArguments)
-                            this.sendArguments(this.objectEnd ?? this.spaceRun.from(this.buffer, this.buffer.length - partialPrefixAtEnd(this.buffer, suffix)));
+                        // else up to where the suffix may have begun and the whitespace before it (a forced call's grammar
+                        // writes the suffix as it is; an argument may hold its text with other whitespace).
+                        if (this.streamsArguments) {
+                            const suffixMayStart = this.format.suffix === "" || (this.objectScan != null && this.objectEnd == null) ? this.buffer.length : this.suffixWatch.start;
+                            this.sendArguments(this.objectEnd ?? this.spaceRun.from(this.buffer, suffixMayStart));
+                        }
                         return;
                     }
                     const argumentsText = this.read(this.name, this.buffer.slice(0, end.start), false);
@@ -251,26 +248,6 @@ export class ToolCallStream {
         }
     }
 
-    /**
-     * Where the search for the suffix goes on from once more text comes: a suffix (with any whitespace between its tags,
-     * findPiece's flexible match) starts with its first character, inside the run of whitespace and suffix characters
-     * that ends the text; so at the first such character in that run, else after the text. Both looked for in the new
-     * text only (a run that starts again starts in the new text): a long run streamed in pieces is walked once.
-     */
-    private suffixResume(): number {
-        const lead = this.format.suffix.trimStart()[0];
-        const runStart = this.suffixRun.from(this.buffer, this.buffer.length);
-        if (runStart !== this.runStart) {
-            this.runStart = runStart;
-            this.runLead = -1;
-            this.leadSeenTo = runStart;
-        }
-        if (this.runLead < 0)
-            this.runLead = this.buffer.indexOf(lead, this.leadSeenTo);
-        this.leadSeenTo = this.buffer.length;
-        return this.runLead >= 0 ? this.runLead : this.buffer.length;
-    }
-
     /** Where the current call's arguments end in the buffer (findCallEnd's rules, scanned as the call streams), or null: not yet. */
     private argumentsEnd(): {start: number, end: number} | "never" | null {
         if (this.pythonScan != null) {
@@ -282,10 +259,12 @@ export class ToolCallStream {
             this.objectEnd ??= this.objectScan.scan(this.buffer);
             if (this.objectEnd == null)
                 return null;
-            return this.format.suffix === "" ? {start: this.objectEnd, end: this.objectEnd}
-                : jsonItemEnd(this.buffer, this.objectEnd, this.format, Math.max(this.objectEnd, this.suffixSearchFrom));
+            if (this.format.suffix === "")
+                return {start: this.objectEnd, end: this.objectEnd};
         }
-        return findPiece(this.buffer, this.format.suffix, this.suffixSearchFrom, true);
+        // Searched for only where it may be, once text that could end it came (SuffixWatch).
+        const found = this.suffixWatch.find(this.buffer, this.objectEnd ?? 0);
+        return found == null ? null : this.objectEnd != null ? {start: this.objectEnd, end: found.end} : found;
     }
 
     private startCall(start: number, end: number) {
@@ -316,6 +295,58 @@ export class ToolCallStream {
     private emitContent(text: string) {
         if (text !== "" && this.completed === 0)
             this.emit({type: "content", text});
+    }
+}
+
+/**
+ * Where a call's suffix ends its arguments as they grow piece by piece, matched with any whitespace between its tags
+ * (findPiece's flexible match). A match ends with the suffix's last character that is not whitespace, so text that
+ * brings none cannot complete one: it is not searched. A search goes from the earliest place a match may still start:
+ * a match starts with the suffix's first character that is not whitespace, and those from there on are the suffix's
+ * own, so after a search that found none, only the last N of them (N: the suffix's count) can still begin one. Only new
+ * text is looked at: a long run of whitespace, or of the suffix's characters (a JSON argument's `}` and the line breaks
+ * after it, Hermes-style), streamed in pieces is not walked again on every piece.
+ */
+class SuffixWatch {
+    private readonly pattern: string;
+    /** Where the last (at most N) characters that are not whitespace are. */
+    private positions: number[] = [];
+    private seen = 0;
+    /** The earliest place the suffix may begin (the text's length: nowhere yet). */
+    start = 0;
+
+    constructor(private readonly suffix: string) {
+        this.pattern = suffix.replace(/\s+/g, "");
+    }
+
+    reset() {
+        this.positions = [];
+        this.seen = this.start = 0;
+    }
+
+    /** The suffix in `text` from `from` on (what comes before is not the suffix's), or null: not yet. */
+    find(text: string, from: number): {start: number, end: number} | null {
+        this.start = Math.max(this.start, from);
+        let brought = false;
+        for (this.seen = Math.max(this.seen, from); this.seen < text.length; this.seen++)
+            if (!/\s/.test(text[this.seen])) {
+                brought = true;
+                this.positions.push(this.seen);
+                if (this.positions.length > this.pattern.length)
+                    this.positions.shift();
+            }
+        if (!brought)
+            return null;
+        const found = findPiece(text, this.suffix, this.start, true);
+        if (found != null)
+            return found;
+        this.start = text.length;
+        for (let index = 0; index < this.positions.length; index++)
+            if (this.positions[index] >= from && this.pattern.startsWith(this.positions.slice(index).map((at) => text[at]).join(""))) {
+                this.start = this.positions[index];
+                break;
+            }
+        return null;
     }
 }
 

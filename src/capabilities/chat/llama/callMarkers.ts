@@ -23,6 +23,22 @@ export function callStartOf(format: ToolCallFormat): CallStart {
     return isObjectCall(format) ? jsonStart(format.prefix, true) : jsonItems(format) ? jsonStart(format.prefix, false) : literalStart(format.prefix);
 }
 
+/** Where the first call starts: the prefix, or where the format allows it, its short form (`format.firstStart`), whichever comes first. */
+export function firstCallStartOf(format: ToolCallFormat): CallStart {
+    const start = callStartOf(format);
+    if (format.firstStart == null)
+        return start;
+    const short = literalStart(format.firstStart);
+    return {
+        find(text, from) {
+            const whole = start.find(text, from), alone = short.find(text, from);
+            return whole == null ? alone : alone == null || whole.start <= alone.start ? whole : alone;
+        },
+        at: (text, at) => start.at(text, at) ?? short.at(text, at),
+        partialAtEnd: (text) => Math.max(start.partialAtEnd(text), short.partialAtEnd(text))
+    };
+}
+
 /** Where the next call of a list starts after its separator (`format.list.item`; a JSON list's `{"name": "` read as JSON). */
 export function listItemStartOf(format: ToolCallFormat): CallStart {
     return jsonItems(format) ? jsonStart(format.list!.item, false) : literalStart(format.list?.item ?? "");
@@ -40,6 +56,16 @@ function jsonItems(format: ToolCallFormat): boolean {
  * their params prefix comes).
  */
 export function findNameEnd(text: string, format: ToolCallFormat, from: number): {start: number, end: number} | "never" | null {
+    // A name the template ends with whitespace alone before markup (Ling's `<tool_call>NAME\n<arg_key>`): also where the
+    // markup starts right after it, as llama.cpp reads Ling's calls (a name has no `<`).
+    if (format.parameters != null && format.paramsPrefix.trim() === "") {
+        const end = /\s+|(?=<)/g;
+        // Not the whitespace the name starts after (` NAME\n`).
+        end.lastIndex = from + (/^\s*/.exec(text.slice(from, from + 64))?.[0].length ?? 0);
+        const found = end.exec(text);
+        // Whitespace at the text's end may go on in the next piece.
+        return found == null || (found[0] !== "" && found.index + found[0].length === text.length) ? null : {start: found.index, end: found.index + found[0].length};
+    }
     if (!isObjectCall(format))
         return findPiece(text, format.paramsPrefix, from, format.parameters != null || format.list != null);
     const quote = text.indexOf('"', from);

@@ -2,7 +2,7 @@ import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../Cha
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
-import { callStartOf, findNameEnd, listItemStartOf } from "./callMarkers.js";
+import { callStartOf, findNameEnd, firstCallStartOf, listItemStartOf } from "./callMarkers.js";
 import { pythonArgumentsEnd, pythonArgumentsJson } from "./pythonCalls.js";
 
 /**
@@ -50,10 +50,11 @@ export const jsonArguments: ArgumentsReader = (_name, written, cut) => cut || is
 export function parseToolCalls(text: string, format: ToolCallFormat, names: ReadonlySet<string>, truncated = false, read: ArgumentsReader = jsonArguments):
     {content: string, calls: GeneratedToolCall[], complete: boolean} | null {
     const start = callStartOf(format);
-    const first = start.find(text, 0);
+    const firstStart = firstCallStartOf(format);
+    const first = firstStart.find(text, 0);
     if (first == null) {
         // A forced call cut before its prefix was whole (`<tool_call>\n{"na`): the call's start, not content.
-        const partial = truncated ? start.partialAtEnd(text) : 0;
+        const partial = truncated ? firstStart.partialAtEnd(text) : 0;
         return partial === 0 ? null : {content: text.slice(0, text.length - partial).trimEnd(), calls: [], complete: false};
     }
     const content = text.slice(0, first.start).trimEnd();

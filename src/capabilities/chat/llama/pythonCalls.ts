@@ -33,7 +33,7 @@ export function pythonArgumentsJson(written: string): string | null {
         const args: Record<string, unknown> = {};
         reader.space();
         while (reader.at < written.length) {
-            const key = /^[^\s=,()'"[\]{}]+/.exec(written.slice(reader.at))?.[0];
+            const key = keyPattern.exec(written.slice(reader.at))?.[0];
             if (key == null)
                 return null;
             reader.at += key.length;
@@ -52,6 +52,14 @@ export function pythonArgumentsJson(written: string): string | null {
             return null;
         throw error;
     }
+}
+
+/** A keyword argument's name as the reader takes it: no whitespace, quotes, brackets, `=` or `,`. */
+const keyPattern = /^[^\s=,()'"[\]{}]+/;
+
+/** Whether a schema's property name can be written as a keyword argument the reader reads back (a forced call's grammar writes no other). */
+export function isKeywordName(name: string): boolean {
+    return keyPattern.exec(name)?.[0] === name;
 }
 
 /**

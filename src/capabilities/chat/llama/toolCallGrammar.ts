@@ -3,6 +3,7 @@ import type { ParameterMarkup, ToolCallFormat } from "../ChatEngine.js";
 import { isObjectCall } from "./jsonObjectEnd.js";
 import { jsonSchemaGrammarText } from "./jsonSchemaGrammar.js";
 import { valueKind } from "./parameterMarkup.js";
+import { isKeywordName } from "./pythonCalls.js";
 
 /**
  * GBNF for a forced tool call (`tool_choice` `required` or a named function): the template's call
@@ -114,7 +115,10 @@ function pythonArgumentsRule(schema: Record<string, unknown>, prefix: string): s
     const rule = (name: string) => prefix + name;
     // A backslash and any character (pythonCalls.ts reads an escape it does not know as written, as Python does).
     const escape = `"\\\\" [^\\n]`;
-    return keywordArgumentsRule(schema, prefix, {
+    // A property whose name the reader cannot take back as a keyword (`first name`) is left out, as llama.cpp's LFM2 grammar cannot write it either.
+    const properties = schema.properties != null && typeof schema.properties === "object" ? schema.properties as Record<string, unknown> : {};
+    const writable = {...schema, properties: Object.fromEntries(Object.entries(properties).filter(([key]) => isKeywordName(key)))};
+    return keywordArgumentsRule(writable, prefix, {
         assign: "=", separator: ", ", key: rule("key"), string: rule("string"), boolean: `( "True" | "False" )`, value: rule("value"),
         enumString: (text) => gbnfLiteral(JSON.stringify(text))
     }, [
