@@ -3,6 +3,27 @@ import { describe, expect, it } from "vitest";
 import { ThinkSplitter } from "../../src/capabilities/chat/llama/text/ThinkSplitter.js";
 
 describe("ThinkSplitter", () => {
+    it("a call in a thought the model never closes is the answer's; one quoted in a thought that closes is the thought's: in any pieces", () => {
+        const starts = ["<tool_call>"];
+        const cases: [string, {reasoning: string, content: string}][] = [
+            ["Need to look.\n<tool_call>\n{\"name\": \"ls\"}\n</tool_call>", {reasoning: "Need to look.", content: "<tool_call>\n{\"name\": \"ls\"}\n</tool_call>"}],
+            ["Maybe <tool_call>x</tool_call>, no.</think>Answer.", {reasoning: "Maybe <tool_call>x</tool_call>, no.", content: "Answer."}],
+            ["Plain thought.</think><tool_call>y</tool_call>", {reasoning: "Plain thought.", content: "<tool_call>y</tool_call>"}]
+        ];
+        for (const [text, expected] of cases)
+            for (const size of [1, 2, 5, 100]) {
+                const splitter = new ThinkSplitter(true, undefined, starts);
+                const out = {reasoning: "", content: ""};
+                for (let at = 0; at < text.length; at += size) {
+                    const piece = splitter.push(text.slice(at, at + size));
+                    out.reasoning += piece.reasoning;
+                    out.content += piece.content;
+                }
+                const rest = splitter.flush();
+                expect({reasoning: (out.reasoning + rest.reasoning).trim(), content: out.content + rest.content}, `${size}: ${text}`).toEqual(expected);
+            }
+    });
+
     it("splits reasoning from the answer; the tags reach neither side", () => {
         expect(ThinkSplitter.split("<think>\nLet me see.\n</think>\n\nThe answer is 4.", false)).toEqual({reasoning: "Let me see.", content: "The answer is 4."});
         expect(ThinkSplitter.split("Let me see.</think>The answer.", true)).toEqual({reasoning: "Let me see.", content: "The answer."});

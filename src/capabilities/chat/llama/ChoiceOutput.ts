@@ -2,6 +2,7 @@ import type { ChatRunHooks, ChoiceResult, ReasoningFormat, TokenLogprob, ToolCal
 import type { ChoiceOutcome } from "./generateChoice.js";
 import { parseToolCalls, type ArgumentsReader } from "./parseToolCalls.js";
 import { ReasoningOutput } from "./text/ReasoningOutput.js";
+import { thoughtEndingCallStarts } from "./text/createReasoningSplitter.js";
 import type { ReasoningStart } from "./text/ReasoningSplitter.js";
 import { ToolCallStream } from "./ToolCallStream.js";
 
@@ -47,7 +48,7 @@ export class ChoiceOutput {
                     this.toolStream.push(text);
                 }
             }
-        }, calls != null);
+        }, calls != null, calls == null || calls.forced ? [] : thoughtEndingCallStarts(calls.format));
     }
 
     /** Generated text that is final (no partial stop sequence), with its tokens' logprobs entries. */

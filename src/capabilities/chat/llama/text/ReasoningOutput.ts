@@ -30,8 +30,10 @@ export class ReasoningOutput {
     private contentLogprobs: TokenLogprob[] | null = null;
 
     /** `start`: where the output starts (the prompt opened the reasoning, or a call). */
-    constructor(format: ReasoningFormat | null | undefined, start: ReasoningStart, private readonly sink: ReasoningSink, readsCalls = true) {
-        this.splitter = format == null ? null : createReasoningSplitter(format, start, readsCalls);
+    /** `callStarts`: where a call starts, a thought the model never closed ends (createReasoningSplitter). */
+    constructor(format: ReasoningFormat | null | undefined, start: ReasoningStart, private readonly sink: ReasoningSink, readsCalls = true,
+        callStarts: readonly string[] = []) {
+        this.splitter = format == null ? null : createReasoningSplitter(format, start, readsCalls, callStarts);
     }
 
     get splits(): boolean {

@@ -20,7 +20,10 @@ export type SplitText = {reasoning: string, content: string, contentRanges?: [st
  * into its reasoning (`<think>...</think>`, or Gemma 4's tags: `tags`) and its answer, as the text streams: a tag split across
  * pieces is held back until it is whole, and the tags never reach either side. `startsInReasoning`:
  * the prompt already opened the think block (DeepSeek-R1's template ends with `<think>\n`), so the
- * output is reasoning until `</think>`; otherwise a leading `<think>` (after whitespace) opens it.
+ * output is reasoning until `</think>`; otherwise a leading `<think>` (after whitespace) opens it. `callStarts`: a
+ * call in the model's format inside the thought is the answer's when the thought is never closed (a model that calls a
+ * tool from inside its thought: Qwen3.5, DeepSeek-V4, Kimi-K2-Thinking, as llama.cpp reads them), and the thought's when
+ * `</think>` follows (a thought that quotes a call): from the call's start the text is held until one or the other.
  */
 export class ThinkSplitter implements ReasoningSplitter {
     /** `answer-start`: just after `</think>`, where the whitespace before the answer is dropped. */
@@ -38,8 +41,10 @@ export class ThinkSplitter implements ReasoningSplitter {
     private readonly channel: string | undefined;
     /** Inside such a thought block, after the answer began. */
     private late = false;
+    /** In the thought, from where a call starts: held until the thought closes (it was the thought's) or the output ends (the answer's). */
+    private callHeld = false;
 
-    constructor(startsInReasoning: boolean, tags: ThinkTags = thinkTags) {
+    constructor(startsInReasoning: boolean, tags: ThinkTags = thinkTags, private readonly callStarts: readonly string[] = []) {
         this.state = startsInReasoning ? "reasoning" : "start";
         ({open: this.open, close: this.close, channel: this.channel} = tags);
     }
@@ -80,13 +85,22 @@ export class ThinkSplitter implements ReasoningSplitter {
             }
             if (this.state === "reasoning") {
                 const end = this.held.indexOf(this.close);
+                const call = this.callHeld || end !== -1 ? -1 : this.callStartIn(this.held);
+                if (call !== -1) {
+                    out.reasoning += this.held.slice(0, call);
+                    this.held = this.held.slice(call);
+                    this.callHeld = true;
+                }
+                if (this.callHeld && end === -1)
+                    return out;
+                this.callHeld = false;
                 if (end !== -1) {
                     out.reasoning += this.held.slice(0, end);
                     this.held = this.held.slice(end + this.close.length);
                     this.state = "answer-start";
                     continue;
                 }
-                const keep = partialTagLength(this.held, this.close);
+                const keep = Math.max(partialTagLength(this.held, this.close), ...this.callStarts.map((start) => partialTagLength(this.held, start)));
                 out.reasoning += this.held.slice(0, this.held.length - keep);
                 this.held = this.held.slice(this.held.length - keep);
                 return out;
@@ -99,6 +113,17 @@ export class ThinkSplitter implements ReasoningSplitter {
             }
             return this.channel == null ? this.takeContent(out) : this.takeChannelContent(out, this.channel);
         }
+    }
+
+    /** Where the first call starts in `text` (-1: none). */
+    private callStartIn(text: string): number {
+        let first = -1;
+        for (const start of this.callStarts) {
+            const at = text.indexOf(start);
+            if (at !== -1 && (first === -1 || at < first))
+                first = at;
+        }
+        return first;
     }
 
     /** Content where Gemma 4's markup may still come: the markup and any thought block dropped from it (see `channel`). */
@@ -146,9 +171,9 @@ export class ThinkSplitter implements ReasoningSplitter {
         this.held = this.held.slice(length);
     }
 
-    /** At the end: what was held back (a tag that never completed) goes where it was. */
+    /** At the end: what was held back (a tag that never completed) goes where it was; a call held in a thought never closed is the answer. */
     flush(): SplitText {
-        if (this.state !== "reasoning" && !this.late)
+        if ((this.state !== "reasoning" || this.callHeld) && !this.late)
             return this.takeContent({reasoning: "", content: ""});
         const rest = this.held;
         this.held = "";
