@@ -18,9 +18,9 @@ import { testModelsDir } from "../support/testModels.js";
 // vectors, each a model's output and the calls llama.cpp reads from it), through the server's whole reading of an
 // answer (ChoiceOutput: the reasoning apart, then the calls), on every vendored real template the server serves tools
 // for. A vector whose template is not vendored here, or whose model the server does not serve tools for, is not run.
-type Vector = {template: string, text: string, enableThinking: boolean, tools: {name: string, parameters: Record<string, unknown>}[],
-    content: string | null, calls: [string, unknown][]};
-const vectors: Vector[] = JSON.parse(fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/llama-cpp-chat/vectors.json"), "utf8"));
+type Vector = {template: string, text: string, enableThinking: boolean, tools: string[], content: string | null, calls: [string, unknown][]};
+const {tools: schemas, vectors}: {tools: Record<string, Record<string, unknown>>, vectors: Vector[]} =
+    JSON.parse(fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/llama-cpp-chat/vectors.json"), "utf8"));
 const templates = [...new Set(vectors.map((vector) => vector.template))].filter((file) => fs.existsSync(path.join(realTemplatesDir, file)));
 
 /** Outputs this server reads otherwise than llama.cpp does (`template#index` among the template's vectors), each with the reason (docs/api.md says so too). */
@@ -61,7 +61,7 @@ describe.each(templates)("llama.cpp's vectors: %s", (file) => {
         if (format == null)
             return;
         const reasoningFormat = detectReasoningFormat(model);
-        const functions = vector.tools.map((tool) => ({name: tool.name, parameters: tool.parameters}));
+        const functions = vector.tools.map((name) => ({name, parameters: schemas[name]}));
         const {start} = conversationPrompt(renderer, reasoningFormat, {turns: [{role: "user", content: "Hello"}],
             reasoning: {enabled: vector.enableThinking, budgetTokens: null}}, functions, false);
         // Streamed as a client gets it, in pieces of 3 characters: the content and calls must be the whole answer's.
