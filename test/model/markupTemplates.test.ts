@@ -66,7 +66,12 @@ describe("templates with arguments in markup", () => {
         ["deepseek-ai-DeepSeek-V3.2.jinja", "Let me call the function.\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"special_function\">\n<｜DSML｜parameter name=\"arg1\" string=\"false\">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
             + "<｜DSML｜invoke name=\"get_time\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"opts\" string=\"false\">{\"days\": [1, 2]}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"],
         ["MiniMax-M2.jinja", "Let me call the function.\n\n<minimax:tool_call>\n<invoke name=\"special_function\">\n<parameter name=\"arg1\">1</parameter>\n</invoke>\n"
-            + "<invoke name=\"get_time\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"opts\">{\"days\": [1, 2]}</parameter>\n</invoke>\n</minimax:tool_call>"]
+            + "<invoke name=\"get_time\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"opts\">{\"days\": [1, 2]}</parameter>\n</invoke>\n</minimax:tool_call>"],
+        // A value holding the call's end (`/invoke`, as a URL of a LangServe or Dapr route does) is the value's.
+        ["MiniMax-M2.jinja", "Let me call the function.\n\n<minimax:tool_call>\n<invoke name=\"special_function\">\n<parameter name=\"arg1\">1</parameter>\n</invoke>\n"
+            + "<invoke name=\"get_time\">\n<parameter name=\"city\">http://localhost:8000/chain/invoke</parameter>\n<parameter name=\"opts\">{\"days\": [1, 2]}</parameter>\n</invoke>\n</minimax:tool_call>"],
+        ["deepseek-ai-DeepSeek-V4.jinja", "Let me call the function.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"special_function\">\n<｜DSML｜parameter name=\"arg1\" string=\"false\">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
+            + "<｜DSML｜invoke name=\"get_time\">\n<｜DSML｜parameter name=\"city\" string=\"true\">a/｜DSML｜invoke b</｜DSML｜parameter>\n<｜DSML｜parameter name=\"opts\" string=\"false\">{\"days\": [1, 2]}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>"]
     ])("%s: calls in the template's block are read, streamed and not, with their typed values", async (file, text) => {
         const model = await modelWith(file);
         try {
@@ -75,7 +80,8 @@ describe("templates with arguments in markup", () => {
                 {name: "get_time", parameters: {type: "object", properties: {city: {type: "string"}, opts: {type: "object"}}}}];
             const names = new Set(functions.map((fn) => fn.name));
             const read = argumentsReader(format, functions);
-            const expected = [["special_function", {arg1: 1}], ["get_time", {city: "Paris", opts: {days: [1, 2]}}]];
+            const city = /name="city"[^>]*>([^<]*)</.exec(text)![1];
+            const expected = [["special_function", {arg1: 1}], ["get_time", {city, opts: {days: [1, 2]}}]];
             const parsed = parseToolCalls(text, format, names, false, read)!;
             expect(parsed.content).toBe("Let me call the function.");
             expect(parsed.calls.map((call) => [call.name, JSON.parse(call.arguments)])).toEqual(expected);

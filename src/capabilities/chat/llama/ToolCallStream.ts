@@ -1,7 +1,7 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
-import { afterListedCall, argumentsAreJson, callName, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
+import { afterListedCall, argumentsAreJson, callName, endsMarkupCall, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
 import { callStartOf, findNameEnd, firstCallStartOf, type CallStart } from "./callMarkers.js";
 import { PythonArgumentsScan } from "./pythonCalls.js";
 
@@ -262,9 +262,15 @@ export class ToolCallStream {
             if (this.format.suffix === "")
                 return {start: this.objectEnd, end: this.objectEnd};
         }
-        // Searched for only where it may be, once text that could end it came (SuffixWatch).
-        const found = this.suffixWatch.find(this.buffer, this.objectEnd ?? 0);
-        return found == null ? null : this.objectEnd != null ? {start: this.objectEnd, end: found.end} : found;
+        // Searched for only where it may be, once text that could end it came (SuffixWatch); in markup, not inside a value.
+        for (;;) {
+            const found = this.suffixWatch.find(this.buffer, this.objectEnd ?? 0);
+            if (found == null)
+                return null;
+            if (this.format.parameters == null || endsMarkupCall(this.buffer, 0, found.start, this.format.parameters))
+                return this.objectEnd != null ? {start: this.objectEnd, end: found.end} : found;
+            this.suffixWatch.skip(found.start + 1);
+        }
     }
 
     private startCall(start: number, end: number) {
@@ -319,9 +325,20 @@ class SuffixWatch {
         this.pattern = suffix.replace(/\s+/g, "");
     }
 
+    /** Set when a match found is not the call's end: the next find searches again from past it. */
+    private again = false;
+
     reset() {
         this.positions = [];
         this.seen = this.start = 0;
+        this.again = false;
+    }
+
+    /** What was found up to `at` is not the suffix (text of a value that reads like it): search again from `at`. */
+    skip(at: number) {
+        this.start = at;
+        this.positions = this.positions.filter((position) => position >= at);
+        this.again = true;
     }
 
     /** The suffix in `text` from `from` on (what comes before is not the suffix's), or null: not yet. */
@@ -335,8 +352,9 @@ class SuffixWatch {
                 if (this.positions.length > this.pattern.length)
                     this.positions.shift();
             }
-        if (!brought)
+        if (!brought && !this.again)
             return null;
+        this.again = false;
         const found = findPiece(text, this.suffix, this.start, true);
         if (found != null)
             return found;

@@ -1,4 +1,4 @@
-import type { ChatToolFunction, GeneratedToolCall, ToolCallFormat } from "../ChatEngine.js";
+import type { ChatToolFunction, GeneratedToolCall, ParameterMarkup, ToolCallFormat } from "../ChatEngine.js";
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
@@ -163,7 +163,31 @@ export function findCallEnd(text: string, format: ToolCallFormat, at: number): {
         const end = jsonObjectEnd(text, at);
         return end == null ? null : {start: end, end};
     }
-    return findPiece(text, format.suffix, at, true);
+    for (let from = at; ;) {
+        const found = findPiece(text, format.suffix, from, true);
+        if (found == null || format.parameters == null || endsMarkupCall(text, at, found.start, format.parameters))
+            return found;
+        from = found.start + 1;
+    }
+}
+
+/**
+ * Whether a call's end found at `suffixStart` ends a call in markup whose arguments start at `argumentsStart`: right
+ * after the last value's end (or after the name: no arguments), not inside a value (MiniMax-M2's call end is `/invoke`,
+ * which a URL argument may hold: `http://host/chain/invoke`; GLM's `/tool_call>`).
+ */
+export function endsMarkupCall(text: string, argumentsStart: number, suffixStart: number, markup: ParameterMarkup): boolean {
+    const valueEnd = markup.valueEnd.replace(/\s+/g, "");
+    let at = suffixStart, matched = 0;
+    while (at > argumentsStart && matched < valueEnd.length) {
+        const char = text[--at];
+        if (/\s/.test(char))
+            continue;
+        if (char !== valueEnd[valueEnd.length - 1 - matched])
+            return false;
+        matched++;
+    }
+    return matched === valueEnd.length || (matched === 0 && at === argumentsStart);
 }
 
 /**
