@@ -106,6 +106,23 @@ describe("what real models write beside the template's exact markup", () => {
         expect(JSON.parse(parseToolCalls(text, coder, names, false, read)!.calls[0].arguments)).toEqual({city: xml});
     });
 
+    it("a first call without its opener (Qwen3-Coder's `<function=`) is read; a mention of the markup in text is text, and the call after it is read", () => {
+        const short: ToolCallFormat = {...coder, firstStart: "<function="};
+        const body = "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>";
+        for (const [text, content] of [
+            [body, ""],
+            ["Let me call it.\n" + body, "Let me call it."],
+            ["To call a tool, write <function=NAME> in XML.\n<tool_call>\n" + body, "To call a tool, write <function=NAME> in XML."],
+            ["Use <function=nope> or <function=" + "x".repeat(300) + "\n<tool_call>\n" + body, "Use <function=nope> or <function=" + "x".repeat(300)]
+        ] as const) {
+            const expected = {content, calls: [{name: "get_weather", arguments: '{"city":"Paris"}'}]};
+            expect(parseToolCalls(text, short, names, false, read), text).toEqual({...expected, complete: true});
+            for (const size of [1, 3, 7, 1000])
+                expect(streamToolCalls(short, names, text, true, Array.from({length: Math.ceil(text.length / size)}, (_, index) => index * size).slice(1), read), `${size}: ${text}`)
+                    .toEqual(expected);
+        }
+    });
+
     it("a name ended by a line break alone (Ling's format) is read", () => {
         const ling: ToolCallFormat = {prefix: "<tool_call>", paramsPrefix: "\n", suffix: "\n</tool_call>", betweenCalls: "\n",
             parameters: {keyStart: "<arg_key>", keyEnd: "</arg_key>\n<arg_value>", valueEnd: "</arg_value>"}};

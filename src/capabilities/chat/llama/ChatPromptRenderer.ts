@@ -229,9 +229,10 @@ export class ChatPromptRenderer {
         const block = deriveCallBlock(two, detected.prefix, derived.callEnd);
         if (block != null)
             return {...format, prefix: block.opener + detected.prefix, list: {separator: "", item: detected.prefix, end: block.end}};
-        // A prefix of two tags (Qwen3-Coder's `<tool_call>\n<function=`): the first call may come without the first.
+        // A prefix of two tags (Qwen3-Coder's `<tool_call>\n<function=`): the first call may come without the first, as
+        // llama.cpp reads Qwen3-Coder's (a template without thinking; Qwen3.5's and Nemotron-3's have it: not theirs).
         const inner = /^<[^<>\s]+>\s*(<\S.*)$/s.exec(detected.prefix)?.[1];
-        return inner == null ? format : {...format, firstStart: inner};
+        return inner == null || this.wrapper?.template.includes("<think>") ? format : {...format, firstStart: inner};
     }
 
     /** A call's arguments with each top-level null as `nullArgument` says. */

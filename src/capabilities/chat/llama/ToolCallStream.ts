@@ -2,7 +2,7 @@ import type { ToolCallFormat } from "../ChatEngine.js";
 import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
 import { afterListedCall, argumentsAreJson, callName, endsMarkupCall, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
-import { callStartOf, findNameEnd, firstCallStartOf, type CallStart } from "./callMarkers.js";
+import { callStartOf, findNameEnd, firstCallStartOf, isShortStart, type CallStart } from "./callMarkers.js";
 import { PythonArgumentsScan } from "./pythonCalls.js";
 
 export type ToolCallStreamEvent =
@@ -42,6 +42,12 @@ export class ToolCallStream {
     /** Held back for a possibly malformed first call: the whitespace before it and its text so far. */
     private heldText = "";
     private readonly start: CallStart;
+    /** The call being read began in its short form (`format.firstStart`). */
+    private shortStart = false;
+    /** In content: where the search for a call's start goes on from (past a short form that was not a call). */
+    private searchFrom = 0;
+    /** How far a short form's name may run before it cannot be a declared one (the longest name, and whitespace around it). */
+    private readonly longestName: number;
     /** Where the first call starts (the prefix, or its short form where the format allows one). */
     private readonly firstStart: CallStart;
     /** In content: how many characters at the buffer's start are whitespace held back from the last piece. */
@@ -62,6 +68,7 @@ export class ToolCallStream {
     ) {
         this.start = callStartOf(format);
         this.firstStart = firstCallStartOf(format);
+        this.longestName = Math.max(0, ...[...names].map((name) => name.length)) + format.paramsPrefix.length + 64;
         this.suffixWatch = new SuffixWatch(format.suffix);
     }
 
@@ -117,12 +124,13 @@ export class ToolCallStream {
                     this.buffer = "";
                     return;
                 case "content": {
-                    const found = this.firstStart.find(this.buffer, 0);
+                    const found = this.firstStart.find(this.buffer, this.searchFrom);
                     if (found == null) {
                         const partial = this.firstStart.partialAtEnd(this.buffer);
                         // The whitespace held back from the last piece is not walked again (a long run of it streamed in pieces).
                         const keep = this.buffer.length - spaceRunStart(this.buffer, this.buffer.length - partial, this.heldSpace);
                         this.emitContent(this.buffer.slice(0, this.buffer.length - keep));
+                        this.searchFrom = Math.max(0, this.searchFrom - (this.buffer.length - keep));
                         this.buffer = this.buffer.slice(this.buffer.length - keep);
                         this.heldSpace = keep - partial;
                         return;
@@ -130,6 +138,8 @@ export class ToolCallStream {
                     const before = this.buffer.slice(0, found.start);
                     this.emitContent(before.trimEnd());
                     this.heldText = before.slice(before.trimEnd().length);
+                    this.shortStart = isShortStart(this.buffer, found.start, this.format, this.start);
+                    this.searchFrom = 0;
                     this.startCall(found.start, found.end);
                     continue;
                 }
@@ -182,6 +192,17 @@ export class ToolCallStream {
                 }
                 case "name": {
                     const nameEnd = findNameEnd(this.buffer, this.format, 0);
+                    // A first call's short form (Qwen3-Coder's `<function=` without `<tool_call>`) is one only with a name the
+                    // request declares (parseToolCalls' shortStartIsCall): else it is text, searched on from past it.
+                    if (this.shortStart && (nameEnd === "never" || (nameEnd == null ? this.buffer.length > this.longestName
+                        : !this.names.has(callName(this.buffer.slice(0, nameEnd.start), this.format))))) {
+                        this.searchFrom = this.heldText.length - this.format.firstStart!.length + 1;
+                        this.buffer = this.heldText + this.buffer;
+                        this.heldText = "";
+                        this.shortStart = false;
+                        this.state = "content";
+                        continue;
+                    }
                     // A JSON object's first key that is not a call's (`{"name": "Bob", "age": 42}`): content at once, not held to the end.
                     if (nameEnd === "never") {
                         this.malformed();

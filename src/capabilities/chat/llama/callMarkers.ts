@@ -39,6 +39,11 @@ export function firstCallStartOf(format: ToolCallFormat): CallStart {
     };
 }
 
+/** Whether the call start found at `at` is the first call's short form (`format.firstStart`), not the whole prefix. */
+export function isShortStart(text: string, at: number, format: ToolCallFormat, start: CallStart = callStartOf(format)): boolean {
+    return format.firstStart != null && start.at(text, at) == null && text.startsWith(format.firstStart, at);
+}
+
 /** Where the next call of a list starts after its separator (`format.list.item`; a JSON list's `{"name": "` read as JSON). */
 export function listItemStartOf(format: ToolCallFormat): CallStart {
     return jsonItems(format) ? jsonStart(format.list!.item, false) : literalStart(format.list?.item ?? "");

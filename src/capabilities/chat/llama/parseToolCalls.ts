@@ -2,7 +2,7 @@ import type { ChatToolFunction, GeneratedToolCall, ParameterMarkup, ToolCallForm
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
 import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
-import { callStartOf, findNameEnd, firstCallStartOf, listItemStartOf } from "./callMarkers.js";
+import { callStartOf, findNameEnd, firstCallStartOf, isShortStart, listItemStartOf } from "./callMarkers.js";
 import { pythonArgumentsEnd, pythonArgumentsJson } from "./pythonCalls.js";
 
 /**
@@ -51,7 +51,11 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
     {content: string, calls: GeneratedToolCall[], complete: boolean} | null {
     const start = callStartOf(format);
     const firstStart = firstCallStartOf(format);
-    const first = firstStart.find(text, 0);
+    let first = firstStart.find(text, 0);
+    // A first call's short form (Qwen3-Coder's `<function=` without `<tool_call>`) is one only with a name the request
+    // declares (as llama.cpp reads it): a mention of the markup in text is text, and the search goes on past it.
+    while (first != null && isShortStart(text, first.start, format, start) && !shortStartIsCall(text, first.end, format, names))
+        first = firstStart.find(text, first.start + 1);
     if (first == null) {
         // A forced call cut before its prefix was whole (`<tool_call>\n{"na`): the call's start, not content.
         const partial = truncated ? firstStart.partialAtEnd(text) : 0;
@@ -97,6 +101,12 @@ export function parseToolCalls(text: string, format: ToolCallFormat, names: Read
             return {content, calls, complete: true};
         at = next;
     }
+}
+
+/** Whether the text after a first call's short form is a declared function's name and the markup after it. */
+function shortStartIsCall(text: string, at: number, format: ToolCallFormat, names: ReadonlySet<string>): boolean {
+    const nameEnd = findNameEnd(text, format, at);
+    return nameEnd != null && nameEnd !== "never" && names.has(callName(text.slice(at, nameEnd.start), format));
 }
 
 export function isJsonObject(text: string) {
