@@ -23,11 +23,17 @@ const {tools: schemas, vectors}: {tools: Record<string, Record<string, unknown>>
     JSON.parse(fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/llama-cpp-chat/vectors.json"), "utf8"));
 const templates = [...new Set(vectors.map((vector) => vector.template))].filter((file) => fs.existsSync(path.join(realTemplatesDir, file)));
 
-/** Outputs this server reads otherwise than llama.cpp does (`template#index` among the template's vectors), each with the reason (docs/api.md says so too). */
-const knownDifferences: Record<string, string> = {
-    "Kimi-K2-Thinking.jinja#5": "calls written inside a thought without the section's opening token and without their closing tokens: llama.cpp reads both; here the thought ends at no call (Kimi's calls start with the section's token)",
-    "mistralai-Ministral-3-14B-Reasoning-2512.jinja#1": "Ministral-3's and Magistral's [THINK]...[/THINK] reasoning is not split from the answer (no reasoning format for it yet)"
-};
+/** Outputs this server reads otherwise than llama.cpp does (a template, and how the output starts), each with the reason (docs/api.md says so too). */
+const knownDifferences: {file: string, starts: string, reason: string}[] = [
+    {file: "Kimi-K2-Thinking.jinja", starts: "<think>I need to call two functions<|tool_call_begin|>",
+        reason: "calls inside a thought without the section's opening token and without their closing tokens: llama.cpp reads both; here the thought ends at no call (Kimi's calls start with the section's token)"},
+    {file: "mistralai-Ministral-3-14B-Reasoning-2512.jinja", starts: "[THINK]I'm\nthinking[/THINK]",
+        reason: "Ministral-3's and Magistral's [THINK]...[/THINK] reasoning is not split from the answer (no reasoning format for it yet)"},
+    {file: "mistralai-Ministral-3-14B-Reasoning-2512.jinja", starts: "[THINK]Let me think about [TOOL_CALLS]",
+        reason: "the same: a call quoted in its [THINK] block is read as the call, and the thought before it is content"},
+    {file: "Apriel-1.6-15b-Thinker-fixed.jinja", starts: "I'm\nthinking\n[BEGIN FINAL RESPONSE]",
+        reason: "Apriel's thought, ended by [BEGIN FINAL RESPONSE], is not split from the answer (no reasoning format for it yet); its calls are read"}
+];
 
 /** Vendored templates whose calls the server does not read (docs/api.md's list). */
 const notServed = new Set(["Kimi-K3.jinja", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"]);
@@ -53,7 +59,7 @@ async function rendererOf(file: string) {
 const calls = (list: readonly {name: string, arguments: string}[] | undefined) => list?.map((call) => [call.name, JSON.parse(call.arguments)]) ?? [];
 
 describe.each(templates)("llama.cpp's vectors: %s", (file) => {
-    it.each(vectors.filter((vector) => vector.template === file).map((vector, index) => [index, vector] as const))("vector %i", async (index, vector) => {
+    it.each(vectors.filter((vector) => vector.template === file).map((vector, index) => [index, vector] as const))("vector %i", async (_index, vector) => {
         const {model, renderer} = await rendererOf(file);
         const format = renderer.toolCallFormat;
         // Tools are served on every template but those docs/api.md lists as not read (a request with tools gets a 400).
@@ -76,7 +82,7 @@ describe.each(templates)("llama.cpp's vectors: %s", (file) => {
         for (let at = 0; at < vector.text.length; at += 3)
             output.push(vector.text.slice(at, at + 3));
         const result = output.finish({text: vector.text, finishReason: "stop", completionTokens: 1, cachedPromptTokens: 0});
-        if (knownDifferences[`${file}#${index}`] != null) {
+        if (knownDifferences.some((known) => known.file === file && vector.text.startsWith(known.starts))) {
             // Still a difference: a mended one is taken off the list.
             const same = JSON.stringify(calls(result.toolCalls)) === JSON.stringify(vector.calls) && (vector.content == null || result.text.trim() === vector.content.trim());
             expect(same, vector.text).toBe(false);
