@@ -70,6 +70,9 @@ describe("templates with arguments in markup", () => {
         // A value holding the call's end (`/invoke`, as a URL of a LangServe or Dapr route does) is the value's.
         ["MiniMax-M2.jinja", "Let me call the function.\n\n<minimax:tool_call>\n<invoke name=\"special_function\">\n<parameter name=\"arg1\">1</parameter>\n</invoke>\n"
             + "<invoke name=\"get_time\">\n<parameter name=\"city\">http://localhost:8000/chain/invoke</parameter>\n<parameter name=\"opts\">{\"days\": [1, 2]}</parameter>\n</invoke>\n</minimax:tool_call>"],
+        // Blank lines between the calls and before the block's end, where the template writes one line break.
+        ["MiniMax-M2.jinja", "Let me call the function.\n\n<minimax:tool_call>\n<invoke name=\"special_function\">\n<parameter name=\"arg1\">1</parameter>\n</invoke>\n\n"
+            + "<invoke name=\"get_time\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"opts\">{\"days\": [1, 2]}</parameter>\n</invoke>\n\n</minimax:tool_call>"],
         ["deepseek-ai-DeepSeek-V4.jinja", "Let me call the function.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"special_function\">\n<｜DSML｜parameter name=\"arg1\" string=\"false\">1</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
             + "<｜DSML｜invoke name=\"get_time\">\n<｜DSML｜parameter name=\"city\" string=\"true\">a/｜DSML｜invoke b</｜DSML｜parameter>\n<｜DSML｜parameter name=\"opts\" string=\"false\">{\"days\": [1, 2]}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>"]
     ])("%s: calls in the template's block are read, streamed and not, with their typed values", async (file, text) => {

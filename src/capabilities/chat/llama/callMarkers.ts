@@ -1,6 +1,6 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
 import { isObjectCall } from "./jsonObjectEnd.js";
-import { findPiece } from "./parameterMarkup.js";
+import { findPiece, pieceAt } from "./parameterMarkup.js";
 
 /**
  * Where a call starts in generated text, and where its name ends: the format's prefix and params prefix as node-llama-cpp
@@ -46,7 +46,26 @@ export function isShortStart(text: string, at: number, format: ToolCallFormat, s
 
 /** Where the next call of a list starts after its separator (`format.list.item`; a JSON list's `{"name": "` read as JSON). */
 export function listItemStartOf(format: ToolCallFormat): CallStart {
-    return jsonItems(format) ? jsonStart(format.list!.item, false) : literalStart(format.list?.item ?? "");
+    const item = format.list?.item ?? "";
+    if (jsonItems(format))
+        return jsonStart(item, false);
+    if (item.trim() === "")
+        return literalStart(item);
+    // Markup (Kimi's `<|tool_call_begin|>`, MiniMax's `>\n<invoke name="`): whitespace around and between its tags as the model writes it.
+    return {
+        find: (text, from) => literalStart(item).find(text, from),
+        at: (text, at) => {
+            const end = pieceAt(text, at, item);
+            return typeof end === "number" ? end : null;
+        },
+        // (A start the text ends inside of begins within the item's length and some whitespace from the end.)
+        partialAtEnd: (text) => {
+            for (let start = Math.max(0, text.length - item.length - maxSpace); start < text.length; start++)
+                if (pieceAt(text, start, item) === "partial")
+                    return text.length - start;
+            return 0;
+        }
+    };
 }
 
 /** The calls are JSON objects in a list (Nemotron-Nano-v2's `<TOOLCALL>[{"name": ...}]`): their markup is read with any whitespace between JSON's tokens. */

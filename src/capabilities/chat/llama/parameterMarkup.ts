@@ -204,6 +204,18 @@ function findValueEnd(body: string, contentEnd: number, markup: ParameterMarkup,
     }
 }
 
+/**
+ * The end of `piece` written at `at` (whitespace before it and between its tags allowed, as findPiece's flexible match
+ * takes them), `partial` when the text ends inside it, null when what is there is not it.
+ */
+export function pieceAt(text: string, at: number, piece: string): number | "partial" | null {
+    const pattern = keyStartAt(piece);
+    pattern.lastIndex = at;
+    if (pattern.test(text))
+        return pattern.lastIndex;
+    return withoutSpace(piece).startsWith(withoutSpace(text.slice(at))) ? "partial" : null;
+}
+
 const keyStartPatterns = new Map<string, RegExp>();
 /** A key's start right where a search is (sticky), whitespace before it allowed. */
 function keyStartAt(keyStart: string): RegExp {

@@ -1,7 +1,7 @@
 import type { ChatToolFunction, GeneratedToolCall, ParameterMarkup, ToolCallFormat } from "../ChatEngine.js";
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
-import { argumentsFromMarkup, findPiece } from "./parameterMarkup.js";
+import { argumentsFromMarkup, findPiece, pieceAt } from "./parameterMarkup.js";
 import { callStartOf, findNameEnd, firstCallStartOf, isShortStart, listItemStartOf } from "./callMarkers.js";
 import { pythonArgumentsEnd, pythonArgumentsJson } from "./pythonCalls.js";
 
@@ -132,9 +132,11 @@ export function argumentsAreJson(format: ToolCallFormat): boolean {
 export function afterListedCall(text: string, at: number, format: ToolCallFormat): {at: number, next: boolean} | "partial" | null {
     const list = format.list!;
     at = skipSpace(text, at);
-    if (text.startsWith(list.end, at))
-        return {at: at + list.end.length, next: false};
-    const endMayCome = list.end.startsWith(text.slice(at));
+    // The list's end, with whitespace around and between its tags as the model writes it.
+    const end = pieceAt(text, at, list.end);
+    if (typeof end === "number")
+        return {at: end, next: false};
+    const endMayCome = end === "partial";
     // Kimi-K2's calls follow one another with no separator: the next call's markup alone.
     if (text.startsWith(list.separator, at)) {
         const start = listItemStartOf(format);
