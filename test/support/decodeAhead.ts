@@ -50,16 +50,25 @@ export async function generateReplacing(sequence: LlamaContextSequence, prompt: 
 
 /**
  * Runs `body` with node-llama-cpp's thread splitter (the context's private `_threadSplitterConsumer`) stood in for by
- * one that hands out `count()` threads before each batch, and puts the real one back after.
+ * one that hands out `count()` threads before each batch, and puts the real one back after. The context gives its
+ * consumer back when it idles (a timer that disposes it) and takes a new one when it decodes again: the splitter's
+ * `createConsumer` hands out the stand-in meanwhile too, and the stand-in can be disposed (it was not: the timer firing
+ * between two batches threw an unhandled TypeError).
  */
 export async function withThreadCounts<T>(context: LlamaContext, count: () => number, body: () => Promise<T>): Promise<T> {
-    const internals = context as unknown as {_threadSplitterConsumer?: unknown};
-    const splitter = internals._threadSplitterConsumer;
-    internals._threadSplitterConsumer = {getAllocationToConsume: () => [count(), {dispose() {}}]};
+    const internals = context as unknown as {_threadSplitterConsumer?: unknown, _llama: {_threadsSplitter: {createConsumer: unknown}}};
+    const splitter = internals._llama._threadsSplitter;
+    const createConsumer = splitter.createConsumer;
+    const consumer = internals._threadSplitterConsumer;
+    const standIn = () => ({getAllocationToConsume: () => [count(), {dispose() {}}], dispose() {}});
+    splitter.createConsumer = standIn;
+    if (consumer != null)
+        internals._threadSplitterConsumer = standIn();
     try {
         return await body();
     } finally {
-        internals._threadSplitterConsumer = splitter;
+        splitter.createConsumer = createConsumer;
+        internals._threadSplitterConsumer = consumer;
     }
 }
 
