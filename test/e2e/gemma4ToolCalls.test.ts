@@ -5,7 +5,8 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
-import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
+import { itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
+import { weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
 // A model with Gemma 4's real template, scripted to think and then call a function as Gemma 4 does:
 // `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:2}<tool_call|>`, its arguments in its own notation (strings
@@ -34,28 +35,8 @@ describe("Gemma 4's tool calls (its real template)", () => {
     }, 60_000);
     afterAll(() => server?.stop());
 
-    it("a call comes back as tool_calls with JSON arguments, its thought as reasoning", async () => {
-        const completion = await server.client.chat.completions.create({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.content).toBeNull();
-        expect((choice.message as {reasoning_content?: string}).reasoning_content).toBe("I think");
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    it("streamed: the deltas fold into the same call", async () => {
-        const completion = await server.client.chat.completions.stream({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages}).finalChatCompletion();
-        expect(completion.choices[0].finish_reason).toBe("tool_calls");
-        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    it("tool_choice required: the grammar holds the model to the notation, and the call parses", async () => {
-        const completion = await server.client.chat.completions.create({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages, tool_choice: "required",
-            parallel_tool_calls: false, reasoning_effort: "none"});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
+    // Thinking off for the forced call: with it on, Gemma 4 thinks first and the grammar writes the call after the thought.
+    itReadsTheScriptedCall(() => server, "gemma4", [["get_weather", {city: "Paris", days: 2}]], {reasoning: "I think", forced: {reasoning_effort: "none"}});
 
     it("the follow-up with the result is served (the call and its result rendered by the template)", async () => {
         const first = await server.client.chat.completions.create({model: "gemma4", temperature: 0, max_tokens: 64, tools, messages});

@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
-import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
+import { itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
 
 // A model with NVIDIA-Nemotron-Nano-v2's real template, scripted to think and then call as the model does (llama.cpp's
 // tests/test-chat.cpp): `<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}]</TOOLCALL>`, a JSON
@@ -31,26 +31,5 @@ describe("calls as a JSON list (NVIDIA-Nemotron-Nano-v2's real template)", () =>
     }, 60_000);
     afterAll(() => server?.stop());
 
-    it("a call comes back as tool_calls with its arguments, its thought as reasoning", async () => {
-        const completion = await server.client.chat.completions.create({model: "nemotron", temperature: 0, max_tokens: 64, tools, messages});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.content).toBeNull();
-        expect((choice.message as {reasoning_content?: string}).reasoning_content).toBe("I think");
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    it("streamed: the deltas fold into the same call", async () => {
-        const completion = await server.client.chat.completions.stream({model: "nemotron", temperature: 0, max_tokens: 64, tools, messages}).finalChatCompletion();
-        expect(completion.choices[0].finish_reason).toBe("tool_calls");
-        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    it.each([false, true])("tool_choice required: the grammar writes the list after the thought, and the call parses (parallel_tool_calls %s)", async (parallel) => {
-        const completion = await server.client.chat.completions.create({model: "nemotron", temperature: 0, max_tokens: 64, tools, messages,
-            tool_choice: "required", parallel_tool_calls: parallel});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
+    itReadsTheScriptedCall(() => server, "nemotron", [["get_weather", {city: "Paris", days: 2}]], {reasoning: "I think", parallel: [false, true]});
 });

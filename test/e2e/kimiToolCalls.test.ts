@@ -5,7 +5,8 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
-import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
+import { itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
+import { weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
 // A model with Kimi-K2-Instruct's real template, scripted to call as Kimi-K2 does (llama.cpp's tests/test-chat.cpp):
 // `<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{...}<|tool_call_end|><|tool_calls_section_end|>`.
@@ -32,27 +33,7 @@ describe("Kimi-K2's tool calls (Kimi-K2-Instruct's real template)", () => {
     }, 60_000);
     afterAll(() => server?.stop());
 
-    it("a call comes back as tool_calls with its arguments", async () => {
-        const completion = await server.client.chat.completions.create({model: "kimi", temperature: 0, max_tokens: 64, tools, messages});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.content).toBeNull();
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    it("streamed: the deltas fold into the same call", async () => {
-        const completion = await server.client.chat.completions.stream({model: "kimi", temperature: 0, max_tokens: 64, tools, messages}).finalChatCompletion();
-        expect(completion.choices[0].finish_reason).toBe("tool_calls");
-        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    it.each([false, true])("tool_choice required: the grammar writes the section, and the call parses (parallel_tool_calls %s)", async (parallel) => {
-        const completion = await server.client.chat.completions.create({model: "kimi", temperature: 0, max_tokens: 64, tools, messages,
-            tool_choice: "required", parallel_tool_calls: parallel});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
+    itReadsTheScriptedCall(() => server, "kimi", [["get_weather", {city: "Paris", days: 2}]], {parallel: [false, true]});
 
     it("the follow-up's prompt has the call as the model writes it and the result named by its id", async () => {
         const first = await server.client.chat.completions.create({model: "kimi", temperature: 0, max_tokens: 64, tools, messages});

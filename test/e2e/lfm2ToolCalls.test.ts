@@ -5,7 +5,8 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
-import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
+import { itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
+import { weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
 
 // A model with LFM2.5-Instruct's real template (LFM2.5-1.2B-Instruct's; Liquid AI), scripted to answer with a call as
 // LFM2 models write one: `<|tool_call_start|>[get_weather(city="Paris", days=2)]<|tool_call_end|>`, a Python list of
@@ -33,29 +34,8 @@ describe("LFM2's tool calls (LFM2.5-Instruct's real template)", () => {
     }, 60_000);
     afterAll(() => server?.stop());
 
-    it("a call comes back as tool_calls with JSON arguments", async () => {
-        const completion = await server.client.chat.completions.create({model: "lfm2", temperature: 0, max_tokens: 64, tools, messages});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.content).toBeNull();
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    it("streamed: the deltas fold into the same call", async () => {
-        const completion = await server.client.chat.completions.stream({model: "lfm2", temperature: 0, max_tokens: 64, tools, messages}).finalChatCompletion();
-        expect(completion.choices[0].finish_reason).toBe("tool_calls");
-        expect(completion.choices[0].message.content).toBeNull();
-        expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
-
-    // Thinking off: with it on, a forced call's grammar starts after the thought (the template has `<think>` blocks), which this scripted model does not write.
-    it.each([false, true])("tool_choice required: the grammar holds the model to the notation, and the call parses (parallel_tool_calls %s)", async (parallel) => {
-        const completion = await server.client.chat.completions.create({model: "lfm2", temperature: 0, max_tokens: 64, tools, messages, tool_choice: "required",
-            parallel_tool_calls: parallel, reasoning_effort: "none"});
-        const [choice] = completion.choices;
-        expect(choice.finish_reason).toBe("tool_calls");
-        expect(choice.message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris", days: 2}]]);
-    });
+    // Thinking off for the forced call: with it on, its grammar starts after the thought (the template has `<think>` blocks), which this scripted model does not write.
+    itReadsTheScriptedCall(() => server, "lfm2", [["get_weather", {city: "Paris", days: 2}]], {parallel: [false, true], forced: {reasoning_effort: "none"}});
 
     it("the follow-up's prompt has the call in the assistant's text as the model writes it, and the result after it", async () => {
         const first = await server.client.chat.completions.create({model: "lfm2", temperature: 0, max_tokens: 64, tools, messages});
