@@ -10,7 +10,7 @@ import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
 import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
 import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
-import { deriveCallBlock, deriveParameterMarkup, parameterProbe } from "./parameterMarkup.js";
+import { deriveCallBlock, deriveJsonKeyEnd, deriveParameterMarkup, parameterProbe, probeNumber } from "./parameterMarkup.js";
 import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails,
     withoutToolNames, withReasoningAsThinking } from "./templateMessages.js";
 import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
@@ -220,12 +220,8 @@ export class ChatPromptRenderer {
         if (!render({[keys[0]]: null}).includes(callStart) && render({[keys[0]]: "None"}).includes(callStart))
             this.nullArgument = "None";
         // A value that is not a string after another key end (DeepSeek-V3.2's ` string="false">`): read as JSON.
-        const typed = render({[keys[0]]: 73914, [keys[1]]: values[1]});
-        const typedStart = typed.indexOf(derived.markup.keyStart + keys[0]);
-        const typedEnd = typedStart < 0 ? -1 : typed.indexOf("73914", typedStart);
-        const jsonKeyEnd = typedEnd < 0 ? null : typed.slice(typedStart + derived.markup.keyStart.length + keys[0].length, typedEnd);
-        const parameters = jsonKeyEnd != null && jsonKeyEnd !== derived.markup.keyEnd && jsonKeyEnd.trim() !== "" ? {...derived.markup, jsonKeyEnd} : derived.markup;
-        const format = {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters};
+        const jsonKeyEnd = deriveJsonKeyEnd(render({[keys[0]]: probeNumber, [keys[1]]: values[1]}), derived.markup);
+        const format = {...detected, paramsPrefix: derived.nameEnd, suffix: derived.callEnd, parameters: jsonKeyEnd == null ? derived.markup : {...derived.markup, jsonKeyEnd}};
         const block = deriveCallBlock(two, detected.prefix, derived.callEnd);
         if (block != null)
             return {...format, prefix: block.opener + detected.prefix, list: {separator: "", item: detected.prefix, end: block.end}};
@@ -397,9 +393,11 @@ export class ChatPromptRenderer {
 }
 
 /**
- * Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders). `callsText`:
- * writes a message's calls into its text, for a template that leaves them out (withCallsInText); `reasoningAsThinking`:
- * a response's reasoning goes to the template as `thinking` too (LFM2.5's, withReasoningAsThinking).
+ * Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders), and shapes
+ * the messages it hands the template: `callIds`, the calls' ids as the model writes them (withNumberedCallIds);
+ * `callsText`, a message's calls written into its text, for a template that leaves them out (withCallsInText);
+ * `reasoningAsThinking`, a response's reasoning as `thinking` too (LFM2.5's, withReasoningAsThinking); `toolNames` false,
+ * tool results without node-llama-cpp's function name (Kimi-K2's, withoutToolNames).
  */
 function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsText, reasoningAsThinking, toolNames}:
     {callIds: Parameters<typeof withNumberedCallIds>[1] | null, callsText: Parameters<typeof withCallsInText>[1] | null, reasoningAsThinking: boolean,

@@ -114,6 +114,22 @@ function piecePattern(piece: string): RegExp {
 }
 
 /** A key as a model writes one: a name, not markup, quotes or lines (a misread piece of markup is not taken for a key). */
+/** A number for a probe call's first argument (deriveJsonKeyEnd): digits no template writes otherwise. */
+export const probeNumber = 73914;
+
+/**
+ * The key end a template writes before a value that is not a string, where it is not `markup.keyEnd` (DeepSeek-V3.2's
+ * and V4's ` string="false">` for ` string="true">`), from its rendering `typed` of the probe call with `probeNumber`
+ * as its first argument; null where it is the same.
+ */
+export function deriveJsonKeyEnd(typed: string, markup: ParameterMarkup): string | null {
+    const key = markup.keyStart + parameterProbe.keys[0];
+    const keyAt = typed.indexOf(key);
+    const valueAt = keyAt < 0 ? -1 : typed.indexOf(String(probeNumber), keyAt);
+    const keyEnd = valueAt < 0 ? null : typed.slice(keyAt + key.length, valueAt);
+    return keyEnd != null && keyEnd !== markup.keyEnd && keyEnd.trim() !== "" ? keyEnd : null;
+}
+
 /**
  * The block a template writes its calls in, where node-llama-cpp's detected prefix begins inside the block's opening tag
  * (MiniMax-M2's `>\n<invoke name="` in `<minimax:tool_call>\n<invoke name="...`, DeepSeek-V3.2's and V4's

@@ -206,8 +206,8 @@ export function endsMarkupCall(text: string, argumentsStart: number, suffixStart
  * Where a call of a JSON list ends once its arguments' object closed at `objectEnd`: the suffix (the call object's `}`)
  * after it, what comes between (Apriel's `, "id": ...`) read past; null while it has not come.
  */
-export function jsonItemEnd(text: string, objectEnd: number, format: ToolCallFormat, searchFrom = objectEnd): {start: number, end: number} | null {
-    const suffix = findPiece(text, format.suffix, searchFrom, true);
+function jsonItemEnd(text: string, objectEnd: number, format: ToolCallFormat): {start: number, end: number} | null {
+    const suffix = findPiece(text, format.suffix, objectEnd, true);
     return suffix == null ? null : {start: objectEnd, end: suffix.end};
 }
 
