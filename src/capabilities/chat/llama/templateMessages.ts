@@ -58,15 +58,17 @@ export function withNumberedCallIds(params: Record<string, unknown>, idOf: (name
  * it has one (`message.get('name') or message['role']`): `get_weather` where the client's messages render `tool`.
  */
 export function withoutToolNames(params: Record<string, unknown>): Record<string, unknown> {
-    const named = (message: Record<string, unknown>) => message.role === "tool" && message.name != null;
-    if (!Array.isArray(params.messages) || !params.messages.some(named))
+    return withMessagesChanged(params, (message) => message.role === "tool" && message.name != null, ({name: _name, ...rest}) => rest);
+}
+
+type TemplateMessage = Record<string, unknown>;
+
+/** The render's variables again with each message `matches` takes changed by `change`; the same object where none matches. */
+function withMessagesChanged(params: Record<string, unknown>, matches: (message: TemplateMessage) => boolean,
+    change: (message: TemplateMessage) => TemplateMessage): Record<string, unknown> {
+    if (!Array.isArray(params.messages) || !params.messages.some(matches))
         return params;
-    return {...params, messages: params.messages.map((message: Record<string, unknown>) => {
-        if (!named(message))
-            return message;
-        const {name: _name, ...rest} = message;
-        return rest;
-    })};
+    return {...params, messages: params.messages.map((message: TemplateMessage) => matches(message) ? change(message) : message)};
 }
 
 /** The render gave the template messages with calls (not node-llama-cpp's fallback, which writes them into the text). */
@@ -130,10 +132,7 @@ export function harmonyReplyRender(params: Record<string, unknown>, render: (par
 
 /** The messages again with `content` for each assistant message with tool calls and no text. */
 export function withCallsOnlyContent(params: Record<string, unknown>, content: null | ""): Record<string, unknown> {
-    const callsOnly = (message: Record<string, unknown>) => message.content == null && Array.isArray(message.tool_calls);
-    if (!Array.isArray(params.messages) || !params.messages.some(callsOnly))
-        return params;
-    return {...params, messages: params.messages.map((message: Record<string, unknown>) => callsOnly(message) ? {...message, content} : message)};
+    return withMessagesChanged(params, (message) => message.content == null && Array.isArray(message.tool_calls), (message) => ({...message, content}));
 }
 
 /**
@@ -142,17 +141,13 @@ export function withCallsOnlyContent(params: Record<string, unknown>, content: n
  * stay in the message as well, so its results still render as the results of calls.
  */
 export function withCallsInText(params: Record<string, unknown>, write: (calls: {name: string, arguments: unknown}[]) => string): Record<string, unknown> {
-    const withCalls = (message: Record<string, unknown>) => message.role === "assistant" && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
-    if (!Array.isArray(params.messages) || !params.messages.some(withCalls))
-        return params;
-    return {...params, messages: params.messages.map((message: Record<string, unknown>) => {
-        if (!withCalls(message))
-            return message;
+    const withCalls = (message: TemplateMessage) => message.role === "assistant" && Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    return withMessagesChanged(params, withCalls, (message) => {
         const calls = (message.tool_calls as {function?: {name?: unknown, arguments?: unknown}}[]).map((call) => ({
             name: String(call.function?.name ?? ""), arguments: parsedArguments(call.function?.arguments)
         }));
         return {...message, content: (typeof message.content === "string" ? message.content : "") + write(calls)};
-    })};
+    });
 }
 
 /** A call's arguments as an object: node-llama-cpp hands them over as one, or as its JSON text. */
@@ -171,8 +166,6 @@ function parsedArguments(args: unknown): unknown {
  * thought from (llama.cpp's LFM2 handler copies it the same way).
  */
 export function withReasoningAsThinking(params: Record<string, unknown>): Record<string, unknown> {
-    const reasoned = (message: Record<string, unknown>) => typeof message.reasoning_content === "string" && message.thinking == null;
-    if (!Array.isArray(params.messages) || !params.messages.some(reasoned))
-        return params;
-    return {...params, messages: params.messages.map((message: Record<string, unknown>) => reasoned(message) ? {...message, thinking: message.reasoning_content} : message)};
+    return withMessagesChanged(params, (message) => typeof message.reasoning_content === "string" && message.thinking == null,
+        (message) => ({...message, thinking: message.reasoning_content}));
 }
