@@ -5,6 +5,7 @@
  * them (`common/parsers/gemma4.cpp`): whitespace allowed after `{`, `[`, `,` and `:` and before a closing bracket.
  */
 import type { ToolCallFormat } from "../ChatEngine.js";
+import { NotationReader, NotNotation } from "./notationReader.js";
 
 const quote = '<|"|>';
 
@@ -24,40 +25,20 @@ export function gemma4ArgumentsJson(written: string): string | null {
         reader.space();
         return reader.at === reader.text.length ? JSON.stringify(value) : null;
     } catch (error) {
-        if (error instanceof NotGemma)
+        if (error instanceof NotNotation)
             return null;
         throw error;
     }
 }
 
-class NotGemma extends Error {}
-
-/** How deep maps and lists may nest in an argument (deeper is not read as a call). */
-const maxDepth = 64;
-
-class Reader {
-    at = 0;
-    private depth = 0;
-
-    constructor(readonly text: string) {}
-
-    space() {
-        while (this.at < this.text.length && /\s/.test(this.text[this.at]))
-            this.at++;
-    }
-
-    private expect(piece: string) {
-        if (!this.text.startsWith(piece, this.at))
-            throw new NotGemma();
-        this.at += piece.length;
-    }
+class Reader extends NotationReader {
 
     value(): unknown {
         this.space();
         if (this.text.startsWith(quote, this.at)) {
             const end = this.text.indexOf(quote, this.at + quote.length);
             if (end === -1)
-                throw new NotGemma();
+                throw new NotNotation();
             const text = this.text.slice(this.at + quote.length, end);
             this.at = end + quote.length;
             return text;
@@ -69,15 +50,9 @@ class Reader {
             return this.list();
         const literal = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(this.text.slice(this.at, this.at + 64))?.[0];
         if (literal == null)
-            throw new NotGemma();
+            throw new NotNotation();
         this.at += literal.length;
         return JSON.parse(literal);
-    }
-
-    /** Into a map or list; deeper than maxDepth is not read (nor does it exhaust the stack). */
-    private enter() {
-        if (++this.depth > maxDepth)
-            throw new NotGemma();
     }
 
     map(): Record<string, unknown> {
@@ -87,7 +62,7 @@ class Reader {
         const map: Record<string, unknown> = {};
         if (this.text[this.at] === "}") {
             this.at++;
-            this.depth--;
+            this.leave();
             return map;
         }
         for (;;) {
@@ -97,7 +72,7 @@ class Reader {
             // A bare key (`escape_keys=False`), or one in quote marks.
             const name = key.startsWith(quote) && key.endsWith(quote) && key.length >= 2 * quote.length ? key.slice(quote.length, -quote.length) : key;
             if (name === "" || /[{}[\],]/.test(key.replaceAll(quote, "")))
-                throw new NotGemma();
+                throw new NotNotation();
             this.at = keyEnd + 1;
             map[name] = this.value();
             this.space();
@@ -106,7 +81,7 @@ class Reader {
                 continue;
             }
             this.expect("}");
-            this.depth--;
+            this.leave();
             return map;
         }
     }
@@ -118,7 +93,7 @@ class Reader {
         const list: unknown[] = [];
         if (this.text[this.at] === "]") {
             this.at++;
-            this.depth--;
+            this.leave();
             return list;
         }
         for (;;) {
@@ -129,7 +104,7 @@ class Reader {
                 continue;
             }
             this.expect("]");
-            this.depth--;
+            this.leave();
             return list;
         }
     }

@@ -1,4 +1,5 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
+import { NotationReader, NotNotation } from "./notationReader.js";
 
 /**
  * LFM2's and LFM2.5's calls (Liquid AI): a Python list of calls with keyword arguments between two markers,
@@ -48,7 +49,7 @@ export function pythonArgumentsJson(written: string): string | null {
         }
         return jsonText(args);
     } catch (error) {
-        if (error instanceof NotPython)
+        if (error instanceof NotNotation)
             return null;
         throw error;
     }
@@ -181,28 +182,9 @@ function jsonText(value: unknown): string {
     return JSON.stringify(value);
 }
 
-/** How deep lists and dicts may nest in an argument (deeper is not read as a call). */
-const maxDepth = 64;
-
-class NotPython extends Error {}
-
 const escapes: Record<string, string> = {n: "\n", t: "\t", r: "\r", b: "\b", f: "\f", "0": "\0", "\\": "\\", "'": "'", '"': '"', "/": "/"};
 
-class Reader {
-    at = 0;
-
-    constructor(readonly text: string) {}
-
-    space() {
-        while (this.at < this.text.length && /\s/.test(this.text[this.at]))
-            this.at++;
-    }
-
-    expect(piece: string) {
-        if (!this.text.startsWith(piece, this.at))
-            throw new NotPython();
-        this.at += piece.length;
-    }
+class Reader extends NotationReader {
 
     value(): unknown {
         this.space();
@@ -218,7 +200,7 @@ class Reader {
         const literal = /^(?:True|False|None|true|false|null|[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)/.exec(this.text.slice(this.at, this.at + 64))?.[0];
         // A literal runs to a delimiter (`Nonesuch` is not None).
         if (literal == null || /[A-Za-z0-9_.]/.test(this.text[this.at + literal.length] ?? ""))
-            throw new NotPython();
+            throw new NotNotation();
         this.at += literal.length;
         switch (literal) {
             case "True": case "true": return true;
@@ -227,7 +209,7 @@ class Reader {
         }
         const number = Number(literal);
         if (!Number.isFinite(number))
-            throw new NotPython();
+            throw new NotNotation();
         return /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/.test(literal) ? new WrittenNumber(literal) : number;
     }
 
@@ -255,15 +237,7 @@ class Reader {
                 // An escape it does not know (`C:\users`: `\u` without its digits) stays as written, as in Python.
                 text += escapes[next] ?? "\\" + next;
         }
-        throw new NotPython();
-    }
-
-    private depth = 0;
-
-    /** Into a list or dict; deeper than maxDepth is not read. */
-    private enter() {
-        if (++this.depth > maxDepth)
-            throw new NotPython();
+        throw new NotNotation();
     }
 
     private sequence(open: string, close: string): unknown[] {
@@ -274,7 +248,7 @@ class Reader {
             this.space();
             if (this.text[this.at] === close) {
                 this.at++;
-                this.depth--;
+                this.leave();
                 return items;
             }
             items.push(this.value());
@@ -282,7 +256,7 @@ class Reader {
             if (this.text[this.at] === ",")
                 this.at++;
             else if (this.text[this.at] !== close)
-                throw new NotPython();
+                throw new NotNotation();
         }
     }
 
@@ -294,12 +268,12 @@ class Reader {
             this.space();
             if (this.text[this.at] === "}") {
                 this.at++;
-                this.depth--;
+                this.leave();
                 return dict;
             }
             const key = this.value();
             if (typeof key !== "string")
-                throw new NotPython();
+                throw new NotNotation();
             this.space();
             this.expect(":");
             dict[key] = this.value();
@@ -307,7 +281,7 @@ class Reader {
             if (this.text[this.at] === ",")
                 this.at++;
             else if (this.text[this.at] !== "}")
-                throw new NotPython();
+                throw new NotNotation();
         }
     }
 }
