@@ -1,9 +1,9 @@
 import type { ToolCallFormat } from "../ChatEngine.js";
-import { findPiece } from "./parameterMarkup.js";
 import { afterObjectCall, isObjectCall, JsonObjectScan } from "./jsonObjectEnd.js";
 import { afterListedCall, argumentsAreJson, callName, endsMarkupCall, jsonArguments, type ArgumentsReader } from "./parseToolCalls.js";
 import { callStartOf, findNameEnd, firstCallStartOf, isShortStart, type CallStart } from "./callMarkers.js";
 import { PythonArgumentsScan } from "./pythonCalls.js";
+import { SuffixWatch } from "./SuffixWatch.js";
 
 export type ToolCallStreamEvent =
     | {type: "content", text: string}
@@ -54,8 +54,8 @@ export class ToolCallStream {
     private heldSpace = 0;
     /** In a call's arguments: where its suffix may have begun (SuffixWatch). */
     private readonly suffixWatch: SuffixWatch;
-    /** In a call's arguments: the whitespace before where its suffix may begin (RunBack). */
-    private readonly spaceRun = new RunBack((char) => /\s/.test(char));
+    /** In a call's arguments: the whitespace before where its suffix may begin. */
+    private readonly spaceRun = new TrailingSpace();
     /** A JSON list's call: where its arguments' object closed (the call's `}` may come in a later piece). */
     private objectEnd: number | null = null;
 
@@ -192,10 +192,10 @@ export class ToolCallStream {
                 }
                 case "name": {
                     const nameEnd = findNameEnd(this.buffer, this.format, 0);
+                    const name = nameEnd == null || nameEnd === "never" ? null : callName(this.buffer.slice(0, nameEnd.start), this.format);
                     // A first call's short form (Qwen3-Coder's `<function=` without `<tool_call>`) is one only with a name the
                     // request declares (parseToolCalls' shortStartIsCall): else it is text, searched on from past it.
-                    if (this.shortStart && (nameEnd === "never" || (nameEnd == null ? this.buffer.length > this.longestName
-                        : !this.names.has(callName(this.buffer.slice(0, nameEnd.start), this.format))))) {
+                    if (this.shortStart && (nameEnd === "never" || (name == null ? this.buffer.length > this.longestName : !this.names.has(name)))) {
                         this.searchFrom = this.heldText.length - this.format.firstStart!.length + 1;
                         this.buffer = this.heldText + this.buffer;
                         this.heldText = "";
@@ -208,9 +208,9 @@ export class ToolCallStream {
                         this.malformed();
                         continue;
                     }
-                    if (nameEnd == null)
+                    if (nameEnd == null || name == null)
                         return;
-                    this.name = callName(this.buffer.slice(0, nameEnd.start), this.format);
+                    this.name = name;
                     if (!this.names.has(this.name)) {
                         this.malformed();
                         continue;
@@ -326,80 +326,12 @@ export class ToolCallStream {
 }
 
 /**
- * Where a call's suffix ends its arguments as they grow piece by piece, matched with any whitespace between its tags
- * (findPiece's flexible match). A match ends with the suffix's last character that is not whitespace, so text that
- * brings none cannot complete one: it is not searched. A search goes from the earliest place a match may still start:
- * a match starts with the suffix's first character that is not whitespace, and those from there on are the suffix's
- * own, so after a search that found none, only the last N of them (N: the suffix's count) can still begin one. Only new
- * text is looked at: a long run of whitespace, or of the suffix's characters (a JSON argument's `}` and the line breaks
- * after it, Hermes-style), streamed in pieces is not walked again on every piece.
+ * Where the whitespace that ends at `end` starts, in a text that only grows (a forced call's arguments streamed in
+ * pieces): what was walked for an earlier, shorter text is not walked again, so a long run streamed in pieces is walked once.
  */
-class SuffixWatch {
-    private readonly pattern: string;
-    /** Where the last (at most N) characters that are not whitespace are. */
-    private positions: number[] = [];
-    private seen = 0;
-    /** The earliest place the suffix may begin (the text's length: nowhere yet). */
-    start = 0;
-
-    constructor(private readonly suffix: string) {
-        this.pattern = suffix.replace(/\s+/g, "");
-    }
-
-    /** Set when a match found is not the call's end: the next find searches again from past it. */
-    private again = false;
-
-    reset() {
-        this.positions = [];
-        this.seen = this.start = 0;
-        this.again = false;
-    }
-
-    /** What was found up to `at` is not the suffix (text of a value that reads like it): search again from `at`. */
-    skip(at: number) {
-        this.start = at;
-        this.positions = this.positions.filter((position) => position >= at);
-        this.again = true;
-    }
-
-    /** The suffix in `text` from `from` on (what comes before is not the suffix's), or null: not yet. */
-    find(text: string, from: number): {start: number, end: number} | null {
-        this.start = Math.max(this.start, from);
-        let brought = false;
-        for (this.seen = Math.max(this.seen, from); this.seen < text.length; this.seen++)
-            if (!/\s/.test(text[this.seen])) {
-                brought = true;
-                this.positions.push(this.seen);
-                if (this.positions.length > this.pattern.length)
-                    this.positions.shift();
-            }
-        if (!brought && !this.again)
-            return null;
-        this.again = false;
-        const found = findPiece(text, this.suffix, this.start, true);
-        if (found != null)
-            return found;
-        this.start = text.length;
-        for (let index = 0; index < this.positions.length; index++)
-            if (this.positions[index] >= from && this.pattern.startsWith(this.positions.slice(index).map((at) => text[at]).join(""))) {
-                this.start = this.positions[index];
-                break;
-            }
-        return null;
-    }
-}
-
-/**
- * Where a run of the characters `inRun` takes starts that ends at `end`, in a text that only grows (a call's arguments
- * streamed in pieces): what was walked for an earlier, shorter text is not walked again, so a long run streamed in
- * pieces is walked once. The suffix search resumes before such a run of whitespace and the suffix's own characters
- * (a suffix written with whitespace between its tags, findPiece's flexible match, holds nothing else).
- */
-class RunBack {
+class TrailingSpace {
     private end = 0;
     private start = 0;
-
-    constructor(private readonly inRun: (char: string) => boolean) {}
 
     reset() {
         this.end = this.start = 0;
@@ -408,7 +340,7 @@ class RunBack {
     from(text: string, end: number): number {
         const floor = end >= this.end ? this.end : 0;
         let at = end;
-        while (at > floor && this.inRun(text[at - 1]))
+        while (at > floor && /\s/.test(text[at - 1]))
             at--;
         const start = at === floor && floor > 0 ? this.start : at;
         this.end = end;
