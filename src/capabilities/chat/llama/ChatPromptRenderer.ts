@@ -7,35 +7,20 @@ import type { ChatToolFunction, ChatTurn, ToolCallFormat } from "../ChatEngine.j
 import { chunkedTokenizer } from "./chunkedTokenizer.js";
 import { ControlTextEscape, type EscapeSlots } from "./ControlTextEscape.js";
 import { SpecialTokenTexts } from "./SpecialTokenTexts.js";
-import { type TemplateRender, withGenerationPrompt } from "./templateGenerationPrompt.js";
+import { withGenerationPrompt } from "./templateGenerationPrompt.js";
 import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, keepHistoryResponsesAsGiven, keepTemplateThoughtBlocks,
     renderCallArgumentsUnwrapped, renderCallsThroughTemplate } from "../../../runtimes/llama/internals.js";
 import { deriveCallBlock, deriveJsonKeyEnd, deriveParameterMarkup, parameterProbe, probeNumber } from "./parameterMarkup.js";
-import { emptyTailsOf, harmonyReplyRender, rendersCalls, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails,
-    withoutToolNames, withReasoningAsThinking } from "./templateMessages.js";
-import { callsOnlyContent, dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
+import { emptyTailsOf, rendersCalls } from "./templateMessages.js";
+import { type RenderWatch, templateRefusalOf, watchRenders } from "./templateRenderWatch.js";
+import { dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
 import { joinAdjacentTurns, makesCalls, toChatHistory, toModelFunctions, withoutDroppedAnalysis } from "./templateTurns.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
-import { harmonyCallFormat, isHarmonyTemplate } from "./text/harmonyCalls.js";
-import { gemma4CallFormat, isGemma4Template } from "./gemma4Arguments.js";
-import { isMistralCallIdTemplate, mistralCallId, mistralCallIdFormat } from "./mistralCalls.js";
-import { isKimiTemplate, kimiCallFormat, kimiCallId } from "./kimiCalls.js";
-import { deepSeekV31CallFormat, isDeepSeekV31Template } from "./deepseekCalls.js";
-import { isLfm2Template, pythonCallsText, pythonListCallFormat } from "./pythonCalls.js";
-import { jsonListCallFormat } from "./jsonListCalls.js";
-
-/**
- * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
- * `replyAsGenerationPrompt`: the next render's last message is the empty reply to come, to be rendered as the template's
- * generation prompt (harmonyReplyRender).
- */
-type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean,
-    /** Per earlier response with calls (not the last): its text after the calls is empty (withoutEmptyTails). */
-    emptyTails: boolean[],
-    /** Per response with calls, in order: the reasoning the client sent back for it (escaped), to give the template (withCallReasoning). */
-    callReasoning: (string | null)[],
-    /** What the template raised (its `raise_exception`) since this was last cleared. */
-    refusal: string | null};
+import { isHarmonyTemplate } from "./text/harmonyCalls.js";
+import { mistralCallId } from "./mistralCalls.js";
+import { kimiCallFormat, kimiCallId } from "./kimiCalls.js";
+import { pythonCallsText } from "./pythonCalls.js";
+import { knownCallFormat } from "./knownCallFormats.js";
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -116,10 +101,7 @@ export class ChatPromptRenderer {
         this.tokenizer = chunkedTokenizer(model, specials, checkpoint);
         const template = model.fileInfo.metadata.tokenizer?.chat_template;
         this.harmony = typeof template === "string" && isHarmonyTemplate(template);
-        this.ownCallFormat = this.harmony ? harmonyCallFormat : typeof template !== "string" ? null
-            : isGemma4Template(template) ? gemma4CallFormat : isMistralCallIdTemplate(template) ? mistralCallIdFormat
-            : isLfm2Template(template) ? pythonListCallFormat : isKimiTemplate(template) ? kimiCallFormat
-            : isDeepSeekV31Template(template) ? deepSeekV31CallFormat : jsonListCallFormat(template);
+        this.ownCallFormat = typeof template === "string" ? knownCallFormat(template) : null;
         this.wrapper = typeof template === "string" && template.trim() !== "" ? this.createWrapper(template, undefined) : null;
         this.usesTemplate = this.wrapper != null;
         this.toolCallFormat = this.wrapper?.usingJinjaFunctionCallTemplate !== true ? null : this.ownCallFormat ?? toolCallFormatOf(this.wrapper);
@@ -390,45 +372,6 @@ export class ChatPromptRenderer {
         const prompt = (rendered == null ? null : withGenerationPrompt(contextText, rendered, newTurn, watch.render)) ?? contextText;
         return this.escaper.restore(prompt, slots, built.slots);
     }
-}
-
-/**
- * Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders), and shapes
- * the messages it hands the template: `callIds`, the calls' ids as the model writes them (withNumberedCallIds);
- * `callsText`, a message's calls written into its text, for a template that leaves them out (withCallsInText);
- * `reasoningAsThinking`, a response's reasoning as `thinking` too (LFM2.5's, withReasoningAsThinking); `toolNames` false,
- * tool results without node-llama-cpp's function name (Kimi-K2's, withoutToolNames).
- */
-function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsText, reasoningAsThinking, toolNames}:
-    {callIds: Parameters<typeof withNumberedCallIds>[1] | null, callsText: Parameters<typeof withCallsInText>[1] | null, reasoningAsThinking: boolean,
-        toolNames: boolean}): RenderWatch {
-    const renderer = jinjaRendererOf(wrapper);
-    const render = renderer.render.bind(renderer);
-    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], callReasoning: [], refusal: null};
-    const content = callsOnlyContent(render);
-    renderer.render = (received) => {
-        const given = callsText == null ? received : withCallsInText(received, callsText);
-        const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
-        const withReasoning = withCallReasoning(shaped, watch.callReasoning);
-        const reasoned = reasoningAsThinking ? withReasoningAsThinking(withReasoning) : withReasoning;
-        const numbered = callIds != null ? withNumberedCallIds(reasoned, callIds) : reasoned;
-        const params = toolNames ? numbered : withoutToolNames(numbered);
-        let output: string;
-        try {
-            output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
-        } catch (error) {
-            watch.refusal = templateRefusalOf(error) ?? watch.refusal;
-            throw error;
-        }
-        watch.last = {params, output};
-        return output;
-    };
-    return watch;
-}
-
-/** The message of the template's own raise_exception (patches/@huggingface+jinja+0.5.11.patch names its error as transformers does); null for another error. */
-function templateRefusalOf(error: unknown): string | null {
-    return error instanceof Error && error.name === "TemplateError" ? error.message : null;
 }
 
 /** The text of a rendered prompt, special tokens other than text (BOS) left out. */
