@@ -5,8 +5,7 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
-import { itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
-import { weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
+import { followUpPrompt, itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
 
 // A model with Kimi-K2-Instruct's real template, scripted to call as Kimi-K2 does (llama.cpp's tests/test-chat.cpp):
 // `<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{...}<|tool_call_end|><|tool_calls_section_end|>`.
@@ -36,14 +35,7 @@ describe("Kimi-K2's tool calls (Kimi-K2-Instruct's real template)", () => {
     itReadsTheScriptedCall(() => server, "kimi", [["get_weather", {city: "Paris", days: 2}]], {parallel: [false, true]});
 
     it("the follow-up's prompt has the call as the model writes it and the result named by its id", async () => {
-        const first = await server.client.chat.completions.create({model: "kimi", temperature: 0, max_tokens: 64, tools, messages});
-        const call = first.choices[0].message.tool_calls![0];
-        const followUp = [...messages, first.choices[0].message, {role: "tool" as const, tool_call_id: call.id, content: "Sunny, 24 C"}];
-        const response = await server.post("/v1/tokenize", {model: "kimi", messages: followUp, tools, with_pieces: true});
-        expect(response.status).toBe(200);
-        const {tokens} = await response.json() as {tokens: {id: number, piece: string}[]};
-        // Spaces aside: the test vocabulary's SentencePiece tokenizer puts a word-start space after each control token.
-        const prompt = tokens.map((token) => token.piece).join("").replaceAll(" ", "");
+        const {text: prompt} = await followUpPrompt(server, "kimi");
         expect(prompt).toContain(("<|im_assistant|>assistant<|im_middle|><|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
             + `<|tool_call_argument_begin|>${args}<|tool_call_end|><|tool_calls_section_end|><|im_end|>`
             + "<|im_system|>tool<|im_middle|>## Return of functions.get_weather:0\nSunny, 24 C<|im_end|><|im_assistant|>assistant<|im_middle|>").replaceAll(" ", ""));

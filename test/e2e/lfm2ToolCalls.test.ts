@@ -5,8 +5,8 @@ import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaG
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
 import { testModelsDir } from "../support/testModels.js";
-import { itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
-import { weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
+import { followUpPrompt, itReadsTheScriptedCall } from "../support/scriptedToolCalls.js";
+import { weatherTools as tools } from "../support/weatherTool.js";
 
 // A model with LFM2.5-Instruct's real template (LFM2.5-1.2B-Instruct's; Liquid AI), scripted to answer with a call as
 // LFM2 models write one: `<|tool_call_start|>[get_weather(city="Paris", days=2)]<|tool_call_end|>`, a Python list of
@@ -38,14 +38,7 @@ describe("LFM2's tool calls (LFM2.5-Instruct's real template)", () => {
     itReadsTheScriptedCall(() => server, "lfm2", [["get_weather", {city: "Paris", days: 2}]], {parallel: [false, true], forced: {reasoning_effort: "none"}});
 
     it("the follow-up's prompt has the call in the assistant's text as the model writes it, and the result after it", async () => {
-        const first = await server.client.chat.completions.create({model: "lfm2", temperature: 0, max_tokens: 64, tools, messages});
-        const call = first.choices[0].message.tool_calls![0];
-        const followUp = [...messages, first.choices[0].message, {role: "tool" as const, tool_call_id: call.id, content: "Sunny, 24 C"}];
-        const response = await server.post("/v1/tokenize", {model: "lfm2", messages: followUp, tools, with_pieces: true});
-        expect(response.status).toBe(200);
-        const {tokens} = await response.json() as {tokens: {id: number, piece: string}[]};
-        // Spaces aside: the test vocabulary's SentencePiece tokenizer puts a word-start space after each control token.
-        const prompt = tokens.map((token) => token.piece).join("").replaceAll(" ", "");
+        const {followUp, tokens, text: prompt} = await followUpPrompt(server, "lfm2");
         expect(prompt).toContain(("<|im_start|>assistant\n<|tool_call_start|>[get_weather(city='Paris', days=2)]<|tool_call_end|><|im_end|>\n"
             + "<|im_start|>tool\nSunny, 24 C<|im_end|>\n<|im_start|>assistant\n").replaceAll(" ", ""));
         // The markers are the model's control tokens, not their text.

@@ -35,3 +35,18 @@ export function itReadsTheScriptedCall(server: () => TestServer, model: string, 
         expect(choice.message.tool_calls!.map(callOf)).toEqual(expected);
     });
 }
+
+/**
+ * The follow-up to the scripted call (its answer, then the call's result "Sunny, 24 C"), and its prompt as /v1/tokenize
+ * renders it (with `tools`): the tokens, and their pieces joined without spaces (the test vocabulary's SentencePiece
+ * tokenizer puts a word-start space after each control token).
+ */
+export async function followUpPrompt(server: TestServer, model: string) {
+    const first = await server.client.chat.completions.create({model, temperature: 0, max_tokens: 64, tools, messages});
+    const call = first.choices[0].message.tool_calls![0];
+    const followUp = [...messages, first.choices[0].message, {role: "tool" as const, tool_call_id: call.id, content: "Sunny, 24 C"}];
+    const response = await server.post("/v1/tokenize", {model, messages: followUp, tools, with_pieces: true});
+    expect(response.status).toBe(200);
+    const {tokens} = await response.json() as {tokens: {id: number, piece: string}[]};
+    return {followUp, tokens, text: tokens.map((token) => token.piece).join("").replaceAll(" ", "")};
+}
