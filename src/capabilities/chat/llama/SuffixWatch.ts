@@ -1,4 +1,4 @@
-import { findPiece } from "./parameterMarkup.js";
+import { findPiece, withoutSpace } from "./parameterMarkup.js";
 
 /**
  * Where a call's suffix ends its arguments as they grow piece by piece, matched with any whitespace between its tags
@@ -21,7 +21,7 @@ export class SuffixWatch {
     private again = false;
 
     constructor(private readonly suffix: string) {
-        this.pattern = suffix.replace(/\s+/g, "");
+        this.pattern = withoutSpace(suffix);
     }
 
     reset() {

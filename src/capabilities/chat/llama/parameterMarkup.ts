@@ -56,7 +56,7 @@ export function deriveParameterMarkup(two: string, none: string, prefix: string,
     return null;
 }
 
-function withoutSpace(text: string) {
+export function withoutSpace(text: string) {
     return text.replace(/\s+/g, "");
 }
 

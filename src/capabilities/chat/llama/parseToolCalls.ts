@@ -1,7 +1,7 @@
 import type { ChatToolFunction, GeneratedToolCall, ParameterMarkup, ToolCallFormat } from "../ChatEngine.js";
 import { gemma4ArgumentsJson } from "./gemma4Arguments.js";
 import { afterObjectCall, jsonObjectEnd } from "./jsonObjectEnd.js";
-import { argumentsFromMarkup, findPiece, pieceAt } from "./parameterMarkup.js";
+import { argumentsFromMarkup, findPiece, pieceAt, withoutSpace } from "./parameterMarkup.js";
 import { callStartOf, findNameEnd, firstCallStartOf, isShortStart, listItemStartOf } from "./callMarkers.js";
 import { pythonArgumentsEnd, pythonArgumentsJson } from "./pythonCalls.js";
 
@@ -189,7 +189,7 @@ export function findCallEnd(text: string, format: ToolCallFormat, at: number): {
  * which a URL argument may hold: `http://host/chain/invoke`; GLM's `/tool_call>`).
  */
 export function endsMarkupCall(text: string, argumentsStart: number, suffixStart: number, markup: ParameterMarkup): boolean {
-    const valueEnd = markup.valueEnd.replace(/\s+/g, "");
+    const valueEnd = withoutSpace(markup.valueEnd);
     let at = suffixStart, matched = 0;
     while (at > argumentsStart && matched < valueEnd.length) {
         const char = text[--at];
