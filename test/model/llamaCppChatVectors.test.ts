@@ -27,10 +27,6 @@ const templates = [...new Set(vectors.map((vector) => vector.template))].filter(
 const knownDifferences: {file: string, starts: string, reason: string}[] = [
     {file: "Kimi-K2-Thinking.jinja", starts: "<think>I need to call two functions<|tool_call_begin|>",
         reason: "calls inside a thought without the section's opening token and without their closing tokens: llama.cpp reads both; here the thought ends at no call (Kimi's calls start with the section's token)"},
-    {file: "mistralai-Ministral-3-14B-Reasoning-2512.jinja", starts: "[THINK]I'm\nthinking[/THINK]",
-        reason: "Ministral-3's and Magistral's [THINK]...[/THINK] reasoning is not split from the answer (no reasoning format for it yet)"},
-    {file: "mistralai-Ministral-3-14B-Reasoning-2512.jinja", starts: "[THINK]Let me think about [TOOL_CALLS]",
-        reason: "the same: a call quoted in its [THINK] block is read as the call, and the thought before it is content"},
     {file: "Apriel-1.6-15b-Thinker-fixed.jinja", starts: "I'm\nthinking\n[BEGIN FINAL RESPONSE]",
         reason: "Apriel's thought, ended by [BEGIN FINAL RESPONSE], is not split from the answer (no reasoning format for it yet); its calls are read"}
 ];

@@ -32,6 +32,17 @@ describe("the prompt's tail for a thinking model", () => {
         expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
     });
 
+    it("Mistral's thought ([THINK]...[/THINK], no whitespace around it): opened under a grammar, an empty one with thinking off, an open one closed", () => {
+        const ministral = "<s>[SYSTEM_PROMPT]Think.[/SYSTEM_PROMPT][INST]hi[/INST]";
+        expect(thinkingPromptTail("mistral", {text: ministral, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+        expect(thinkingPromptTail("mistral", {text: ministral, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "[THINK]", start: "reasoning"});
+        expect(thinkingPromptTail("mistral", {text: ministral, opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "[THINK][/THINK]", start: "answer"});
+        expect(thinkingPromptTail("mistral", {text: ministral + "[THINK]", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "[/THINK]", start: "answer"});
+        // The system prompt's own [THINK]...[/THINK] (Ministral-3's default one names the tags) opens nothing.
+        expect(thinkingPromptTail("mistral", {text: "[SYSTEM_PROMPT]template:[THINK]x[/THINK]y[/SYSTEM_PROMPT][INST]hi[/INST]", opensOnResponseStart: false},
+            {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+    });
+
     it("reads from a template whether its generation prompt opens a block (DeepSeek-R1) or not (Qwen3's switch, comments)", () => {
         expect(generationPromptOpensThinking("{% if add_generation_prompt %}{{'<｜Assistant｜><think>\\n'}}{% endif %}")).toBe(true);
         expect(generationPromptOpensThinking("{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}")).toBe(false);

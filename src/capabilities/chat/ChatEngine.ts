@@ -237,10 +237,11 @@ export type ChatEngineInfo = {
 /**
  * How a thinking model writes its reasoning: `think-tags` (`<think>...</think>` before the answer: Qwen3,
  * DeepSeek-R1 distills, QwQ, most reasoning models), `gemma4` (the same shape in Gemma 4's tags,
- * `<|channel>thought\n...<channel|>`) or `harmony` (gpt-oss: an `analysis` channel, then the
+ * `<|channel>thought\n...<channel|>`), `mistral` (the same shape in Mistral's tags, `[THINK]...[/THINK]`: Magistral,
+ * Ministral-3 Reasoning) or `harmony` (gpt-oss: an `analysis` channel, then the
  * `final` channel, each message framed by `<|channel|>NAME<|message|>...<|end|>`).
  */
-export type ReasoningFormat = "think-tags" | "gemma4" | "harmony";
+export type ReasoningFormat = "think-tags" | "gemma4" | "mistral" | "harmony";
 
 export type ChatRunHooks = {
     signal: AbortSignal;

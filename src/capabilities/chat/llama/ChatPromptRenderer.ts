@@ -175,7 +175,8 @@ export class ChatPromptRenderer {
         this.callIds ??= this.ownCallFormat === kimiCallFormat ? kimiCallId
             : this.ownCallFormat?.idMarker != null || writesCallIds(render) ? mistralCallId : null;
         this.watches.set(wrapper, watchRenders(wrapper, {callIds: this.callIds, callsText: this.callsInText ? pythonCallsText : null,
-            reasoningAsThinking: this.ownCallFormat?.notation === "python", toolNames: this.ownCallFormat !== kimiCallFormat}));
+            reasoningAs: this.ownCallFormat?.notation === "python" ? "thinking" : wrapper.template.includes("[THINK]") && wrapper.template.includes("'thinking'") ? "blocks" : null,
+            toolNames: this.ownCallFormat !== kimiCallFormat}));
         return wrapper;
     }
 

@@ -169,3 +169,14 @@ export function withReasoningAsThinking(params: Record<string, unknown>): Record
     return withMessagesChanged(params, (message) => typeof message.reasoning_content === "string" && message.thinking == null,
         (message) => ({...message, thinking: message.reasoning_content}));
 }
+
+/**
+ * The messages again with each response's `reasoning_content` as a thinking block before its text, the shape Magistral's
+ * and Ministral-3's templates read a response's thought from (`content` as `[{type: "thinking", thinking}, {type: "text",
+ * text}]`, written `[THINK]...[/THINK]` + text), as llama.cpp's Ministral-3 handler gives it them.
+ */
+export function withReasoningAsBlocks(params: Record<string, unknown>): Record<string, unknown> {
+    return withMessagesChanged(params, (message) => message.role === "assistant" && typeof message.reasoning_content === "string" && message.reasoning_content !== "",
+        ({reasoning_content: thinking, ...message}) => ({...message, content: [{type: "thinking", thinking},
+            ...(typeof message.content === "string" && message.content !== "" ? [{type: "text", text: message.content}] : [])]}));
+}

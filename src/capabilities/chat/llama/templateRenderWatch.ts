@@ -2,7 +2,7 @@ import type { JinjaTemplateChatWrapper } from "node-llama-cpp";
 import { jinjaRendererOf } from "../../../runtimes/llama/internals.js";
 import type { TemplateRender } from "./templateGenerationPrompt.js";
 import { harmonyReplyRender, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
-    withReasoningAsThinking } from "./templateMessages.js";
+    withReasoningAsBlocks, withReasoningAsThinking } from "./templateMessages.js";
 import { callsOnlyContent } from "./templateProbes.js";
 
 // How ChatPromptRenderer watches and shapes the renders node-llama-cpp's Jinja wrapper makes of a template.
@@ -24,11 +24,12 @@ export type RenderWatch = {last: TemplateRender | null, render: (params: Record<
  * Records the wrapper's renders of its template (the variables it passes, with the messages' placeholders), and shapes
  * the messages it hands the template: `callIds`, the calls' ids as the model writes them (withNumberedCallIds);
  * `callsText`, a message's calls written into its text, for a template that leaves them out (withCallsInText);
- * `reasoningAsThinking`, a response's reasoning as `thinking` too (LFM2.5's, withReasoningAsThinking); `toolNames` false,
+ * `reasoningAs`, a response's reasoning as `thinking` too (LFM2.5's, withReasoningAsThinking) or as a thinking block of its
+ * content (Magistral's and Ministral-3's, withReasoningAsBlocks); `toolNames` false,
  * tool results without node-llama-cpp's function name (Kimi-K2's, withoutToolNames).
  */
-export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsText, reasoningAsThinking, toolNames}:
-    {callIds: Parameters<typeof withNumberedCallIds>[1] | null, callsText: Parameters<typeof withCallsInText>[1] | null, reasoningAsThinking: boolean,
+export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsText, reasoningAs, toolNames}:
+    {callIds: Parameters<typeof withNumberedCallIds>[1] | null, callsText: Parameters<typeof withCallsInText>[1] | null, reasoningAs: "thinking" | "blocks" | null,
         toolNames: boolean}): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
@@ -38,7 +39,7 @@ export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsT
         const given = callsText == null ? received : withCallsInText(received, callsText);
         const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
         const withReasoning = withCallReasoning(shaped, watch.callReasoning);
-        const reasoned = reasoningAsThinking ? withReasoningAsThinking(withReasoning) : withReasoning;
+        const reasoned = reasoningAs === "thinking" ? withReasoningAsThinking(withReasoning) : reasoningAs === "blocks" ? withReasoningAsBlocks(withReasoning) : withReasoning;
         const numbered = callIds != null ? withNumberedCallIds(reasoned, callIds) : reasoned;
         const params = toolNames ? numbered : withoutToolNames(numbered);
         let output: string;

@@ -39,12 +39,15 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
         return thinking.constrained ? {tail: harmonyAnalysis, start: "reasoning"} : {tail: "", start: "undecided"};
     }
     const tags = tagsOf(format);
-    // Gemma 4's template writes its empty block as `<|channel>thought\n<channel|>`.
-    const [opening, emptyBlock] = format === "gemma4" ? [tags.open + "\n", tags.open + "\n" + tags.close] : [tags.open + "\n", `${tags.open}\n\n${tags.close}\n\n`];
+    // Gemma 4's template writes its empty block as `<|channel>thought\n<channel|>`; Mistral's thought has no whitespace
+    // around it (`[THINK]...[/THINK]answer`, as its template writes a response's).
+    const [opening, emptyBlock] = format === "gemma4" ? [tags.open + "\n", tags.open + "\n" + tags.close]
+        : format === "mistral" ? [tags.open, tags.open + tags.close] : [tags.open + "\n", `${tags.open}\n\n${tags.close}\n\n`];
     const open = opensThought(text, tags);
     if (!thinking.enabled) {
         if (open)
-            return {tail: format === "gemma4" ? "\n" + tags.close : text.endsWith(opening) ? `\n${tags.close}\n\n` : `\n\n${tags.close}\n\n`, start: "answer"};
+            return {tail: format === "gemma4" ? "\n" + tags.close : format === "mistral" ? tags.close
+                : text.endsWith(opening) ? `\n${tags.close}\n\n` : `\n\n${tags.close}\n\n`, start: "answer"};
         // The generation prompt ends with a closed block: the template switched thinking off itself.
         if (text.trimEnd().endsWith(tags.close))
             return {tail: "", start: "answer"};

@@ -7,6 +7,8 @@ export type ThinkTags = {open: string, close: string, channel?: string};
 export const thinkTags: ThinkTags = {open: "<think>", close: "</think>"};
 /** Gemma 4's (its template writes `<|channel>thought\n` + thought + `\n<channel|>`). */
 export const gemma4Tags: ThinkTags = {open: "<|channel>thought", close: "<channel|>", channel: "<|channel>"};
+/** Magistral's and Ministral-3 Reasoning's (control tokens of their vocabulary; no whitespace around the thought). */
+export const mistralTags: ThinkTags = {open: "[THINK]", close: "[/THINK]"};
 
 /**
  * A piece of generated text, split: the model's reasoning and its answer. `contentRanges`: where the content was in
