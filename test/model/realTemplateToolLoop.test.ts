@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { Template } from "@huggingface/jinja";
 import { expect, it } from "vitest";
-import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
+import type { ChatJob, ChatTurn, ReasoningFormat } from "../../src/capabilities/chat/ChatEngine.js";
 import { TemplateRefusedError } from "../../src/capabilities/chat/errors/TemplateRefusedError.js";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
@@ -57,7 +57,8 @@ const markupTemplates = [
     // The calls in a block whose opening tag node-llama-cpp's prefix began inside (parameterMarkup.ts deriveCallBlock).
     {file: "MiniMax-M2.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"]},
     {file: "deepseek-ai-DeepSeek-V3.2.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]},
-    {file: "deepseek-ai-DeepSeek-V4.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]}
+    {file: "deepseek-ai-DeepSeek-V4.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]},
+    {file: "ByteDance-Seed-OSS.jinja", format: "seed" as const, vocab: ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"]}
 ];
 const jsonEndedTemplates = ["unsloth-mistral-Devstral-Small-2507.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja"];
 it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering, arguments in markup: $file", async (spec) => {
@@ -136,7 +137,7 @@ it.each(kimiTemplates)("a tool loop's whole prompt is the template's rendering, 
 }, 60_000);
 
 /** `callsText`: the template leaves calls out; the reference messages carry them in their text, written by this. */
-async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: "think-tags" | "gemma4" | "harmony" | null,
+async function expectToolLoopsAsTemplate(modelPath: string, template: string, format: ReasoningFormat | null,
     callsText?: (calls: {name: string, arguments: unknown}[]) => string, callIds?: (name: string, index: number) => string, knownDifferences?: ReadonlySet<string>) {
     const llama = await loadLlamaRuntime({gpu: "off"});
     const model = await llama.loadModel({modelPath});

@@ -35,6 +35,13 @@ describe("@huggingface/jinja as patched: Python's Jinja where real templates nee
         expect(render("{{ 'in' if y in [1] else 'out' }}/{{ 'yes' if y not in [1] else 'no' }}")).toBe("out/yes");
     });
 
+    it("a dict with integer keys: looked up, iterated and sorted as integers, written as Python and JSON write it (ByteDance Seed-OSS's thinking budgets)", () => {
+        const gears = "{% set d = {512: 'a', 0: 'b', 1024: 'c'} %}";
+        expect(render(gears + "{% for k, v in d | dictsort %}{{ k + 1 }}{{ v }};{% endfor %}{{ d[512] }}{{ d.get(0) }}|{{ 'y' if 0 in d else 'n' }}{{ 'y' if 7 in d else 'n' }}|{{ d.keys() | list }}"))
+            .toBe("1b;513a;1025c;ab|yn|[512, 0, 1024]");
+        expect(render(gears + "{{ d | tojson }}|{{ d | string }}")).toBe(`{"512": "a", "0": "b", "1024": "c"}|{512: 'a', 0: 'b', 1024: 'c'}`);
+    });
+
     it("append and pop change a list (Kimi-K2's `ns.ids.append(...)`), and its length follows", () => {
         expect(render("{% set ns = namespace(ids=[]) %}{% set _ = ns.ids.append(1) %}{% set _ = ns.ids.append(2) %}{{ ns.ids.length }}{{ ns.ids | length }}{{ ns.ids.pop(0) }}{{ ns.ids }}"))
             .toBe("221[2]");

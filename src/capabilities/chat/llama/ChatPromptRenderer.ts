@@ -20,7 +20,7 @@ import { isHarmonyTemplate } from "./text/harmonyCalls.js";
 import { mistralCallId } from "./mistralCalls.js";
 import { kimiCallFormat, kimiCallId } from "./kimiCalls.js";
 import { pythonCallsText } from "./pythonCalls.js";
-import { knownCallFormat } from "./knownCallFormats.js";
+import { derivesArgumentMarkup, knownCallFormat } from "./knownCallFormats.js";
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -91,6 +91,8 @@ export class ChatPromptRenderer {
     readonly hasThinkingSwitch: boolean;
     /** The template reads a reasoning effort (gpt-oss's `reasoning_effort`: low, medium, high). */
     readonly hasEffortVariable: boolean;
+    /** The template reads the thought's budget in tokens (Seed-OSS's `thinking_budget`). */
+    readonly hasBudgetVariable: boolean;
     /** The template's generation prompt opens a think block (DeepSeek-R1, QwQ, Qwen3-2507 thinking). */
     readonly opensThinkingOnResponseStart: boolean;
 
@@ -111,6 +113,7 @@ export class ChatPromptRenderer {
         this.dropsCallText = this.wrapper != null && this.toolCallFormat != null && dropsTextBeforeCalls(this.watches.get(this.wrapper)!.render);
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
+        this.hasBudgetVariable = typeof template === "string" && template.includes("thinking_budget");
         this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
     }
 
@@ -161,9 +164,11 @@ export class ChatPromptRenderer {
             keepFunctionResultsRaw(wrapper);
             // A template that writes each argument in markup gets a past call's arguments as they are (parameterMarkup.ts),
             // and so does a template whose call format is known here (LFM2.5's iterates them: node-llama-cpp wraps them in `params`).
-            if (this.ownCallFormat != null)
+            if (this.ownCallFormat != null) {
                 renderCallArgumentsUnwrapped(wrapper);
-            else if (this.argumentsInMarkup !== false) {
+                if (derivesArgumentMarkup(this.ownCallFormat))
+                    this.argumentsInMarkup ??= true;
+            } else if (this.argumentsInMarkup !== false) {
                 const undo = renderCallArgumentsUnwrapped(wrapper);
                 this.argumentsInMarkup ??= undo != null;
                 if (undo != null)
@@ -209,9 +214,9 @@ export class ChatPromptRenderer {
         if (block != null)
             return {...format, prefix: block.opener + detected.prefix, list: {separator: "", item: detected.prefix, end: block.end}};
         // A prefix of two tags (Qwen3-Coder's `<tool_call>\n<function=`): the first call may come without the first, as
-        // llama.cpp reads Qwen3-Coder's (a template without thinking; Qwen3.5's and Nemotron-3's have it: not theirs).
+        // llama.cpp reads Qwen3-Coder's (a template without thinking; Qwen3.5's, Nemotron-3's and Seed-OSS's have it: not theirs).
         const inner = /^<[^<>\s]+>\s*(<\S.*)$/s.exec(detected.prefix)?.[1];
-        return inner == null || this.wrapper?.template.includes("<think>") ? format : {...format, firstStart: inner};
+        return inner == null || this.wrapper?.template.includes("think>") ? format : {...format, firstStart: inner};
     }
 
     /** A call's arguments with each top-level null as `nullArgument` says. */

@@ -51,7 +51,9 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
 /**
  * The template variables a job renders with: its `chat_template_kwargs`, and for a thinking model thinking off as
  * `enable_thinking: false` where the template has that switch, the effort asked for as `reasoning_effort` where it
- * reads one (gpt-oss's "Reasoning: low|medium|high").
+ * reads one (gpt-oss's "Reasoning: low|medium|high"), the thought's budget as `thinking_budget` where it reads one
+ * (Seed-OSS's: 0 with thinking off, where the template closes the thought itself; else the budget's tokens, which the
+ * template tells the model, as ByteDance documents the variable).
  */
 export function conversationKwargs(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob): Record<string, unknown> {
     const kwargs = {...job.templateKwargs};
@@ -62,5 +64,8 @@ export function conversationKwargs(renderer: ChatPromptRenderer, format: Reasoni
     const effort = job.reasoning?.effort;
     if (thinks && effort != null && renderer.hasEffortVariable && kwargs.reasoning_effort == null)
         kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
+    const budget = !enabled ? 0 : job.reasoning?.budgetTokens;
+    if (thinks && budget != null && renderer.hasBudgetVariable && kwargs.thinking_budget == null)
+        kwargs.thinking_budget = budget;
     return kwargs;
 }

@@ -3,7 +3,7 @@ import type { ReasoningFormat } from "../ChatEngine.js";
 
 /**
  * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), Gemma 4's
- * (`<|channel>thought` ... `<channel|>`), Mistral's (`[THINK]` ... `[/THINK]`), or think tags
+ * (`<|channel>thought` ... `<channel|>`), Mistral's (`[THINK]` ... `[/THINK]`), Seed-OSS's (`<seed:think>` ... `</seed:think>`), or think tags
  * (`<think>`/`</think>`: Qwen3, DeepSeek-R1 distills, QwQ, ...); null for another model.
  */
 export function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null {
@@ -17,6 +17,8 @@ export function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null
     // Mistral model whose template writes no thought is not taken for a thinking one by its vocabulary).
     if (template.includes("[THINK]") && template.includes("[/THINK]"))
         return "mistral";
+    if (template.includes("<seed:think>") && template.includes("</seed:think>"))
+        return "seed";
     if ((template.includes("<think>") && template.includes("</think>")) || (pieces.includes("<think>") && pieces.includes("</think>")))
         return "think-tags";
     return null;

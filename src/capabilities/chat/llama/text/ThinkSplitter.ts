@@ -9,6 +9,8 @@ export const thinkTags: ThinkTags = {open: "<think>", close: "</think>"};
 export const gemma4Tags: ThinkTags = {open: "<|channel>thought", close: "<channel|>", channel: "<|channel>"};
 /** Magistral's and Ministral-3 Reasoning's (control tokens of their vocabulary; no whitespace around the thought). */
 export const mistralTags: ThinkTags = {open: "[THINK]", close: "[/THINK]"};
+/** ByteDance Seed-OSS's. */
+export const seedTags: ThinkTags = {open: "<seed:think>", close: "</seed:think>"};
 
 /**
  * A piece of generated text, split: the model's reasoning and its answer. `contentRanges`: where the content was in
