@@ -42,6 +42,11 @@ describe("@huggingface/jinja as patched: Python's Jinja where real templates nee
         expect(render(gears + "{{ d | tojson }}|{{ d | string }}")).toBe(`{"512": "a", "0": "b", "1024": "c"}|{512: 'a', 0: 'b', 1024: 'c'}`);
     });
 
+    it("str.format: `{}`, `{0}`, `{name}`, `{{`, each value as str() writes it (Tencent Hy3's template writes its special tokens with it)", () => {
+        expect(render("{{ '<think{}>'.format(t) }}|{{ '{0}-{1}-{0}'.format(1, 'b') }}|{{ '{n}{{}}'.format(n=None) }}|{{ '{}'.format(true) }}", {t: ":opensource"}))
+            .toBe("<think:opensource>|1-b-1|None{}|True");
+    });
+
     it("append and pop change a list (Kimi-K2's `ns.ids.append(...)`), and its length follows", () => {
         expect(render("{% set ns = namespace(ids=[]) %}{% set _ = ns.ids.append(1) %}{% set _ = ns.ids.append(2) %}{{ ns.ids.length }}{{ ns.ids | length }}{{ ns.ids.pop(0) }}{{ ns.ids }}"))
             .toBe("221[2]");
