@@ -111,7 +111,7 @@ describe("toChatRequest (Messages -> chat completions, pure)", () => {
         expect(() => toChatRequest({...base, messages: [user("x"), use]})).not.toThrow();
     });
 
-    it("a turn's thinking blocks become its reasoning_content where it makes calls (the templates write it in the current turn); others are dropped", () => {
+    it("a turn's thinking blocks become its reasoning_content, with calls or without (the template decides where it shows)", () => {
         const base = {model: "m", max_tokens: 5};
         const thinking = (text: string) => ({type: "thinking" as const, thinking: text, signature: "s"});
         const {chat} = toChatRequest({...base, messages: [
@@ -120,7 +120,7 @@ describe("toChatRequest (Messages -> chat completions, pure)", () => {
             user([{type: "tool_result", tool_use_id: "toolu_1", content: "sunny"}])
         ]});
         const assistants = chat.messages.filter((message) => message.role === "assistant") as {reasoning_content?: string, content: unknown}[];
-        expect(assistants.map((message) => message.reasoning_content ?? null)).toEqual([null, "Need the weather."]);
+        expect(assistants.map((message) => message.reasoning_content ?? null)).toEqual(["Just greet.", "Need the weather."]);
     });
 
     it("tool_choice tool names a function; none is none; a tool not in tools, and a thinking budget not below max_tokens, are 400s naming the field", () => {

@@ -91,6 +91,11 @@ export class ChatPromptRenderer {
     readonly hasThinkingSwitch: boolean;
     /** The template reads a reasoning effort (gpt-oss's `reasoning_effort`: low, medium, high). */
     readonly hasEffortVariable: boolean;
+    /**
+     * The efforts the template takes, where it refuses others (`reasoning_effort not in [...]`: mistral-common's v15
+     * templates `none`/`high`, Tencent Hy3's `no_think`/`low`/`high`); null where it names none (gpt-oss's).
+     */
+    readonly effortValues: readonly string[] | null;
     /** The template reads the thought's budget in tokens (Seed-OSS's `thinking_budget`). */
     readonly hasBudgetVariable: boolean;
     /** The template's generation prompt opens a think block (DeepSeek-R1, QwQ, Qwen3-2507 thinking). */
@@ -113,6 +118,7 @@ export class ChatPromptRenderer {
         this.dropsCallText = this.wrapper != null && this.toolCallFormat != null && dropsTextBeforeCalls(this.watches.get(this.wrapper)!.render);
         this.hasThinkingSwitch = typeof template === "string" && template.includes("enable_thinking");
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
+        this.effortValues = typeof template === "string" ? effortValuesOf(template) : null;
         this.hasBudgetVariable = typeof template === "string" && template.includes("thinking_budget");
         this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
     }
@@ -348,8 +354,9 @@ export class ChatPromptRenderer {
         const last = turns.at(-1);
         watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && !makesCalls(last));
         watch.emptyTails = emptyTailsOf(history);
-        watch.callReasoning = shown.filter((turn) => turn.role === "assistant" && makesCalls(turn))
-            .map((turn) => turn.reasoning == null || turn.reasoning === "" ? null : this.escapeTrimmable(turn.reasoning, slots));
+        const reasoningOf = (turn: ChatTurn) => turn.reasoning == null || turn.reasoning === "" ? null : this.escapeTrimmable(turn.reasoning, slots);
+        watch.callReasoning = shown.filter((turn) => turn.role === "assistant" && makesCalls(turn)).map(reasoningOf);
+        watch.answerReasoning = shown.filter((turn) => turn.role === "assistant" && !makesCalls(turn)).map(reasoningOf);
         const given = functions == null || functions.length === 0 || this.toolCallFormat == null ? undefined : this.escaper.escape(functions, slots);
         const generate = (available: readonly ChatToolFunction[] | undefined) =>
             built.wrapper.generateContextState({chatHistory: history, availableFunctions: available == null ? undefined : toModelFunctions(available)}).contextText;
@@ -383,4 +390,11 @@ export class ChatPromptRenderer {
 /** The text of a rendered prompt, special tokens other than text (BOS) left out. */
 function textOf(text: LlamaText | null): string {
     return (text?.values ?? []).map((value) => typeof value === "string" ? value : value instanceof SpecialTokensText ? value.value : "").join("");
+}
+
+/** The values a template's `reasoning_effort not in [...]` check lets through (ChatPromptRenderer's effortValues). */
+function effortValuesOf(template: string): string[] | null {
+    const list = /reasoning_effort\s+not\s+in\s+\[([^\]]*)\]/.exec(template)?.[1];
+    const values = list == null ? [] : [...list.matchAll(/['"]([\w-]+)['"]/g)].map((match) => match[1]);
+    return values.length === 0 ? null : values;
 }

@@ -2,7 +2,7 @@ import type { LlamaText, Token } from "node-llama-cpp";
 import type { ChatJob, ChatToolFunction, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
-import { opensThought, thinkingPromptTail } from "./thinkingPromptTail.js";
+import { opensThought, templateEnding, templateSettingsOff, thinkingPromptTail } from "./thinkingPromptTail.js";
 import { tagsOf } from "./text/createReasoningSplitter.js";
 
 /** What of a job makes its conversation's prompt. */
@@ -42,7 +42,7 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     if (callOpening != null && !enabled)
         return {tokens: renderer.tokensOf(rendered, job.turns, callOpening), start: "call", rendered, tail: callOpening};
     const {tail, start} = thinkingPromptTail(
-        format, {text: rendered.toString(), opensOnResponseStart: renderer.opensThinkingOnResponseStart},
+        format, {text: templateEnding(rendered), opensOnResponseStart: renderer.opensThinkingOnResponseStart, settingsOff: templateSettingsOff(rendered)},
         {enabled, constrained}
     );
     return {tokens: renderer.tokensOf(rendered, job.turns, tail), start, rendered, tail};
@@ -62,8 +62,21 @@ export function conversationKwargs(renderer: ChatPromptRenderer, format: Reasoni
     if (thinks && !enabled && renderer.hasThinkingSwitch)
         kwargs.enable_thinking = false;
     const effort = job.reasoning?.effort;
-    if (thinks && effort != null && renderer.hasEffortVariable && kwargs.reasoning_effort == null)
-        kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
+    if (thinks && renderer.hasEffortVariable && kwargs.reasoning_effort == null) {
+        const values = renderer.effortValues;
+        if (values == null) {
+            if (effort != null)
+                kwargs.reasoning_effort = ["low", "medium", "high"].includes(effort) ? effort : "high";
+        } else if (job.reasoning != null) {
+            // A template that refuses other values (mistral-common's v15: none/high) gets the nearest it takes: thinking off
+            // as its own off value, an effort it does not name as its highest; a request that says nothing, its default.
+            const off = values.find((value) => ["none", "no_think", "minimal", "off"].includes(value));
+            const on = values.filter((value) => value !== off);
+            const chosen = !enabled ? off : effort != null && on.includes(effort) ? effort : on.includes("high") ? "high" : on.at(-1);
+            if (chosen != null)
+                kwargs.reasoning_effort = chosen;
+        }
+    }
     const budget = !enabled ? 0 : job.reasoning?.budgetTokens;
     if (thinks && budget != null && renderer.hasBudgetVariable && kwargs.thinking_budget == null)
         kwargs.thinking_budget = budget;

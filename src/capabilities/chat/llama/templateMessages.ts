@@ -31,6 +31,27 @@ export function withCallReasoning(params: Record<string, unknown>, callReasoning
 }
 
 /**
+ * The messages with the reasoning a client sent back for each answer without calls as its `reasoning_content`, for a
+ * template that writes every response's thought (Magistral's and Ministral-3's, as llama.cpp gives it them), where the
+ * messages without calls line up with those answers one for one, the reply to come aside (else unchanged).
+ */
+export function withAnswerReasoning(params: Record<string, unknown>, answerReasoning: readonly (string | null)[]): Record<string, unknown> {
+    if (!answerReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
+        return params;
+    const messages = params.messages as Record<string, unknown>[];
+    const answers = messages.filter((message) => message.role === "assistant" && !(Array.isArray(message.tool_calls) && message.tool_calls.length > 0));
+    // node-llama-cpp renders the reply to come as a last, empty assistant message: not an answer sent back.
+    if (answers.length === answerReasoning.length + 1 && answers.at(-1) === messages.at(-1))
+        answers.pop();
+    if (answers.length !== answerReasoning.length)
+        return params;
+    return {...params, messages: messages.map((message) => {
+        const reasoning = answerReasoning[answers.indexOf(message)];
+        return reasoning == null ? message : {...message, reasoning_content: reasoning};
+    })};
+}
+
+/**
  * The messages with their calls' ids as the model writes them, `idOf(name, index)` with the calls counted in order from
  * 0, each result's with its call's: Mistral Small 3.2's template takes only ids of 9 letters and digits (`000000001`),
  * moonshotai's Kimi-K2 names a result by its call's `functions.NAME:IDX` (node-llama-cpp's ids are `fc_1_0000`). The

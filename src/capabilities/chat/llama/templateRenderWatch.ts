@@ -1,7 +1,7 @@
 import type { JinjaTemplateChatWrapper } from "node-llama-cpp";
 import { jinjaRendererOf } from "../../../runtimes/llama/internals.js";
 import type { TemplateRender } from "./templateGenerationPrompt.js";
-import { harmonyReplyRender, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
+import { harmonyReplyRender, withAnswerReasoning, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
     withReasoningAsBlocks, withReasoningAsThinking } from "./templateMessages.js";
 import { callsOnlyContent } from "./templateProbes.js";
 
@@ -17,6 +17,8 @@ export type RenderWatch = {last: TemplateRender | null, render: (params: Record<
     emptyTails: boolean[],
     /** Per response with calls, in order: the reasoning the client sent back for it (escaped), to give the template (withCallReasoning). */
     callReasoning: (string | null)[],
+    /** Per answer without calls, in order, for a template that writes each response's thought (`reasoningAs` blocks): its reasoning (withAnswerReasoning). */
+    answerReasoning: (string | null)[],
     /** What the template raised (its `raise_exception`) since this was last cleared. */
     refusal: string | null};
 
@@ -33,13 +35,14 @@ export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsT
         toolNames: boolean}): RenderWatch {
     const renderer = jinjaRendererOf(wrapper);
     const render = renderer.render.bind(renderer);
-    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], callReasoning: [], refusal: null};
+    const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], callReasoning: [], answerReasoning: [], refusal: null};
     const content = callsOnlyContent(render);
     renderer.render = (received) => {
         const given = callsText == null ? received : withCallsInText(received, callsText);
         const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
         const withReasoning = withCallReasoning(shaped, watch.callReasoning);
-        const reasoned = reasoningAs === "thinking" ? withReasoningAsThinking(withReasoning) : reasoningAs === "blocks" ? withReasoningAsBlocks(withReasoning) : withReasoning;
+        const reasoned = reasoningAs === "thinking" ? withReasoningAsThinking(withReasoning)
+            : reasoningAs === "blocks" ? withReasoningAsBlocks(withAnswerReasoning(withReasoning, watch.answerReasoning)) : withReasoning;
         const numbered = callIds != null ? withNumberedCallIds(reasoned, callIds) : reasoned;
         const params = toolNames ? numbered : withoutToolNames(numbered);
         let output: string;

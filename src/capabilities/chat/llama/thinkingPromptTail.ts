@@ -1,3 +1,4 @@
+import { LlamaText } from "node-llama-cpp";
 import type { ReasoningFormat } from "../ChatEngine.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 import { tagsOf } from "./text/createReasoningSplitter.js";
@@ -5,10 +6,12 @@ import type { ThinkTags } from "./text/ThinkSplitter.js";
 
 /** What the template did with a thinking model's generation prompt. */
 export type RenderedThinking = {
-    /** The rendered conversation's text (special tokens as text). */
+    /** The template's own text after the conversation's last text (templateEnding: special tokens as text). */
     text: string;
     /** The template's generation prompt opens the think block (DeepSeek-R1, QwQ); in case the rendered text lost that tag. */
     opensOnResponseStart: boolean;
+    /** The template's own settings say the model does not think (templateSettingsOff): it answers at once, with no thought written. */
+    settingsOff?: boolean;
 };
 
 const harmonyAnalysis = "<|channel|>analysis<|message|>";
@@ -38,6 +41,8 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
             return {tail: harmonyFinal, start: "answer"};
         return thinking.constrained ? {tail: harmonyAnalysis, start: "reasoning"} : {tail: "", start: "undecided"};
     }
+    if (rendered.settingsOff === true)
+        return {tail: "", start: "answer"};
     const tags = tagsOf(format);
     // Gemma 4's template writes its empty block as `<|channel>thought\n<channel|>`; Mistral's thought has no whitespace
     // around it (`[THINK]...[/THINK]answer`, as its template writes a response's).
@@ -58,6 +63,29 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     if (rendered.opensOnResponseStart || thinking.constrained)
         return {tail: opening, start: "reasoning"};
     return {tail: "", start: "undecided"};
+}
+
+/**
+ * The template's own text after the last text a client wrote (the messages' text is plain text in the rendering, the
+ * template's markup special tokens' text): where the template opens or closes a thought for the reply. A client's text
+ * never does, whatever tags it quotes (a user asking what `[THINK]` means).
+ */
+export function templateEnding(rendered: LlamaText): string {
+    const values = rendered.values;
+    let last = values.length - 1;
+    while (last >= 0 && !(typeof values[last] === "string" && values[last] !== ""))
+        last--;
+    return LlamaText(values.slice(last + 1)).toString();
+}
+
+/**
+ * The template's own text (not a client's) sets the model's reasoning off: mistral-common's v15 templates write
+ * `[MODEL_SETTINGS]{"reasoning_effort": "none"}[/MODEL_SETTINGS]` (their default, and what thinking off passes them),
+ * after which the model answers with no thought at all.
+ */
+export function templateSettingsOff(rendered: LlamaText): boolean {
+    const own = rendered.values.filter((value) => typeof value !== "string");
+    return /\[MODEL_SETTINGS\][^[]*"reasoning_effort":\s*"none"/.test(LlamaText(own).toString());
 }
 
 /** The text opens a thought it does not close. */

@@ -110,9 +110,10 @@ function toWireMessages(turn: Turn): {message: WireMessage, source: MessageSourc
             return {id: use.id, type: "function", function: {name: use.name, arguments: JSON.stringify(use.input)}};
         });
         const said = text(turn.blocks);
-        // A turn with calls keeps its thinking as the template's reasoning of those calls (templates write it in the
-        // current turn, and drop it once the turn is over); other turns' thinking is dropped.
-        const thought = calls.length === 0 ? "" : turn.blocks.filter(({block}) => block.type === "thinking").map(({block}) => (block as {thinking: string}).thinking).filter((thinking) => thinking !== "").join("\n\n");
+        // A turn's thinking goes to the template as its reasoning: with calls, the reasoning of those calls (templates
+        // write it in the current turn, and drop it once the turn is over); without, where the template writes every
+        // response's thought (Magistral's, Ministral-3's: ChatPromptRenderer decides).
+        const thought = turn.blocks.filter(({block}) => block.type === "thinking").map(({block}) => (block as {thinking: string}).thinking).filter((thinking) => thinking !== "").join("\n\n");
         return [{
             message: {role: "assistant", content: calls.length > 0 && said === "" ? null : said, ...(calls.length > 0 ? {tool_calls: calls} : {}),
                 ...(thought === "" ? {} : {reasoning_content: thought})},
