@@ -58,7 +58,9 @@ const markupTemplates = [
     {file: "MiniMax-M2.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"]},
     {file: "deepseek-ai-DeepSeek-V3.2.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]},
     {file: "deepseek-ai-DeepSeek-V4.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]},
-    {file: "ByteDance-Seed-OSS.jinja", format: "seed" as const, vocab: ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"]}
+    {file: "ByteDance-Seed-OSS.jinja", format: "seed" as const, vocab: ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"]},
+    {file: "tencent-Hy3.jinja", format: "hy3" as const, vocab: ["<｜hy_begin_of_sentence:opensource｜>", "<｜hy_User:opensource｜>", "<｜hy_Assistant:opensource｜>", "<｜hy_eos:opensource｜>",
+        "<think:opensource>", "</think:opensource>", "<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>", "</tool_call:opensource>"]}
 ];
 const jsonEndedTemplates = ["unsloth-mistral-Devstral-Small-2507.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja"];
 it.each(markupTemplates)("a tool loop's whole prompt is the template's rendering, arguments in markup: $file", async (spec) => {

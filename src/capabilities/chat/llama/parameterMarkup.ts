@@ -135,13 +135,17 @@ export function deriveJsonKeyEnd(typed: string, markup: ParameterMarkup): string
  * (MiniMax-M2's `>\n<invoke name="` in `<minimax:tool_call>\n<invoke name="...`, DeepSeek-V3.2's and V4's
  * `<｜DSML｜function_calls>`/`<｜DSML｜tool_calls>`), from the rendering `two` of the probe call (deriveParameterMarkup's):
  * the opening tag's start before the prefix (`opener`, `<minimax:tool_call`), and what follows the call's `suffix` up to
- * the block's closing tag (`end`, `>\n</minimax:tool_call>`). The block's calls are then a list: the first starts with
+ * the block's closing tag (`end`, `>\n</minimax:tool_call>`; Tencent Hy3's tags end in `:opensource>`, which the prefix
+ * and that end then start with). The block's calls are then a list: the first starts with
  * `opener + prefix`, each next one with the prefix alone (the `>` closing the last call's tag, the next call's tag). Null
  * for a prefix that starts a tag of its own, or a rendering without that shape. Without this the opening tag's start
  * stayed in the answer's content.
  */
 export function deriveCallBlock(two: string, prefix: string, suffix: string): {opener: string, end: string} | null {
-    if (!prefix.startsWith(">"))
+    // The rest of the opening tag the prefix starts with: `>`, or more of the tag's name and `>` (Tencent Hy3's
+    // `:opensource>` in `<tool_calls:opensource>`).
+    const tagRest = /^[^\s<>/]*>/.exec(prefix)?.[0];
+    if (tagRest == null)
         return null;
     const call = two.indexOf(prefix + parameterProbe.name);
     const tagStart = call < 0 ? -1 : two.lastIndexOf("<", call);
@@ -149,10 +153,11 @@ export function deriveCallBlock(two: string, prefix: string, suffix: string): {o
     if (!/^<[^\s<>/]+$/.test(opener))
         return null;
     const callEnd = two.indexOf(suffix, call);
-    const closing = `</${opener.slice(1)}>`;
+    const closing = `</${opener.slice(1)}${tagRest}`;
     const closed = callEnd < 0 ? -1 : two.indexOf(closing, callEnd + suffix.length);
     const end = closed < 0 ? "" : two.slice(callEnd + suffix.length, closed + closing.length);
-    return closed >= 0 && /^>?\s*$/.test(end.slice(0, end.length - closing.length)) ? {opener, end} : null;
+    // Between the call's end and the block's closing tag: the rest of the call's own closing tag, and whitespace.
+    return closed >= 0 && /^(?:[^\s<>/]*>)?\s*$/.test(end.slice(0, end.length - closing.length)) ? {opener, end} : null;
 }
 
 const keyPattern = /^[^\s<>"'=/]+$/;

@@ -9,7 +9,7 @@ import type { TemplateRender } from "./templateGenerationPrompt.js";
  * llama-server gives the template; Gemma 4's and Qwen3's templates write it before the calls of the current turn, so a
  * tool loop keeps its thought), where the messages with calls line up with the responses one for one.
  */
-export function withCallReasoning(params: Record<string, unknown>, callReasoning: readonly (string | null)[]): Record<string, unknown> {
+export function withCallReasoning(params: Record<string, unknown>, callReasoning: readonly (string | null)[], trims = true): Record<string, unknown> {
     if (!callReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
         return params;
     const messages = params.messages as Record<string, unknown>[];
@@ -24,9 +24,32 @@ export function withCallReasoning(params: Record<string, unknown>, callReasoning
         // A template whose thought is open at the response's start (GLM-4.6): node-llama-cpp gives the first message of a
         // response with text its own reasoning_content, a placeholder from which it skips the template's text up to the
         // message's text (which starts with the thought's closing markup it wrote itself). The reasoning goes before it,
-        // its trailing whitespace left out as the template would trim it.
+        // its trailing whitespace left out where the template would trim it (`trims`: trimsCallReasoning).
         const own = message.reasoning_content;
-        return {...message, reasoning_content: typeof own === "string" && own !== "" ? reasoning.trimEnd() + own : reasoning};
+        return {...message, reasoning_content: typeof own === "string" && own !== "" ? (trims ? reasoning.trimEnd() : reasoning) + own : reasoning};
+    })};
+}
+
+/**
+ * The messages before the last user message without the `reasoning_content` node-llama-cpp gives them (a placeholder,
+ * where the template's generation prompt opens the thought, from which its wrapper cuts the template's text up to the
+ * message's text, to write a thought of the response's own there): those responses carry none (keepHistoryResponsesAsGiven
+ * takes their empty thoughts out), so the cut took the template's own empty think block's closing tag with it (Tencent Hy3's
+ * `<think:opensource></think:opensource>` before each past answer, with tools, came out `<think:opensource>`). The template
+ * then writes such a response as it writes one without reasoning.
+ */
+export function withoutPastReasoningPlaceholders(params: Record<string, unknown>): Record<string, unknown> {
+    if (!Array.isArray(params.messages))
+        return params;
+    const messages = params.messages as Record<string, unknown>[];
+    const lastUser = messages.findLastIndex((message) => message.role === "user");
+    if (!messages.some((message, index) => index < lastUser && message.role === "assistant" && message.reasoning_content != null))
+        return params;
+    return {...params, messages: messages.map((message, index) => {
+        if (index >= lastUser || message.role !== "assistant" || message.reasoning_content == null)
+            return message;
+        const {reasoning_content: _placeholder, ...rest} = message;
+        return rest;
     })};
 }
 

@@ -104,3 +104,24 @@ export function plainText(value: unknown): string | null {
     }
     return text;
 }
+
+/**
+ * Whether the template trims the reasoning it writes for a call (GLM-4.6's does; Tencent Hy3's writes it as given):
+ * from its rendering of the probe call with a reasoning that ends in line breaks. True where it writes none (nothing
+ * to keep), as withCallReasoning did for every template before.
+ */
+export function trimsCallReasoning(render: (params: Record<string, unknown>) => string): boolean {
+    const reasoning = "probethoughtqx";
+    try {
+        const text = render({
+            messages: [{role: "user", content: "Weather?"},
+                {role: "assistant", content: "", reasoning_content: reasoning + "\n\n", tool_calls: [{type: "function", id: "call_0", function: {name: "get_weather", arguments: {city: "Paris"}}}]},
+                {role: "tool", tool_call_id: "call_0", name: "get_weather", content: "sunny"}],
+            tools: [{type: "function", function: {name: "get_weather", description: "The weather", parameters: {type: "object", properties: {city: {type: "string"}}}}}],
+            add_generation_prompt: true, bos_token: "", eos_token: ""
+        });
+        return !text.includes(reasoning + "\n\n");
+    } catch {
+        return true;
+    }
+}

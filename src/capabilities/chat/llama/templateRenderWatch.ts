@@ -1,9 +1,9 @@
 import type { JinjaTemplateChatWrapper } from "node-llama-cpp";
 import { jinjaRendererOf } from "../../../runtimes/llama/internals.js";
 import type { TemplateRender } from "./templateGenerationPrompt.js";
-import { harmonyReplyRender, withAnswerReasoning, withCallReasoning, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
+import { harmonyReplyRender, withAnswerReasoning, withCallReasoning, withoutPastReasoningPlaceholders, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
     withReasoningAsBlocks, withReasoningAsThinking } from "./templateMessages.js";
-import { callsOnlyContent } from "./templateProbes.js";
+import { callsOnlyContent, trimsCallReasoning } from "./templateProbes.js";
 
 // How ChatPromptRenderer watches and shapes the renders node-llama-cpp's Jinja wrapper makes of a template.
 
@@ -37,10 +37,11 @@ export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsT
     const render = renderer.render.bind(renderer);
     const watch: RenderWatch = {last: null, render, replyAsGenerationPrompt: false, emptyTails: [], callReasoning: [], answerReasoning: [], refusal: null};
     const content = callsOnlyContent(render);
+    const trims = trimsCallReasoning(render);
     renderer.render = (received) => {
         const given = callsText == null ? received : withCallsInText(received, callsText);
-        const shaped = withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails);
-        const withReasoning = withCallReasoning(shaped, watch.callReasoning);
+        const shaped = withoutPastReasoningPlaceholders(withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails));
+        const withReasoning = withCallReasoning(shaped, watch.callReasoning, trims);
         const reasoned = reasoningAs === "thinking" ? withReasoningAsThinking(withReasoning)
             : reasoningAs === "blocks" ? withReasoningAsBlocks(withAnswerReasoning(withReasoning, watch.answerReasoning)) : withReasoning;
         const numbered = callIds != null ? withNumberedCallIds(reasoned, callIds) : reasoned;

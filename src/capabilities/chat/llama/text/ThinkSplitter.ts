@@ -11,6 +11,8 @@ export const gemma4Tags: ThinkTags = {open: "<|channel>thought", close: "<channe
 export const mistralTags: ThinkTags = {open: "[THINK]", close: "[/THINK]"};
 /** ByteDance Seed-OSS's. */
 export const seedTags: ThinkTags = {open: "<seed:think>", close: "</seed:think>"};
+/** Tencent Hy3's (its template writes each of its tags with `:opensource` before the `>`). */
+export const hy3Tags: ThinkTags = {open: "<think:opensource>", close: "</think:opensource>"};
 
 /**
  * A piece of generated text, split: the model's reasoning and its answer. `contentRanges`: where the content was in

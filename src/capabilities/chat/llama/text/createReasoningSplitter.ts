@@ -1,7 +1,7 @@
 import { HarmonySplitter } from "./HarmonySplitter.js";
 import type { ReasoningFormat, ToolCallFormat } from "../../ChatEngine.js";
 import type { ReasoningSplitter, ReasoningStart } from "./ReasoningSplitter.js";
-import { gemma4Tags, mistralTags, seedTags, ThinkSplitter, thinkTags, type ThinkTags } from "./ThinkSplitter.js";
+import { gemma4Tags, hy3Tags, mistralTags, seedTags, ThinkSplitter, thinkTags, type ThinkTags } from "./ThinkSplitter.js";
 
 /**
  * The splitter of a reasoning format, for output that starts at `start` (the prompt opened the reasoning already, or a
@@ -20,7 +20,7 @@ export function thoughtEndingCallStarts(format: ToolCallFormat): string[] {
     return [format.prefix, format.firstStart].filter((start): start is string => start != null && /^[<[]/.test(start));
 }
 
-/** The tags of a format whose reasoning is a block before the answer (`think-tags`, `gemma4`, `mistral`, `seed`). */
+/** The tags of a format whose reasoning is a block before the answer (all but `harmony`). */
 export function tagsOf(format: Exclude<ReasoningFormat, "harmony">): ThinkTags {
-    return format === "gemma4" ? gemma4Tags : format === "mistral" ? mistralTags : format === "seed" ? seedTags : thinkTags;
+    return format === "gemma4" ? gemma4Tags : format === "mistral" ? mistralTags : format === "seed" ? seedTags : format === "hy3" ? hy3Tags : thinkTags;
 }
