@@ -350,9 +350,10 @@ export class ChatPromptRenderer {
         const watch = this.watches.get(built.wrapper)!;
         watch.last = null;
         watch.refusal = null;
-        // Not where the conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
+        // The reply to come goes to the template as its generation prompt, not as a message (replyRender); not where the
+        // conversation ends with an answer's start (a prefill): node-llama-cpp makes it the reply's text.
         const last = turns.at(-1);
-        watch.replyAsGenerationPrompt = this.harmony && !(last?.role === "assistant" && last.content !== "" && !makesCalls(last));
+        watch.replyAsGenerationPrompt = !(last?.role === "assistant" && last.content !== "" && !makesCalls(last));
         watch.emptyTails = emptyTailsOf(history);
         const reasoningOf = (turn: ChatTurn) => turn.reasoning == null || turn.reasoning === "" ? null : this.escapeTrimmable(turn.reasoning, slots);
         watch.callReasoning = shown.filter((turn) => turn.role === "assistant" && makesCalls(turn)).map(reasoningOf);
@@ -375,6 +376,7 @@ export class ChatPromptRenderer {
             watch.replyAsGenerationPrompt = false;
             watch.emptyTails = [];
             watch.callReasoning = [];
+            watch.answerReasoning = [];
         }
         // The wrapper's last render is the one its text comes from (generateContextState renders synchronously).
         const rendered = watch.last;

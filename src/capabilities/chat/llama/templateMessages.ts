@@ -159,19 +159,23 @@ export function withoutEmptyTails(params: Record<string, unknown>, emptyTails: r
 }
 
 /**
- * A harmony template's rendering of a conversation whose last message is the empty reply to come: the messages before it
- * with the generation prompt (`<|start|>assistant`), then the reply's placeholder, where node-llama-cpp's wrapper cuts the
- * text (withGenerationPrompt then finds the generation prompt already in place). Rendered as a message, the reply would be
- * a final answer, and gpt-oss's template drops the text before a call (its analysis) from a response that a final answer
- * follows, so the text of the response in progress was lost and node-llama-cpp's check that every message is rendered failed.
- * Null when the last message is not such a reply.
+ * A template's rendering of a conversation whose last message is the empty reply to come (node-llama-cpp's wrapper renders
+ * the reply as a message): the messages before it with the generation prompt, then the reply's placeholder, where the
+ * wrapper cuts the text (withGenerationPrompt then finds the generation prompt already in place), as transformers and
+ * llama-server render a conversation. Rendered as a message, the reply changes what the template makes of the messages
+ * before it: gpt-oss's takes it for a final answer and drops the analysis before a call in the response in progress;
+ * Kimi-K2-Thinking's keeps a tool loop's reasoning only after the last answer without calls, which the reply was;
+ * Mistral-Nemo's writes the system message into the last user message only when that message ends the list. Null when
+ * the last message is not such a reply.
  */
-export function harmonyReplyRender(params: Record<string, unknown>, render: (params: Record<string, unknown>) => string): string | null {
+export function replyRender(params: Record<string, unknown>, render: (params: Record<string, unknown>) => string): string | null {
     const messages = params.messages;
-    const reply = Array.isArray(messages) ? messages.at(-1) as {role?: unknown, content?: unknown, tool_calls?: unknown} | undefined : undefined;
+    const reply = Array.isArray(messages) ? messages.at(-1) as {role?: unknown, content?: unknown, reasoning_content?: unknown, tool_calls?: unknown} | undefined : undefined;
     if (reply?.role !== "assistant" || typeof reply.content !== "string" || reply.tool_calls != null || params.add_generation_prompt === true)
         return null;
-    return render({...params, messages: (messages as unknown[]).slice(0, -1), add_generation_prompt: true}) + reply.content;
+    // Where the template's generation prompt opens the thought (GLM-4.6's, Hy3's), node-llama-cpp moves the reply's placeholder to its `reasoning_content`.
+    const placeholder = reply.content === "" && typeof reply.reasoning_content === "string" ? reply.reasoning_content : reply.content;
+    return render({...params, messages: (messages as unknown[]).slice(0, -1), add_generation_prompt: true}) + placeholder;
 }
 
 /** The messages again with `content` for each assistant message with tool calls and no text. */

@@ -1,7 +1,7 @@
 import type { JinjaTemplateChatWrapper } from "node-llama-cpp";
 import { jinjaRendererOf } from "../../../runtimes/llama/internals.js";
 import type { TemplateRender } from "./templateGenerationPrompt.js";
-import { harmonyReplyRender, withAnswerReasoning, withCallReasoning, withoutPastReasoningPlaceholders, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
+import { replyRender, withAnswerReasoning, withCallReasoning, withoutPastReasoningPlaceholders, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
     withReasoningAsBlocks, withReasoningAsThinking } from "./templateMessages.js";
 import { callsOnlyContent, trimsCallReasoning } from "./templateProbes.js";
 
@@ -10,7 +10,7 @@ import { callsOnlyContent, trimsCallReasoning } from "./templateProbes.js";
 /**
  * A wrapper's template renderer, watched: its last render, and rendering the template without being watched.
  * `replyAsGenerationPrompt`: the next render's last message is the empty reply to come, to be rendered as the template's
- * generation prompt (harmonyReplyRender).
+ * generation prompt (replyRender).
  */
 export type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean,
     /** Per earlier response with calls (not the last): its text after the calls is empty (withoutEmptyTails). */
@@ -48,7 +48,7 @@ export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsT
         const params = toolNames ? numbered : withoutToolNames(numbered);
         let output: string;
         try {
-            output = (watch.replyAsGenerationPrompt ? harmonyReplyRender(params, render) : null) ?? render(params);
+            output = (watch.replyAsGenerationPrompt ? replyRender(params, render) : null) ?? render(params);
         } catch (error) {
             watch.refusal = templateRefusalOf(error) ?? watch.refusal;
             throw error;
