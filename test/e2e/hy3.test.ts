@@ -44,6 +44,18 @@ describe("Tencent Hy3 (its real template)", () => {
         expect(completion.choices[0].message.tool_calls!.map(callOf)).toEqual([["get_weather", {city: "Paris"}]]);
     });
 
+    it("a forced call or JSON with no reasoning asked for: the template's closed thought stands, none is reopened (found by review)", async () => {
+        const auto = await server.client.chat.completions.create({model: "hy3", temperature: 0, max_tokens: 64, messages, tools});
+        for (const forced of [{tools, tool_choice: "required" as const}, {response_format: {type: "json_object" as const}}]) {
+            const asked = "tools" in forced ? messages : [{role: "user" as const, content: "The weather in Paris, as JSON?"}];
+            const completion = await server.client.chat.completions.create({model: "hy3", temperature: 0, max_tokens: 64, messages: asked, ...forced});
+            expect((completion.choices[0].message as {reasoning_content?: string}).reasoning_content ?? null).toBeNull();
+            expect(completion.usage!.completion_tokens_details?.reasoning_tokens ?? 0).toBe(0);
+            if ("tools" in forced)
+                expect(completion.usage!.prompt_tokens).toBe(auto.usage!.prompt_tokens);
+        }
+    });
+
     it("the follow-up's prompt has the call as the template writes it", async () => {
         const {text} = await followUpPrompt(server, "hy3");
         expect(text).toContain("<｜hy_Assistant:opensource｜><think:opensource></think:opensource><tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n"

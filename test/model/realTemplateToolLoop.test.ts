@@ -22,7 +22,7 @@ function openAiMessages(turns: readonly ChatTurn[], harmony = false, idOf = (_na
     let calls = 0;
     return turns.flatMap(({role, content, toolCalls, reasoning}): Record<string, unknown>[] => {
         if (toolCalls == null)
-            return [{role, content}];
+            return [{role, content, ...(reasoning == null ? {} : {reasoning_content: reasoning})}];
         const ids = toolCalls.map((call) => idOf(call.name, calls++));
         // The reasoning sent back as llama-server hands it to templates: `reasoning_content`, and gpt-oss's `thinking`.
         const thought = reasoning == null ? {} : {reasoning_content: reasoning, thinking: reasoning};
@@ -246,6 +246,15 @@ async function expectToolLoopsAsTemplate(modelPath: string, template: string, fo
         ["empty arguments", [
             {role: "user", content: "Weather?"},
             {role: "assistant", content: "", toolCalls: [call("Paris", {})]}
+        ]],
+        ["a past answer with the reasoning sent back for it, then user", [
+            {role: "user", content: "Hi"}, {role: "assistant", content: "Hello!", reasoning: "Greet back."}, {role: "user", content: "And?"}
+        ]],
+        ["a tool loop's answer with its reasoning, then user", [
+            {role: "user", content: "Weather?"},
+            {role: "assistant", content: "", reasoning: "Check it.", toolCalls: [call("Paris")]},
+            {role: "assistant", content: "It is sunny.", reasoning: "Say it."},
+            {role: "user", content: "Thanks"}
         ]],
         ["system + plain past, current text answer then user", [
             {role: "system", content: "Be brief."}, {role: "user", content: "Hi"}, {role: "assistant", content: "Hello!"}, {role: "user", content: "And?"}

@@ -54,11 +54,13 @@ export function withoutPastReasoningPlaceholders(params: Record<string, unknown>
 }
 
 /**
- * The messages with the reasoning a client sent back for each answer without calls as its `reasoning_content`, for a
- * template that writes every response's thought (Magistral's and Ministral-3's, as llama.cpp gives it them), where the
- * messages without calls line up with those answers one for one, the reply to come aside (else unchanged).
+ * The messages with the reasoning a client sent back for each answer without calls as its `reasoning_content` (what
+ * llama-server gives the template: Seed-OSS's, Hy3's with tools, Ling-3.0's and Magistral's write every response's
+ * thought; most drop a past one), where the messages without calls line up with those answers one for one, the reply to
+ * come aside (else unchanged). Where node-llama-cpp gave the message a reasoning placeholder of its own, the reasoning goes
+ * before it, as withCallReasoning puts it.
  */
-export function withAnswerReasoning(params: Record<string, unknown>, answerReasoning: readonly (string | null)[]): Record<string, unknown> {
+export function withAnswerReasoning(params: Record<string, unknown>, answerReasoning: readonly (string | null)[], trims = true): Record<string, unknown> {
     if (!answerReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
         return params;
     const messages = params.messages as Record<string, unknown>[];
@@ -70,7 +72,10 @@ export function withAnswerReasoning(params: Record<string, unknown>, answerReaso
         return params;
     return {...params, messages: messages.map((message) => {
         const reasoning = answerReasoning[answers.indexOf(message)];
-        return reasoning == null ? message : {...message, reasoning_content: reasoning};
+        if (reasoning == null)
+            return message;
+        const own = message.reasoning_content;
+        return {...message, reasoning_content: typeof own === "string" && own !== "" ? (trims ? reasoning.trimEnd() : reasoning) + own : reasoning};
     })};
 }
 

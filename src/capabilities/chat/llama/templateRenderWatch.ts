@@ -17,7 +17,7 @@ export type RenderWatch = {last: TemplateRender | null, render: (params: Record<
     emptyTails: boolean[],
     /** Per response with calls, in order: the reasoning the client sent back for it (escaped), to give the template (withCallReasoning). */
     callReasoning: (string | null)[],
-    /** Per answer without calls, in order, for a template that writes each response's thought (`reasoningAs` blocks): its reasoning (withAnswerReasoning). */
+    /** Per answer without calls, in order: the reasoning the client sent back for it (escaped), to give the template (withAnswerReasoning). */
     answerReasoning: (string | null)[],
     /** What the template raised (its `raise_exception`) since this was last cleared. */
     refusal: string | null};
@@ -41,9 +41,9 @@ export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsT
     renderer.render = (received) => {
         const given = callsText == null ? received : withCallsInText(received, callsText);
         const shaped = withoutPastReasoningPlaceholders(withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails));
-        const withReasoning = withCallReasoning(shaped, watch.callReasoning, trims);
+        const withReasoning = withAnswerReasoning(withCallReasoning(shaped, watch.callReasoning, trims), watch.answerReasoning, trims);
         const reasoned = reasoningAs === "thinking" ? withReasoningAsThinking(withReasoning)
-            : reasoningAs === "blocks" ? withReasoningAsBlocks(withAnswerReasoning(withReasoning, watch.answerReasoning)) : withReasoning;
+            : reasoningAs === "blocks" ? withReasoningAsBlocks(withReasoning) : withReasoning;
         const numbered = callIds != null ? withNumberedCallIds(reasoned, callIds) : reasoned;
         const params = toolNames ? numbered : withoutToolNames(numbered);
         let output: string;

@@ -60,6 +60,10 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     }
     if (open)
         return {tail: "", start: "reasoning"};
+    // The generation prompt ends with a closed thought: the template switched thinking off itself (Hy3's default
+    // `no_think`), and no grammar reopens one.
+    if (text.trimEnd().endsWith(tags.close))
+        return {tail: "", start: "answer"};
     if (rendered.opensOnResponseStart || thinking.constrained)
         return {tail: opening, start: "reasoning"};
     return {tail: "", start: "undecided"};
