@@ -27,8 +27,6 @@ const templates = [...new Set(vectors.map((vector) => vector.template))].filter(
 const knownDifferences: {file: string, starts: string, reason: string}[] = [
     {file: "Kimi-K2-Thinking.jinja", starts: "<think>I need to call two functions<|tool_call_begin|>",
         reason: "calls inside a thought without the section's opening token and without their closing tokens: llama.cpp reads both; here the thought ends at no call (Kimi's calls start with the section's token)"},
-    {file: "Apriel-1.6-15b-Thinker-fixed.jinja", starts: "I'm\nthinking\n[BEGIN FINAL RESPONSE]",
-        reason: "Apriel's thought, ended by [BEGIN FINAL RESPONSE], is not split from the answer (no reasoning format for it yet); its calls are read"}
 ];
 
 /** Vendored templates whose calls the server does not read (docs/api.md's list). */

@@ -106,7 +106,7 @@ it.each(lfm2Templates)("a tool loop's whole prompt is the template's rendering, 
 const jsonListTemplates = [
     {file: "NVIDIA-Nemotron-Nano-v2.jinja", format: "think-tags" as const, vocab: ["<TOOLCALL>", "</TOOLCALL>", "<SPECIAL_10>", "<SPECIAL_11>", "<SPECIAL_12>"]},
     {file: "unsloth-Apriel-1.5.jinja", format: null, vocab: ["<tool_calls>", "</tool_calls>"]},
-    {file: "Apriel-1.6-15b-Thinker-fixed.jinja", format: null, vocab: ["<tool_calls>", "</tool_calls>"]}
+    {file: "Apriel-1.6-15b-Thinker-fixed.jinja", format: "apriel" as const, vocab: ["<tool_calls>", "</tool_calls>"]}
 ];
 it.each(jsonListTemplates)("a tool loop's whole prompt is the template's rendering, calls as a JSON list: $file", async (spec) => {
     const template = fs.readFileSync(path.join(realTemplatesDir, spec.file), "utf8");

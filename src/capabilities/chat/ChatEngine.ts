@@ -239,10 +239,11 @@ export type ChatEngineInfo = {
  * DeepSeek-R1 distills, QwQ, most reasoning models), `gemma4` (the same shape in Gemma 4's tags,
  * `<|channel>thought\n...<channel|>`), `mistral` (the same shape in Mistral's tags, `[THINK]...[/THINK]`: Magistral,
  * Ministral-3 Reasoning), `seed` (ByteDance Seed-OSS's `<seed:think>...</seed:think>`), `hy3` (Tencent Hy3's
- * `<think:opensource>...</think:opensource>`) or `harmony` (gpt-oss: an `analysis` channel, then the
+ * `<think:opensource>...</think:opensource>`), `apriel` (Apriel-1.6's: the prompt opens the thought with
+ * `Here are my reasoning steps:\n`, `[BEGIN FINAL RESPONSE]` ends it) or `harmony` (gpt-oss: an `analysis` channel, then the
  * `final` channel, each message framed by `<|channel|>NAME<|message|>...<|end|>`).
  */
-export type ReasoningFormat = "think-tags" | "gemma4" | "mistral" | "seed" | "hy3" | "harmony";
+export type ReasoningFormat = "think-tags" | "gemma4" | "mistral" | "seed" | "hy3" | "apriel" | "harmony";
 
 export type ChatRunHooks = {
     signal: AbortSignal;

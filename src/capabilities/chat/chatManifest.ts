@@ -5,8 +5,8 @@ import { ManifestFieldError } from "../../core/registry/ManifestFieldError.js";
 import { chatServerSettings } from "./chatServerSettings.js";
 
 export type ChatSettings = {
-    /** `auto`: detected from the template and vocabulary; `think-tags` / `gemma4` / `mistral` / `seed` / `hy3` / `harmony` (gpt-oss): split reasoning from answers in that format; `none`: never. */
-    reasoning: "auto" | "think-tags" | "gemma4" | "mistral" | "seed" | "hy3" | "harmony" | "none";
+    /** `auto`: detected from the template and vocabulary; `think-tags` / `gemma4` / `mistral` / `seed` / `hy3` / `apriel` / `harmony` (gpt-oss): split reasoning from answers in that format; `none`: never. */
+    reasoning: "auto" | "think-tags" | "gemma4" | "mistral" | "seed" | "hy3" | "apriel" | "harmony" | "none";
     /** Speculative decoding for this model; null = the server's `--speculative` (docs/speculative.md). */
     speculative: "off" | "lookup" | "draft" | null;
     /** A small GGUF with the same vocabulary that drafts for this model (absolute path). */
@@ -22,7 +22,7 @@ export type ChatSettings = {
 /** The manifest fields only chat models have. */
 export const chatManifest: ManifestSettings<ChatSettings> = {
     properties: {
-        reasoning: {enum: ["auto", "think-tags", "gemma4", "mistral", "seed", "hy3", "harmony", "none"]},
+        reasoning: {enum: ["auto", "think-tags", "gemma4", "mistral", "seed", "hy3", "apriel", "harmony", "none"]},
         speculative: {enum: ["off", "lookup", "draft"]},
         draftModel: {type: "string", minLength: 1},
         draftMax: {type: "integer", minimum: chatServerSettings.draftMax.min, maximum: chatServerSettings.draftMax.max},

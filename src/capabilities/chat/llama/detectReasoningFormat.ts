@@ -4,7 +4,8 @@ import type { ReasoningFormat } from "../ChatEngine.js";
 /**
  * A thinking model's format, from its template or its vocabulary: harmony (gpt-oss: `<|channel|>`), Gemma 4's
  * (`<|channel>thought` ... `<channel|>`), Mistral's (`[THINK]` ... `[/THINK]`), Seed-OSS's (`<seed:think>` ... `</seed:think>`),
- * Tencent Hy3's (`<think:opensource>` ... `</think:opensource>`), or think tags
+ * Tencent Hy3's (`<think:opensource>` ... `</think:opensource>`), Apriel-1.6's (`Here are my reasoning steps:` ...
+ * `[BEGIN FINAL RESPONSE]`), or think tags
  * (`<think>`/`</think>`: Qwen3, DeepSeek-R1 distills, QwQ, ...); null for another model.
  */
 export function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null {
@@ -23,6 +24,8 @@ export function detectReasoningFormat(model: LlamaModel): ReasoningFormat | null
     // Tencent Hy3's template writes its tags with str.format (`'<think{}>'.format(HYTK)`, HYTK `:opensource`).
     if ((template.includes("'<think{}>'") && template.includes("':opensource'")) || pieces.includes("<think:opensource>"))
         return "hy3";
+    if (template.includes("[BEGIN FINAL RESPONSE]") && template.includes("Here are my reasoning steps:\\n"))
+        return "apriel";
     if ((template.includes("<think>") && template.includes("</think>")) || (pieces.includes("<think>") && pieces.includes("</think>")))
         return "think-tags";
     return null;

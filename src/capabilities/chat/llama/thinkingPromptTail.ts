@@ -47,11 +47,13 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     // Gemma 4's template writes its empty block as `<|channel>thought\n<channel|>`; Mistral's and Hy3's thought has no
     // whitespace around it (`[THINK]...[/THINK]answer`, as their templates write a response's).
     const [opening, emptyBlock] = format === "gemma4" ? [tags.open + "\n", tags.open + "\n" + tags.close]
-        : format === "mistral" || format === "hy3" ? [tags.open, tags.open + tags.close] : [tags.open + "\n", `${tags.open}\n\n${tags.close}\n\n`];
+        : format === "mistral" || format === "hy3" ? [tags.open, tags.open + tags.close]
+        // Apriel's opening sentence ends its line; its template writes a thought as `THOUGHT\n[BEGIN FINAL RESPONSE]\n`.
+        : format === "apriel" ? [tags.open, `${tags.open}\n${tags.close}\n`] : [tags.open + "\n", `${tags.open}\n\n${tags.close}\n\n`];
     const open = opensThought(text, tags);
     if (!thinking.enabled) {
         if (open)
-            return {tail: format === "gemma4" ? "\n" + tags.close : format === "mistral" || format === "hy3" ? tags.close
+            return {tail: format === "gemma4" ? "\n" + tags.close : format === "mistral" || format === "hy3" ? tags.close : format === "apriel" ? `\n${tags.close}\n`
                 : text.endsWith(opening) ? `\n${tags.close}\n\n` : `\n\n${tags.close}\n\n`, start: "answer"};
         // The generation prompt ends with a closed block: the template switched thinking off itself.
         if (text.trimEnd().endsWith(tags.close))

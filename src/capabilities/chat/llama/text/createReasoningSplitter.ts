@@ -1,7 +1,7 @@
 import { HarmonySplitter } from "./HarmonySplitter.js";
 import type { ReasoningFormat, ToolCallFormat } from "../../ChatEngine.js";
 import type { ReasoningSplitter, ReasoningStart } from "./ReasoningSplitter.js";
-import { gemma4Tags, hy3Tags, mistralTags, seedTags, ThinkSplitter, thinkTags, type ThinkTags } from "./ThinkSplitter.js";
+import { aprielTags, gemma4Tags, hy3Tags, mistralTags, seedTags, ThinkSplitter, thinkTags, type ThinkTags } from "./ThinkSplitter.js";
 
 /**
  * The splitter of a reasoning format, for output that starts at `start` (the prompt opened the reasoning already, or a
@@ -22,5 +22,6 @@ export function thoughtEndingCallStarts(format: ToolCallFormat): string[] {
 
 /** The tags of a format whose reasoning is a block before the answer (all but `harmony`). */
 export function tagsOf(format: Exclude<ReasoningFormat, "harmony">): ThinkTags {
-    return format === "gemma4" ? gemma4Tags : format === "mistral" ? mistralTags : format === "seed" ? seedTags : format === "hy3" ? hy3Tags : thinkTags;
+    return format === "gemma4" ? gemma4Tags : format === "mistral" ? mistralTags : format === "seed" ? seedTags : format === "hy3" ? hy3Tags
+        : format === "apriel" ? aprielTags : thinkTags;
 }
