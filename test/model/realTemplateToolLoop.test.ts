@@ -59,6 +59,7 @@ const markupTemplates = [
     {file: "deepseek-ai-DeepSeek-V3.2.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]},
     {file: "deepseek-ai-DeepSeek-V4.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>"]},
     {file: "ByteDance-Seed-OSS.jinja", format: "seed" as const, vocab: ["<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"]},
+    {file: "deepseek-ai-DeepSeek-V3.1.jinja", format: "think-tags" as const, vocab: ["<think>", "</think>", "<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>", "<｜end▁of▁sentence｜>"]},
     {file: "tencent-Hy3.jinja", format: "hy3" as const, vocab: ["<｜hy_begin_of_sentence:opensource｜>", "<｜hy_User:opensource｜>", "<｜hy_Assistant:opensource｜>", "<｜hy_eos:opensource｜>",
         "<think:opensource>", "</think:opensource>", "<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>", "</tool_call:opensource>"]}
 ];

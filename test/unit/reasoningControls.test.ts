@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ReasoningOutput } from "../../src/capabilities/chat/llama/text/ReasoningOutput.js";
 import { toReasoningControls } from "../../src/capabilities/chat/toReasoningControls.js";
-import { generationPromptOpensThinking } from "../../src/capabilities/chat/llama/templateProbes.js";
 import { ReasoningPhase } from "../../src/capabilities/chat/llama/ReasoningPhase.js";
 import { thinkingPromptTail } from "../../src/capabilities/chat/llama/thinkingPromptTail.js";
 
@@ -17,38 +16,33 @@ describe("reasoning_effort", () => {
 
 describe("the prompt's tail for a thinking model", () => {
     const qwen3 = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
-    it("thinking on: an open block stays open; R1's opening tag is written back; under a grammar the block is opened; else the model decides", () => {
-        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "reasoning"});
-        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: true}, {enabled: true, constrained: false})).toEqual({tail: "<think>\n", start: "reasoning"});
-        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "<think>\n", start: "reasoning"});
-        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+    it("thinking on: an open block stays open, a closed one closed; under a grammar the block is opened; else the model decides", () => {
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n"}, {enabled: true, constrained: false})).toEqual({tail: "", start: "reasoning"});
+        // A closed block the template wrote (it switched thinking off itself: Hy3's no_think) stays closed, under a grammar too.
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think></think>"}, {enabled: true, constrained: true})).toEqual({tail: "", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3}, {enabled: true, constrained: true})).toEqual({tail: "<think>\n", start: "reasoning"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
     });
 
     it("thinking off: the template's own empty block, else one written; an open block is closed", () => {
-        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n\n</think>\n\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "", start: "answer"});
-        expect(thinkingPromptTail("think-tags", {text: qwen3, opensOnResponseStart: false}, {enabled: false, constrained: true})).toEqual({tail: "<think>\n\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n\n</think>\n\n"}, {enabled: false, constrained: false})).toEqual({tail: "", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3}, {enabled: false, constrained: true})).toEqual({tail: "<think>\n\n</think>\n\n", start: "answer"});
         // DeepSeek-R1's, QwQ's, Qwen3-2507's open `<think>\n` closed into Qwen3's empty block `<think>\n\n</think>\n\n`.
-        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n</think>\n\n", start: "answer"});
-        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>\n"}, {enabled: false, constrained: false})).toEqual({tail: "\n</think>\n\n", start: "answer"});
+        expect(thinkingPromptTail("think-tags", {text: qwen3 + "<think>"}, {enabled: false, constrained: false})).toEqual({tail: "\n\n</think>\n\n", start: "answer"});
     });
 
     it("Mistral's thought ([THINK]...[/THINK], no whitespace around it): opened under a grammar, an empty one with thinking off, an open one closed", () => {
         const ministral = "<s>[SYSTEM_PROMPT]Think.[/SYSTEM_PROMPT][INST]hi[/INST]";
-        expect(thinkingPromptTail("mistral", {text: ministral, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
-        expect(thinkingPromptTail("mistral", {text: ministral, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "[THINK]", start: "reasoning"});
-        expect(thinkingPromptTail("mistral", {text: ministral, opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "[THINK][/THINK]", start: "answer"});
-        expect(thinkingPromptTail("mistral", {text: ministral + "[THINK]", opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "[/THINK]", start: "answer"});
+        expect(thinkingPromptTail("mistral", {text: ministral}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+        expect(thinkingPromptTail("mistral", {text: ministral}, {enabled: true, constrained: true})).toEqual({tail: "[THINK]", start: "reasoning"});
+        expect(thinkingPromptTail("mistral", {text: ministral}, {enabled: false, constrained: false})).toEqual({tail: "[THINK][/THINK]", start: "answer"});
+        expect(thinkingPromptTail("mistral", {text: ministral + "[THINK]"}, {enabled: false, constrained: false})).toEqual({tail: "[/THINK]", start: "answer"});
         // The system prompt's own [THINK]...[/THINK] (Ministral-3's default one names the tags) opens nothing.
-        expect(thinkingPromptTail("mistral", {text: "[SYSTEM_PROMPT]template:[THINK]x[/THINK]y[/SYSTEM_PROMPT][INST]hi[/INST]", opensOnResponseStart: false},
+        expect(thinkingPromptTail("mistral", {text: "[SYSTEM_PROMPT]template:[THINK]x[/THINK]y[/SYSTEM_PROMPT][INST]hi[/INST]"},
             {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
     });
 
-    it("reads from a template whether its generation prompt opens a block (DeepSeek-R1) or not (Qwen3's switch, comments)", () => {
-        expect(generationPromptOpensThinking("{% if add_generation_prompt %}{{'<｜Assistant｜><think>\\n'}}{% endif %}")).toBe(true);
-        expect(generationPromptOpensThinking("{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}")).toBe(false);
-        expect(generationPromptOpensThinking("{% if add_generation_prompt %}x{% endif %}{# <think> #}")).toBe(false);
-        expect(generationPromptOpensThinking("<think>")).toBe(false);
-    });
 });
 
 describe("ReasoningPhase (token by token, as the engine samples)", () => {
@@ -168,9 +162,9 @@ describe("HarmonySplitter (gpt-oss channels)", () => {
 
     it("where a harmony prompt's output starts", () => {
         const prompt = "<|start|>user<|message|>hi<|end|><|start|>assistant";
-        expect(thinkingPromptTail("harmony", {text: prompt, opensOnResponseStart: false}, {enabled: false, constrained: false})).toEqual({tail: "<|channel|>final<|message|>", start: "answer"});
-        expect(thinkingPromptTail("harmony", {text: prompt, opensOnResponseStart: false}, {enabled: true, constrained: true})).toEqual({tail: "<|channel|>analysis<|message|>", start: "reasoning"});
-        expect(thinkingPromptTail("harmony", {text: prompt, opensOnResponseStart: false}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
+        expect(thinkingPromptTail("harmony", {text: prompt}, {enabled: false, constrained: false})).toEqual({tail: "<|channel|>final<|message|>", start: "answer"});
+        expect(thinkingPromptTail("harmony", {text: prompt}, {enabled: true, constrained: true})).toEqual({tail: "<|channel|>analysis<|message|>", start: "reasoning"});
+        expect(thinkingPromptTail("harmony", {text: prompt}, {enabled: true, constrained: false})).toEqual({tail: "", start: "undecided"});
     });
 });
 

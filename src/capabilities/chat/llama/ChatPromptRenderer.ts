@@ -13,7 +13,7 @@ import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, kee
 import { deriveCallBlock, deriveJsonKeyEnd, deriveParameterMarkup, parameterProbe, probeNumber } from "./parameterMarkup.js";
 import { emptyTailsOf, rendersCalls } from "./templateMessages.js";
 import { type RenderWatch, templateRefusalOf, watchRenders } from "./templateRenderWatch.js";
-import { dropsTextBeforeCalls, encodesToolResults, generationPromptOpensThinking, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
+import { dropsTextBeforeCalls, encodesToolResults, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
 import { joinAdjacentTurns, makesCalls, toChatHistory, toModelFunctions, withoutDroppedAnalysis } from "./templateTurns.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { isHarmonyTemplate } from "./text/harmonyCalls.js";
@@ -98,8 +98,6 @@ export class ChatPromptRenderer {
     readonly effortValues: readonly string[] | null;
     /** The template reads the thought's budget in tokens (Seed-OSS's `thinking_budget`). */
     readonly hasBudgetVariable: boolean;
-    /** The template's generation prompt opens a think block (DeepSeek-R1, QwQ, Qwen3-2507 thinking). */
-    readonly opensThinkingOnResponseStart: boolean;
 
     /** `checkpoint`: called between the pieces of long template text (chunkedTokenizer); throws to stop a render. */
     constructor(private readonly model: LlamaModel, {checkpoint}: {checkpoint?: () => void} = {}) {
@@ -120,7 +118,6 @@ export class ChatPromptRenderer {
         this.hasEffortVariable = typeof template === "string" && template.includes("reasoning_effort");
         this.effortValues = typeof template === "string" ? effortValuesOf(template) : null;
         this.hasBudgetVariable = typeof template === "string" && template.includes("thinking_budget");
-        this.opensThinkingOnResponseStart = this.wrapper != null && generationPromptOpensThinking(this.wrapper.template);
     }
 
     /**

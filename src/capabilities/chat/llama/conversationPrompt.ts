@@ -42,7 +42,7 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     if (callOpening != null && !enabled)
         return {tokens: renderer.tokensOf(rendered, job.turns, callOpening), start: "call", rendered, tail: callOpening};
     const {tail, start} = thinkingPromptTail(
-        format, {text: templateEnding(rendered), opensOnResponseStart: renderer.opensThinkingOnResponseStart, settingsOff: templateSettingsOff(rendered)},
+        format, {text: templateEnding(rendered), settingsOff: templateSettingsOff(rendered)},
         {enabled, constrained}
     );
     return {tokens: renderer.tokensOf(rendered, job.turns, tail), start, rendered, tail};

@@ -36,7 +36,7 @@ export function decisionPrompt(model: LlamaModel, renderer: ChatPromptRenderer, 
             suffixOf: (questionText) => model.tokenize(questionText + "\n", false, "trimLeadingSpace")
         };
     }
-    const tail = format == null ? "" : thinkingPromptTail(format, {text: templateEnding(rendered), opensOnResponseStart: renderer.opensThinkingOnResponseStart, settingsOff: templateSettingsOff(rendered)}, {enabled: false, constrained: false}).tail;
+    const tail = format == null ? "" : thinkingPromptTail(format, {text: templateEnding(rendered), settingsOff: templateSettingsOff(rendered)}, {enabled: false, constrained: false}).tail;
     const whole = LlamaText([rendered, new SpecialTokensText(tail)]);
     const [before, after] = cutAt(whole.values, questionSlot);
     const prefix = renderer.tokensOf(LlamaText(before), []);

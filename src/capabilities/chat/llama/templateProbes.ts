@@ -69,19 +69,6 @@ export function encodesToolResults(render: (params: Record<string, unknown>) => 
     return output != null && output.includes(JSON.stringify(result)) && !output.includes(result);
 }
 
-/**
- * The template's generation prompt opens a think block it does not close (DeepSeek-R1's `<｜Assistant｜><think>\n`, QwQ's):
- * after its last `add_generation_prompt`, comments aside, `<think>` is written more often than `</think>`.
- */
-export function generationPromptOpensThinking(template: string): boolean {
-    const at = template.lastIndexOf("add_generation_prompt");
-    if (at === -1)
-        return false;
-    const tail = template.slice(at).replace(/\{#[\s\S]*?#\}/g, "");
-    const count = (tag: string) => tail.split(tag).length - 1;
-    return count("<think>") > count("</think>");
-}
-
 export function toolCallFormatOf(wrapper: JinjaTemplateChatWrapper): ToolCallFormat | null {
     const {call, parallelism} = wrapper.settings.functions;
     const texts = [call.prefix, call.paramsPrefix, call.suffix, parallelism?.call.betweenCalls ?? ""].map(plainText);

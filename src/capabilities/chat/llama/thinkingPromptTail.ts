@@ -8,8 +8,6 @@ import type { ThinkTags } from "./text/ThinkSplitter.js";
 export type RenderedThinking = {
     /** The template's own text after the conversation's last text (templateEnding: special tokens as text). */
     text: string;
-    /** The template's generation prompt opens the think block (DeepSeek-R1, QwQ); in case the rendered text lost that tag. */
-    opensOnResponseStart: boolean;
     /** The template's own settings say the model does not think (templateSettingsOff): it answers at once, with no thought written. */
     settingsOff?: boolean;
 };
@@ -26,8 +24,10 @@ const harmonyFinal = "<|channel|>final<|message|>";
  *   DeepSeek-R1's, QwQ's and Qwen3-2507's `<think>\n`);
  * - thinking on, under a grammar (JSON mode, a schema, forced tools): the block is opened, so the model thinks
  *   freely and the grammar applies from the answer on (a grammar from the first token would forbid `<think>`);
- * - thinking on otherwise: an open block stays open (`<think>\n` added when the template opens it on every
- *   response but the rendered text does not); else the model decides whether it thinks (Qwen3, GLM-4.5).
+ * - thinking on otherwise: an open block stays open; a closed one stays closed (the template switched thinking off
+ *   itself); else the model decides whether it thinks (Qwen3, GLM-4.5). What the template writes after a tool's
+ *   result is its own (DeepSeek-V3.1's: nothing, and the model answers there; its generation prompt opens a
+ *   thought only after a user message).
  *
  * Harmony (after the generation prompt `<|start|>assistant`): thinking off opens the final channel; under a
  * grammar the analysis channel is opened; otherwise the model writes its channels itself.
@@ -66,7 +66,7 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     // `no_think`), and no grammar reopens one.
     if (text.trimEnd().endsWith(tags.close))
         return {tail: "", start: "answer"};
-    if (rendered.opensOnResponseStart || thinking.constrained)
+    if (thinking.constrained)
         return {tail: opening, start: "reasoning"};
     return {tail: "", start: "undecided"};
 }
