@@ -106,6 +106,13 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
         expect(content.join("")).toBe("Hello world");
     });
 
+    it("an assistant message of whitespace last is the reply to come, not a prefill (found by review)", async () => {
+        const blank = conversationPrompt(renderer, spec.format, job({turns: [...turns, {role: "assistant", content: " "}]}), undefined, false);
+        const plain = conversationPrompt(renderer, spec.format, job(), undefined, false);
+        expect(promptText(model, blank.rendered) + blank.tail).toBe(promptText(model, plain.rendered) + plain.tail);
+        expect(blank.start).toBe(plain.start);
+    });
+
     it("a conversation ending with the answer's start (a prefill): continued where the template leaves it open (no thinking tail, the rest is answer), else a new reply", async () => {
         const prefilled = job({turns: [...turns, {role: "assistant", content: "Hello"}]});
         const prompt = conversationPrompt(renderer, spec.format, prefilled, undefined, false);

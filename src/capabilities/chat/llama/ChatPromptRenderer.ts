@@ -275,7 +275,10 @@ export class ChatPromptRenderer {
      * messages in a row, as Codex sends them) gets such messages joined, as transformers' users do; if it still
      * raises, a TemplateRefusedError with its message.
      */
-    renderTemplate(turns: readonly ChatTurn[], functions?: readonly ChatToolFunction[], templateKwargs?: Record<string, unknown> | null): LlamaText | null {
+    renderTemplate(given: readonly ChatTurn[], functions?: readonly ChatToolFunction[], templateKwargs?: Record<string, unknown> | null): LlamaText | null {
+        // An answer of whitespace last is no answer's start (conversationPrompt continues only text): the reply to come.
+        const last = given.at(-1);
+        const turns = last?.role === "assistant" && !makesCalls(last) && last.content !== "" && last.content.trim() === "" ? given.slice(0, -1) : given;
         let built: ReturnType<ChatPromptRenderer["wrapperFor"]>;
         try {
             built = this.wrapperFor(templateKwargs);
