@@ -5,6 +5,7 @@ import type { LlamaModel } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatJob, ChatTurn } from "../../src/capabilities/chat/ChatEngine.js";
 import { TemplateRefusedError } from "../../src/capabilities/chat/errors/TemplateRefusedError.js";
+import { conversationPrompt } from "../../src/capabilities/chat/llama/conversationPrompt.js";
 import { ChatPromptRenderer } from "../../src/capabilities/chat/llama/ChatPromptRenderer.js";
 import { LlamaChatEngine } from "../../src/capabilities/chat/llama/LlamaChatEngine.js";
 import { loadLlamaRuntime } from "../../src/runtimes/llama/llamaRuntime.js";
@@ -79,6 +80,12 @@ describe.each(specs)("the real $file template ($id), whose roles must alternate"
 
     it("renders an alternating conversation as the template does", () => {
         expect(rendered(alternating)).toBe(jinja(alternating));
+    });
+
+    it("a prefill (an answer's start last) is continued after the generation prompt where the template closes it, as llama-server continues one", () => {
+        const prefilled: ChatTurn[] = [...alternating, {role: "assistant", content: "The cat"}];
+        const prompt = conversationPrompt(renderer, null, {turns: prefilled}, undefined, false);
+        expect(promptText(model, prompt.rendered)).toBe(jinja(alternating) + "The cat");
     });
 
     it("joins two user messages in a row into the one turn the template can take", () => {

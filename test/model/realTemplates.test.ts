@@ -113,30 +113,26 @@ describe.each(realTemplateModels)("the real $file template ($id)", (spec) => {
         expect(blank.start).toBe(plain.start);
     });
 
-    it("a conversation ending with the answer's start (a prefill): continued where the template leaves it open (no thinking tail, the rest is answer), else a new reply", async () => {
+    it("a conversation ending with the answer's start (a prefill) is continued: where the template leaves it open, else after the generation prompt (as llama-server continues one)", async () => {
         const prefilled = job({turns: [...turns, {role: "assistant", content: "Hello"}]});
         const prompt = conversationPrompt(renderer, spec.format, prefilled, undefined, false);
         const [choice] = await (await engine.submit(prefilled, {signal: new AbortController().signal})).done;
-        const leavesOpen = promptText(model, prompt.rendered).trimEnd().endsWith("Hello");
-        if (leavesOpen) {
-            expect({tail: prompt.tail, start: prompt.start}).toEqual({tail: "", start: "answer"});
-            expect(choice.reasoning).toBeNull();
-            expect(choice.text).toBe(" world");
-        } else {
-            // The template closed it: the reply starts as any reply does (it thinks "I think", answers "Hello world").
-            expect(promptText(model, prompt.rendered) + prompt.tail).toMatch(new RegExp(`${escapeRegExp(endings[spec.id].on)}$`));
-            expect(choice.text).toBe("Hello world");
-        }
-        // A prefill that opens a thought (R1's usual "<think>\n") goes on as reasoning; one that only looks like the
-        // template's own text ("assistant", "<think>\n" after a closed message) changes nothing. gpt-oss's is continued in
-        // its final channel (as llama-server continues one), where "<think>" is text.
+        const text = promptText(model, prompt.rendered) + prompt.tail;
+        expect(text.trimEnd().endsWith("Hello")).toBe(true);
+        expect({tail: prompt.tail, start: prompt.start}).toEqual({tail: "", start: "answer"});
+        expect(choice.reasoning).toBeNull();
+        expect(choice.text).toBe(" world");
+        // Where the template closes it (DeepSeek-R1's), the thought its generation prompt opens is closed before the text.
         const plain = conversationPrompt(renderer, spec.format, job(), undefined, false);
+        const plainText = promptText(model, plain.rendered) + plain.tail;
+        if (spec.id === "r1-distill")
+            expect(text).toBe(plainText + "</think>Hello");
+        // A prefill that opens a thought (R1's usual "<think>\n") goes on as reasoning; one that only looks like the
+        // template's own text ("assistant") changes nothing. gpt-oss's is continued in its final channel (as llama-server
+        // continues one), where "<think>" is text.
         for (const content of ["<think>\n", "assistant"]) {
             const other = conversationPrompt(renderer, spec.format, job({turns: [...turns, {role: "assistant", content}]}), undefined, false);
-            if (leavesOpen)
-                expect({tail: other.tail, start: other.start}).toEqual({tail: "", start: content === "<think>\n" && spec.format === "think-tags" ? "reasoning" : "answer"});
-            else
-                expect({tail: other.tail, start: other.start}).toEqual({tail: plain.tail, start: plain.start});
+            expect({tail: other.tail, start: other.start}).toEqual({tail: "", start: content === "<think>\n" && spec.format === "think-tags" ? "reasoning" : "answer"});
         }
     });
 

@@ -1,5 +1,5 @@
-import type { LlamaText, Token } from "node-llama-cpp";
-import type { ChatJob, ChatToolFunction, ReasoningFormat } from "../ChatEngine.js";
+import { LlamaText, SpecialTokensText, type Token } from "node-llama-cpp";
+import type { ChatJob, ChatToolFunction, ChatTurn, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
 import { opensThought, templateEnding, templateSettingsOff, thinkingPromptTail } from "./thinkingPromptTail.js";
@@ -24,16 +24,22 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     const kwargs = conversationKwargs(renderer, format, job);
     const thinks = format != null;
     const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
-    const rendered = renderer.renderTemplate(job.turns, functions, kwargs);
+    const rendered = withPrefillEnd(renderer.renderTemplate(job.turns, functions, kwargs), job.turns.at(-1));
     // A conversation that ends with an answer's start (an assistant message without calls: Anthropic's prefill), where
     // the template leaves that message open (the prompt ends with the message's own text, not the template's), is
     // continued: no thinking tail after it, and what comes is answer, or reasoning where the prefill opens a thought
-    // it does not close. (DeepSeek-R1's template closes it and a new reply opens; gpt-oss's is continued in its final
-    // channel, where node-llama-cpp's wrapper leaves it open.)
+    // it does not close. Where the template closes it (DeepSeek-R1's, Gemma 2's, Phi-3.5's), it is continued after the
+    // generation prompt, as llama-server continues one (continuedAfterGenerationPrompt); gpt-oss's is continued in its
+    // final channel, where node-llama-cpp's wrapper leaves it open.
     const last = job.turns.at(-1);
     const end = rendered?.values.at(-1);
-    const continued = last?.role === "assistant" && last.content.trim() !== "" && (last.toolCalls?.length ?? 0) === 0
-        && typeof end === "string" && end.trimEnd().endsWith(last.content.trimEnd());
+    const prefill = last?.role === "assistant" && last.content.trim() !== "" && (last.toolCalls?.length ?? 0) === 0 ? last : null;
+    const continued = prefill != null && typeof end === "string" && end.trimEnd().endsWith(prefill.content.trimEnd());
+    if (prefill != null && rendered != null && !continued && format !== "harmony") {
+        const closedPrefill = continuedAfterGenerationPrompt(renderer, format, job, functions, kwargs, prefill);
+        if (closedPrefill != null)
+            return closedPrefill;
+    }
     if (!thinks || rendered == null || continued) {
         const start: ReasoningStart = !thinks ? "answer" : !continued ? "undecided"
             : format !== "harmony" && opensThought(last!.content, tagsOf(format)) ? "reasoning" : "answer";
@@ -81,4 +87,38 @@ export function conversationKwargs(renderer: ChatPromptRenderer, format: Reasoni
     if (thinks && budget != null && renderer.hasBudgetVariable && kwargs.thinking_budget == null)
         kwargs.thinking_budget = budget;
     return kwargs;
+}
+
+/**
+ * A prefill the template closes (its end-of-message markup after the text), continued as llama-server continues one: the
+ * messages before it with the generation prompt, a thought the generation prompt opened closed (with the reasoning the
+ * client gave the prefill, as llama.cpp writes it), then the prefill's text; what comes is answer, or reasoning where
+ * the text opens a thought it does not close. Null without a template.
+ */
+function continuedAfterGenerationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob,
+    functions: readonly ChatToolFunction[] | undefined, kwargs: Record<string, unknown>, prefill: ChatTurn): ConversationPrompt | null {
+    const before = renderer.renderTemplate(job.turns.slice(0, -1), functions, kwargs);
+    if (before == null)
+        return null;
+    const tags = format == null || format === "harmony" ? null : tagsOf(format);
+    const opened = tags != null && opensThought(templateEnding(before), tags);
+    const rendered = LlamaText([before, ...(opened ? [prefill.reasoning ?? "", new SpecialTokensText(tags!.close)] : []), prefill.content]);
+    const start: ReasoningStart = tags != null && opensThought(prefill.content, tags) ? "reasoning" : "answer";
+    return {tokens: renderer.tokensOf(rendered, job.turns), start, rendered, tail: ""};
+}
+
+/**
+ * The rendering of a conversation that ends with an answer's start left open, ending with that text as the client gave it:
+ * node-llama-cpp's wrapper ends it with whitespace of its own after a template that writes the text trimmed (Gemma 2's,
+ * Mistral-Nemo's: `The cat\n\n`), which the model would take for a paragraph's end. Other renderings as they are.
+ */
+function withPrefillEnd(rendered: LlamaText | null, last: ChatTurn | undefined): LlamaText | null {
+    const end = rendered?.values.at(-1);
+    if (rendered == null || last?.role !== "assistant" || (last.toolCalls?.length ?? 0) > 0 || typeof end !== "string")
+        return rendered;
+    const text = last.content.trimEnd();
+    const kept = end.trimEnd();
+    if (text === "" || !kept.endsWith(text) || end === kept + last.content.slice(text.length))
+        return rendered;
+    return LlamaText([...rendered.values.slice(0, -1), kept + last.content.slice(text.length)]);
 }
