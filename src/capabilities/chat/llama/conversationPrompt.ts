@@ -28,15 +28,14 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     // A conversation that ends with an answer's start (an assistant message without calls: Anthropic's prefill), where
     // the template leaves that message open (the prompt ends with the message's own text, not the template's), is
     // continued: no thinking tail after it, and what comes is answer, or reasoning where the prefill opens a thought
-    // it does not close. Where the template closes it (DeepSeek-R1's, Gemma 2's, Phi-3.5's), it is continued after the
-    // generation prompt, as llama-server continues one (continuedAfterGenerationPrompt); gpt-oss's is continued in its
-    // final channel, where node-llama-cpp's wrapper leaves it open.
+    // it does not close. Where the template closes it (DeepSeek-R1's, Phi-3.5's), it is continued too (continuedPrefill);
+    // gpt-oss's is continued in its final channel, where node-llama-cpp's wrapper leaves it open.
     const last = job.turns.at(-1);
     const end = rendered?.values.at(-1);
     const prefill = last?.role === "assistant" && last.content.trim() !== "" && (last.toolCalls?.length ?? 0) === 0 ? last : null;
     const continued = prefill != null && typeof end === "string" && end.trimEnd().endsWith(prefill.content.trimEnd());
     if (prefill != null && rendered != null && !continued && format !== "harmony") {
-        const closedPrefill = continuedAfterGenerationPrompt(renderer, format, job, functions, kwargs, prefill);
+        const closedPrefill = continuedPrefill(renderer, format, job, functions, kwargs, prefill, rendered);
         if (closedPrefill != null)
             return closedPrefill;
     }
@@ -90,21 +89,41 @@ export function conversationKwargs(renderer: ChatPromptRenderer, format: Reasoni
 }
 
 /**
- * A prefill the template closes (its end-of-message markup after the text), continued as llama-server continues one: the
- * messages before it with the generation prompt, a thought the generation prompt opened closed (with the reasoning the
- * client gave the prefill, as llama.cpp writes it), then the prefill's text; what comes is answer, or reasoning where
- * the text opens a thought it does not close. Null without a template.
+ * A prefill the template closes (its end-of-message markup after the text), continued. Where the generation prompt
+ * opens a thought this server reads (DeepSeek-R1's `<｜Assistant｜><think>\n`), as llama-server continues one: the
+ * messages before it with the generation prompt up to the thought's opening tag, the reasoning the client gave the
+ * prefill, the closing tag, then the text (`<think></think>Hello`). Elsewhere the template's own rendering of the
+ * whole conversation, cut after the prefill's text (what transformers' `continue_final_message` does), so a template's
+ * own markup before an answer stays (Command-R7B's `<|START_RESPONSE|>`, Kimi-K3's response channel). What comes is
+ * answer, or reasoning where the text opens a thought it does not close. Null where neither applies.
  */
-function continuedAfterGenerationPrompt(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob,
-    functions: readonly ChatToolFunction[] | undefined, kwargs: Record<string, unknown>, prefill: ChatTurn): ConversationPrompt | null {
-    const before = renderer.renderTemplate(job.turns.slice(0, -1), functions, kwargs);
-    if (before == null)
-        return null;
+function continuedPrefill(renderer: ChatPromptRenderer, format: ReasoningFormat | null, job: ConversationJob,
+    functions: readonly ChatToolFunction[] | undefined, kwargs: Record<string, unknown>, prefill: ChatTurn, rendered: LlamaText): ConversationPrompt | null {
     const tags = format == null || format === "harmony" ? null : tagsOf(format);
-    const opened = tags != null && opensThought(templateEnding(before), tags);
-    const rendered = LlamaText([before, ...(opened ? [prefill.reasoning ?? "", new SpecialTokensText(tags!.close)] : []), prefill.content]);
     const start: ReasoningStart = tags != null && opensThought(prefill.content, tags) ? "reasoning" : "answer";
-    return {tokens: renderer.tokensOf(rendered, job.turns), start, rendered, tail: ""};
+    const before = tags == null ? null : renderer.renderTemplate(job.turns.slice(0, -1), functions, kwargs);
+    let continued: LlamaText | null = null;
+    if (before != null && tags != null && opensThought(templateEnding(before), tags)) {
+        const values = [...before.values];
+        const lastValue = values.at(-1);
+        // The generation prompt up to its opening tag (llama.cpp writes the reasoning right after the tag).
+        if (lastValue instanceof SpecialTokensText && lastValue.value.trimEnd().endsWith(tags.open))
+            values[values.length - 1] = new SpecialTokensText(lastValue.value.trimEnd());
+        continued = LlamaText([...values, prefill.reasoning ?? "", new SpecialTokensText(tags.close), prefill.content]);
+    } else
+        continued = cutAfterPrefill(rendered, prefill);
+    return continued == null ? null : {tokens: renderer.tokensOf(continued, job.turns), start, rendered: continued, tail: ""};
+}
+
+/** The rendering cut after the prefill's text (its last plain text that ends with it), the client's trailing whitespace kept; null where it is not there. */
+function cutAfterPrefill(rendered: LlamaText, prefill: ChatTurn): LlamaText | null {
+    const text = prefill.content.trimEnd();
+    const values = rendered.values;
+    const at = values.findLastIndex((value) => typeof value === "string" && value.trimEnd().endsWith(text));
+    if (at < 0)
+        return null;
+    const kept = (values[at] as string).trimEnd();
+    return LlamaText([...values.slice(0, at), kept + prefill.content.slice(text.length)]);
 }
 
 /**
