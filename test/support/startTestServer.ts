@@ -64,7 +64,14 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
         throw error;
     }
     if (options.waitUntilReady !== false)
-        await server.ready;
+        try {
+            await server.ready;
+        } catch (error) {
+            // A model that fails to preload (a template the model cannot load with): the server closed, its folder removed.
+            await server.close();
+            fs.rmSync(dir, {recursive: true, force: true});
+            throw error;
+        }
     const client = new OpenAI({baseURL: `${server.url}/v1`, apiKey: options.apiKey ?? "unused", maxRetries: 0});
     return {
         ...server,
