@@ -24,16 +24,19 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     const kwargs = conversationKwargs(renderer, format, job);
     const thinks = format != null;
     const enabled = job.reasoning?.enabled ?? kwargs.enable_thinking !== false;
-    const rendered = withPrefillEnd(renderer.renderTemplate(job.turns, functions, kwargs), job.turns.at(-1));
+    const whole = renderer.renderTemplate(job.turns, functions, kwargs);
     // A conversation that ends with an answer's start (an assistant message without calls: Anthropic's prefill), where
     // the template leaves that message open (the prompt ends with the message's own text, not the template's), is
     // continued: no thinking tail after it, and what comes is answer, or reasoning where the prefill opens a thought
     // it does not close. Where the template closes it (DeepSeek-R1's, Phi-3.5's), it is continued too (continuedPrefill);
     // gpt-oss's is continued in its final channel, where node-llama-cpp's wrapper leaves it open.
     const last = job.turns.at(-1);
-    const end = rendered?.values.at(-1);
+    const end = whole?.values.at(-1);
     const prefill = last?.role === "assistant" && last.content.trim() !== "" && (last.toolCalls?.length ?? 0) === 0 ? last : null;
     const continued = prefill != null && typeof end === "string" && end.trimEnd().endsWith(prefill.content.trimEnd());
+    // Left open, it ends with its text as the client gave it: node-llama-cpp's wrapper adds whitespace of its own after a
+    // template that writes the text trimmed (Gemma 2's, Mistral-Nemo's: `The cat\n\n`), a paragraph's end to the model.
+    const rendered = continued ? cutAfterPrefill(whole!, prefill) : whole;
     if (prefill != null && rendered != null && !continued && format !== "harmony") {
         const closedPrefill = continuedPrefill(renderer, format, job, functions, kwargs, prefill, rendered);
         if (closedPrefill != null)
@@ -124,20 +127,4 @@ function cutAfterPrefill(rendered: LlamaText, prefill: ChatTurn): LlamaText | nu
         return null;
     const kept = (values[at] as string).trimEnd();
     return LlamaText([...values.slice(0, at), kept + prefill.content.slice(text.length)]);
-}
-
-/**
- * The rendering of a conversation that ends with an answer's start left open, ending with that text as the client gave it:
- * node-llama-cpp's wrapper ends it with whitespace of its own after a template that writes the text trimmed (Gemma 2's,
- * Mistral-Nemo's: `The cat\n\n`), which the model would take for a paragraph's end. Other renderings as they are.
- */
-function withPrefillEnd(rendered: LlamaText | null, last: ChatTurn | undefined): LlamaText | null {
-    const end = rendered?.values.at(-1);
-    if (rendered == null || last?.role !== "assistant" || (last.toolCalls?.length ?? 0) > 0 || typeof end !== "string")
-        return rendered;
-    const text = last.content.trimEnd();
-    const kept = end.trimEnd();
-    if (text === "" || !kept.endsWith(text) || end === kept + last.content.slice(text.length))
-        return rendered;
-    return LlamaText([...rendered.values.slice(0, -1), kept + last.content.slice(text.length)]);
 }
