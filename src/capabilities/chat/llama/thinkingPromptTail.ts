@@ -44,17 +44,11 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     if (rendered.settingsOff === true)
         return {tail: "", start: "answer"};
     const tags = tagsOf(format);
-    // Gemma 4's template writes its empty block as `<|channel>thought\n<channel|>`; Mistral's and Hy3's thought has no
-    // whitespace around it (`[THINK]...[/THINK]answer`, as their templates write a response's).
-    const [opening, emptyBlock] = format === "gemma4" ? [tags.open + "\n", tags.open + "\n" + tags.close]
-        : format === "mistral" || format === "hy3" ? [tags.open, tags.open + tags.close]
-        // Apriel's opening sentence ends its line; its template writes a thought as `THOUGHT\n[BEGIN FINAL RESPONSE]\n`.
-        : format === "apriel" ? [tags.open, `${tags.open}\n${tags.close}\n`] : [tags.open + "\n", `${tags.open}\n\n${tags.close}\n\n`];
+    const {opening, emptyBlock, closing} = blockShape(format, tags, text);
     const open = opensThought(text, tags);
     if (!thinking.enabled) {
         if (open)
-            return {tail: format === "gemma4" ? "\n" + tags.close : format === "mistral" || format === "hy3" ? tags.close : format === "apriel" ? `\n${tags.close}\n`
-                : text.endsWith(opening) ? `\n${tags.close}\n\n` : `\n\n${tags.close}\n\n`, start: "answer"};
+            return {tail: closing, start: "answer"};
         // The generation prompt ends with a closed block: the template switched thinking off itself.
         if (text.trimEnd().endsWith(tags.close))
             return {tail: "", start: "answer"};
@@ -69,6 +63,25 @@ export function thinkingPromptTail(format: ReasoningFormat, rendered: RenderedTh
     if (thinking.constrained)
         return {tail: opening, start: "reasoning"};
     return {tail: "", start: "undecided"};
+}
+
+/**
+ * How a format's thought is written in a prompt, as its templates write one: what opens it, an empty one, and what closes
+ * one the prompt `text` opened. Gemma 4's empty block is `<|channel>thought\n<channel|>`; Mistral's and Hy3's thought has
+ * no whitespace around it (`[THINK]...[/THINK]answer`); Apriel's opening sentence ends its line and its template writes
+ * a thought as `THOUGHT\n[BEGIN FINAL RESPONSE]\n`; think tags close into Qwen3's empty block `<think>\n\n</think>\n\n`.
+ */
+function blockShape(format: Exclude<ReasoningFormat, "harmony">, {open, close}: ThinkTags, text: string): {opening: string, emptyBlock: string, closing: string} {
+    switch (format) {
+        case "gemma4":
+            return {opening: open + "\n", emptyBlock: open + "\n" + close, closing: "\n" + close};
+        case "mistral": case "hy3":
+            return {opening: open, emptyBlock: open + close, closing: close};
+        case "apriel":
+            return {opening: open, emptyBlock: `${open}\n${close}\n`, closing: `\n${close}\n`};
+        default:
+            return {opening: open + "\n", emptyBlock: `${open}\n\n${close}\n\n`, closing: text.endsWith(open + "\n") ? `\n${close}\n\n` : `\n\n${close}\n\n`};
+    }
 }
 
 /**
