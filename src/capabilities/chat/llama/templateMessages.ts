@@ -19,15 +19,20 @@ export function withCallReasoning(params: Record<string, unknown>, callReasoning
     return {...params, messages: messages.map((message) => {
         const index = withCalls.indexOf(message);
         const reasoning = index === -1 ? null : callReasoning[index];
-        if (reasoning == null)
-            return message;
-        // A template whose thought is open at the response's start (GLM-4.6): node-llama-cpp gives the first message of a
-        // response with text its own reasoning_content, a placeholder from which it skips the template's text up to the
-        // message's text (which starts with the thought's closing markup it wrote itself). The reasoning goes before it,
-        // its trailing whitespace left out where the template would trim it (`trims`: trimsCallReasoning).
-        const own = message.reasoning_content;
-        return {...message, reasoning_content: typeof own === "string" && own !== "" ? (trims ? reasoning.trimEnd() : reasoning) + own : reasoning};
+        return reasoning == null ? message : withReasoning(message, reasoning, trims);
     })};
+}
+
+/**
+ * A message with the reasoning a client sent back for it. A template whose thought is open at the response's start
+ * (GLM-4.6): node-llama-cpp gives the first message of a response with text its own reasoning_content, a placeholder
+ * from which it skips the template's text up to the message's text (which starts with the thought's closing markup it
+ * wrote itself). The reasoning goes before it, its trailing whitespace left out where the template would trim it
+ * (`trims`: trimsCallReasoning).
+ */
+function withReasoning(message: TemplateMessage, reasoning: string, trims: boolean): TemplateMessage {
+    const own = message.reasoning_content;
+    return {...message, reasoning_content: typeof own === "string" && own !== "" ? (trims ? reasoning.trimEnd() : reasoning) + own : reasoning};
 }
 
 /**
@@ -57,8 +62,7 @@ export function withoutPastReasoningPlaceholders(params: Record<string, unknown>
  * The messages with the reasoning a client sent back for each answer without calls as its `reasoning_content` (what
  * llama-server gives the template: Seed-OSS's, Hy3's with tools, Ling-3.0's and Magistral's write every response's
  * thought; most drop a past one), where the messages without calls line up with those answers one for one, the reply to
- * come aside (else unchanged). Where node-llama-cpp gave the message a reasoning placeholder of its own, the reasoning goes
- * before it, as withCallReasoning puts it.
+ * come aside (else unchanged).
  */
 export function withAnswerReasoning(params: Record<string, unknown>, answerReasoning: readonly (string | null)[], trims = true): Record<string, unknown> {
     if (!answerReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
@@ -72,10 +76,7 @@ export function withAnswerReasoning(params: Record<string, unknown>, answerReaso
         return params;
     return {...params, messages: messages.map((message) => {
         const reasoning = answerReasoning[answers.indexOf(message)];
-        if (reasoning == null)
-            return message;
-        const own = message.reasoning_content;
-        return {...message, reasoning_content: typeof own === "string" && own !== "" ? (trims ? reasoning.trimEnd() : reasoning) + own : reasoning};
+        return reasoning == null ? message : withReasoning(message, reasoning, trims);
     })};
 }
 
