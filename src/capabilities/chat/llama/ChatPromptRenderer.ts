@@ -13,7 +13,7 @@ import { jinjaRendererOf, keepFunctionResultsAsText, keepFunctionResultsRaw, kee
 import { deriveCallBlock, deriveJsonKeyEnd, deriveParameterMarkup, parameterProbe, probeNumber } from "./parameterMarkup.js";
 import { emptyTailsOf, rendersCalls } from "./templateMessages.js";
 import { type RenderWatch, templateRefusalOf, watchRenders } from "./templateRenderWatch.js";
-import { dropsTextBeforeCalls, encodesToolResults, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
+import { dropsTextBeforeCalls, effortValuesOf, encodesToolResults, toolCallFormatOf, writesCallIds, writesCalls } from "./templateProbes.js";
 import { joinAdjacentTurns, makesCalls, toChatHistory, toModelFunctions, withoutDroppedAnalysis } from "./templateTurns.js";
 import { TemplateRefusedError } from "../errors/TemplateRefusedError.js";
 import { isHarmonyTemplate } from "./text/harmonyCalls.js";
@@ -21,6 +21,7 @@ import { mistralCallId } from "./mistralCalls.js";
 import { kimiCallFormat, kimiCallId } from "./kimiCalls.js";
 import { pythonCallsText } from "./pythonCalls.js";
 import { derivesArgumentMarkup, knownCallFormat } from "./knownCallFormats.js";
+import { detectReasoningFormat } from "./detectReasoningFormat.js";
 
 /** Wrappers kept for distinct `chat_template_kwargs` (each is built by rendering the template a few times). */
 const maxKwargsWrappers = 8;
@@ -183,7 +184,7 @@ export class ChatPromptRenderer {
         this.callIds ??= this.ownCallFormat === kimiCallFormat ? kimiCallId
             : this.ownCallFormat?.idMarker != null || writesCallIds(render) ? mistralCallId : null;
         this.watches.set(wrapper, watchRenders(wrapper, {callIds: this.callIds, callsText: this.callsInText ? pythonCallsText : null,
-            reasoningAs: this.ownCallFormat?.notation === "python" ? "thinking" : wrapper.template.includes("[THINK]") && wrapper.template.includes("'thinking'") ? "blocks" : null,
+            reasoningAs: this.ownCallFormat?.notation === "python" ? "thinking" : detectReasoningFormat(this.model) === "mistral" ? "blocks" : null,
             toolNames: this.ownCallFormat !== kimiCallFormat}));
         return wrapper;
     }
@@ -392,11 +393,4 @@ export class ChatPromptRenderer {
 /** The text of a rendered prompt, special tokens other than text (BOS) left out. */
 function textOf(text: LlamaText | null): string {
     return (text?.values ?? []).map((value) => typeof value === "string" ? value : value instanceof SpecialTokensText ? value.value : "").join("");
-}
-
-/** The values a template's `reasoning_effort not in [...]` check lets through (ChatPromptRenderer's effortValues). */
-function effortValuesOf(template: string): string[] | null {
-    const list = /reasoning_effort\s+not\s+in\s+\[([^\]]*)\]/.exec(template)?.[1];
-    const values = list == null ? [] : [...list.matchAll(/['"]([\w-]+)['"]/g)].map((match) => match[1]);
-    return values.length === 0 ? null : values;
 }

@@ -2,7 +2,7 @@ import { LlamaText, SpecialTokensText, type Token } from "node-llama-cpp";
 import type { ChatJob, ChatToolFunction, ChatTurn, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import type { ReasoningStart } from "./ReasoningPhase.js";
-import { opensThought, templateEnding, templateSettingsOff, thinkingPromptTail } from "./thinkingPromptTail.js";
+import { opensThought, renderedThinking, templateEnding, thinkingPromptTail } from "./thinkingPromptTail.js";
 import { tagsOf } from "./text/createReasoningSplitter.js";
 
 /** What of a job makes its conversation's prompt. */
@@ -49,10 +49,7 @@ export function conversationPrompt(renderer: ChatPromptRenderer, format: Reasoni
     }
     if (callOpening != null && !enabled)
         return {tokens: renderer.tokensOf(rendered, job.turns, callOpening), start: "call", rendered, tail: callOpening};
-    const {tail, start} = thinkingPromptTail(
-        format, {text: templateEnding(rendered), settingsOff: templateSettingsOff(rendered)},
-        {enabled, constrained}
-    );
+    const {tail, start} = thinkingPromptTail(format, renderedThinking(rendered, format), {enabled, constrained});
     return {tokens: renderer.tokensOf(rendered, job.turns, tail), start, rendered, tail};
 }
 

@@ -3,7 +3,7 @@ import type { ChatTurn, ReasoningFormat } from "../ChatEngine.js";
 import type { ChatPromptRenderer } from "./ChatPromptRenderer.js";
 import { conversationKwargs } from "./conversationPrompt.js";
 import { isSmallPrompt } from "./isSmallPrompt.js";
-import { templateEnding, templateSettingsOff, thinkingPromptTail } from "./thinkingPromptTail.js";
+import { renderedThinking, thinkingPromptTail } from "./thinkingPromptTail.js";
 
 /** Stands for a question's text while the template renders the conversation once (never in a client's text: it holds control characters). */
 const questionSlot = "\u0001question\u0002";
@@ -36,7 +36,7 @@ export function decisionPrompt(model: LlamaModel, renderer: ChatPromptRenderer, 
             suffixOf: (questionText) => model.tokenize(questionText + "\n", false, "trimLeadingSpace")
         };
     }
-    const tail = format == null ? "" : thinkingPromptTail(format, {text: templateEnding(rendered), settingsOff: templateSettingsOff(rendered)}, {enabled: false, constrained: false}).tail;
+    const tail = format == null ? "" : thinkingPromptTail(format, renderedThinking(rendered, format), {enabled: false, constrained: false}).tail;
     const whole = LlamaText([rendered, new SpecialTokensText(tail)]);
     const [before, after] = cutAt(whole.values, questionSlot);
     const prefix = renderer.tokensOf(LlamaText(before), []);

@@ -5,21 +5,34 @@ import type { TemplateRender } from "./templateGenerationPrompt.js";
 // (ChatPromptRenderer's watch on the wrapper's renders), so the template gets what transformers and llama-server would give it.
 
 /**
- * The messages with the reasoning a client sent back for a response with calls as its `reasoning_content` (what
- * llama-server gives the template; Gemma 4's and Qwen3's templates write it before the calls of the current turn, so a
- * tool loop keeps its thought), where the messages with calls line up with the responses one for one.
+ * The messages with the reasoning a client sent back for each response as its `reasoning_content` (what llama-server gives
+ * the template): `calls`, per response with calls in order (Gemma 4's and Qwen3's templates write it before the calls of
+ * the current turn, so a tool loop keeps its thought); `answers`, per answer without calls in order (Seed-OSS's, Hy3's
+ * with tools, Ling-3.0's and Magistral's templates write every response's thought; most drop a past one). Each list goes
+ * to its messages where they line up with it one for one (node-llama-cpp's reply to come, a last empty assistant message,
+ * is no answer sent back); else those messages are left as they are.
  */
-export function withCallReasoning(params: Record<string, unknown>, callReasoning: readonly (string | null)[], trims = true): Record<string, unknown> {
-    if (!callReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
+export function withTurnReasoning(params: Record<string, unknown>, {calls, answers}: {calls: readonly (string | null)[], answers: readonly (string | null)[]},
+    trims = true): Record<string, unknown> {
+    const makesCalls = (message: TemplateMessage) => Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+    const withCalls = withReasoningIn(params, makesCalls, calls, trims);
+    return withReasoningIn(withCalls, (message) => message.role === "assistant" && !makesCalls(message), answers, trims, true);
+}
+
+/** The messages `matches` takes with `reasoning` as their reasoning, one for one, the last message aside where `replyLast` (withTurnReasoning). */
+function withReasoningIn(params: Record<string, unknown>, matches: (message: TemplateMessage) => boolean, reasoning: readonly (string | null)[],
+    trims: boolean, replyLast = false): Record<string, unknown> {
+    if (!reasoning.some((text) => text != null) || !Array.isArray(params.messages))
         return params;
-    const messages = params.messages as Record<string, unknown>[];
-    const withCalls = messages.filter((message) => Array.isArray(message.tool_calls) && message.tool_calls.length > 0);
-    if (withCalls.length !== callReasoning.length)
+    const messages = params.messages as TemplateMessage[];
+    const taken = messages.filter(matches);
+    if (replyLast && taken.length === reasoning.length + 1 && taken.at(-1) === messages.at(-1))
+        taken.pop();
+    if (taken.length !== reasoning.length)
         return params;
     return {...params, messages: messages.map((message) => {
-        const index = withCalls.indexOf(message);
-        const reasoning = index === -1 ? null : callReasoning[index];
-        return reasoning == null ? message : withReasoning(message, reasoning, trims);
+        const text = reasoning[taken.indexOf(message)];
+        return text == null ? message : withReasoning(message, text, trims);
     })};
 }
 
@@ -55,28 +68,6 @@ export function withoutPastReasoningPlaceholders(params: Record<string, unknown>
             return message;
         const {reasoning_content: _placeholder, ...rest} = message;
         return rest;
-    })};
-}
-
-/**
- * The messages with the reasoning a client sent back for each answer without calls as its `reasoning_content` (what
- * llama-server gives the template: Seed-OSS's, Hy3's with tools, Ling-3.0's and Magistral's write every response's
- * thought; most drop a past one), where the messages without calls line up with those answers one for one, the reply to
- * come aside (else unchanged).
- */
-export function withAnswerReasoning(params: Record<string, unknown>, answerReasoning: readonly (string | null)[], trims = true): Record<string, unknown> {
-    if (!answerReasoning.some((reasoning) => reasoning != null) || !Array.isArray(params.messages))
-        return params;
-    const messages = params.messages as Record<string, unknown>[];
-    const answers = messages.filter((message) => message.role === "assistant" && !(Array.isArray(message.tool_calls) && message.tool_calls.length > 0));
-    // node-llama-cpp renders the reply to come as a last, empty assistant message: not an answer sent back.
-    if (answers.length === answerReasoning.length + 1 && answers.at(-1) === messages.at(-1))
-        answers.pop();
-    if (answers.length !== answerReasoning.length)
-        return params;
-    return {...params, messages: messages.map((message) => {
-        const reasoning = answerReasoning[answers.indexOf(message)];
-        return reasoning == null ? message : withReasoning(message, reasoning, trims);
     })};
 }
 

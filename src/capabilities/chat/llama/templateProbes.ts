@@ -95,7 +95,7 @@ export function plainText(value: unknown): string | null {
 /**
  * Whether the template trims the reasoning it writes for a call (GLM-4.6's does; Tencent Hy3's writes it as given):
  * from its rendering of the probe call with a reasoning that ends in line breaks. True where it writes none (nothing
- * to keep), as withCallReasoning did for every template before.
+ * to keep), as withTurnReasoning did for every template before.
  */
 export function trimsCallReasoning(render: (params: Record<string, unknown>) => string): boolean {
     const reasoning = "probethoughtqx";
@@ -111,4 +111,11 @@ export function trimsCallReasoning(render: (params: Record<string, unknown>) => 
     } catch {
         return true;
     }
+}
+
+/** The values a template's `reasoning_effort not in [...]` check lets through (ChatPromptRenderer's effortValues). */
+export function effortValuesOf(template: string): string[] | null {
+    const list = /reasoning_effort\s+not\s+in\s+\[([^\]]*)\]/.exec(template)?.[1];
+    const values = list == null ? [] : [...list.matchAll(/['"]([\w-]+)['"]/g)].map((match) => match[1]);
+    return values.length === 0 ? null : values;
 }

@@ -1,7 +1,7 @@
 import type { JinjaTemplateChatWrapper } from "node-llama-cpp";
 import { jinjaRendererOf } from "../../../runtimes/llama/internals.js";
 import type { TemplateRender } from "./templateGenerationPrompt.js";
-import { replyRender, withAnswerReasoning, withCallReasoning, withoutPastReasoningPlaceholders, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
+import { replyRender, withTurnReasoning, withoutPastReasoningPlaceholders, withCallsInText, withCallsOnlyContent, withNumberedCallIds, withoutEmptyTails, withoutToolNames,
     withReasoningAsBlocks, withReasoningAsThinking } from "./templateMessages.js";
 import { callsOnlyContent, trimsCallReasoning } from "./templateProbes.js";
 
@@ -15,9 +15,9 @@ import { callsOnlyContent, trimsCallReasoning } from "./templateProbes.js";
 export type RenderWatch = {last: TemplateRender | null, render: (params: Record<string, unknown>) => string, replyAsGenerationPrompt: boolean,
     /** Per earlier response with calls (not the last): its text after the calls is empty (withoutEmptyTails). */
     emptyTails: boolean[],
-    /** Per response with calls, in order: the reasoning the client sent back for it (escaped), to give the template (withCallReasoning). */
+    /** Per response with calls, in order: the reasoning the client sent back for it (escaped), to give the template (withTurnReasoning). */
     callReasoning: (string | null)[],
-    /** Per answer without calls, in order: the reasoning the client sent back for it (escaped), to give the template (withAnswerReasoning). */
+    /** Per answer without calls, in order: the reasoning the client sent back for it (escaped), to give the template (withTurnReasoning). */
     answerReasoning: (string | null)[],
     /** What the template raised (its `raise_exception`) since this was last cleared. */
     refusal: string | null};
@@ -41,7 +41,7 @@ export function watchRenders(wrapper: JinjaTemplateChatWrapper, {callIds, callsT
     renderer.render = (received) => {
         const given = callsText == null ? received : withCallsInText(received, callsText);
         const shaped = withoutPastReasoningPlaceholders(withoutEmptyTails(content === undefined ? given : withCallsOnlyContent(given, content), watch.emptyTails));
-        const withReasoning = withAnswerReasoning(withCallReasoning(shaped, watch.callReasoning, trims), watch.answerReasoning, trims);
+        const withReasoning = withTurnReasoning(shaped, {calls: watch.callReasoning, answers: watch.answerReasoning}, trims);
         const reasoned = reasoningAs === "thinking" ? withReasoningAsThinking(withReasoning)
             : reasoningAs === "blocks" ? withReasoningAsBlocks(withReasoning) : withReasoning;
         const numbered = callIds != null ? withNumberedCallIds(reasoned, callIds) : reasoned;

@@ -97,12 +97,17 @@ export function templateEnding(rendered: LlamaText): string {
     return LlamaText(values.slice(last + 1)).toString();
 }
 
+/** What thinkingPromptTail reads of a rendered prompt: the template's ending, and (Mistral's) its own settings. */
+export function renderedThinking(rendered: LlamaText, format: ReasoningFormat): RenderedThinking {
+    return {text: templateEnding(rendered), settingsOff: format === "mistral" && templateSettingsOff(rendered)};
+}
+
 /**
  * The template's own text (not a client's) sets the model's reasoning off: mistral-common's v15 templates write
  * `[MODEL_SETTINGS]{"reasoning_effort": "none"}[/MODEL_SETTINGS]` (their default, and what thinking off passes them),
  * after which the model answers with no thought at all.
  */
-export function templateSettingsOff(rendered: LlamaText): boolean {
+function templateSettingsOff(rendered: LlamaText): boolean {
     const own = rendered.values.filter((value) => typeof value !== "string");
     return /\[MODEL_SETTINGS\][^[]*"reasoning_effort":\s*"none"/.test(LlamaText(own).toString());
 }

@@ -7,14 +7,6 @@ export type ThinkTags = {open: string, close: string, channel?: string};
 export const thinkTags: ThinkTags = {open: "<think>", close: "</think>"};
 /** Gemma 4's (its template writes `<|channel>thought\n` + thought + `\n<channel|>`). */
 export const gemma4Tags: ThinkTags = {open: "<|channel>thought", close: "<channel|>", channel: "<|channel>"};
-/** Magistral's and Ministral-3 Reasoning's (control tokens of their vocabulary; no whitespace around the thought). */
-export const mistralTags: ThinkTags = {open: "[THINK]", close: "[/THINK]"};
-/** ByteDance Seed-OSS's. */
-export const seedTags: ThinkTags = {open: "<seed:think>", close: "</seed:think>"};
-/** Tencent Hy3's (its template writes each of its tags with `:opensource` before the `>`). */
-export const hy3Tags: ThinkTags = {open: "<think:opensource>", close: "</think:opensource>"};
-/** Apriel-1.6's: its template's generation prompt opens the thought with a sentence, a marker ends it. */
-export const aprielTags: ThinkTags = {open: "Here are my reasoning steps:\n", close: "[BEGIN FINAL RESPONSE]"};
 
 /**
  * A piece of generated text, split: the model's reasoning and its answer. `contentRanges`: where the content was in

@@ -1,7 +1,7 @@
 import { HarmonySplitter } from "./HarmonySplitter.js";
 import type { ReasoningFormat, ToolCallFormat } from "../../ChatEngine.js";
 import type { ReasoningSplitter, ReasoningStart } from "./ReasoningSplitter.js";
-import { aprielTags, gemma4Tags, hy3Tags, mistralTags, seedTags, ThinkSplitter, thinkTags, type ThinkTags } from "./ThinkSplitter.js";
+import { gemma4Tags, ThinkSplitter, thinkTags, type ThinkTags } from "./ThinkSplitter.js";
 
 /**
  * The splitter of a reasoning format, for output that starts at `start` (the prompt opened the reasoning already, or a
@@ -20,8 +20,20 @@ export function thoughtEndingCallStarts(format: ToolCallFormat): string[] {
     return [format.prefix, format.firstStart].filter((start): start is string => start != null && /^[<[]/.test(start));
 }
 
+/** The tags of each format whose reasoning is a block before the answer (all but `harmony`). */
+const tagsByFormat: Record<Exclude<ReasoningFormat, "harmony">, ThinkTags> = {
+    "think-tags": thinkTags,
+    gemma4: gemma4Tags,
+    // Magistral's and Ministral-3 Reasoning's (control tokens of their vocabulary; no whitespace around the thought).
+    mistral: {open: "[THINK]", close: "[/THINK]"},
+    seed: {open: "<seed:think>", close: "</seed:think>"},
+    // Tencent Hy3's (its template writes each of its tags with `:opensource` before the `>`).
+    hy3: {open: "<think:opensource>", close: "</think:opensource>"},
+    // Apriel-1.6's: its template's generation prompt opens the thought with a sentence, a marker ends it.
+    apriel: {open: "Here are my reasoning steps:\n", close: "[BEGIN FINAL RESPONSE]"}
+};
+
 /** The tags of a format whose reasoning is a block before the answer (all but `harmony`). */
 export function tagsOf(format: Exclude<ReasoningFormat, "harmony">): ThinkTags {
-    return format === "gemma4" ? gemma4Tags : format === "mistral" ? mistralTags : format === "seed" ? seedTags : format === "hy3" ? hy3Tags
-        : format === "apriel" ? aprielTags : thinkTags;
+    return tagsByFormat[format];
 }
