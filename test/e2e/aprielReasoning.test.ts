@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { streamedChat } from "../support/streamedChat.js";
 import { testModelsDir } from "../support/testModels.js";
 import { weatherQuestion as messages } from "../support/weatherTool.js";
 
@@ -35,14 +36,7 @@ describe("Apriel-1.6's reasoning (its real template)", () => {
         const completion = await server.client.chat.completions.create(request);
         const message = completion.choices[0].message as {content: string | null, reasoning_content?: string};
         expect([message.reasoning_content, message.content]).toEqual(["Weather first", "Hello there"]);
-        // The deltas joined (the openai package's stream helper keeps only the last reasoning_content delta: not its field).
-        let [reasoning, content] = ["", ""];
-        for await (const chunk of await server.client.chat.completions.create({...request, stream: true})) {
-            const delta = chunk.choices[0]?.delta as {content?: string | null, reasoning_content?: string} | undefined;
-            reasoning += delta?.reasoning_content ?? "";
-            content += delta?.content ?? "";
-        }
-        expect([reasoning, content]).toEqual(["Weather first", "Hello there"]);
+        expect(await streamedChat(server.client, request)).toEqual({reasoning: "Weather first", content: "Hello there"});
     });
 
     it("thinking off: the prompt closes the opened thought with the marker, and what the model writes is all answer", async () => {

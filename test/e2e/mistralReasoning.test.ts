@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestLlamaGguf, scriptThrough } from "../support/gguf/makeTestLlamaGguf.js";
 import { realTemplatesDir } from "../support/realTemplateModels.js";
 import { startTestServer, type TestServer } from "../support/startTestServer.js";
+import { streamedChat } from "../support/streamedChat.js";
 import { testModelsDir } from "../support/testModels.js";
 import { followUpPrompt } from "../support/scriptedToolCalls.js";
 import { callOf, weatherQuestion as messages, weatherTools as tools } from "../support/weatherTool.js";
@@ -48,8 +49,7 @@ describe("Mistral's [THINK] reasoning (Ministral-3 Reasoning's real template)", 
         expect(message.reasoning_content).toBe("Weather first");
         expect(message.content).toBe("Hello there");
         expect(completion.usage!.completion_tokens_details?.reasoning_tokens).toBe(4);
-        const streamed = await server.client.chat.completions.stream(request).finalChatCompletion();
-        expect(streamed.choices[0].message.content).toBe("Hello there");
+        expect(await streamedChat(server.client, request)).toEqual({reasoning: "Weather first", content: "Hello there"});
     });
 
     it("Anthropic Messages: a thinking block, then the text", async () => {
